@@ -1,0 +1,216 @@
+"""The `run.py` commands. Every user mistake ends in a one-line error and exit code 2, every failed
+run in a one-line error and exit code 1; nothing is left running in either case."""
+
+from __future__ import annotations
+
+import functools
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from cli import results, runner, tables
+from cli.config import Config, Target, load_config
+from cli.errors import RunFailed, UsageProblem
+from cli.options import WorkerSet, parse_extra_options, parse_queries
+from cli.progress import RunProgress
+from simulator.modules import ModuleError, module_class
+from simulator.spec import QUERY_NAMES, RunSpec
+
+# Wide enough for the figures when the output is a file or a pipe (rich would assume 80 columns).
+console = Console(width=None if sys.stdout.isatty() else 160)
+errors = Console(stderr=True)
+
+
+def handle_errors(command):
+    """Turn every expected failure into one line on stderr and the right exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        signal.signal(signal.SIGTERM, _terminate)
+        try:
+            return command(*args, **kwargs)
+        except (UsageProblem, RunFailed) as problem:
+            errors.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
+            sys.exit(problem.exit_code)
+        except ModuleError as problem:
+            errors.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
+            sys.exit(UsageProblem.exit_code)
+        except KeyboardInterrupt:
+            errors.print("[red]interrupted:[/red] stopped every process of the run; finished runs were saved", highlight=False)
+            sys.exit(130)
+
+    return wrapper
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(package_name=None, version=__import__("simulator").__version__, prog_name="iotdb-bench")
+def main() -> None:
+    """Benchmark databases for IoT workloads: concurrent inserts of device events and analytic queries."""
+
+
+def common_options(command):
+    options = [
+        click.option("--target", required=True, help="Target name from the config (e.g. sqlite, postgresql-local)."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py]."),
+        click.option("--timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one run may take; 0 = no limit."),
+        click.option("--extra-option", "extra_options", multiple=True, metavar="KEY=VALUE", help="Module option, repeatable (e.g. use_values_lists=true)."),
+        click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where the workers run [default: the target's, else the config's]."),
+        click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True, help="Folder for the results folders."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@main.command()
+@common_options
+@click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1,4,8,12,16", show_default=True, help="Set of worker counts to try, comma-separated.")
+@click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per worker count; figures are averaged.")
+@click.option("--primary-key", type=click.Choice(["db", "sql", "client", "uuid", "none"]), default="db", show_default=True, help="How the primary key is generated.")
+@click.option("--tables", type=click.Choice(["single", "multiple"]), default="single", show_default=True, help="One table, or four tables (devices spread over them).")
+@click.option("--num-inserts", type=click.IntRange(min=1), default=10_000, show_default=True, help="Events each worker inserts in the timed phase.")
+@click.option("--batch", type=click.IntRange(min=1), default=None, help="Events per database call (batch mode); omitted = single inserts.")
+@click.option("--clean/--no-clean", default=True, show_default=True, help="Drop and recreate the tables before each run.")
+@click.option("--prefill", type=click.IntRange(min=0), default=0, show_default=True, help="Events inserted (untimed, in batches) before the timed phase.")
+@click.option("--steps", type=click.IntRange(min=1), default=None, help="Fill-level test: repeat the insert test N times without cleaning in between.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the event generator.")
+@click.option("--devices-per-worker", type=click.IntRange(min=1, max=99_999), default=10, show_default=True, help="Devices each worker simulates.")
+@handle_errors
+def insert(target, config_path, timeout, extra_options, platform, output, worker_counts, runs, primary_key, tables,
+           num_inserts, batch, clean, prefill, steps, seed, devices_per_worker) -> None:
+    """Concurrent inserts of generated device events; reports inserts/s and call latencies."""
+    if steps:
+        if len(worker_counts) != 1:
+            raise UsageProblem("--steps needs exactly one worker count (e.g. -w 4)")
+        if runs != 1:
+            raise UsageProblem("--steps needs exactly one run (-r 1)")
+        if prefill:
+            raise UsageProblem("--steps cannot be combined with --prefill")
+    config, target_config, platform_name = _resolve(config_path, target, platform)
+    base = _spec(
+        target, target_config, extra_options, task="insert", workers=worker_counts[0], num_inserts=num_inserts,
+        batch=batch or 0, primary_key=primary_key, tables=tables, clean=clean, prefill=prefill, seed=seed,
+        devices_per_worker=devices_per_worker,
+    )
+    invocation = runner.Invocation(base, worker_counts, runs, steps or 0, timeout)
+    _run(invocation, config, target_config, platform_name, output)
+
+
+@main.command()
+@common_options
+@click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Concurrent workers issuing the queries (a set is allowed).")
+@click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Executions of each query per worker.")
+@click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}.")
+@click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
+@handle_errors
+def query(target, config_path, timeout, extra_options, platform, output, worker_counts, runs, query_names, query_timeout) -> None:
+    """Run the five analytic queries against the data already in the database."""
+    queries = parse_queries(query_names, QUERY_NAMES)
+    config, target_config, platform_name = _resolve(config_path, target, platform)
+    base = _spec(target, target_config, extra_options, task="query", workers=worker_counts[0], queries=queries,
+                 query_runs=runs, query_timeout=query_timeout, clean=False)
+    invocation = runner.Invocation(base, worker_counts, 1, 0, timeout)
+    _run(invocation, config, target_config, platform_name, output)
+
+
+def _resolve(config_path: Path | None, target: str, platform: str | None) -> tuple[Config, Target, str]:
+    config = load_config(config_path)
+    target_config = config.target(target)
+    chosen = platform or target_config.platform or config.platform
+    if target_config.platform == "local" and chosen != "local":
+        raise UsageProblem(f"target '{target}' runs only on the local platform")
+    return config, target_config, chosen
+
+
+def _spec(target: str, target_config: Target, extra_options: tuple[str, ...], **fields: Any) -> RunSpec:
+    spec = RunSpec(
+        run_id=runner.new_run_id(), target=target, module=target_config.module,
+        connection=target_config.connection, extra=parse_extra_options(extra_options), **fields,
+    )
+    module_class(spec.module)(spec)  # validates the module's options and the mode combination up front
+    return spec
+
+
+def _platform(name: str, config: Config, target_config: Target):
+    if name == "local":
+        from cli.platforms.local import LocalPlatform
+
+        return LocalPlatform()
+    try:
+        from cli.platforms.kubernetes import KubernetesPlatform
+    except ImportError:
+        raise UsageProblem("the kubernetes platform is not available in this version; use --platform local") from None
+    return KubernetesPlatform(config, target_config)
+
+
+def _run(invocation: runner.Invocation, config: Config, target_config: Target, platform_name: str, output: Path) -> None:
+    base = invocation.base
+    platform = _platform(platform_name, config, target_config)
+    folder = results.results_folder(output, base.target, base.task)
+    document: dict[str, Any] = {
+        "task": base.task, "target": base.target, "platform": platform_name, "status": "running",
+        "environment": results.environment(), "spec": base.model_dump(mode="json"),
+        "worker_counts": list(invocation.worker_counts), "runs_per_worker_count": invocation.runs, "steps": invocation.steps,
+    }
+    progress = RunProgress(console)
+    failure: Exception | None = None
+    try:
+        with progress:
+            runner.execute(invocation, platform, folder / "logs", progress.start)
+        document["status"] = "ok"
+    except (RunFailed, KeyboardInterrupt) as error:
+        failure = error
+        document["status"] = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+        document["error"] = str(error) or type(error).__name__
+    finally:
+        summary = _summaries(invocation, document)
+        results.save(folder, document, summary)
+    _print(invocation, document, folder)
+    if failure is not None:
+        raise failure
+
+
+def _summaries(invocation: runner.Invocation, document: dict[str, Any]) -> list[dict[str, Any]]:
+    outcomes = invocation.outcomes
+    document["runs"] = [
+        {"label": o.planned.label, "workers": o.planned.workers, "run": o.planned.run, "step": o.planned.step, "report": o.report}
+        for o in outcomes
+    ]
+    if not outcomes:
+        return []
+    if invocation.base.task == "query":
+        document["summary"] = runner.query_summary(outcomes)
+    elif invocation.steps:
+        document["summary"] = runner.steps_summary(outcomes)
+    else:
+        document["summary"] = runner.insert_summary(outcomes)
+    return document["summary"]
+
+
+def _print(invocation: runner.Invocation, document: dict[str, Any], folder: Path) -> None:
+    base, summary = invocation.base, document.get("summary")
+    if summary:
+        title = f"{base.target}: {_mode_label(base)}"
+        if base.task == "query":
+            console.print(tables.query_table(summary, title))
+        elif invocation.steps:
+            console.print(tables.steps_table(summary, base.num_inserts * base.workers))
+        else:
+            console.print(tables.insert_table(summary, title))
+    console.print(f"Results saved in {folder}", highlight=False)
+
+
+def _mode_label(spec: RunSpec) -> str:
+    if spec.task == "query":
+        return f"queries, {spec.query_runs} executions each per worker"
+    mode = f"batch {spec.batch}" if spec.batch else "single inserts"
+    extra = ", ".join(f"{k}={v}" for k, v in spec.extra.items())
+    return f"inserts/s, {mode}, primary key {spec.primary_key.value}, {spec.tables.value} table(s), {spec.num_inserts:,} events per worker" + (f", {extra}" if extra else "")

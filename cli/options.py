@@ -1,0 +1,45 @@
+"""Parsing of the option values click cannot check on its own."""
+
+from __future__ import annotations
+
+import click
+
+
+class WorkerSet(click.ParamType):
+    """A comma-separated set of worker counts, e.g. `1,4,8`; kept in the order given, duplicates removed."""
+
+    name = "worker-set"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        counts: list[int] = []
+        for part in str(value).split(","):
+            part = part.strip()
+            if not part.isdigit() or int(part) < 1:
+                self.fail(f"'{value}' is not a comma-separated list of positive worker counts", param, ctx)
+            if int(part) not in counts:
+                counts.append(int(part))
+        return tuple(counts)
+
+
+def parse_extra_options(values: tuple[str, ...]) -> dict[str, str]:
+    """`key=value` pairs from repeated --extra-option; a malformed one is a usage error."""
+    options: dict[str, str] = {}
+    for value in values:
+        key, separator, setting = value.partition("=")
+        key = key.strip()
+        if not separator or not key or not key.replace("_", "").isalnum():
+            raise click.BadParameter(f"'{value}' is not of the form key=value", param_hint="'--extra-option'")
+        options[key] = setting.strip()
+    return options
+
+
+def parse_queries(value: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
+    if not value:
+        return known
+    names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        raise click.BadParameter(f"unknown query {', '.join(unknown) or value!r}; known: {', '.join(known)}", param_hint="'--queries'")
+    return names

@@ -1,0 +1,73 @@
+"""Following a run through the collector's HTTP API; shared by every platform."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from cli.errors import RunFailed, RunTimedOut
+from cli.platforms import StatusCallback
+from simulator.protocol import Status
+
+POLL_INTERVAL_S = 0.25
+# After a worker process dies, give its failure report a moment to reach the collector.
+FAILURE_REPORT_GRACE_S = 1.0
+
+
+class Deadline:
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.at = time.monotonic() + timeout if timeout > 0 else None
+
+    def check(self, what: str) -> None:
+        if self.at is not None and time.monotonic() > self.at:
+            raise RunTimedOut(f"{what} did not finish within --timeout {self.timeout:g} s; stopped it")
+
+
+def wait_for_collector(http: httpx.Client, deadline: Deadline, check_processes: Callable[[], str | None]) -> None:
+    """Wait until the collector answers HTTP at all (it may still be preparing the database)."""
+    while True:
+        try:
+            http.get("/status").raise_for_status()
+            return
+        except httpx.HTTPError:
+            problem = check_processes()
+            if problem:
+                raise RunFailed(problem) from None
+            deadline.check("starting the collector")
+            time.sleep(0.05)
+
+
+def follow_run(
+    http: httpx.Client,
+    deadline: Deadline,
+    on_status: StatusCallback,
+    check_processes: Callable[[], str | None],
+) -> dict[str, Any]:
+    """Poll the collector until the run is done; return its report or raise with the reason it failed."""
+    while True:
+        status = _status(http, check_processes)
+        on_status(status)
+        if status.phase == "failed":
+            raise RunFailed(status.error or "the run failed")
+        if status.phase == "done":
+            response = http.get("/report")
+            if response.status_code != 200:
+                raise RunFailed(f"the collector has no report: {response.json().get('detail')}")
+            return response.json()
+        problem = check_processes()
+        if problem:
+            time.sleep(FAILURE_REPORT_GRACE_S)
+            raise RunFailed(_status(http, lambda: problem).error or problem)
+        deadline.check("the run")
+        time.sleep(POLL_INTERVAL_S)
+
+
+def _status(http: httpx.Client, check_processes: Callable[[], str | None]) -> Status:
+    try:
+        return Status.model_validate_json(http.get("/status").raise_for_status().content)
+    except httpx.HTTPError as error:
+        raise RunFailed(check_processes() or f"lost contact with the collector: {error}") from None

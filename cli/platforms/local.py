@@ -1,0 +1,117 @@
+"""The local platform: the collector and the workers as subprocesses of the CLI.
+
+They run the same entry points as the pods. Each child is in its own session (a Ctrl-C in the
+terminal reaches only the CLI, which then stops them in order) and asks the kernel to kill it if
+the CLI dies, so no process outlives the run whatever happens.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from cli.errors import RunFailed
+from cli.platforms import StatusCallback
+from cli.platforms.follow import Deadline, follow_run, wait_for_collector
+from simulator.spec import RunSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+STOP_GRACE_S = 3.0
+LOG_TAIL_LINES = 15
+_PR_SET_PDEATHSIG = 1
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGKILL it when the CLI process goes away."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass  # not Linux: the CLI's own cleanup still stops the children
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except FileNotFoundError:
+        return ""
+    return "\n".join(text[-lines:])
+
+
+class Child:
+    def __init__(self, name: str, args: list[str], log_path: Path):
+        self.name, self.log_path = name, log_path
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+        with open(log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "simulator", *args],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True, preexec_fn=_die_with_parent,
+            )
+
+    def failure(self) -> str | None:
+        code = self.process.poll()
+        if code is None or code == 0:
+            return None
+        tail = log_tail(self.log_path, 1)
+        return f"{self.name} exited with code {code}" + (f": {tail}" if tail else "")
+
+
+def stop_all(children: list[Child]) -> None:
+    for child in children:
+        if child.process.poll() is None:
+            child.process.terminate()
+    for child in children:
+        try:
+            child.process.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            child.process.kill()
+            child.process.wait()
+
+
+class LocalPlatform:
+    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> dict[str, Any]:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        deadline = Deadline(timeout)
+        children: list[Child] = []
+        with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
+            spec_path = Path(folder) / "spec.json"
+            spec.dump(spec_path)
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            try:
+                children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port)], log_dir / "collector.log"))
+                with httpx.Client(base_url=url, timeout=10.0) as http:
+                    wait_for_collector(http, deadline, lambda: children[0].failure())
+                    for index in range(spec.workers):
+                        args = ["worker", "--spec", str(spec_path), "--index", str(index), "--collector", url]
+                        children.append(Child(f"worker {index}", args, log_dir / f"worker-{index}.log"))
+
+                    def check_processes() -> str | None:
+                        return next(filter(None, (child.failure() for child in children)), None)
+
+                    try:
+                        return follow_run(http, deadline, on_status, check_processes)
+                    except RunFailed as failure:
+                        raise RunFailed(f"{failure}{self._log_hint(children)}") from None
+            finally:
+                stop_all(children)
+
+    @staticmethod
+    def _log_hint(children: list[Child]) -> str:
+        failed = [child for child in children if child.failure()]
+        return f" (log: {failed[0].log_path})" if failed else ""

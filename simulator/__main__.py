@@ -1,0 +1,49 @@
+"""Entry points of the two roles: `python -m simulator collector` and `python -m simulator worker`.
+
+The same entry points run in the pods and, on the local platform, as subprocesses. Arguments fall
+back to environment variables, which is how the helm chart configures the pods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from simulator.spec import RunSpec
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m simulator")
+    roles = parser.add_subparsers(dest="role", required=True)
+    collector = roles.add_parser("collector", help="prepare the database, run the barrier, gather results")
+    collector.add_argument("--host", default=os.environ.get("IOTBENCH_HOST", "127.0.0.1"))
+    collector.add_argument("--port", type=int, default=int(os.environ.get("IOTBENCH_PORT", "8080")))
+    worker = roles.add_parser("worker", help="one benchmark client")
+    worker.add_argument("--index", type=int, default=int(os.environ.get("JOB_COMPLETION_INDEX", "0")))
+    worker.add_argument("--collector", default=os.environ.get("IOTBENCH_COLLECTOR_URL", "http://127.0.0.1:8080"))
+    for role in (collector, worker):
+        role.add_argument("--spec", type=Path, default=Path(os.environ.get("IOTBENCH_SPEC", "/etc/iotbench/spec.json")))
+    args = parser.parse_args(argv)
+
+    logging.basicConfig(
+        level=os.environ.get("IOTBENCH_LOG_LEVEL", "INFO"),
+        format=f"%(asctime)s {args.role}{'' if args.role == 'collector' else f'-{args.index}'} %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    spec = RunSpec.load(args.spec)
+    if args.role == "collector":
+        from simulator.collector import serve
+
+        serve(spec, args.host, args.port)
+        return 0
+    from simulator.worker import Worker
+
+    return Worker(spec, args.index, args.collector).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

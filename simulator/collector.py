@@ -1,0 +1,261 @@
+"""The collector: prepares the database, runs the start barrier, gathers progress and results.
+
+One run per collector process. Workers register, report their prefill and progress, wait until
+every worker is ready, then start together at a common wall-clock time. When all results are in,
+the collector counts the events in the database and computes the run's figures; the CLI polls
+`/status` and fetches `/report`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from fastapi import FastAPI, HTTPException
+
+from simulator import stats
+from simulator.modules import DatabaseModule, ModuleError, module_class
+from simulator.protocol import StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from simulator.spec import RunSpec
+
+log = logging.getLogger("collector")
+
+# Time between the last worker becoming ready and the common start: long enough for every worker
+# to learn the start time (they poll every 20 ms) so they all begin on the clock, not on the poll.
+START_LEAD_S = 0.3
+
+
+class RunState:
+    """The collector's one piece of mutable state, guarded by a lock (endpoints run in threads)."""
+
+    def __init__(self, spec: RunSpec):
+        self.spec = spec
+        self.lock = threading.Lock()
+        self.phase = "preparing"
+        self.error: str | None = None
+        self.registered: set[int] = set()
+        self.ready: set[int] = set()
+        self.progress: dict[int, int] = {}
+        self.prefilled: dict[int, int] = {}
+        self.results: dict[int, WorkerResult] = {}
+        self.start_at: float | None = None
+        self.count_before: int | None = None
+        self.counters_at_start: dict[str, int] | None = None
+        self.report: dict[str, Any] | None = None
+
+    def fail(self, message: str) -> None:
+        with self.lock:
+            if self.phase != "failed":
+                log.error("run failed: %s", message)
+                self.phase, self.error = "failed", message
+
+    def status(self) -> Status:
+        with self.lock:
+            expected = self.spec.num_inserts * self.spec.workers if self.spec.task == "insert" else 0
+            return Status(
+                phase=self.phase,
+                workers=self.spec.workers,
+                registered=len(self.registered),
+                ready=len(self.ready),
+                finished=len(self.results),
+                events=sum(self.progress.values()),
+                expected_events=expected,
+                prefilled=sum(self.prefilled.values()),
+                expected_prefill=self.spec.prefill if self.spec.task == "insert" else 0,
+                error=self.error,
+            )
+
+
+class Collector:
+    def __init__(self, spec: RunSpec):
+        self.spec = spec
+        self.state = RunState(spec)
+        self.module: DatabaseModule | None = None
+        self.db_lock = threading.Lock()  # one collector connection, used from several threads
+
+    # -- database work, in background threads -------------------------------------------------
+    def prepare(self) -> None:
+        try:
+            self.module = module_class(self.spec.module)(self.spec)
+            self.module.connect()
+            with self.db_lock:
+                if self.spec.task == "insert":
+                    self.module.setup()
+                count = self.module.count()
+        except ModuleError as error:
+            self.state.fail(str(error))
+            return
+        except Exception as error:  # the database said no: report it, the CLI shows it
+            self.state.fail(f"preparing the database failed: {_one_line(error)}")
+            return
+        with self.state.lock:
+            self.state.count_before = count
+            if self.state.phase == "preparing":
+                self.state.phase = "waiting"
+        log.info("database prepared, %d events present", count)
+
+    def _sample_counters_at_start(self) -> None:
+        time.sleep(max(0.0, (self.state.start_at or 0) - time.time()))
+        try:
+            with self.db_lock:
+                counters = self.module.server_counters()
+        except Exception as error:
+            log.warning("could not read the database's counters: %s", _one_line(error))
+            counters = None
+        with self.state.lock:
+            self.state.counters_at_start = counters
+
+    def finish(self) -> None:
+        try:
+            with self.db_lock:
+                report = self._report()
+        except Exception as error:
+            self.state.fail(f"finishing the run failed: {_one_line(error)}")
+            return
+        with self.state.lock:
+            self.state.report = report
+            if self.state.phase != "failed":
+                self.state.phase = "done"
+        log.info("run finished")
+
+    def _report(self) -> dict[str, Any]:
+        state, spec = self.state, self.spec
+        results = [state.results[i] for i in sorted(state.results)]
+        report: dict[str, Any] = {"run_id": spec.run_id, "task": spec.task, "start_at": state.start_at}
+        if spec.task == "query":
+            report["queries"] = {
+                name: stats.query_figures([r.queries[name] for r in results if name in r.queries]).model_dump()
+                for name in spec.queries
+            }
+        else:
+            figures = stats.insert_figures(state.start_at, results)
+            count_after = self.module.count()
+            expected = state.count_before + figures.prefilled + figures.events
+            report["figures"] = figures.model_dump()
+            report["verification"] = {
+                "count_before": state.count_before,
+                "prefilled": figures.prefilled,
+                "inserted": figures.events,
+                "expected": expected,
+                "counted": count_after,
+                "ok": count_after == expected,
+            }
+            report["server"] = self._server_side(figures)
+        report["workers"] = [r.model_dump(exclude={"histogram"}) for r in results]
+        return report
+
+    def _server_side(self, figures: stats.InsertRunFigures) -> dict[str, Any]:
+        """The database's own view of the run, where it exposes one (issue: cross-check)."""
+        server: dict[str, Any] = {"storage_bytes": None, "counters_at_start": self.state.counters_at_start}
+        try:
+            server["storage_bytes"] = self.module.storage_bytes()
+            server["counters_at_end"] = self.module.server_counters()
+        except Exception as error:
+            log.warning("could not read the database's own figures: %s", _one_line(error))
+        return server
+
+    # -- protocol steps, called by the HTTP endpoints ------------------------------------------
+    def register(self, hello: WorkerHello) -> StartSignal:
+        self._check_worker(hello.worker)
+        with self.state.lock:
+            self.state.registered.add(hello.worker)
+            return StartSignal(phase=self.state.phase)
+
+    def mark_ready(self, hello: WorkerHello) -> StartSignal:
+        self._check_worker(hello.worker)
+        state = self.state
+        with state.lock:
+            if state.phase != "waiting":
+                return StartSignal(phase=state.phase, start_at=state.start_at)
+            state.ready.add(hello.worker)
+            if len(state.ready) == self.spec.workers and state.start_at is None:
+                state.start_at = time.time() + START_LEAD_S
+                state.phase = "running"
+                if self.spec.task == "insert":
+                    threading.Thread(target=self._sample_counters_at_start, daemon=True).start()
+            return StartSignal(phase=state.phase, start_at=state.start_at)
+
+    def record_progress(self, progress: WorkerProgress) -> None:
+        self._check_worker(progress.worker)
+        with self.state.lock:
+            self.state.progress[progress.worker] = progress.events
+            self.state.prefilled[progress.worker] = progress.prefilled
+
+    def record_result(self, result: WorkerResult) -> None:
+        self._check_worker(result.worker)
+        with self.state.lock:
+            self.state.results[result.worker] = result
+            self.state.progress[result.worker] = result.events
+            self.state.prefilled[result.worker] = result.prefilled
+            complete = len(self.state.results) == self.spec.workers
+        if complete:
+            threading.Thread(target=self.finish, daemon=True).start()
+
+    def record_failure(self, failure: WorkerFailure) -> None:
+        self.state.fail(f"worker {failure.worker} failed: {failure.error}")
+
+    def _check_worker(self, worker: int) -> None:
+        if worker >= self.spec.workers:
+            raise HTTPException(status_code=400, detail=f"worker index {worker} out of range (run has {self.spec.workers})")
+
+
+def create_app(spec: RunSpec) -> FastAPI:
+    collector = Collector(spec)
+    app = FastAPI(title="iotdb-bench collector", version="1")
+    app.state.collector = collector
+    threading.Thread(target=collector.prepare, daemon=True).start()
+
+    @app.get("/health")
+    def health() -> dict[str, str]:
+        if collector.state.phase == "preparing":
+            raise HTTPException(status_code=503, detail="preparing the database")
+        return {"phase": collector.state.phase}
+
+    @app.get("/status")
+    def status() -> Status:
+        return collector.state.status()
+
+    @app.post("/register")
+    def register(hello: WorkerHello) -> StartSignal:
+        return collector.register(hello)
+
+    @app.post("/ready")
+    def ready(hello: WorkerHello) -> StartSignal:
+        return collector.mark_ready(hello)
+
+    @app.post("/progress")
+    def progress(update: WorkerProgress) -> None:
+        collector.record_progress(update)
+
+    @app.post("/result")
+    def result(update: WorkerResult) -> None:
+        collector.record_result(update)
+
+    @app.post("/failure")
+    def failure(update: WorkerFailure) -> None:
+        collector.record_failure(update)
+
+    @app.get("/report")
+    def report() -> dict[str, Any]:
+        state = collector.state
+        with state.lock:
+            if state.phase == "failed":
+                raise HTTPException(status_code=409, detail=state.error)
+            if state.report is None:
+                raise HTTPException(status_code=409, detail=f"run not finished (phase {state.phase})")
+            return {"spec": spec.model_dump(mode="json"), **state.report}
+
+    return app
+
+
+def serve(spec: RunSpec, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(create_app(spec), host=host, port=port, log_level="warning", access_log=False)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -1,0 +1,294 @@
+"""PostgreSQL and its wire-compatible relatives (CockroachDB, YugabyteDB YSQL, TimescaleDB's base).
+
+Insert modes:
+- single (no --batch): one INSERT per event with autocommit, the durable-per-message case;
+- batch, COPY (default): one binary COPY per batch, built with NumPy, then COMMIT;
+- batch, values lists (`use_values_lists=true` or `batch_mode=values`): multi-row INSERTs, then COMMIT;
+- batch, transaction (`batch_mode=transaction`): N single-row INSERTs pipelined, then one COMMIT.
+Serialisation failures, deadlocks and CockroachDB's restart errors are retried a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.modules import sql_common
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import PrimaryKey
+
+# SQLSTATEs worth retrying: serialization_failure, deadlock_detected.
+RETRYABLE_SQLSTATES = {"40001", "40P01"}
+MAX_BIND_PARAMETERS = 65_535
+_PG_EPOCH_MS = 946_684_800_000  # 2000-01-01, the origin of PostgreSQL's binary timestamps
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
+_COPY_TRAILER = (-1).to_bytes(2, "big", signed=True)
+
+
+class PostgresOptions(ModuleOptions):
+    connection_string: str = Field("", description="libpq connection string; PG* environment variables fill the gaps")
+    password: str | None = None
+    use_values_lists: bool = False
+    batch_mode: Literal["copy", "values", "transaction"] | None = None
+    copy_supported: bool = True
+    primary_key_constraint: str | None = None
+    install_extensions: str = ""
+    create_indices: bool = False
+    max_retries: int = Field(10, ge=0)
+    session_statements: str = Field("", description="SQL run on every new connection, ';'-separated")
+    connect_timeout: int = Field(10, ge=1)
+
+
+class Module(DatabaseModule):
+    Options = PostgresOptions
+    options: PostgresOptions
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._conn = None
+        self._retries = 0
+        self._with_key = self.spec.primary_key is PrimaryKey.client
+        self._columns = sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())
+        self._copy_rows = _CopyRowEncoder(self._with_key)
+
+    def validate(self) -> None:
+        super().validate()
+        if self.spec.batch and self.batch_mode == "copy" and not self.options.copy_supported:
+            raise ModuleError(
+                f"target '{self.spec.target}' does not support COPY; use --extra-option use_values_lists=true"
+            )
+
+    @property
+    def batch_mode(self) -> str:
+        if self.options.batch_mode:
+            return self.options.batch_mode
+        return "values" if self.options.use_values_lists else "copy"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        import psycopg
+
+        try:
+            self._conn = psycopg.connect(
+                self.options.connection_string,
+                password=self.options.password or None,
+                connect_timeout=self.options.connect_timeout,
+                autocommit=True,
+            )
+        except psycopg.OperationalError as error:
+            host, port = self._address()
+            reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
+            raise ModuleError(f"cannot connect to PostgreSQL at {host}:{port}: {reason}") from None
+        with self._conn.cursor() as cursor:
+            cursor.execute("SET TIME ZONE 'UTC'")
+            for statement in filter(None, (s.strip() for s in self.options.session_statements.split(";"))):
+                cursor.execute(statement)
+            if self.spec.task == "query" and self.spec.query_timeout:
+                cursor.execute(f"SET statement_timeout = {int(self.spec.query_timeout * 1000)}")
+        # Batches are one transaction each; single inserts keep autocommit.
+        self._conn.autocommit = not self.spec.batch
+
+    def _address(self) -> tuple[str, str]:
+        from psycopg.conninfo import conninfo_to_dict
+
+        params = conninfo_to_dict(self.options.connection_string)
+        return (
+            str(params.get("host") or os.environ.get("PGHOST", "localhost")),
+            str(params.get("port") or os.environ.get("PGPORT", "5432")),
+        )
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        self._conn.autocommit = True
+        with self._conn.cursor() as cursor:
+            for extension in filter(None, (e.strip() for e in self.options.install_extensions.split(","))):
+                cursor.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
+            for table in self.spec.table_names:
+                if self.spec.clean:
+                    cursor.execute(f"DROP TABLE IF EXISTS {table}")
+                cursor.execute(self.create_table_statement(table))
+                if self.options.create_indices:
+                    for statement in sql_common.index_statements(table):
+                        cursor.execute(statement)
+                self.after_create_table(cursor, table)
+
+    def after_create_table(self, cursor, table: str) -> None:
+        """Hook for relatives that turn the table into something more (TimescaleDB hypertables)."""
+
+    def create_table_statement(self, table: str) -> str:
+        key_column = {
+            PrimaryKey.db: "id BIGSERIAL",
+            PrimaryKey.sql: f"id BIGINT GENERATED ALWAYS AS IDENTITY (CACHE {max(self.spec.batch, 1)})",
+            PrimaryKey.client: f"id VARCHAR({CLIENT_KEY_WIDTH})",
+            PrimaryKey.uuid: "id UUID DEFAULT gen_random_uuid()",
+            PrimaryKey.none: None,
+        }[self.spec.primary_key]
+        default_constraint = None if key_column is None else "PRIMARY KEY (id)"
+        constraint = self.options.primary_key_constraint or default_constraint
+        parts = [key_column] if key_column else []
+        parts += [
+            "timestamp TIMESTAMPTZ NOT NULL",
+            f"device_id VARCHAR({DEVICE_ID_WIDTH}) NOT NULL",
+            "sequence_number BIGINT NOT NULL",
+            "temperature DOUBLE PRECISION NOT NULL",
+        ]
+        if constraint:
+            parts.append(constraint)
+        return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
+
+    def count(self) -> int:
+        with self._conn.cursor() as cursor:
+            return sum(cursor.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in self.spec.table_names)
+
+    def server_counters(self) -> dict[str, int] | None:
+        """Rows inserted into the run's tables according to the server's statistics."""
+        with self._conn.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            row = cursor.execute(
+                "SELECT coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+                (self.spec.table_names,),
+            ).fetchone()
+        return {"rows_inserted": int(row[0])}
+
+    def storage_bytes(self) -> int | None:
+        with self._conn.cursor() as cursor:
+            return sum(
+                cursor.execute("SELECT pg_total_relation_size(%s)", (table,)).fetchone()[0] or 0
+                for table in self.spec.table_names
+            )
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        parts = batch.split_by_table(len(self.spec.table_names))
+        if self.batch_mode == "copy":
+            return [(self.spec.table_names[t], self._copy_rows.encode(part)) for t, part in parts]
+        return [(self.spec.table_names[t], self._row_params(part)) for t, part in parts]
+
+    def insert_batch(self, prepared: Any) -> None:
+        insert = {"copy": self._copy, "values": self._values_lists, "transaction": self._transaction}[self.batch_mode]
+
+        def transaction() -> None:
+            with self._conn.cursor() as cursor:
+                for table, payload in prepared:
+                    insert(cursor, table, payload)
+            self._conn.commit()
+
+        self._with_retries(transaction)
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+        parts = batch.split_by_table(len(self.spec.table_names))
+        return [(self.spec.table_names[t], row) for t, part in parts for row in self._row_params(part)]
+
+    def insert_single(self, item: tuple[str, tuple]) -> None:
+        table, row = item
+        statement = sql_common.insert_statement(table, self._columns, 1, "%s")
+        self._with_retries(lambda: self._conn.execute(statement, row))
+
+    def retries(self) -> int:
+        return self._retries
+
+    def _row_params(self, batch: EventBatch) -> list[tuple]:
+        rows = batch.rows(with_client_key=self._with_key)
+        timestamps = batch.timestamp_ms.astype("datetime64[ms]").tolist()
+        return [(timestamp, *row[1:]) for timestamp, row in zip(timestamps, rows)]
+
+    def _copy(self, cursor, table: str, buffer: bytes) -> None:
+        with cursor.copy(f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.write(buffer)
+
+    def _values_lists(self, cursor, table: str, rows: list[tuple]) -> None:
+        per_statement = MAX_BIND_PARAMETERS // len(self._columns)
+        for first in range(0, len(rows), per_statement):
+            chunk = rows[first : first + per_statement]
+            statement = sql_common.insert_statement(table, self._columns, len(chunk), "%s")
+            cursor.execute(statement, [value for row in chunk for value in row])
+
+    def _transaction(self, cursor, table: str, rows: list[tuple]) -> None:
+        cursor.executemany(sql_common.insert_statement(table, self._columns, 1, "%s"), rows)
+
+    def _with_retries(self, call: Callable[[], None]) -> None:
+        import psycopg
+
+        for attempt in range(self.options.max_retries + 1):
+            try:
+                call()
+                return
+            except psycopg.Error as error:
+                if not _is_retryable(error) or attempt == self.options.max_retries:
+                    raise
+                if not self._conn.autocommit:
+                    self._conn.rollback()
+                self._retries += 1
+                time.sleep(min(0.005 * 2**attempt, 0.5))
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        return {name: self._query(statement) for name, statement in sql_common.QUERIES.items()}
+
+    def _query(self, statement: str) -> Query:
+        def run() -> int:
+            with self._conn.cursor() as cursor:
+                rows = cursor.execute(statement).fetchall()
+            if not self._conn.autocommit:
+                self._conn.commit()
+            return len(rows)
+
+        return run
+
+
+def _is_retryable(error) -> bool:
+    message = str(error)
+    return (
+        getattr(error, "sqlstate", None) in RETRYABLE_SQLSTATES
+        or "restart transaction" in message
+        or "TransactionRetryWithProtoRefreshError" in message
+    )
+
+
+class _CopyRowEncoder:
+    """Encodes batches into PostgreSQL's binary COPY format with one NumPy structured array.
+
+    Device ids and client keys are fixed width, so every row has the same layout: the constant
+    parts (field count and lengths) are written once into a template, only the values change.
+    """
+
+    def __init__(self, with_key: bool):
+        fields: list[tuple[str, str]] = [("field_count", ">i2")]
+        self._constants: dict[str, int] = {"field_count": 4 + int(with_key)}
+        values = [("timestamp", ">i8"), ("device_id", f"S{DEVICE_ID_WIDTH}"), ("sequence_number", ">i8"), ("temperature", ">f8")]
+        if with_key:
+            values.append(("id", f"S{CLIENT_KEY_WIDTH}"))
+        for name, kind in values:
+            fields += [(f"{name}_length", ">i4"), (name, kind)]
+            self._constants[f"{name}_length"] = np.dtype(kind).itemsize
+        self._dtype = np.dtype(fields)
+        self._with_key = with_key
+        self._template = np.zeros(0, dtype=self._dtype)
+
+    def encode(self, batch: EventBatch) -> bytes:
+        rows = self._rows(len(batch))
+        rows["timestamp"] = (batch.timestamp_ms - _PG_EPOCH_MS) * 1000
+        rows["device_id"] = batch.device_id
+        rows["sequence_number"] = batch.sequence_number
+        rows["temperature"] = batch.temperature
+        if self._with_key:
+            rows["id"] = batch.client_key
+        return b"".join((_COPY_HEADER, rows.tobytes(), _COPY_TRAILER))
+
+    def _rows(self, count: int) -> np.ndarray:
+        if len(self._template) < count:
+            self._template = np.zeros(count, dtype=self._dtype)
+            for name, value in self._constants.items():
+                self._template[name] = value
+        return self._template[:count]

@@ -1,0 +1,133 @@
+"""SQLite, the embedded default: zero setup, one file, writers serialised by SQLite's own lock.
+
+WAL journal and a busy timeout let concurrent workers wait for the write lock instead of failing;
+batches take the lock up front (BEGIN IMMEDIATE) so two writers never deadlock on an upgrade.
+Timestamps are stored as integer epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from simulator.events import EventBatch
+from simulator.modules import sql_common
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import PrimaryKey
+
+MAX_VARIABLES = 32_766
+
+
+class SqliteOptions(ModuleOptions):
+    path: str = "iotdb-bench.sqlite3"
+    journal_mode: Literal["wal", "delete", "truncate", "memory", "off"] = "wal"
+    synchronous: Literal["off", "normal", "full", "extra"] = "normal"
+    busy_timeout_ms: int = Field(60_000, ge=0)
+    use_values_lists: bool = False
+    create_indices: bool = False
+    primary_key_constraint: str | None = None
+
+
+class Module(DatabaseModule):
+    Options = SqliteOptions
+    options: SqliteOptions
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._conn: sqlite3.Connection | None = None
+        self._with_key = spec.primary_key is PrimaryKey.client
+        self._columns = sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())
+
+    def connect(self) -> None:
+        path = Path(self.options.path)
+        if not path.parent.exists():
+            raise ModuleError(f"cannot open SQLite database {path}: folder {path.parent} does not exist")
+        self._conn = sqlite3.connect(path, timeout=self.options.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
+        self._conn.execute(f"PRAGMA journal_mode = {self.options.journal_mode}")
+        self._conn.execute(f"PRAGMA synchronous = {self.options.synchronous}")
+        self._conn.execute(f"PRAGMA busy_timeout = {self.options.busy_timeout_ms}")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def setup(self) -> None:
+        for table in self.spec.table_names:
+            if self.spec.clean:
+                self._conn.execute(f"DROP TABLE IF EXISTS {table}")
+            self._conn.execute(self.create_table_statement(table))
+            if self.options.create_indices:
+                for statement in sql_common.index_statements(table):
+                    self._conn.execute(statement)
+
+    def create_table_statement(self, table: str) -> str:
+        key_column = {
+            PrimaryKey.db: "id INTEGER",
+            PrimaryKey.sql: "id INTEGER",
+            PrimaryKey.client: "id TEXT",
+            PrimaryKey.uuid: "id TEXT DEFAULT (lower(hex(randomblob(16))))",
+            PrimaryKey.none: None,
+        }[self.spec.primary_key]
+        constraint = self.options.primary_key_constraint or (None if key_column is None else "PRIMARY KEY (id)")
+        parts = [key_column] if key_column else []
+        parts += ["timestamp INTEGER NOT NULL", "device_id TEXT NOT NULL", "sequence_number INTEGER NOT NULL", "temperature REAL NOT NULL"]
+        if constraint:
+            parts.append(constraint)
+        return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
+
+    def count(self) -> int:
+        try:
+            return sum(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in self.spec.table_names)
+        except sqlite3.OperationalError as error:
+            raise ModuleError(f"SQLite database {self.options.path}: {error}") from None
+
+    def server_counters(self) -> dict[str, int] | None:
+        # SQLite keeps no insert statistics; the row count read by the database itself stands in.
+        return {"rows": self.count()}
+
+    def storage_bytes(self) -> int | None:
+        page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
+        used_pages = self._conn.execute("PRAGMA page_count").fetchone()[0] - self._conn.execute("PRAGMA freelist_count").fetchone()[0]
+        return page_size * used_pages
+
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        parts = batch.split_by_table(len(self.spec.table_names))
+        return [(self.spec.table_names[t], part.rows(with_client_key=self._with_key)) for t, part in parts]
+
+    def insert_batch(self, prepared: Any) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            for table, rows in prepared:
+                if self.options.use_values_lists:
+                    self._values_lists(table, rows)
+                else:
+                    self._conn.executemany(sql_common.insert_statement(table, self._columns, 1, "?"), rows)
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def _values_lists(self, table: str, rows: list[tuple]) -> None:
+        per_statement = MAX_VARIABLES // len(self._columns)
+        for first in range(0, len(rows), per_statement):
+            chunk = rows[first : first + per_statement]
+            statement = sql_common.insert_statement(table, self._columns, len(chunk), "?")
+            self._conn.execute(statement, [value for row in chunk for value in row])
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+        parts = batch.split_by_table(len(self.spec.table_names))
+        return [(self.spec.table_names[t], row) for t, part in parts for row in part.rows(with_client_key=self._with_key)]
+
+    def insert_single(self, item: tuple[str, tuple]) -> None:
+        table, row = item
+        self._conn.execute(sql_common.insert_statement(table, self._columns, 1, "?"), row)
+
+    def queries(self) -> dict[str, Query]:
+        def query(statement: str) -> Query:
+            return lambda: len(self._conn.execute(statement).fetchall())
+
+        return {name: query(statement) for name, statement in sql_common.QUERIES.items()}

@@ -1,0 +1,64 @@
+"""The HTTP payloads exchanged by workers, the collector and the CLI."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Phase = Literal["preparing", "waiting", "running", "done", "failed"]
+
+
+class WorkerHello(BaseModel):
+    worker: int = Field(ge=0)
+
+
+class WorkerProgress(BaseModel):
+    worker: int = Field(ge=0)
+    events: int = Field(ge=0, description="events of the timed phase done so far")
+    prefilled: int = Field(0, ge=0)
+
+
+class WorkerFailure(BaseModel):
+    worker: int = Field(ge=0)
+    error: str
+
+
+class QueryRuns(BaseModel):
+    """Every execution of one named query by one worker, in order (the first one is 'cold')."""
+
+    seconds: list[float] = Field(default_factory=list)
+    rows: int | None = None
+    error: str | None = None
+
+
+class WorkerResult(BaseModel):
+    worker: int = Field(ge=0)
+    started_at: float = Field(description="wall-clock time the timed phase began on this worker")
+    finished_at: float
+    events: int = 0
+    calls: int = 0
+    prefilled: int = 0
+    db_seconds: float = Field(0, description="time spent inside database calls")
+    retries: int = 0
+    histogram: str = Field("", description="HdrHistogram of call latencies in microseconds, base64")
+    per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
+    queries: dict[str, QueryRuns] = Field(default_factory=dict)
+
+
+class StartSignal(BaseModel):
+    start_at: float | None = None
+    phase: Phase
+
+
+class Status(BaseModel):
+    phase: Phase
+    workers: int
+    registered: int
+    ready: int
+    finished: int
+    events: int
+    expected_events: int
+    prefilled: int
+    expected_prefill: int
+    error: str | None = None

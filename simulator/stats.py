@@ -1,0 +1,204 @@
+"""Figures: per-worker recording, aggregation across the workers of a run, and across runs.
+
+How each figure is computed (also in README.md, "How figures are computed"):
+- throughput = all timed events / (latest worker end - common start);
+- seed formula = all timed events / mean worker duration (the original tool's figure, for comparison);
+- latency = one sample per database call, HdrHistogram per worker, merged;
+- per-second series = events whose call ended in each 1 s window after the common start;
+- client overhead = share of the workers' timed phase spent outside database calls;
+- start skew = latest minus earliest actual start of the timed phase across workers.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+
+from hdrh.histogram import HdrHistogram
+from pydantic import BaseModel, Field
+
+from simulator.protocol import QueryRuns, WorkerResult
+
+# Call latencies in microseconds, from 1 us to 1 hour, 3 significant digits.
+_LOWEST_US, _HIGHEST_US, _DIGITS = 1, 3_600_000_000, 3
+PERCENTILES = (50.0, 95.0, 99.0)
+
+
+def new_histogram() -> HdrHistogram:
+    return HdrHistogram(_LOWEST_US, _HIGHEST_US, _DIGITS)
+
+
+class CallRecorder:
+    """Records every database call of one worker's timed phase."""
+
+    def __init__(self, common_start: float):
+        self.common_start = common_start
+        self.histogram = new_histogram()
+        self.events = 0
+        self.calls = 0
+        self.db_seconds = 0.0
+        self.per_second: list[int] = []
+
+    def record(self, events: int, seconds: float, ended_at: float) -> None:
+        self.histogram.record_value(min(max(round(seconds * 1e6), _LOWEST_US), _HIGHEST_US))
+        self.events += events
+        self.calls += 1
+        self.db_seconds += seconds
+        window = max(int(ended_at - self.common_start), 0)
+        if window >= len(self.per_second):
+            self.per_second.extend([0] * (window + 1 - len(self.per_second)))
+        self.per_second[window] += events
+
+    def encoded_histogram(self) -> str:
+        return self.histogram.encode().decode("ascii")
+
+
+class Latency(BaseModel):
+    """Latency of one database call, in milliseconds."""
+
+    calls: int
+    mean_ms: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    max_ms: float
+
+
+class InsertRunFigures(BaseModel):
+    workers: int
+    events: int
+    prefilled: int
+    duration_s: float
+    throughput: float = Field(description="events / (latest worker end - common start)")
+    seed_formula_throughput: float = Field(description="events / mean worker duration, the original tool's figure")
+    latency: Latency
+    per_second: list[int]
+    client_overhead: float = Field(description="share of the timed phase spent outside database calls")
+    start_skew_s: float
+    retries: int
+
+
+def merge_latency(encoded_histograms: Iterable[str]) -> Latency:
+    merged = new_histogram()
+    for encoded in encoded_histograms:
+        if encoded:
+            merged.add(HdrHistogram.decode(encoded))
+    ms = 1e-3
+    return Latency(
+        calls=merged.get_total_count(),
+        mean_ms=merged.get_mean_value() * ms,
+        p50_ms=merged.get_value_at_percentile(50.0) * ms,
+        p95_ms=merged.get_value_at_percentile(95.0) * ms,
+        p99_ms=merged.get_value_at_percentile(99.0) * ms,
+        max_ms=merged.get_max_value() * ms,
+    )
+
+
+def sum_series(series: Iterable[Sequence[int]]) -> list[int]:
+    total: list[int] = []
+    for one in series:
+        if len(one) > len(total):
+            total.extend([0] * (len(one) - len(total)))
+        for index, value in enumerate(one):
+            total[index] += value
+    return total
+
+
+def insert_figures(common_start: float, results: Sequence[WorkerResult]) -> InsertRunFigures:
+    events = sum(r.events for r in results)
+    duration = max(r.finished_at for r in results) - common_start
+    worker_durations = [r.finished_at - r.started_at for r in results]
+    mean_worker_duration = statistics.fmean(worker_durations)
+    timed_total = sum(worker_durations)
+    db_total = sum(r.db_seconds for r in results)
+    return InsertRunFigures(
+        workers=len(results),
+        events=events,
+        prefilled=sum(r.prefilled for r in results),
+        duration_s=duration,
+        throughput=_rate(events, duration),
+        seed_formula_throughput=_rate(events, mean_worker_duration),
+        latency=merge_latency(r.histogram for r in results),
+        per_second=sum_series(r.per_second for r in results),
+        client_overhead=max(0.0, 1.0 - db_total / timed_total) if timed_total > 0 else 0.0,
+        start_skew_s=max(r.started_at for r in results) - min(r.started_at for r in results),
+        retries=sum(r.retries for r in results),
+    )
+
+
+def _rate(events: int, seconds: float) -> float:
+    return events / seconds if seconds > 0 else 0.0
+
+
+class QueryFigures(BaseModel):
+    """All executions of one query across the workers of a run, in seconds."""
+
+    executions: int
+    min_s: float | None = None
+    avg_s: float | None = None
+    max_s: float | None = None
+    p95_s: float | None = None
+    cold_avg_s: float | None = Field(None, description="first execution on each worker")
+    warm_avg_s: float | None = Field(None, description="every later execution")
+    rows: int | None = None
+    errors: list[str] = Field(default_factory=list)
+
+
+def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
+    seconds = [s for runs in per_worker for s in runs.seconds]
+    cold = [runs.seconds[0] for runs in per_worker if runs.seconds]
+    warm = [s for runs in per_worker for s in runs.seconds[1:]]
+    rows = [runs.rows for runs in per_worker if runs.rows is not None]
+    figures = QueryFigures(
+        executions=len(seconds),
+        rows=rows[0] if rows else None,
+        errors=[runs.error for runs in per_worker if runs.error],
+    )
+    if seconds:
+        figures.min_s, figures.avg_s, figures.max_s = min(seconds), statistics.fmean(seconds), max(seconds)
+        figures.p95_s = percentile(seconds, 95.0)
+        figures.cold_avg_s = statistics.fmean(cold)
+        figures.warm_avg_s = statistics.fmean(warm) if warm else None
+    return figures
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Linear-interpolated percentile of a small sample (numpy's default method)."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * p / 100.0
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+class Spread(BaseModel):
+    """A figure across repeated runs."""
+
+    n: int
+    min: float
+    avg: float
+    max: float
+    stdev: float
+    cv: float = Field(description="coefficient of variation: stdev / avg")
+    ci95_low: float
+    ci95_high: float
+    unstable: bool = Field(description="cv above 10%")
+
+
+UNSTABLE_CV = 0.10
+# Two-sided 95% Student t quantiles for n-1 degrees of freedom (n = 2..30); normal beyond.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045]
+
+
+def spread(values: Sequence[float]) -> Spread:
+    n = len(values)
+    avg = statistics.fmean(values)
+    stdev = statistics.stdev(values) if n > 1 else 0.0
+    t = _T95[n - 2] if 2 <= n <= 30 else 1.96
+    half_width = t * stdev / math.sqrt(n) if n > 1 else 0.0
+    cv = stdev / avg if avg else 0.0
+    return Spread(
+        n=n, min=min(values), avg=avg, max=max(values), stdev=stdev, cv=cv,
+        ci95_low=avg - half_width, ci95_high=avg + half_width, unstable=cv > UNSTABLE_CV,
+    )

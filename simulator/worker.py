@@ -1,0 +1,207 @@
+"""One benchmark client: prefill share, wait at the barrier, timed work, report.
+
+Only the database calls are timed. Events are generated (and encoded by the module) between calls,
+and that time is reported as client overhead. A worker that fails posts its error to the collector
+before exiting non-zero, so the CLI can show why.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import httpx
+
+from simulator.events import EventGenerator
+from simulator.modules import DatabaseModule, module_class
+from simulator.protocol import QueryRuns, StartSignal, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from simulator.spec import PREFILL_BATCH, RunSpec
+from simulator.stats import CallRecorder
+
+log = logging.getLogger("worker")
+
+# Single-insert mode still generates events in chunks, outside the timed calls.
+SINGLE_MODE_CHUNK = 1000
+PROGRESS_INTERVAL_S = 1.0
+BARRIER_POLL_S = 0.02
+COLLECTOR_WAIT_S = 300.0
+
+
+class CollectorClient:
+    def __init__(self, url: str, worker: int):
+        self.worker = worker
+        self.http = httpx.Client(base_url=url, timeout=30.0)
+
+    def post(self, path: str, payload) -> httpx.Response:
+        response = self.http.post(path, content=payload.model_dump_json(), headers={"content-type": "application/json"})
+        response.raise_for_status()
+        return response
+
+    def register(self) -> StartSignal:
+        """Register, waiting for the collector to come up and finish preparing the database."""
+        deadline = time.monotonic() + COLLECTOR_WAIT_S
+        while True:
+            try:
+                signal = StartSignal.model_validate_json(self.post("/register", WorkerHello(worker=self.worker)).content)
+                if signal.phase != "preparing":
+                    return signal
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.1)
+
+    def wait_for_start(self) -> StartSignal:
+        while True:
+            signal = StartSignal.model_validate_json(self.post("/ready", WorkerHello(worker=self.worker)).content)
+            if signal.start_at is not None or signal.phase == "failed":
+                return signal
+            time.sleep(BARRIER_POLL_S)
+
+
+class ProgressReporter(threading.Thread):
+    """Posts the worker's progress about once a second, off the hot path."""
+
+    def __init__(self, client: CollectorClient, read: Callable[[], tuple[int, int]]):
+        super().__init__(daemon=True)
+        self.client, self.read, self.stopped = client, read, threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(PROGRESS_INTERVAL_S):
+            events, prefilled = self.read()
+            try:
+                self.client.post("/progress", WorkerProgress(worker=self.client.worker, events=events, prefilled=prefilled))
+            except httpx.HTTPError as error:
+                log.warning("progress report failed: %s", error)
+
+
+class Worker:
+    def __init__(self, spec: RunSpec, index: int, collector_url: str):
+        self.spec, self.index = spec, index
+        self.client = CollectorClient(collector_url, index)
+        self.prefilled = 0
+        self.recorder: CallRecorder | None = None
+        self.module: DatabaseModule | None = None
+
+    def run(self) -> int:
+        try:
+            signal = self.client.register()
+            if signal.phase == "failed":
+                log.error("the collector reports a failed run; stopping")
+                return 1
+            self.module = module_class(self.spec.module)(self.spec)
+            self.module.connect()
+            reporter = ProgressReporter(self.client, self._progress)
+            reporter.start()
+            try:
+                result = self._run_phases()
+            finally:
+                reporter.stopped.set()
+            if result is None:
+                return 1
+            self.client.post("/result", result)
+            return 0
+        except Exception as error:
+            message = " ".join(str(error).split()) or type(error).__name__
+            log.error("worker %d failed: %s", self.index, message)
+            try:
+                self.client.post("/failure", WorkerFailure(worker=self.index, error=message))
+            except httpx.HTTPError:
+                log.error("could not report the failure to the collector")
+            return 1
+        finally:
+            if self.module is not None:
+                self.module.close()
+
+    def _progress(self) -> tuple[int, int]:
+        return (self.recorder.events if self.recorder else 0), self.prefilled
+
+    def _run_phases(self) -> WorkerResult | None:
+        generator = EventGenerator(self.spec.seed, self.index, self.spec.devices_per_worker)
+        first_timed = self.spec.stream_offset
+        if self.spec.task == "insert":
+            share = self.spec.prefill_share(self.index)
+            self._prefill(generator, self.spec.stream_offset, share)
+            first_timed += share
+        signal = self.client.wait_for_start()
+        if signal.phase == "failed":
+            return None
+        time.sleep(max(0.0, signal.start_at - time.time()))
+        self.recorder = CallRecorder(signal.start_at)
+        if self.spec.task == "insert":
+            return self._insert(generator, first_timed)
+        return self._query()
+
+    def _prefill(self, generator: EventGenerator, start: int, count: int) -> None:
+        for batch in generator.batches(start, count, PREFILL_BATCH):
+            self.module.insert_batch(self.module.prepare_batch(batch))
+            self.prefilled += len(batch)
+        self.module.flush()
+
+    def _insert(self, generator: EventGenerator, start: int) -> WorkerResult:
+        module, recorder, spec = self.module, self.recorder, self.spec
+        started_at, started_clock = time.time(), time.perf_counter()
+        record_lock = threading.Lock()
+
+        def record(events: int, seconds: float) -> None:
+            with record_lock:
+                recorder.record(events, seconds, started_at + time.perf_counter() - started_clock)
+
+        module.on_call_done = record
+        clock = time.perf_counter
+        for batch in generator.batches(start, spec.num_inserts, spec.batch or SINGLE_MODE_CHUNK):
+            if spec.batch:
+                prepared = module.prepare_batch(batch)
+                begin = clock()
+                module.insert_batch(prepared)
+                if not module.times_own_calls:
+                    end = clock()
+                    recorder.record(len(batch), end - begin, started_at + end - started_clock)
+            else:
+                for item in module.prepare_single(batch):
+                    begin = clock()
+                    module.insert_single(item)
+                    end = clock()
+                    recorder.record(1, end - begin, started_at + end - started_clock)
+        module.flush()
+        return self._result(started_at, time.time())
+
+    def _query(self) -> WorkerResult:
+        started_at = time.time()
+        available = self.module.queries()
+        runs: dict[str, QueryRuns] = {}
+        for name in self.spec.queries:
+            runs[name] = outcome = QueryRuns()
+            for _ in range(self.spec.query_runs):
+                begin = time.perf_counter()
+                try:
+                    outcome.rows = available[name]()
+                except Exception as error:  # recorded, and the other queries still run
+                    outcome.error = " ".join(str(error).split()) or type(error).__name__
+                    log.warning("query %s failed: %s", name, outcome.error)
+                    self._recover_after_query_error()
+                    break
+                outcome.seconds.append(time.perf_counter() - begin)
+        return self._result(started_at, time.time(), queries=runs)
+
+    def _recover_after_query_error(self) -> None:
+        """A failed statement can leave the session unusable; start a fresh one."""
+        self.module.close()
+        self.module.connect()
+
+    def _result(self, started_at: float, finished_at: float, queries: dict[str, QueryRuns] | None = None) -> WorkerResult:
+        recorder = self.recorder
+        return WorkerResult(
+            worker=self.index,
+            started_at=started_at,
+            finished_at=finished_at,
+            events=recorder.events,
+            calls=recorder.calls,
+            prefilled=self.prefilled,
+            db_seconds=recorder.db_seconds,
+            retries=self.module.retries(),
+            histogram=recorder.encoded_histogram() if recorder.calls else "",
+            per_second=recorder.per_second,
+            queries=queries or {},
+        )
