@@ -1,0 +1,77 @@
+"""Shared test helpers: run the real CLI in a subprocess and read what it saved."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+    cwd: Path
+
+    def results_folders(self) -> list[Path]:
+        return sorted((self.cwd / "results").glob("*"))
+
+    def results(self) -> dict:
+        folders = self.results_folders()
+        assert folders, f"no results folder; stderr: {self.stderr}"
+        return json.loads((folders[-1] / "results.json").read_text())
+
+
+def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
+    """`python run.py ARGS` exactly as a user types it, from `cwd`."""
+    completed = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "run.py"), *args],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+    )
+    return CliResult(completed.returncode, completed.stdout, completed.stderr, cwd)
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """Run the CLI in a fresh folder: `cli("insert", "--target", "sqlite", ...)`."""
+
+    def invoke(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
+        return run_cli(list(args), tmp_path, env=env, timeout=timeout)
+
+    return invoke
+
+
+def postgres_env() -> dict[str, str]:
+    """Connection settings of the PostgreSQL started by scripts/servers/start-postgres.sh."""
+    return {
+        "PGHOST": os.environ.get("PGHOST", "127.0.0.1"),
+        "PGPORT": os.environ.get("PGPORT", "5432"),
+        "PGUSER": os.environ.get("PGUSER", "postgres"),
+        "PGPASSWORD": os.environ.get("PGPASSWORD", "postgres"),
+        "PGDATABASE": os.environ.get("PGDATABASE", "postgres"),
+    }
+
+
+@pytest.fixture
+def pg_env():
+    """PG* settings for the real PostgreSQL; fails (never skips) when the server is not reachable."""
+    import psycopg
+
+    env = postgres_env()
+    try:
+        psycopg.connect(
+            host=env["PGHOST"], port=env["PGPORT"], user=env["PGUSER"], password=env["PGPASSWORD"],
+            dbname=env["PGDATABASE"], connect_timeout=5,
+        ).close()
+    except psycopg.OperationalError as error:
+        pytest.fail(f"PostgreSQL is not reachable ({error}); start it with scripts/servers/start-postgres.sh")
+    return env
