@@ -4,6 +4,7 @@ run in a one-line error and exit code 1; nothing is left running in either case.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 import signal
 import sys
 from pathlib import Path
@@ -64,6 +65,9 @@ def common_options(command):
         click.option("--extra-option", "extra_options", multiple=True, metavar="KEY=VALUE", help="Module option, repeatable (e.g. use_values_lists=true)."),
         click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where the workers run [default: the target's, else the config's]."),
         click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True, help="Folder for the results folders."),
+        click.option("--namespace", help="Kubernetes namespace [default: the config's]."),
+        click.option("--context", "kube_context", help="kubeconfig context [default: the current one; KUBECONFIG is honoured]."),
+        click.option("--keep", is_flag=True, help="Kubernetes: leave the helm release installed after the run, for debugging."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -84,7 +88,7 @@ def common_options(command):
 @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the event generator.")
 @click.option("--devices-per-worker", type=click.IntRange(min=1, max=99_999), default=10, show_default=True, help="Devices each worker simulates.")
 @handle_errors
-def insert(target, config_path, timeout, extra_options, platform, output, worker_counts, runs, primary_key, tables,
+def insert(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, primary_key, tables,
            num_inserts, batch, clean, prefill, steps, seed, devices_per_worker) -> None:
     """Concurrent inserts of generated device events; reports inserts/s and call latencies."""
     if steps:
@@ -101,7 +105,7 @@ def insert(target, config_path, timeout, extra_options, platform, output, worker
         devices_per_worker=devices_per_worker,
     )
     invocation = runner.Invocation(base, worker_counts, runs, steps or 0, timeout)
-    _run(invocation, config, target_config, platform_name, output)
+    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
 
 
 @main.command()
@@ -111,14 +115,14 @@ def insert(target, config_path, timeout, extra_options, platform, output, worker
 @click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}.")
 @click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
 @handle_errors
-def query(target, config_path, timeout, extra_options, platform, output, worker_counts, runs, query_names, query_timeout) -> None:
+def query(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, query_names, query_timeout) -> None:
     """Run the five analytic queries against the data already in the database."""
     queries = parse_queries(query_names, QUERY_NAMES)
     config, target_config, platform_name = _resolve(config_path, target, platform)
     base = _spec(target, target_config, extra_options, task="query", workers=worker_counts[0], queries=queries,
                  query_runs=runs, query_timeout=query_timeout, clean=False)
     invocation = runner.Invocation(base, worker_counts, 1, 0, timeout)
-    _run(invocation, config, target_config, platform_name, output)
+    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
 
 
 def _resolve(config_path: Path | None, target: str, platform: str | None) -> tuple[Config, Target, str]:
@@ -139,8 +143,16 @@ def _spec(target: str, target_config: Target, extra_options: tuple[str, ...], **
     return spec
 
 
-def _platform(name: str, config: Config, target_config: Target):
-    if name == "local":
+@dataclass(frozen=True)
+class PlatformChoice:
+    name: str
+    namespace: str | None = None
+    kube_context: str | None = None
+    keep: bool = False
+
+
+def _platform(choice: PlatformChoice, config: Config, target_config: Target):
+    if choice.name == "local":
         from cli.platforms.local import LocalPlatform
 
         return LocalPlatform()
@@ -148,15 +160,16 @@ def _platform(name: str, config: Config, target_config: Target):
         from cli.platforms.kubernetes import KubernetesPlatform
     except ImportError:
         raise UsageProblem("the kubernetes platform is not available in this version; use --platform local") from None
-    return KubernetesPlatform(config, target_config)
+    return KubernetesPlatform(config, target_config, namespace=choice.namespace or config.namespace,
+                              context=choice.kube_context, keep=choice.keep)
 
 
-def _run(invocation: runner.Invocation, config: Config, target_config: Target, platform_name: str, output: Path) -> None:
+def _run(invocation: runner.Invocation, config: Config, target_config: Target, choice: PlatformChoice, output: Path) -> None:
     base = invocation.base
-    platform = _platform(platform_name, config, target_config)
+    platform = _platform(choice, config, target_config)
     folder = results.results_folder(output, base.target, base.task)
     document: dict[str, Any] = {
-        "task": base.task, "target": base.target, "platform": platform_name, "status": "running",
+        "task": base.task, "target": base.target, "platform": choice.name, "status": "running",
         "environment": results.environment(), "spec": base.model_dump(mode="json"),
         "worker_counts": list(invocation.worker_counts), "runs_per_worker_count": invocation.runs, "steps": invocation.steps,
     }

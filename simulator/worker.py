@@ -100,6 +100,9 @@ class Worker:
                 reporter.stopped.set()
             if result is None:
                 return 1
+            # Disconnect before reporting: servers publish a session's statistics when it ends,
+            # and the collector reads them as soon as the last result is in.
+            self.module.close()
             self.client.post("/result", result)
             return 0
         except Exception as error:
