@@ -53,8 +53,24 @@ def _terminate(signum, frame):
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(package_name=None, version=__import__("simulator").__version__, prog_name="iotdb-bench")
-def main() -> None:
+def commands() -> None:
     """Benchmark databases for IoT workloads: concurrent inserts of device events and analytic queries."""
+
+
+def main() -> None:
+    """Run a command; click's own usage errors also become one line (click prints three by default)."""
+    try:
+        code = commands.main(standalone_mode=False)
+    except click.UsageError as problem:
+        command = f" {problem.ctx.command_path.split(' ', 1)[1]}" if problem.ctx and " " in problem.ctx.command_path else ""
+        errors.print(f"[red]error:[/red] {problem.format_message()} (see: python run.py{command} --help)", highlight=False, soft_wrap=True)
+        sys.exit(problem.exit_code)
+    except click.ClickException as problem:
+        errors.print(f"[red]error:[/red] {problem.format_message()}", highlight=False, soft_wrap=True)
+        sys.exit(problem.exit_code)
+    except click.Abort:
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def common_options(command):
@@ -74,7 +90,7 @@ def common_options(command):
     return command
 
 
-@main.command()
+@commands.command()
 @common_options
 @click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1,4,8,12,16", show_default=True, help="Set of worker counts to try, comma-separated.")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per worker count; figures are averaged.")
@@ -108,7 +124,7 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
     _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
 
 
-@main.command()
+@commands.command()
 @common_options
 @click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Concurrent workers issuing the queries (a set is allowed).")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Executions of each query per worker.")

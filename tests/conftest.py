@@ -75,3 +75,20 @@ def pg_env():
     except psycopg.OperationalError as error:
         pytest.fail(f"PostgreSQL is not reachable ({error}); start it with scripts/servers/start-postgres.sh")
     return env
+
+
+def processes_with_env(tag: str) -> list[int]:
+    """PIDs of live processes whose environment carries IOTB_TEST_TAG=tag (the CLI's children inherit it)."""
+    needle = f"IOTB_TEST_TAG={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                status = (entry / "status").read_text()
+                if "\nState:\tZ" not in status:
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

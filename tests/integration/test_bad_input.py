@@ -1,0 +1,85 @@
+"""Bad input: one line on stderr, exit 2 for usage errors and 1 for failed runs, no traceback."""
+
+import socket
+
+import pytest
+
+from tests.conftest import processes_with_env
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def assert_one_line_error(result, code, *fragments):
+    assert result.code == code, (result.code, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout
+    error_lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(error_lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in error_lines[0], error_lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["insert", "--target", "nope"], ["unknown target 'nope'", "sqlite"]),
+        (["insert"], ["--target"]),
+        (["insert", "--target", "sqlite", "-w", "0"], ["worker"]),
+        (["insert", "--target", "sqlite", "-w", "1,x"], ["worker"]),
+        (["insert", "--target", "sqlite", "-r", "0"], ["--runs"]),
+        (["insert", "--target", "sqlite", "--primary-key", "auto"], ["--primary-key"]),
+        (["insert", "--target", "sqlite", "--batch", "-5"], ["--batch"]),
+        (["insert", "--target", "sqlite", "--extra-option", "novalue"], ["key=value"]),
+        (["insert", "--target", "sqlite", "--extra-option", "colour=blue"], ["colour", "unknown option"]),
+        (["insert", "--target", "sqlite", "--extra-option", "busy_timeout_ms=soon"], ["busy_timeout_ms"]),
+        (["insert", "--target", "sqlite", "-w", "1,2", "-r", "1", "--steps", "2"], ["--steps needs exactly one worker count"]),
+        (["insert", "--target", "sqlite", "-w", "1", "--steps", "2"], ["--steps needs exactly one run"]),
+        (["insert", "--target", "sqlite", "-w", "1", "-r", "1", "--steps", "2", "--prefill", "10"], ["--prefill"]),
+        (["insert", "--target", "sqlite", "--platform", "kubernetes"], ["only on the local platform"]),
+        (["insert", "--target", "sqlite", "--config", "missing.yaml"], ["missing.yaml"]),
+        (["query", "--target", "sqlite", "--queries", "count-events,fastest"], ["fastest"]),
+        (["insert", "--target", "sqlite", "--timeout", "-1"], ["--timeout"]),
+        (["insert", "--target", "sqlite", "--seed", "-1"], ["--seed"]),
+    ],
+)
+def test_usage_errors_exit_2(cli, args, fragments):
+    assert_one_line_error(cli(*args), 2, *fragments)
+
+
+def test_invalid_config_names_the_field(cli, tmp_path):
+    (tmp_path / "bad.yaml").write_text("targets:\n  x:\n    platform: local\n")
+    assert_one_line_error(cli("insert", "--target", "x", "--config", "bad.yaml"), 2, "targets.x.module")
+
+
+def test_target_whose_module_does_not_exist(cli, tmp_path):
+    (tmp_path / "c.yaml").write_text("targets:\n  future:\n    module: futuredb\n    platform: local\n")
+    assert_one_line_error(cli("insert", "--target", "future", "--config", "c.yaml"), 2, "futuredb", "does not exist")
+
+
+def test_missing_password_variable(cli, tmp_path):
+    (tmp_path / "c.yaml").write_text(
+        "targets:\n  pg:\n    module: postgres\n    platform: local\n    password: ${IOTB_UNSET_PASSWORD}\n")
+    assert_one_line_error(cli("insert", "--target", "pg", "--config", "c.yaml"), 2, "IOTB_UNSET_PASSWORD")
+
+
+def test_unreachable_database_names_host_and_port(cli, tmp_path):
+    port = closed_port()
+    (tmp_path / "c.yaml").write_text(
+        f"targets:\n  pg:\n    module: postgres\n    platform: local\n"
+        f"    connection_string: host=127.0.0.1 port={port} user=postgres dbname=postgres connect_timeout=3\n")
+    result = cli("insert", "--target", "pg", "--config", "c.yaml", "-w", "2", "-r", "1", env={"IOTB_TEST_TAG": "unreachable"})
+    assert_one_line_error(result, 1, f"127.0.0.1:{port}")
+    assert processes_with_env("unreachable") == []
+    assert result.results()["status"] == "failed"
+
+
+def test_sqlite_in_missing_folder(cli, tmp_path):
+    (tmp_path / "c.yaml").write_text("targets:\n  s:\n    module: sqlite\n    platform: local\n    path: no/such/dir/x.db\n")
+    assert_one_line_error(cli("insert", "--target", "s", "--config", "c.yaml", "-w", "1", "-r", "1"), 1, "no/such/dir")
+
+
+def test_query_without_data(cli):
+    assert_one_line_error(cli("query", "--target", "sqlite", "-r", "1"), 1, "no such table: events")

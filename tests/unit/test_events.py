@@ -1,0 +1,72 @@
+"""The event generator: deterministic, batch-size independent, bounded memory."""
+
+import numpy as np
+
+from simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS, EventGenerator
+
+
+def concat(batches):
+    return {
+        name: np.concatenate([getattr(b, name) for b in batches])
+        for name in ("timestamp_ms", "device_id", "sequence_number", "temperature")
+    }
+
+
+def test_same_seed_same_events_whatever_the_batch_size():
+    one = concat(list(EventGenerator(7, 3, 10).batches(0, 5000, 1000)))
+    other = concat(list(EventGenerator(7, 3, 10).batches(0, 5000, 333)))
+    for name in one:
+        assert np.array_equal(one[name], other[name]), name
+
+
+def test_other_seed_or_worker_gives_other_temperatures():
+    base = EventGenerator(7, 0, 10).batch(0, 1000).temperature
+    assert not np.array_equal(base, EventGenerator(8, 0, 10).batch(0, 1000).temperature)
+    assert not np.array_equal(base, EventGenerator(7, 1, 10).batch(0, 1000).temperature)
+
+
+def test_timestamps_increase_and_devices_round_robin():
+    batch = EventGenerator(1, 2, 4).batch(100, 12)
+    assert np.all(np.diff(batch.timestamp_ms) == EVENT_INTERVAL_MS)
+    assert batch.timestamp_ms[0] == TIME_ORIGIN_MS + 100 * EVENT_INTERVAL_MS
+    assert [d.decode() for d in batch.device_id[:4]] == ["w000002-d000000", "w000002-d000001", "w000002-d000002", "w000002-d000003"]
+    assert len(set(batch.device_id.tolist())) == 4
+
+
+def test_temperatures_are_plausible_and_rounded():
+    t = EventGenerator(1, 0, 50).batch(0, 100_000).temperature
+    assert 10.0 - 1e-9 <= t.min() and t.max() < 30.0 + 1e-9
+    assert np.allclose(t, np.round(t, 2))
+    assert 19.0 < t.mean() < 21.0
+
+
+def test_client_keys_are_unique_and_derived_from_content():
+    batch = EventGenerator(1, 5, 10).batch(123_456, 1000)
+    keys = batch.client_key
+    assert len(set(keys.tolist())) == 1000
+    assert keys[0].decode() == f"{batch.device_id[0].decode()}-{123_456:012d}"
+
+
+def test_rows_with_and_without_key():
+    batch = EventGenerator(1, 0, 2).batch(0, 3)
+    rows = batch.rows()
+    assert rows[1] == (TIME_ORIGIN_MS + EVENT_INTERVAL_MS, "w000000-d000001", 1, batch.temperature[1])
+    assert batch.rows(with_client_key=True)[2][4] == "w000000-d000000-000000000002"
+
+
+def test_split_by_table_keeps_every_event_once_and_devices_together():
+    batch = EventGenerator(1, 0, 10).batch(0, 1000)
+    parts = batch.split_by_table(4)
+    assert sum(len(part) for _, part in parts) == 1000
+    for table, part in parts:
+        assert set((part.device_index % 4).tolist()) == {table}
+
+
+def test_generator_holds_no_per_event_state():
+    """Memory must not grow with --num-inserts: a generator keeps only per-device arrays."""
+    generator = EventGenerator(1, 0, 10)
+    before = sum(a.nbytes for a in vars(generator).values() if isinstance(a, np.ndarray))
+    for _ in generator.batches(0, 2_000_000, 10_000):
+        pass
+    after = sum(a.nbytes for a in vars(generator).values() if isinstance(a, np.ndarray))
+    assert before == after < 10_000
