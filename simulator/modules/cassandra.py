@@ -1,0 +1,413 @@
+"""Apache Cassandra and YugabyteDB YCQL, through the DataStax Python driver (CQL native protocol).
+
+Table design, one partition per device and its rows clustered newest first:
+    PRIMARY KEY ((device_id), timestamp, sequence_number)
+    WITH CLUSTERING ORDER BY (timestamp DESC, sequence_number DESC)
+Cassandra generates no keys, so the natural key is the only key: --primary-key db (the default)
+and none both mean it; client, sql and uuid are refused.
+
+Insert modes:
+- single (no --batch): one prepared INSERT per event, each waiting for its acknowledgement;
+- batch: the events of a batch are grouped per device and each group goes out as one UNLOGGED
+  batch, a single-partition mutation; a batch of N events becomes one request per device in it.
+`max_sync_calls` = 1 sends one request at a time; above 1 that many requests stay in flight
+(execute_async) and each request's latency is reported from its callback.
+
+Writes are upserts of the natural key, so retrying a timed-out or refused write is safe: timeouts,
+unavailable replicas and overloaded coordinators are retried up to `max_retries` times.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from simulator.events import EventBatch
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
+
+log = logging.getLogger("cassandra")
+
+ConsistencyName = Literal["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"]
+# Column order of the INSERT: the order of `EventBatch.rows()`, so rows bind as they are.
+INSERT_COLUMNS = ("timestamp", "device_id", "sequence_number", "temperature")
+QUERY_FETCH_SIZE = 5000
+DDL_TIMEOUT_S = 120.0
+# The driver leaves Nagle's algorithm on: with delayed ACKs every small request then waits ~40 ms.
+NO_DELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+
+class CassandraOptions(ModuleOptions):
+    contact_points: list[str] = Field(["127.0.0.1"], description="hosts, a list or a comma-separated string")
+    port: int = Field(9042, ge=1, le=65535)
+    username: str | None = Field(None, description="enables PlainTextAuthProvider")
+    password: str | None = None
+    keyspace: str = Field("iotbench", pattern=r"^[A-Za-z][A-Za-z0-9_]{0,47}$")
+    replication_factor: int = Field(1, ge=1, description="SimpleStrategy; only used when the keyspace is created")
+    consistency_level: ConsistencyName = "LOCAL_QUORUM"
+    count_consistency_level: ConsistencyName = Field("ALL", description="for the verification count")
+    max_sync_calls: int = Field(1, ge=1, description="requests in flight; 1 = each request waits")
+    request_timeout: float = Field(60.0, gt=0, description="client-side seconds per request")
+    connect_timeout: float = Field(10.0, gt=0)
+    count_timeout: float = Field(600.0, gt=0, description="seconds for SELECT count(*) of the verification")
+    max_retries: int = Field(3, ge=0)
+    max_rows_per_batch: int = Field(0, ge=0, description="split one device's rows into batches of this size; 0 = no split")
+    per_device_queries: Literal["server", "client"] = Field(
+        "server", description="server: GROUP BY / PER PARTITION LIMIT; client: one query per device (YugabyteDB YCQL)"
+    )
+    local_dc: str | None = None
+    protocol_version: int | None = Field(None, ge=3, le=5, description="default: negotiated")
+
+    @field_validator("consistency_level", "count_consistency_level", mode="before")
+    @classmethod
+    def _upper_case(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("contact_points", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [host.strip() for host in value.split(",")]
+        if isinstance(value, list) and not [host for host in value if host]:
+            raise ValueError("at least one contact point is needed")
+        return [host for host in value if host] if isinstance(value, list) else value
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One CQL request of a batch: an UNLOGGED batch holding one device's events."""
+
+    statement: Any
+    events: int
+
+
+class AsyncInsertFailed(RuntimeError):
+    """An insert sent with execute_async failed; raised on the worker's thread."""
+
+
+class Module(DatabaseModule):
+    Options = CassandraOptions
+    options: CassandraOptions
+    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+    # Batch requests are timed here, one latency per CQL request, in both sync and async mode.
+    times_own_calls = True
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._cluster = None
+        self._session = None
+        self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
+        self._in_flight = _InFlight(self.options.max_sync_calls)
+        self._retries = 0
+        self._retries_lock = threading.Lock()
+
+    def validate(self) -> None:
+        if self.spec.primary_key not in self.primary_keys:
+            raise ModuleError(
+                f"module 'cassandra' keys events by their natural key ((device_id), timestamp, sequence_number) and "
+                f"cannot use --primary-key {self.spec.primary_key.value}; use --primary-key db (the default) or none"
+            )
+        if self.spec.task == "insert" and not self.spec.batch and self.options.max_sync_calls > 1:
+            raise ModuleError(
+                f"single inserts send one event at a time and wait for it; max_sync_calls={self.options.max_sync_calls} "
+                "applies to batches: add --batch N, or --extra-option max_sync_calls=1"
+            )
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        from cassandra import ConsistencyLevel, UnresolvableContactPoints
+        from cassandra.auth import PlainTextAuthProvider
+        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
+        from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+
+        options = self.options
+        profile = ExecutionProfile(
+            # Token awareness sends each single-partition batch straight to a replica of its device.
+            load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=options.local_dc)),
+            consistency_level=ConsistencyLevel.name_to_value[options.consistency_level],
+            request_timeout=options.request_timeout,
+        )
+        extra = {"protocol_version": options.protocol_version} if options.protocol_version else {}
+        auth = PlainTextAuthProvider(options.username, options.password or "") if options.username else None
+        try:
+            cluster = Cluster(
+                options.contact_points, port=options.port, auth_provider=auth, connect_timeout=options.connect_timeout,
+                execution_profiles={EXEC_PROFILE_DEFAULT: profile}, sockopts=NO_DELAY, **extra,
+            )
+        except UnresolvableContactPoints:
+            raise ModuleError(f"cannot connect to Cassandra at {self._addresses()}: no contact point resolves") from None
+        try:
+            self._session = cluster.connect()
+        except NoHostAvailable as error:
+            cluster.shutdown()
+            reasons = "; ".join(sorted({_reason(problem) for problem in error.errors.values()})) or "no host available"
+            raise ModuleError(f"cannot connect to Cassandra at {self._addresses()}: {reasons}") from None
+        except Exception:
+            cluster.shutdown()
+            raise
+        self._cluster = cluster
+        log.info(
+            "connected to %s (protocol v%d), consistency %s, %d request(s) in flight",
+            self._addresses(), cluster.protocol_version, options.consistency_level, options.max_sync_calls,
+        )
+
+    def _addresses(self) -> str:
+        return ", ".join(f"{host}:{self.options.port}" for host in self.options.contact_points)
+
+    def close(self) -> None:
+        if self._cluster is not None:
+            self._cluster.shutdown()
+        self._cluster = self._session = None
+        self._inserts = {}
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        keyspace = self.options.keyspace
+        self._session.execute(
+            f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
+            f"{{'class': 'SimpleStrategy', 'replication_factor': {self.options.replication_factor}}}",
+            timeout=DDL_TIMEOUT_S,
+        )
+        for table in self.spec.table_names:
+            if self.spec.clean:
+                self._session.execute(f"DROP TABLE IF EXISTS {keyspace}.{table}", timeout=DDL_TIMEOUT_S)
+            self._session.execute(self.create_table_statement(table), timeout=DDL_TIMEOUT_S)
+
+    def create_table_statement(self, table: str) -> str:
+        return (
+            f"CREATE TABLE IF NOT EXISTS {self.options.keyspace}.{table} ("
+            "device_id text, timestamp timestamp, sequence_number bigint, temperature double, "
+            "PRIMARY KEY ((device_id), timestamp, sequence_number)"
+            ") WITH CLUSTERING ORDER BY (timestamp DESC, sequence_number DESC)"
+        )
+
+    def count(self) -> int:
+        from cassandra import ConsistencyLevel
+        from cassandra.query import SimpleStatement
+
+        total = 0
+        for table in self.spec.table_names:
+            statement = SimpleStatement(
+                f"SELECT count(*) FROM {self.options.keyspace}.{table}",
+                consistency_level=ConsistencyLevel.name_to_value[self.options.count_consistency_level],
+            )
+            total += self._session.execute(statement, timeout=self.options.count_timeout).one()[0]
+        return total
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> list[_Request]:
+        from cassandra.query import BatchStatement, BatchType
+
+        requests = []
+        for table_index, part in batch.split_by_table(len(self.spec.table_names)):
+            insert = self._insert_statement(self.spec.table_names[table_index])
+            for rows in self._device_groups(part):
+                statement = BatchStatement(batch_type=BatchType.UNLOGGED)
+                statement.is_idempotent = True
+                for row in rows:
+                    statement.add(insert, row)
+                requests.append(_Request(statement, len(rows)))
+        return requests
+
+    def _device_groups(self, batch: EventBatch) -> list[list[tuple]]:
+        """The batch's rows grouped per device (one partition each), split at `max_rows_per_batch`."""
+        by_device = batch.select(np.argsort(batch.device_index, kind="stable"))
+        rows = by_device.rows()
+        starts = [0, *(np.flatnonzero(np.diff(by_device.device_index)) + 1).tolist(), len(rows)]
+        limit = self.options.max_rows_per_batch
+        groups = []
+        for begin, end in zip(starts, starts[1:]):
+            step = limit or end - begin
+            groups += [rows[first : min(first + step, end)] for first in range(begin, end, step)]
+        return groups
+
+    def insert_batch(self, prepared: list[_Request]) -> None:
+        if self.options.max_sync_calls == 1:
+            for request in prepared:
+                begin = time.perf_counter()
+                self._execute_with_retries(request.statement)
+                self.on_call_done(request.events, time.perf_counter() - begin)
+            return
+        for request in prepared:
+            self._in_flight.acquire()
+            self._send(request, time.perf_counter(), attempt=0)
+
+    def prepare_single(self, batch: EventBatch) -> list[Any]:
+        statements = []
+        for table_index, part in batch.split_by_table(len(self.spec.table_names)):
+            insert = self._insert_statement(self.spec.table_names[table_index])
+            statements += [insert.bind(row) for row in part.rows()]
+        return statements
+
+    def insert_single(self, item: Any) -> None:
+        self._execute_with_retries(item)
+
+    def flush(self) -> None:
+        self._in_flight.wait_all()
+
+    def retries(self) -> int:
+        return self._retries
+
+    def _insert_statement(self, table: str) -> Any:
+        statement = self._inserts.get(table)
+        if statement is None:
+            columns = ", ".join(INSERT_COLUMNS)
+            statement = self._session.prepare(
+                f"INSERT INTO {self.options.keyspace}.{table} ({columns}) VALUES ({', '.join('?' * len(INSERT_COLUMNS))})"
+            )
+            statement.is_idempotent = True
+            self._inserts[table] = statement
+        return statement
+
+    def _execute_with_retries(self, statement: Any) -> None:
+        retryable = _retryable_errors()
+        for attempt in range(self.options.max_retries + 1):
+            try:
+                self._session.execute(statement)
+                return
+            except retryable:
+                if attempt == self.options.max_retries:
+                    raise
+                self._count_retry()
+                time.sleep(_backoff(attempt))
+
+    # Asynchronous path: callbacks run on the driver's event loop thread and must not block.
+    def _send(self, request: _Request, began: float, attempt: int) -> None:
+        try:
+            future = self._session.execute_async(request.statement)
+            future.add_callbacks(
+                self._on_success, self._on_failure, callback_args=(request, began), errback_args=(request, began, attempt)
+            )
+        except Exception as error:  # e.g. the session was shut down; the worker's thread sees it
+            self._in_flight.release(error)
+
+    def _on_success(self, _rows, request: _Request, began: float) -> None:
+        error = None
+        try:
+            self.on_call_done(request.events, time.perf_counter() - began)
+        except Exception as problem:
+            error = problem
+        self._in_flight.release(error)
+
+    def _on_failure(self, error: Exception, request: _Request, began: float, attempt: int) -> None:
+        if isinstance(error, _retryable_errors()) and attempt < self.options.max_retries:
+            self._count_retry()
+            timer = threading.Timer(_backoff(attempt), self._send, args=(request, began, attempt + 1))
+            timer.daemon = True
+            timer.start()
+            return
+        self._in_flight.release(error)
+
+    def _count_retry(self) -> None:
+        with self._retries_lock:
+            self._retries += 1
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        table = f"{self.options.keyspace}.{SINGLE_TABLE_NAME}"
+        whole_table = {
+            "count-events": f"SELECT count(*) FROM {table}",
+            "temperature-min-max": f"SELECT min(temperature), max(temperature) FROM {table}",
+            "temperature-stats": f"SELECT min(temperature), avg(temperature), max(temperature) FROM {table}",
+        }
+        queries: dict[str, Query] = {name: self._query(statement) for name, statement in whole_table.items()}
+        if self.options.per_device_queries == "server":
+            queries["temperature-stats-per-device"] = self._query(
+                f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id"
+            )
+            queries["newest-per-device"] = self._query(
+                f"SELECT device_id, timestamp, temperature FROM {table} PER PARTITION LIMIT 1"
+            )
+        else:
+            queries["temperature-stats-per-device"] = self._per_device_query(
+                f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} WHERE device_id = ?"
+            )
+            queries["newest-per-device"] = self._per_device_query(
+                f"SELECT device_id, timestamp, temperature FROM {table} WHERE device_id = ? LIMIT 1"
+            )
+        return queries
+
+    def _timeout(self) -> float | None:
+        return self.spec.query_timeout or None
+
+    def _query(self, cql: str) -> Query:
+        def run() -> int:
+            from cassandra.query import SimpleStatement
+
+            result = self._session.execute(SimpleStatement(cql, fetch_size=QUERY_FETCH_SIZE), timeout=self._timeout())
+            return sum(1 for _ in result)
+
+        return run
+
+    def _per_device_query(self, cql: str) -> Query:
+        """Lists the partitions (SELECT DISTINCT), then runs `cql` once per device, concurrently."""
+
+        def run() -> int:
+            from cassandra.concurrent import execute_concurrent_with_args
+            from cassandra.query import SimpleStatement
+
+            table = f"{self.options.keyspace}.{SINGLE_TABLE_NAME}"
+            listing = SimpleStatement(f"SELECT DISTINCT device_id FROM {table}", fetch_size=QUERY_FETCH_SIZE)
+            devices = [(row[0],) for row in self._session.execute(listing, timeout=self._timeout())]
+            statement = self._session.prepare(cql)
+            results = execute_concurrent_with_args(self._session, statement, devices, concurrency=32, raise_on_first_error=True)
+            return sum(1 for _ok, rows in results for _ in rows)
+
+        return run
+
+
+class _InFlight:
+    """Bounds the asynchronous requests in flight and keeps the first error for the worker's thread."""
+
+    def __init__(self, limit: int):
+        self._limit = limit
+        self._count = 0
+        self._error: Exception | None = None
+        self._changed = threading.Condition()
+
+    def acquire(self) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._count < self._limit or self._error is not None)
+            self._raise_error()
+            self._count += 1
+
+    def release(self, error: Exception | None = None) -> None:
+        with self._changed:
+            self._count -= 1
+            if error is not None and self._error is None:
+                self._error = error
+            self._changed.notify_all()
+
+    def wait_all(self) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._count == 0)
+            self._raise_error()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            message = " ".join(str(self._error).split()) or type(self._error).__name__
+            raise AsyncInsertFailed(f"an asynchronous insert failed: {message}") from self._error
+
+
+def _retryable_errors() -> tuple[type[Exception], ...]:
+    from cassandra import OperationTimedOut, Unavailable, WriteTimeout
+    from cassandra.protocol import OverloadedErrorMessage
+
+    return (WriteTimeout, OperationTimedOut, Unavailable, OverloadedErrorMessage)
+
+
+def _backoff(attempt: int) -> float:
+    return min(0.05 * 2**attempt, 2.0)
+
+
+def _reason(error: Exception) -> str:
+    """The useful end of a driver connection error ("... Last error: Connection refused")."""
+    text = " ".join(str(error).split())
+    return text.rsplit("Last error: ", 1)[-1] or type(error).__name__
