@@ -1,0 +1,249 @@
+"""The cassandra module against the real Cassandra 5 started by scripts/servers/start-cassandra.sh.
+
+End to end through the CLI on the local platform (collector and worker processes, a config file
+pointing at 127.0.0.1), plus the module's own pieces (per-device grouping, async latency reports)
+on a live session. Every test uses one throwaway keyspace, dropped at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from simulator.events import EventGenerator
+from simulator.modules.cassandra import InsertFailed, Module
+from simulator.spec import RunSpec
+
+pytestmark = pytest.mark.cassandra
+
+HOST = os.environ.get("CASSANDRA_HOST", "127.0.0.1")
+PORT = int(os.environ.get("CASSANDRA_PORT", "9042"))
+EVENTS = 2000  # per worker; Cassandra shares two busy cores with everything else here
+DEVICES = 10  # the CLI's default devices per worker
+
+
+@pytest.fixture(scope="module")
+def cassandra():
+    """A live session and a fresh keyspace name; fails (never skips) when Cassandra is down."""
+    from cassandra.cluster import Cluster, NoHostAvailable
+
+    cluster = Cluster([HOST], port=PORT, connect_timeout=5)
+    try:
+        session = cluster.connect()
+    except NoHostAvailable as error:
+        cluster.shutdown()
+        pytest.fail(f"Cassandra is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-cassandra.sh")
+    keyspace = f"iotbench_test_{os.getpid()}"
+    yield session, keyspace
+    session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
+    cluster.shutdown()
+
+
+@pytest.fixture
+def run(cli, tmp_path, cassandra):
+    """`run("insert", ...)`: the CLI with a config whose target `cassandra` points at the test server."""
+    _, keyspace = cassandra
+
+    def invoke(*args: str, port: int = PORT):
+        config = write_config(tmp_path, keyspace, port)
+        return cli(args[0], "--config", str(config), "--target", "cassandra", "--platform", "local", *args[1:])
+
+    return invoke
+
+
+def write_config(folder: Path, keyspace: str, port: int) -> Path:
+    path = folder / "cassandra-test.yaml"
+    path.write_text(
+        "platform: local\n"
+        "targets:\n"
+        "  cassandra:\n"
+        "    module: cassandra\n"
+        f"    contact_points: {HOST}\n"
+        f"    port: {port}\n"
+        f"    keyspace: {keyspace}\n"
+        "    replication_factor: 1\n"
+        "    max_sync_calls: 1\n"
+    )
+    return path
+
+
+def insert_reports(result, worker_counts: list[int]) -> list[dict]:
+    assert result.code == 0, result.stderr
+    runs = result.results()["runs"]
+    assert [r["workers"] for r in runs] == worker_counts
+    for entry in runs:
+        verification = entry["report"]["verification"]
+        assert verification["ok"] is True, verification
+        assert verification["counted"] == entry["workers"] * EVENTS
+        assert entry["report"]["figures"]["events"] == entry["workers"] * EVENTS
+    return [entry["report"] for entry in runs]
+
+
+def newest_row(session, keyspace: str, table: str, device: str):
+    return session.execute(
+        f"SELECT timestamp, sequence_number, temperature FROM {keyspace}.{table} WHERE device_id = %s LIMIT 1", (device,)
+    ).one()
+
+
+def expected_newest(worker: int, device: int, events: int = EVENTS, devices: int = DEVICES):
+    """The last event the generator gives this worker's device in a stream of `events`."""
+    batch = EventGenerator(1, worker, devices).batch(0, events)
+    last = max(i for i in range(events) if batch.device_index[i] == device)
+    return int(batch.timestamp_ms[last]), int(batch.sequence_number[last]), float(batch.temperature[last])
+
+
+def as_tuple(row) -> tuple[int, int, float]:
+    from cassandra.util import datetime_from_timestamp
+
+    assert row is not None
+    epoch = datetime_from_timestamp(0)
+    return round((row.timestamp - epoch).total_seconds() * 1000), row.sequence_number, row.temperature
+
+
+def test_sync_single_inserts_store_every_event(run, cassandra):
+    session, keyspace = cassandra
+    reports = insert_reports(run("insert", "-w", "1,4", "-r", "1", "--num-inserts", str(EVENTS)), [1, 4])
+    for workers, report in zip([1, 4], reports):
+        latency = report["figures"]["latency"]
+        assert latency["calls"] == workers * EVENTS  # one request per event
+        assert 0 < latency["p50_ms"] <= latency["max_ms"]
+        assert report["figures"]["retries"] == 0
+    # The last run's data: the newest row of a device is the generator's last event for it.
+    assert as_tuple(newest_row(session, keyspace, "events", "w000003-d000007")) == expected_newest(3, 7)
+
+
+def test_sync_batches_send_one_request_per_device(run):
+    reports = insert_reports(run("insert", "-w", "1,4", "-r", "1", "--num-inserts", str(EVENTS), "--batch", "500"), [1, 4])
+    for workers, report in zip([1, 4], reports):
+        # 4 batches of 500 events per worker, each split into one UNLOGGED batch per device
+        assert report["figures"]["latency"]["calls"] == workers * 4 * DEVICES
+
+
+def test_async_batches_with_eight_requests_in_flight(run):
+    result = run("insert", "-w", "1,4", "-r", "1", "--num-inserts", str(EVENTS), "--batch", "200",
+                 "--extra-option", "max_sync_calls=8")
+    for workers, report in zip([1, 4], insert_reports(result, [1, 4])):
+        latency = report["figures"]["latency"]
+        assert latency["calls"] == workers * (EVENTS // 200) * DEVICES  # each reported from its callback
+        assert 0 < latency["p50_ms"] <= latency["p99_ms"] <= latency["max_ms"]
+        assert sum(report["figures"]["per_second"]) == workers * EVENTS
+
+
+def test_multiple_tables_keep_each_device_in_one_table(run, cassandra):
+    session, keyspace = cassandra
+    result = run("insert", "-w", "4", "-r", "1", "--num-inserts", str(EVENTS), "--batch", "500", "--tables", "multiple",
+                 "--extra-option", "max_sync_calls=8")
+    insert_reports(result, [4])
+    per_device = 4 * EVENTS // DEVICES  # events of one device index, over the four workers
+    devices_per_table = [len(range(t, DEVICES, 4)) for t in range(4)]  # device index modulo 4
+    counts = [session.execute(f"SELECT count(*) FROM {keyspace}.events{t}").one()[0] for t in range(4)]
+    assert counts == [n * per_device for n in devices_per_table]
+    assert as_tuple(newest_row(session, keyspace, "events2", "w000001-d000006")) == expected_newest(1, 6)
+
+
+@pytest.mark.parametrize("per_device_queries", ["server", "client"])
+def test_queries_return_one_row_per_device(run, per_device_queries):
+    devices = 5
+    inserted = run("insert", "-w", "2", "-r", "1", "--num-inserts", str(EVENTS), "--batch", "1000",
+                   "--devices-per-worker", str(devices), "--extra-option", "max_sync_calls=4")
+    insert_reports(inserted, [2])
+    result = run("query", "-w", "1", "-r", "2", "--extra-option", f"per_device_queries={per_device_queries}")
+    assert result.code == 0, result.stderr
+    queries = result.results()["runs"][0]["report"]["queries"]
+    rows = {name: figures["rows"] for name, figures in queries.items()}
+    assert rows == {
+        "count-events": 1,
+        "temperature-min-max": 1,
+        "temperature-stats": 1,
+        "temperature-stats-per-device": 2 * devices,
+        "newest-per-device": 2 * devices,
+    }
+    assert all(not figures["errors"] and figures["executions"] == 2 for figures in queries.values())
+
+
+def test_unreachable_port_is_one_line_naming_host_and_port(run):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind((HOST, 0))
+        port = probe.getsockname()[1]
+    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "100", "--batch", "100", port=port)
+    assert result.code == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert f"{HOST}:{port}" in lines[0] and "Cassandra" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_failed_async_insert_fails_the_run(run):
+    # A single node cannot give consistency TWO: the server refuses every write, in the callbacks.
+    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "1000", "--batch", "100", "--extra-option", "max_sync_calls=8",
+                 "--extra-option", "consistency_level=TWO", "--extra-option", "max_retries=1")
+    assert result.code == 1
+    assert "an asynchronous insert failed" in result.stderr and "Cannot achieve consistency level TWO" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--primary-key", "client"), "natural key"),
+        (("--primary-key", "uuid"), "natural key"),
+        (("--extra-option", "max_sync_calls=8"), "single inserts"),  # async needs --batch
+        (("--extra-option", "consistency_level=SOME"), "consistency_level"),
+    ],
+)
+def test_unsupported_modes_are_refused_up_front(run, args, message):
+    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "10", *args)
+    assert result.code == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def module_for(keyspace: str, **options: str) -> Module:
+    spec = RunSpec(
+        run_id="cassandra-test", task="insert", target="cassandra", module="cassandra", workers=1, batch=1000,
+        connection={"contact_points": HOST, "port": PORT, "keyspace": keyspace}, extra=options,
+    )
+    return Module(spec)
+
+
+def test_batch_is_grouped_per_device_and_split_at_max_rows():
+    module = module_for("unused", max_rows_per_batch="30")
+    batch = EventGenerator(1, 0, DEVICES).batch(0, 1000)
+    groups = module._device_groups(batch)
+    assert all(len({row[1] for row in group}) == 1 for group in groups)  # one partition per request
+    assert [len(group) for group in groups] == [30, 30, 30, 10] * DEVICES
+    assert sorted(row[2] for group in groups for row in group) == list(range(1000))
+
+
+def test_async_calls_report_their_latency_and_flush_waits(cassandra):
+    _, keyspace = cassandra
+    module = module_for(keyspace, max_sync_calls="8", max_rows_per_batch="25")
+    reports: list[tuple[int, float]] = []
+    module.connect()
+    try:
+        module.setup()
+        module.on_call_done = lambda events, seconds: reports.append((events, seconds))
+        for start in (0, 1000):
+            module.insert_batch(module.prepare_batch(EventGenerator(1, 0, DEVICES).batch(start, 1000)))
+        module.flush()
+        assert len(reports) == 2 * 40 and sum(events for events, _ in reports) == 2000
+        assert all(seconds > 0 for _, seconds in reports)
+        assert module.count() == 2000
+    finally:
+        module.close()
+
+
+def test_async_error_surfaces_on_flush(cassandra):
+    _, keyspace = cassandra
+    module = module_for(keyspace, max_sync_calls="8", consistency_level="TWO", max_retries="0")
+    module.connect()
+    try:
+        module.setup()
+        prepared = module.prepare_batch(EventGenerator(1, 0, 2).batch(0, 10))
+        with pytest.raises(InsertFailed, match="consistency level TWO"):
+            module.insert_batch(prepared)
+            module.flush()
+    finally:
+        module.close()
