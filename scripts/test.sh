@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what the test suites need, starts the real database servers on loopback, runs every test.
+# Usage: bash scripts/test.sh [pytest arguments]   (e.g. -m "not kubernetes", or a test path)
+# Slow downloads and builds are cached under /var/cache (servers, Kubernetes, helm): a second run is fast.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+export PGPASSWORD=${PGPASSWORD:-postgres} MYSQL_PASSWORD=${MYSQL_PASSWORD:-bench}
+export K8S_LOCAL=${K8S_LOCAL:-$(dirname "$repo")/shared/k8s-local}
+step() { printf '\n==== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)" >&2; }
+
+step "Python packages"
+python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r requirements-dev.txt
+
+step "database servers"
+scripts/servers/start-all.sh
+
+step "helm and the local Kubernetes build (cached in /var/cache/k8s-local)"
+if [ -x "$K8S_LOCAL/build" ]; then
+    "$K8S_LOCAL/build" >&2
+else
+    echo "k8s-local not found at $K8S_LOCAL (set K8S_LOCAL): the chart and kubernetes tests will fail" >&2
+fi
+export PATH=/var/cache/k8s-local/bin:$PATH
+
+step "tests"
+set +e
+python3 -m pytest "$@"
+code=$?
+set -e
+[ "$code" -eq 5 ] && { echo "pytest collected no test" >&2; exit 1; }
+exit "$code"
