@@ -1,0 +1,370 @@
+"""Elasticsearch (7, 8, 9) and OpenSearch (1, 2, 3) through their common REST API.
+
+The official Python clients refuse servers of the "wrong" product or major version (elasticsearch-py
+9 rejects Elasticsearch 8, elasticsearch-py >= 7.14 rejects OpenSearch), so this module speaks the
+REST API that all of them share through one plain HTTP client (httpx, already a dependency of the
+simulator). Only APIs present in every one of them are used: index create/delete, _bulk, _doc,
+_refresh, _count, _search aggregations (min, max, stats, composite, top_hits) and _stats.
+
+Insert modes:
+- single (no --batch): one index request per event (`refresh=false`): it returns once the event is
+  in the translog of every active copy (fsync'ed per request with `translog_durability=request`, the
+  default), so it is durable, but it becomes visible to searches only at the next refresh;
+- batch: one _bulk request per batch (NDJSON, built outside the timed call); events that the server
+  rejected with 429 (queue full) are retried, a bounded number of times.
+Primary keys: `db` lets the server generate ids, `client` uses the event's client key as `_id` (with
+the `create` operation, so a duplicate key is an error, as with a SQL primary key).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import ssl
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import PrimaryKey
+
+log = logging.getLogger("elasticsearch")
+
+PRODUCT = "Elasticsearch/OpenSearch"
+TOO_MANY_REQUESTS = 429
+CONNECT_TIMEOUT_S = 10.0
+
+
+class ElasticsearchOptions(ModuleOptions):
+    hosts: list[str] = Field(default_factory=lambda: ["http://localhost:9200"], min_length=1,
+                             description="URLs of the nodes (a list, or one comma-separated string); each process uses one")
+    username: str | None = None
+    password: str | None = None
+    api_key: str | None = Field(None, description="encoded API key, sent as 'Authorization: ApiKey ...'")
+    verify_certs: bool = True
+    ca_certs: str | None = Field(None, description="PEM file of the CA that signed the server certificate")
+    shards: int = Field(1, ge=1, le=1024)
+    replicas: int = Field(1, ge=0, le=16)
+    refresh_interval: str = Field("1s", pattern=r"^(-1|\d+(ms|s|m|h))$", description="index.refresh_interval; -1 = never")
+    translog_durability: Literal["request", "async"] = Field("request", description="'request' fsyncs the translog before acknowledging")
+    request_timeout: float = Field(120.0, gt=0, description="seconds one request may take (inserts, setup, count)")
+    query_page_size: int = Field(10_000, ge=1, le=65_536, description="buckets per page of the per-device queries")
+    request_cache: bool = Field(False, description="let repeated query runs be answered from the shard request cache")
+    max_retries: int = Field(10, ge=0, description="retries of events rejected with 429 (bulk queue full)")
+
+    @field_validator("hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [host.strip() for host in value.split(",") if host.strip()]
+        return value
+
+    @field_validator("hosts")
+    @classmethod
+    def _http_urls(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            if not host.startswith(("http://", "https://")):
+                raise ValueError(f"'{host}' is not an http:// or https:// URL")
+        return [host.rstrip("/") for host in hosts]
+
+
+class SearchServerError(Exception):
+    """The server answered a request with an error."""
+
+
+@dataclass(frozen=True)
+class BulkRequest:
+    """A prepared batch: one NDJSON chunk (action line + document line) per event."""
+
+    chunks: list[str]
+
+    def body(self, positions: list[int] | None = None) -> bytes:
+        chunks = self.chunks if positions is None else [self.chunks[p] for p in positions]
+        return "".join(chunks).encode()
+
+
+class Module(DatabaseModule):
+    Options = ElasticsearchOptions
+    options: ElasticsearchOptions
+    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._http = None
+        self._host = random.choice(self.options.hosts)
+        self._retries = 0
+        self._with_key = spec.primary_key is PrimaryKey.client
+        self._indices = ",".join(spec.table_names)
+
+    def validate(self) -> None:
+        super().validate()
+        if (self.options.username is None) != (self.options.password is None):
+            raise ModuleError("options 'username' and 'password' of the elasticsearch module go together")
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        import httpx
+
+        headers = {"accept": "application/json"}
+        if self.options.api_key:
+            headers["authorization"] = f"ApiKey {self.options.api_key}"
+        auth = (self.options.username, self.options.password) if self.options.username is not None else None
+        self._http = httpx.Client(
+            base_url=self._host, auth=auth, headers=headers, verify=self._tls(),
+            timeout=httpx.Timeout(self.options.request_timeout, connect=CONNECT_TIMEOUT_S),
+        )
+        # GET / is not used: the ES 8 integ-test build answers 405 there.
+        try:
+            self._request("GET", "/_cluster/health", accept=(200, 403, 408, 503))
+        except SearchServerError as error:
+            raise ModuleError(f"the server at {self._address()} does not answer like {PRODUCT}: {error}") from None
+        log.info("connected to %s at %s", PRODUCT, self._host)
+
+    def _tls(self) -> ssl.SSLContext | bool:
+        if self.options.ca_certs:
+            return ssl.create_default_context(cafile=self.options.ca_certs)
+        return self.options.verify_certs
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+    def _address(self) -> str:
+        import httpx
+
+        url = httpx.URL(self._host)
+        return f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+
+    def _request(self, method: str, path: str, *, body: Any = None, content: bytes | None = None,
+                 params: dict[str, str] | None = None, accept: tuple[int, ...] = (200, 201),
+                 timeout: float | None = None) -> tuple[int, dict]:
+        """One HTTP call; returns (status, parsed JSON). Unreachable server or bad credentials: ModuleError."""
+        import httpx
+
+        headers = {}
+        if body is not None:
+            content, headers["content-type"] = json.dumps(body).encode(), "application/json"
+        elif content is not None:
+            headers["content-type"] = "application/x-ndjson"
+        extra = {} if timeout is None else {"timeout": httpx.Timeout(timeout, connect=CONNECT_TIMEOUT_S)}
+        try:
+            response = self._http.request(method, path, content=content, params=params, headers=headers, **extra)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+            raise ModuleError(f"cannot connect to {PRODUCT} at {self._address()}: {error or type(error).__name__}") from None
+        if response.status_code == 401:
+            raise ModuleError(f"{PRODUCT} at {self._address()} refused the credentials (401): check username/password or api_key")
+        parsed = _json(response)
+        if response.status_code not in accept:
+            raise SearchServerError(f"{method} {path} answered {response.status_code}: {_reason(parsed, response.text)}")
+        return response.status_code, parsed
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        for index in self.spec.table_names:
+            if self.spec.clean:
+                self._request("DELETE", f"/{index}", accept=(200, 404))
+            status, answer = self._request("PUT", f"/{index}", body=self.index_definition(), accept=(200, 400))
+            if status == 400 and _error_type(answer) != "resource_already_exists_exception":
+                raise SearchServerError(f"creating index {index} failed: {_reason(answer, '')}")
+
+    def index_definition(self) -> dict:
+        properties = {
+            "timestamp": {"type": "date", "format": "epoch_millis"},
+            "device_id": {"type": "keyword"},
+            "sequence_number": {"type": "long"},
+            "temperature": {"type": "double"},
+        }
+        if self._with_key:
+            properties["id"] = {"type": "keyword"}
+        settings = {
+            "number_of_shards": self.options.shards,
+            "number_of_replicas": self.options.replicas,
+            "refresh_interval": self.options.refresh_interval,
+            "translog": {"durability": self.options.translog_durability},
+        }
+        # Strict: a document with a field the mapping lacks (e.g. an id into an index made without
+        # client keys) is rejected instead of silently changing the schema.
+        return {"settings": {"index": settings}, "mappings": {"dynamic": "strict", "properties": properties}}
+
+    def count(self) -> int:
+        """Events in the run's indices, after a refresh so that every acknowledged event is counted."""
+        self._refresh()
+        return int(self._request("GET", f"/{self._indices}/_count")[1]["count"])
+
+    def _refresh(self) -> None:
+        status, answer = self._request("POST", f"/{self._indices}/_refresh", accept=(200, 404))
+        if status == 404:
+            raise ModuleError(f"{PRODUCT} at {self._address()}: {_reason(answer, 'index missing')} (insert events first)")
+
+    def server_counters(self) -> dict[str, int] | None:
+        """Documents indexed into the primaries of the run's indices (indexing.index_total)."""
+        answer = self._request("GET", f"/{self._indices}/_stats/indexing",
+                               params={"filter_path": "_all.primaries.indexing.index_total"})[1]
+        return {"rows_inserted": int(answer["_all"]["primaries"]["indexing"]["index_total"])}
+
+    def storage_bytes(self) -> int | None:
+        """Store size of the run's indices, all copies (primaries and replicas)."""
+        answer = self._request("GET", f"/{self._indices}/_stats/store", params={"filter_path": "_all.total.store.size_in_bytes"})[1]
+        return int(answer["_all"]["total"]["store"]["size_in_bytes"])
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> BulkRequest:
+        chunks: list[str] = []
+        for table, part in batch.split_by_table(len(self.spec.table_names)):
+            index = self.spec.table_names[table]
+            if self._with_key:
+                actions = [f'{{"create":{{"_index":"{index}","_id":"{key}"}}}}\n' for key in _keys(part)]
+            else:
+                actions = [f'{{"create":{{"_index":"{index}"}}}}\n'] * len(part)
+            chunks += [action + source + "\n" for action, source in zip(actions, self._sources(part))]
+        return BulkRequest(chunks)
+
+    def insert_batch(self, prepared: BulkRequest) -> None:
+        pending: list[int] | None = None  # None: every event of the batch
+        for attempt in range(self.options.max_retries + 1):
+            status, answer = self._request(
+                "POST", "/_bulk", content=prepared.body(pending), accept=(200, TOO_MANY_REQUESTS),
+                params={"filter_path": "errors,items.*.status,items.*.error"},
+            )
+            if status == TOO_MANY_REQUESTS:
+                rejected = pending if pending is not None else list(range(len(prepared.chunks)))
+            elif not answer.get("errors"):
+                return
+            else:
+                rejected = self._rejected_items(answer["items"], pending)
+            if attempt == self.options.max_retries:
+                raise SearchServerError(f"{len(rejected)} events still rejected with 429 after {attempt} retries")
+            pending = rejected
+            self._retries += 1
+            time.sleep(min(0.01 * 2**attempt, 1.0))
+
+    def _rejected_items(self, items: list[dict], pending: list[int] | None) -> list[int]:
+        """Positions (in the prepared batch) of the events rejected with 429; any other error is raised."""
+        positions = pending if pending is not None else range(len(items))
+        rejected = []
+        for position, item in zip(positions, items):
+            outcome = next(iter(item.values()))
+            if outcome.get("status", 201) < 300:
+                continue
+            if outcome["status"] != TOO_MANY_REQUESTS:
+                raise SearchServerError(f"bulk insert failed: {_reason(outcome, 'status ' + str(outcome['status']))}")
+            rejected.append(position)
+        return rejected
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, bytes]]:
+        items: list[tuple[str, bytes]] = []
+        for table, part in batch.split_by_table(len(self.spec.table_names)):
+            index = self.spec.table_names[table]
+            paths = [f"/{index}/_create/{key}" for key in _keys(part)] if self._with_key else [f"/{index}/_doc"] * len(part)
+            items += [(path, source.encode()) for path, source in zip(paths, self._sources(part))]
+        return items
+
+    def insert_single(self, item: tuple[str, bytes]) -> None:
+        path, document = item
+        for attempt in range(self.options.max_retries + 1):
+            status, _ = self._request("POST", path, content=document, params={"refresh": "false"},
+                                      accept=(200, 201, TOO_MANY_REQUESTS))
+            if status != TOO_MANY_REQUESTS:
+                return
+            if attempt == self.options.max_retries:
+                raise SearchServerError(f"event still rejected with 429 after {attempt} retries")
+            self._retries += 1
+            time.sleep(min(0.01 * 2**attempt, 1.0))
+
+    def retries(self) -> int:
+        return self._retries
+
+    def _sources(self, batch: EventBatch) -> list[str]:
+        """The JSON documents of a batch, built from plain Python columns (no per-event dicts)."""
+        columns = [
+            batch.timestamp_ms.tolist(),
+            batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist(),
+            batch.sequence_number.tolist(),
+            batch.temperature.tolist(),
+        ]
+        template = '{"timestamp":%d,"device_id":"%s","sequence_number":%d,"temperature":%r'
+        if self._with_key:
+            columns.append(_keys(batch))
+            template += ',"id":"%s"'
+        template += "}"
+        return [template % row for row in zip(*columns)]
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        return {
+            "count-events": self._count_events,
+            "temperature-min-max": self._aggregation({"min": {"min": {"field": "temperature"}}, "max": {"max": {"field": "temperature"}}}),
+            "temperature-stats": self._aggregation({"stats": {"stats": {"field": "temperature"}}}),
+            "temperature-stats-per-device": self._per_device({"stats": {"stats": {"field": "temperature"}}}),
+            "newest-per-device": self._per_device({
+                "newest": {"top_hits": {"size": 1, "sort": [{"timestamp": {"order": "desc"}}],
+                                        "_source": {"includes": ["timestamp", "temperature"]}}},
+            }),
+        }
+
+    def _search(self, body: dict) -> dict:
+        params = {"request_cache": str(self.options.request_cache).lower()}
+        timeout = self.spec.query_timeout or None
+        return self._request("POST", f"/{self._indices}/_search", body=body, params=params, timeout=timeout)[1]
+
+    def _count_events(self) -> int:
+        self._request("GET", f"/{self._indices}/_count", timeout=self.spec.query_timeout or None)
+        return 1
+
+    def _aggregation(self, aggregations: dict) -> Query:
+        def run() -> int:
+            answer = self._search({"size": 0, "track_total_hits": False, "aggs": aggregations})
+            return 1 if answer.get("aggregations") else 0
+
+        return run
+
+    def _per_device(self, sub_aggregations: dict) -> Query:
+        """A composite aggregation over device_id, paged with after_key so every device is fetched."""
+
+        def run() -> int:
+            composite: dict[str, Any] = {"size": self.options.query_page_size, "sources": [{"device_id": {"terms": {"field": "device_id"}}}]}
+            rows = 0
+            while True:
+                body = {"size": 0, "track_total_hits": False, "aggs": {"devices": {"composite": composite, "aggs": sub_aggregations}}}
+                devices = self._search(body)["aggregations"]["devices"]
+                buckets = devices["buckets"]
+                rows += len(buckets)
+                if len(buckets) < composite["size"] or "after_key" not in devices:
+                    return rows
+                composite["after"] = devices["after_key"]
+
+        return run
+
+
+def _keys(batch: EventBatch) -> list[str]:
+    return batch.client_key.astype(f"U{CLIENT_KEY_WIDTH}").tolist()
+
+
+def _json(response) -> dict:
+    try:
+        parsed = response.json()
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _error_type(answer: dict) -> str:
+    error = answer.get("error")
+    return error.get("type", "") if isinstance(error, dict) else ""
+
+
+def _reason(answer: dict, fallback: str) -> str:
+    """The most telling part of an error answer: root cause type and reason."""
+    error = answer.get("error")
+    if isinstance(error, dict):
+        cause = (error.get("root_cause") or [error])[0]
+        return f"{cause.get('type', 'error')}: {cause.get('reason', '')}".strip()
+    if isinstance(error, str):
+        return error
+    return " ".join(fallback.split())[:300] or "no details"
+

@@ -1,0 +1,256 @@
+"""InfluxDB through the v2 API (influxdb-client): InfluxDB 2.x, and InfluxDB 1.8 in its v2-compatible mode.
+
+Events are points of the measurement `events` (events0..events3 with --tables multiple), tag
+`device_id`, fields `temperature` and `sequence_number`, timestamps in milliseconds. A point is
+identified by its series (measurement + tags) and time, so there is no primary key: `--primary-key db`
+(the default) and `none` are accepted and mean the same, every other mode is rejected.
+
+Insert modes, both with the synchronous write API (the call returns once the server acknowledged):
+- single (no --batch): one point per write call;
+- batch: one write call per batch, its line protocol built outside the timed call.
+
+Setup: on InfluxDB 2 the bucket is deleted and recreated (clean) or created when missing through the
+buckets API. InfluxDB 1.8 has no buckets API: there `bucket` is "database/retention-policy", and the
+1.x query API creates the database and drops the run's measurements (clean). Which API applies is
+read from the server's version (the /ping header), or forced with `v1_compat`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator
+
+from simulator.events import DEVICE_ID_WIDTH, EventBatch
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import PrimaryKey
+
+log = logging.getLogger("influxdb")
+
+# Flux needs a time range; this one holds every event the generator can produce.
+RANGE = "range(start: 1970-01-01T00:00:00Z, stop: 2262-01-01T00:00:00Z)"
+
+
+class InfluxdbOptions(ModuleOptions):
+    url: str = "http://localhost:8086"
+    token: str = Field("", description="API token; on InfluxDB 1.8 'user:password' (or '-' without auth)")
+    org: str = Field("-", description="organisation name ('-' on InfluxDB 1.8)")
+    bucket: str = Field("iotbench", min_length=1, description="bucket; on InfluxDB 1.8 'database/retention-policy'")
+    v1_compat: bool | None = Field(None, description="InfluxDB 1.8 (true) or 2.x (false); unset = read the server's version")
+    timeout: float = Field(60.0, gt=0, description="seconds one HTTP call may take")
+    verify_ssl: bool = True
+    enable_gzip: bool = Field(False, description="gzip the write requests")
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"'{url}' is not an http:// or https:// URL")
+        return url.rstrip("/")
+
+
+class InfluxServerError(Exception):
+    """The server answered a call with an error."""
+
+
+class Module(DatabaseModule):
+    Options = InfluxdbOptions
+    options: InfluxdbOptions
+    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._client = None
+        self._write = None
+        self._query = None
+        self._v1: bool | None = self.options.v1_compat
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        from influxdb_client import InfluxDBClient
+        from influxdb_client.client.write_api import SYNCHRONOUS
+
+        seconds = self.spec.query_timeout if self.spec.task == "query" and self.spec.query_timeout else self.options.timeout
+        self._client = InfluxDBClient(
+            url=self.options.url, token=self.options.token, org=self.options.org, timeout=int(seconds * 1000),
+            verify_ssl=self.options.verify_ssl, enable_gzip=self.options.enable_gzip,
+        )
+        try:
+            version = self._call("GET /ping", self._client.version)
+        except InfluxServerError as error:
+            raise ModuleError(f"the server at {self._address()} does not answer like InfluxDB: {error}") from None
+        if self._v1 is None:
+            self._v1 = version.lstrip("v").startswith("1.")
+        log.info("connected to InfluxDB %s at %s (%s API)", version, self.options.url, "1.x" if self._v1 else "2.x")
+        self._write = self._client.write_api(write_options=SYNCHRONOUS)
+        self._query = self._client.query_api()
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = self._write = self._query = None
+
+    def _address(self) -> str:
+        parts = urlsplit(self.options.url)
+        return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+    def _call(self, what: str, function, *args, **kwargs) -> Any:
+        """Run a client call; an unreachable server or bad token becomes a ModuleError, a refusal an InfluxServerError."""
+        from influxdb_client.rest import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            return function(*args, **kwargs)
+        except ApiException as error:
+            if error.status == 401:
+                raise ModuleError(f"InfluxDB at {self._address()} refused the token (401)") from None
+            raise InfluxServerError(f"{what} failed with {error.status}: {_api_message(error)}") from None
+        except (HTTPError, OSError) as error:
+            reason = _one_line(getattr(error, "reason", None) or error).split("new connection: ")[-1]
+            raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {reason}") from None
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        if self._v1:
+            self._setup_v1()
+        else:
+            self._setup_v2()
+
+    def _setup_v2(self) -> None:
+        buckets = self._client.buckets_api()
+        try:
+            existing = self._call("looking up the bucket", buckets.find_bucket_by_name, self.options.bucket)
+        except InfluxServerError as error:
+            if "404" not in str(error):
+                raise
+            raise ModuleError(f"InfluxDB at {self._address()} has no buckets API (InfluxDB 1.x?): set the option v1_compat: true") from None
+        if existing is not None and self.spec.clean:
+            self._call("deleting the bucket", buckets.delete_bucket, existing)
+            existing = None
+        if existing is None:
+            self._call("creating the bucket", buckets.create_bucket, bucket_name=self.options.bucket, org=self.options.org)
+
+    def _setup_v1(self) -> None:
+        database = self.options.bucket.split("/")[0]
+        self._influxql(f'CREATE DATABASE "{database}"')
+        if self.spec.clean:
+            for measurement in self.spec.table_names:
+                self._influxql(f'DROP MEASUREMENT "{measurement}"', database=database)
+
+    def _influxql(self, statement: str, database: str | None = None) -> None:
+        """One statement through the 1.x query API (InfluxDB 1.8 has no buckets API)."""
+        import httpx
+
+        user, _, password = self.options.token.partition(":")
+        auth = (user, password) if password else None
+        data = {"q": statement, **({"db": database} if database else {})}
+        try:
+            response = httpx.post(f"{self.options.url}/query", data=data, auth=auth, timeout=self.options.timeout,
+                                  verify=self.options.verify_ssl)
+        except httpx.TransportError as error:
+            raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {_one_line(error)}") from None
+        if response.status_code == 401:
+            raise ModuleError(f"InfluxDB at {self._address()} refused the credentials (401): token must be 'user:password'")
+        errors = [r["error"] for r in _results(response) if "error" in r]
+        if response.status_code != 200 or errors:
+            raise InfluxServerError(f"{statement} failed with {response.status_code}: {'; '.join(errors) or response.text.strip()}")
+
+    def count(self) -> int:
+        """Events in the run's measurements: the number of temperature values over all time."""
+        tables = self._flux(f"{self._data()}\ndata |> group() |> count()")
+        return sum(int(record.get_value()) for table in tables for record in table.records)
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> bytes:
+        return "".join(self._lines(batch)).encode()
+
+    def insert_batch(self, prepared: bytes) -> None:
+        self._write_lines(prepared)
+
+    def prepare_single(self, batch: EventBatch) -> list[bytes]:
+        return [line.encode() for line in self._lines(batch)]
+
+    def insert_single(self, item: bytes) -> None:
+        self._write_lines(item)
+
+    def _write_lines(self, lines: bytes) -> None:
+        from influxdb_client import WritePrecision
+
+        self._call("write", self._write.write, bucket=self.options.bucket, org=self.options.org, record=lines,
+                   write_precision=WritePrecision.MS)
+
+    def _lines(self, batch: EventBatch) -> list[str]:
+        """Line protocol, one newline-terminated line per event, built from plain Python columns."""
+        lines: list[str] = []
+        for table, part in batch.split_by_table(len(self.spec.table_names)):
+            template = self.spec.table_names[table] + ",device_id=%s temperature=%r,sequence_number=%di %d\n"
+            columns = (
+                part.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist(),
+                part.temperature.tolist(),
+                part.sequence_number.tolist(),
+                part.timestamp_ms.tolist(),
+            )
+            lines += [template % row for row in zip(*columns)]
+        return lines
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        data = self._data()
+        # Aggregates of one stream are combined into one row: union of the named values, then pivot.
+        one_row = '|> group() |> pivot(rowKey: [], columnKey: ["_field"], valueColumn: "_value")'
+        per_device = '|> group() |> pivot(rowKey: ["device_id"], columnKey: ["_field"], valueColumn: "_value")'
+        every = 'data |> group() |> keep(columns: ["_value"])'
+        by_device = 'data |> group(columns: ["device_id"]) |> keep(columns: ["device_id", "_value"])'
+        return {
+            "count-events": self._rows(f"{data}\ndata |> group() |> count()"),
+            "temperature-min-max": self._rows(
+                f"{data}\nvalues = {every}\nunion(tables: [{_named(['min', 'max'], 'values')}]) {one_row}"),
+            "temperature-stats": self._rows(
+                f"{data}\nvalues = {every}\nunion(tables: [{_named(['min', 'mean', 'max'], 'values')}]) {one_row}"),
+            "temperature-stats-per-device": self._rows(
+                f"{data}\nbyDevice = {by_device}\nunion(tables: [{_named(['min', 'mean', 'max'], 'byDevice')}]) {per_device}"),
+            # A device always writes to the same measurement, so each series' last point is its newest event.
+            "newest-per-device": self._rows(f'{data}\ndata |> last() |> group() |> keep(columns: ["device_id", "_time", "_value"])'),
+        }
+
+    def _data(self) -> str:
+        """Flux binding `data`: the temperature values of the run's measurements."""
+        measurements = " or ".join(f'r._measurement == "{name}"' for name in self.spec.table_names)
+        return (f'data = from(bucket: "{self.options.bucket}") |> {RANGE}\n'
+                f'  |> filter(fn: (r) => ({measurements}) and r._field == "temperature")')
+
+    def _flux(self, query: str) -> list:
+        return self._call("Flux query", self._query.query, query, org=self.options.org)
+
+    def _rows(self, query: str) -> Query:
+        def run() -> int:
+            return sum(len(table.records) for table in self._flux(query))
+
+        return run
+
+
+def _named(aggregates: list[str], stream: str) -> str:
+    """`stream |> min() |> set(key: "_field", value: "min"), ...`: aggregates tagged with their name."""
+    return ", ".join(f'{stream} |> {name}() |> set(key: "_field", value: "{name}")' for name in aggregates)
+
+
+def _results(response) -> list[dict]:
+    try:
+        return response.json().get("results", [])
+    except ValueError:
+        return []
+
+
+def _api_message(error) -> str:
+    import json
+
+    try:
+        return json.loads(error.body).get("message") or error.reason
+    except (TypeError, ValueError, AttributeError):
+        return _one_line(error.body or error.reason or "")
+
+
+def _one_line(value: Any) -> str:
+    return " ".join(str(value).split())[:300]

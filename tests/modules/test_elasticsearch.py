@@ -1,0 +1,183 @@
+"""The elasticsearch module end to end through the CLI, against a real Elasticsearch 8 AND a real
+OpenSearch 2 (scripts/servers/start-elasticsearch.sh and start-opensearch.sh): every test runs on both."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import httpx
+import numpy as np
+import pytest
+
+from simulator.events import EventGenerator
+
+pytestmark = pytest.mark.elasticsearch
+
+SERVERS = {
+    "elasticsearch-8": os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:9200"),
+    "opensearch-2": os.environ.get("OPENSEARCH_URL", "http://127.0.0.1:9201"),
+}
+START_SCRIPTS = {"elasticsearch-8": "start-elasticsearch.sh", "opensearch-2": "start-opensearch.sh"}
+UNUSED_PORT = 9299
+
+CONFIG = """\
+platform: local
+targets:
+  search:
+    module: elasticsearch
+    hosts: {url}
+    replicas: 0
+    refresh_interval: 1s
+"""
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def search(request, tmp_path):
+    """The URL of one real server, with a config file for it in the test folder; fails (never skips) without it."""
+    url = SERVERS[request.param]
+    try:
+        httpx.get(f"{url}/_cluster/health", timeout=10).raise_for_status()
+    except httpx.HTTPError as error:
+        pytest.fail(f"{request.param} is not reachable at {url} ({error}); start it with scripts/servers/{START_SCRIPTS[request.param]}")
+    (tmp_path / "config.yaml").write_text(CONFIG.format(url=url))
+    return url
+
+
+def run(cli, *args):
+    return cli(*args, "--config", "config.yaml", "--target", "search", "--platform", "local", timeout=300)
+
+
+def assert_verified(result, expected_per_run: list[int]) -> list[dict]:
+    assert result.code == 0, result.stderr
+    reports = [run["report"] for run in result.results()["runs"]]
+    assert [r["verification"]["counted"] for r in reports] == expected_per_run
+    assert all(r["verification"]["ok"] and r["verification"]["expected"] == r["verification"]["counted"] for r in reports)
+    return reports
+
+
+def get(url: str, path: str, **params) -> dict:
+    response = httpx.get(f"{url}{path}", params=params, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
+def documents(url: str, index: str) -> list[dict]:
+    """Every document of an index (after a refresh), with its _id."""
+    httpx.post(f"{url}/{index}/_refresh", timeout=30).raise_for_status()
+    answer = httpx.post(f"{url}/{index}/_search", json={"size": 10_000, "sort": [{"sequence_number": "asc"}]}, timeout=30)
+    answer.raise_for_status()
+    return [{"_id": hit["_id"], **hit["_source"]} for hit in answer.json()["hits"]["hits"]]
+
+
+def test_bulk_inserts_with_database_ids_then_the_five_queries(cli, search):
+    reports = assert_verified(run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000, 8000])
+    # One _bulk request per batch: 2 per worker.
+    assert [r["figures"]["latency"]["calls"] for r in reports] == [2, 8]
+    assert reports[1]["server"]["counters_at_end"]["rows_inserted"] == 8000
+    assert reports[1]["server"]["storage_bytes"] > 0
+
+    index = get(search, "/events")["events"]
+    assert index["mappings"]["dynamic"] == "strict"
+    assert index["mappings"]["properties"] == {
+        "timestamp": {"type": "date", "format": "epoch_millis"},
+        "device_id": {"type": "keyword"},
+        "sequence_number": {"type": "long"},
+        "temperature": {"type": "double"},
+    }
+    assert index["settings"]["index"]["number_of_replicas"] == "0"
+    assert index["settings"]["index"]["refresh_interval"] == "1s"
+
+    # The stored events are exactly the generated ones (worker 0's stream, auto ids).
+    stored = [doc for doc in documents(search, "events") if doc["device_id"].startswith("w000000-")]
+    expected = EventGenerator(1, 0, 10).batch(0, 2000)
+    assert [doc["sequence_number"] for doc in stored] == expected.sequence_number.tolist()
+    assert [doc["timestamp"] for doc in stored] == expected.timestamp_ms.tolist()
+    assert np.array_equal([doc["temperature"] for doc in stored], expected.temperature)
+    assert len({doc["_id"] for doc in stored}) == 2000
+
+    # 4 workers x 10 devices; a page size of 7 makes the per-device queries page through 6 pages.
+    result = run(cli, "query", "-w", "1", "-r", "2", "--extra-option", "query_page_size=7")
+    assert result.code == 0, result.stderr
+    summary = {row["query"]: row for row in result.results()["summary"]}
+    assert {name: row["rows"] for name, row in summary.items()} == {
+        "count-events": 1, "temperature-min-max": 1, "temperature-stats": 1,
+        "temperature-stats-per-device": 40, "newest-per-device": 40,
+    }
+    assert not any(row.get("errors") for row in summary.values()), summary
+
+
+def test_newest_per_device_aggregation_finds_each_devices_last_event(cli, search):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "500", "--num-inserts", "2000"), [2000])
+    # The same aggregation the module sends, checked for content: the newest event of every device.
+    body = {"size": 0, "aggs": {"devices": {
+        "composite": {"size": 100, "sources": [{"device_id": {"terms": {"field": "device_id"}}}]},
+        "aggs": {"newest": {"top_hits": {"size": 1, "sort": [{"timestamp": {"order": "desc"}}]}}},
+    }}}
+    answer = httpx.post(f"{search}/events/_search", json=body, timeout=30).json()
+    newest = {b["key"]["device_id"]: b["newest"]["hits"]["hits"][0]["_source"]["sequence_number"]
+              for b in answer["aggregations"]["devices"]["buckets"]}
+    assert newest == {f"w000000-d{d:06d}": 1990 + d for d in range(10)}
+
+
+def test_single_inserts_with_client_ids_into_four_indices(cli, search):
+    reports = assert_verified(
+        run(cli, "insert", "-w", "4", "-r", "1", "--num-inserts", "150", "--primary-key", "client", "--tables", "multiple"), [600])
+    assert reports[0]["figures"]["latency"]["calls"] == 600  # one index request per event
+    total = 0
+    for table in range(4):
+        docs = documents(search, f"events{table}")
+        total += len(docs)
+        assert docs, f"events{table} is empty"
+        for doc in docs:
+            # _id = the client key = device id + 12-digit sequence number, also stored as field `id`.
+            assert doc["_id"] == doc["id"] == f"{doc['device_id']}-{doc['sequence_number']:012d}"
+            assert int(doc["device_id"][-6:]) % 4 == table  # a device always goes to the same index
+        assert get(search, f"/events{table}/_mapping")[f"events{table}"]["mappings"]["properties"]["id"] == {"type": "keyword"}
+    assert total == 600
+
+
+def test_bulk_inserts_with_client_ids_into_four_indices(cli, search):
+    reports = assert_verified(
+        run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "2000", "--primary-key", "client",
+            "--tables", "multiple"), [2000, 8000])
+    # One _bulk request per batch, even though each batch spans the four indices.
+    assert [r["figures"]["latency"]["calls"] for r in reports] == [2, 8]
+    counts = [get(search, f"/events{t}/_count")["count"] for t in range(4)]
+    assert sum(counts) == 8000 and all(counts)
+
+
+def test_single_inserts_with_database_ids(cli, search):
+    reports = assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--num-inserts", "300"), [300])
+    assert reports[0]["figures"]["latency"]["calls"] == 300
+    assert len({doc["_id"] for doc in documents(search, "events")}) == 300
+
+
+def test_no_clean_keeps_the_index_and_duplicate_client_ids_are_rejected(cli, search):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "500", "--num-inserts", "1000", "--primary-key", "client"), [1000])
+    # Same seed, same stream position, index kept: every key exists already, `create` refuses them.
+    again = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "500", "--num-inserts", "1000", "--primary-key", "client", "--no-clean")
+    assert again.code == 1
+    assert "version_conflict_engine_exception" in again.stderr
+    assert get(search, "/events/_count")["count"] == 1000
+
+
+def test_rejected_primary_key_modes_and_bad_options(cli, search):
+    for mode in ("sql", "uuid", "none"):
+        result = run(cli, "insert", "-w", "1", "--primary-key", mode)
+        assert result.code == 2
+        assert f"does not support --primary-key {mode} (supported: client, db)" in result.stderr
+        assert "Traceback" not in result.stderr
+    result = run(cli, "insert", "-w", "1", "--extra-option", "replicas=-1", "--extra-option", "refresh_interval=soon")
+    assert result.code == 2
+    assert "replicas" in result.stderr and "refresh_interval" in result.stderr
+
+
+def test_unreachable_server_is_one_line_naming_host_and_port(cli, tmp_path):
+    (tmp_path / "config.yaml").write_text(CONFIG.format(url=f"http://127.0.0.1:{UNUSED_PORT}"))
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "100")
+    assert result.code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert re.search(rf"cannot connect to .* at 127\.0\.0\.1:{UNUSED_PORT}", lines[0])
+    assert "Traceback" not in result.stderr
