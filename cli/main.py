@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from cli import results, runner, tables
+from cli import crosscheck, results, runner, tables
 from cli.config import Config, Target, load_config
 from cli.errors import RunFailed, UsageProblem
 from cli.options import WorkerSet, parse_extra_options, parse_queries
@@ -202,6 +202,7 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
     finally:
         summary = _summaries(invocation, document)
         results.save(folder, document, summary)
+        write_figures(folder, document)  # plots and cross-check file; never raises
     _print(invocation, document, folder)
     if failure is not None:
         raise failure
@@ -234,6 +235,9 @@ def _print(invocation: runner.Invocation, document: dict[str, Any], folder: Path
             console.print(tables.steps_table(summary, base.num_inserts * base.workers))
         else:
             console.print(tables.insert_table(summary, title))
+    checks = crosscheck.run_checks(document)
+    if checks:
+        console.print(tables.crosscheck_table(checks))
     console.print(f"Results saved in {folder}", highlight=False)
 
 
@@ -243,3 +247,10 @@ def _mode_label(spec: RunSpec) -> str:
     mode = f"batch {spec.batch}" if spec.batch else "single inserts"
     extra = ", ".join(f"{k}={v}" for k, v in spec.extra.items())
     return f"inserts/s, {mode}, primary key {spec.primary_key.value}, {spec.tables.value} table(s), {spec.num_inserts:,} events per worker" + (f", {extra}" if extra else "")
+
+
+# Commands on saved results; imported last because they use the helpers above.
+from cli.saved_results import compare, report, write_figures  # noqa: E402
+
+commands.add_command(report)
+commands.add_command(compare)

@@ -91,7 +91,7 @@ def execute(
 
 def verify(report: dict[str, Any]) -> None:
     check = report["verification"]
-    if not check["ok"]:
+    if check.get("applicable", True) and not check["ok"]:
         raise RunFailed(
             f"verification failed: the database holds {check['counted']} events but {check['expected']} were expected "
             f"({check['count_before']} before + {check['prefilled']} prefilled + {check['inserted']} reported by the workers)"

@@ -15,25 +15,40 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}" if value < 1 else f"{value:.2f}"
 
 
+def _ms(value: float | None) -> str:
+    """Milliseconds with at least three significant digits (the null target's calls take microseconds)."""
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if value >= 1 else f"{value:.3g}"
+
+
+def _cv(spread: dict[str, Any]) -> str:
+    return f"{spread['cv']:.1%}" + (" unstable" if spread["unstable"] else "")
+
+
+def _ci(spread: dict[str, Any]) -> str:
+    return "-" if spread["n"] < 2 else f"±{_rate((spread['ci95_high'] - spread['ci95_low']) / 2)}"
+
+
 def insert_table(rows: list[dict[str, Any]], title: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for name in ("Workers", "Runs", "Min", "Avg", "Max", "Stdev", "CV"):
+    for name in ("Workers", "Runs", "Min", "Avg", "Max", "Stdev", "CV", "95% CI"):
         table.add_column(name, justify="right")
     table.add_column("Seed formula avg", justify="right")
     for name in ("p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Start skew"):
         table.add_column(name, justify="right")
     for row in rows:
         spread = row["throughput"]
-        cv = f"{spread['cv']:.1%}" + (" unstable" if spread["unstable"] else "")
         table.add_row(
             str(row["workers"]), str(row["runs"]), _rate(spread["min"]), _rate(spread["avg"]), _rate(spread["max"]),
-            _rate(spread["stdev"]), cv, _rate(row["seed_formula_throughput"]["avg"]),
-            f"{row['p50_ms']:.2f}", f"{row['p95_ms']:.2f}", f"{row['p99_ms']:.2f}", f"{row['max_ms']:.2f}",
+            _rate(spread["stdev"]), _cv(spread), _ci(spread), _rate(row["seed_formula_throughput"]["avg"]),
+            _ms(row["p50_ms"]), _ms(row["p95_ms"]), _ms(row["p99_ms"]), _ms(row["max_ms"]),
             f"{row['client_overhead']:.1%}", f"{row['start_skew_s'] * 1000:.0f} ms",
         )
     table.caption = (
         "Inserts/s = events / (last worker end - common start). Seed formula = events / mean worker duration "
-        "(the original tool's figure). Latency per database call."
+        "(the original tool's figure). CV = stdev / avg across runs, unstable above 10%; 95% CI = half width of the "
+        "average's 95% confidence interval (Student t). Latency per database call."
     )
     return table
 
@@ -58,4 +73,51 @@ def query_table(rows: list[dict[str, Any]], title: str) -> Table:
             "-" if row["rows"] is None else f"{row['rows']:,}", "; ".join(row["errors"]) or "",
         )
     table.caption = "Seconds per execution. Cold = first execution on each worker, warm = the others."
+    return table
+
+
+def crosscheck_table(rows: list[dict[str, Any]]) -> Table:
+    """The database's own count of the rows inserted in each run, beside the client's."""
+    table = Table(title="Database-side cross-check", title_justify="left")
+    for name in ("Run", "Count check", "Client inserts/s", "Database inserts/s", "Difference", "Storage", "Bytes/event"):
+        table.add_column(name, justify="left" if name in ("Run", "Count check") else "right")
+    for row in rows:
+        difference = "-" if row["difference"] is None else f"{row['difference']:+.2%}" + (" FLAGGED" if row["flagged"] else "")
+        table.add_row(
+            row["label"], row["count_check"], _rate(row["client_rate"]),
+            "not exposed" if row["db_rate"] is None else _rate(row["db_rate"]), difference,
+            "-" if row["storage_bytes"] is None else f"{row['storage_bytes'] / 1e6:,.1f} MB",
+            "-" if row["bytes_per_event"] is None else f"{row['bytes_per_event']:.1f}",
+        )
+    table.caption = (
+        "Database inserts/s = rows the database counted as inserted during the timed phase / run duration; "
+        "a difference over 2% is flagged. Bytes/event = tables and indexes / events stored."
+    )
+    return table
+
+
+def compare_insert_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="Inserts across runs", title_justify="left")
+    for name in ("Database", "Workers", "Fill level", "Insert mode", "Primary-key mode", "Inserts/s", "CV", "95% CI", "p99 ms", "Runs", "Cross-check"):
+        table.add_column(name, justify="left" if name in ("Database", "Insert mode", "Primary-key mode", "Cross-check") else "right")
+    for row in rows:
+        spread = row["throughput"]
+        table.add_row(
+            row["database"], str(row["workers"]), "-" if row["level"] is None else f"{row['level']:,}", row["insert_mode"],
+            row["primary_key"], _rate(spread["avg"]), _cv(spread), _ci(spread), _ms(row["p99_ms"]["avg"]), str(spread["n"]),
+            row["crosscheck"],
+        )
+    table.caption = "Inserts/s: average over runs. p99: average of the runs' p99 call latency."
+    return table
+
+
+def compare_query_table(rows: list[dict[str, Any]], queries: tuple[str, ...]) -> Table:
+    table = Table(title="Queries across runs (average seconds per execution)", title_justify="left")
+    table.add_column("Database")
+    table.add_column("Workers", justify="right")
+    for name in queries:
+        table.add_column(name, justify="right")
+    for row in rows:
+        table.add_row(row["database"], str(row["workers"]), *(row["cells"][name] for name in queries))
+    table.caption = "* = coefficient of variation over the executions above 10% (see the CSV for cold and warm)."
     return table

@@ -25,6 +25,9 @@ log = logging.getLogger("collector")
 # Time between the last worker becoming ready and the common start: long enough for every worker
 # to learn the start time (they poll every 20 ms) so they all begin on the clock, not on the poll.
 START_LEAD_S = 0.3
+# The database's counters are read until two reads this far apart agree (database-side cross-check).
+COUNTER_SETTLE_S = 0.05
+COUNTER_SETTLE_READS = 40
 
 
 class RunState:
@@ -43,6 +46,7 @@ class RunState:
         self.start_at: float | None = None
         self.count_before: int | None = None
         self.counters_at_start: dict[str, int] | None = None
+        self.releasing = False
         self.report: dict[str, Any] | None = None
 
     def fail(self, message: str) -> None:
@@ -94,18 +98,35 @@ class Collector:
             self.state.count_before = count
             if self.state.phase == "preparing":
                 self.state.phase = "waiting"
-        log.info("database prepared, %d events present", count)
+        log.info("database prepared, %s events present", count)
 
-    def _sample_counters_at_start(self) -> None:
-        time.sleep(max(0.0, (self.state.start_at or 0) - time.time()))
+    def _sample_counters_then_start(self) -> None:
+        """Read the database's counters while every worker waits at the barrier (prefill done, no timed
+        call yet), and only then publish the common start: the start sample is exact by construction."""
         try:
             with self.db_lock:
-                counters = self.module.server_counters()
+                counters = self._settled_counters()
         except Exception as error:
             log.warning("could not read the database's counters: %s", _one_line(error))
             counters = None
         with self.state.lock:
             self.state.counters_at_start = counters
+            if self.state.phase == "waiting":
+                self.state.start_at = time.time() + START_LEAD_S
+                self.state.phase = "running"
+
+    def _settled_counters(self) -> dict[str, int] | None:
+        """Counters read until two reads agree: nothing is inserting, so a change means statistics of
+        a session that just ended are still arriving (PostgreSQL publishes them as a backend exits).
+        The caller holds db_lock."""
+        previous = None
+        for _ in range(COUNTER_SETTLE_READS):
+            counters = self.module.server_counters()
+            if counters is None or counters == previous:
+                return counters
+            previous = counters
+            time.sleep(COUNTER_SETTLE_S)
+        return counters
 
     def finish(self) -> None:
         try:
@@ -132,7 +153,9 @@ class Collector:
         else:
             figures = stats.insert_figures(state.start_at, results)
             count_after = self.module.count()
-            expected = state.count_before + figures.prefilled + figures.events
+            # A module that stores nothing (the null target) counts None: the check does not apply.
+            applicable = count_after is not None and state.count_before is not None
+            expected = state.count_before + figures.prefilled + figures.events if applicable else None
             report["figures"] = figures.model_dump()
             report["verification"] = {
                 "count_before": state.count_before,
@@ -140,7 +163,8 @@ class Collector:
                 "inserted": figures.events,
                 "expected": expected,
                 "counted": count_after,
-                "ok": count_after == expected,
+                "applicable": applicable,
+                "ok": count_after == expected if applicable else None,
             }
             report["server"] = self._server_side(figures)
         report["workers"] = [r.model_dump(exclude={"histogram"}) for r in results]
@@ -151,7 +175,7 @@ class Collector:
         server: dict[str, Any] = {"storage_bytes": None, "counters_at_start": self.state.counters_at_start}
         try:
             server["storage_bytes"] = self.module.storage_bytes()
-            server["counters_at_end"] = self.module.server_counters()
+            server["counters_at_end"] = self._settled_counters()
         except Exception as error:
             log.warning("could not read the database's own figures: %s", _one_line(error))
         return server
@@ -170,11 +194,13 @@ class Collector:
             if state.phase != "waiting":
                 return StartSignal(phase=state.phase, start_at=state.start_at)
             state.ready.add(hello.worker)
-            if len(state.ready) == self.spec.workers and state.start_at is None:
-                state.start_at = time.time() + START_LEAD_S
-                state.phase = "running"
+            if len(state.ready) == self.spec.workers and state.start_at is None and not state.releasing:
                 if self.spec.task == "insert":
-                    threading.Thread(target=self._sample_counters_at_start, daemon=True).start()
+                    state.releasing = True  # the start is published once the counters are read
+                    threading.Thread(target=self._sample_counters_then_start, daemon=True).start()
+                else:
+                    state.start_at = time.time() + START_LEAD_S
+                    state.phase = "running"
             return StartSignal(phase=state.phase, start_at=state.start_at)
 
     def record_progress(self, progress: WorkerProgress) -> None:

@@ -141,6 +141,11 @@ class Worker:
             self.module.insert_batch(self.module.prepare_batch(batch))
             self.prefilled += len(batch)
         self.module.flush()
+        if count:
+            # A new session: servers publish a session's statistics when it ends (PostgreSQL may
+            # otherwise hold them up to 10 s), so the collector's start sample sees the prefill.
+            self.module.close()
+            self.module.connect()
 
     def _insert(self, generator: EventGenerator, start: int) -> WorkerResult:
         module, recorder, spec = self.module, self.recorder, self.spec

@@ -95,15 +95,17 @@ class LocalPlatform:
             url = f"http://127.0.0.1:{port}"
             try:
                 children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port)], log_dir / "collector.log"))
+                # Workers start together with the collector (they retry registering until it answers):
+                # their interpreter start-up then overlaps the collector's instead of following it.
+                for index in range(spec.workers):
+                    args = ["worker", "--spec", str(spec_path), "--index", str(index), "--collector", url]
+                    children.append(Child(f"worker {index}", args, log_dir / f"worker-{index}.log"))
+
+                def check_processes() -> str | None:
+                    return next(filter(None, (child.failure() for child in children)), None)
+
                 with httpx.Client(base_url=url, timeout=10.0) as http:
-                    wait_for_collector(http, deadline, lambda: children[0].failure())
-                    for index in range(spec.workers):
-                        args = ["worker", "--spec", str(spec_path), "--index", str(index), "--collector", url]
-                        children.append(Child(f"worker {index}", args, log_dir / f"worker-{index}.log"))
-
-                    def check_processes() -> str | None:
-                        return next(filter(None, (child.failure() for child in children)), None)
-
+                    wait_for_collector(http, deadline, check_processes)
                     try:
                         return follow_run(http, deadline, on_status, check_processes)
                     except RunFailed as failure:

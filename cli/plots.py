@@ -1,0 +1,240 @@
+"""PNG plots of a saved results document, drawn into its results folder.
+
+matplotlib is imported only when plots are drawn (it takes longer to import than the rest of the
+CLI together), and only through its object API: a `Figure` renders with the Agg backend without
+touching pyplot's global state or needing a display.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+DPI = 110
+SIZE = (7.5, 4.6)
+PERCENTILES = (("p50_ms", "p50"), ("p95_ms", "p95"), ("p99_ms", "p99"))
+
+
+def draw(document: dict[str, Any], folder: Path) -> list[Path]:
+    """Every plot the document has data for; returns the files written."""
+    summary = document.get("summary") or []
+    if not summary:
+        return []
+    folder = Path(folder)
+    if document["task"] == "query":
+        return [query_durations(summary, folder / "query-durations.png")]
+    series = per_second_series(document)
+    if document.get("steps"):
+        written = [fill_level(summary, folder / "fill-level.png")]
+    else:
+        written = [throughput(summary, folder / "inserts-per-second.png"), latency(summary, folder / "latency.png")]
+    if series:
+        written.append(events_over_time(series, folder / "events-per-second.png"))
+    return written
+
+
+def _figure():
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=SIZE, layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def _save(figure, path: Path) -> Path:
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+def _thousands(axes) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+
+
+def throughput(summary: list[dict[str, Any]], path: Path) -> Path:
+    """Average inserts/s per worker count, with bars from the slowest to the fastest run."""
+    figure, axes = _figure()
+    workers = [row["workers"] for row in summary]
+    averages = [row["throughput"]["avg"] for row in summary]
+    below = [row["throughput"]["avg"] - row["throughput"]["min"] for row in summary]
+    above = [row["throughput"]["max"] - row["throughput"]["avg"] for row in summary]
+    axes.errorbar(workers, averages, yerr=[below, above], marker="o", capsize=5, label="average (bars: min to max)")
+    for row, x, y in zip(summary, workers, averages):
+        if row["throughput"]["unstable"]:
+            axes.annotate(f"unstable, CV {row['throughput']['cv']:.0%}", (x, y), textcoords="offset points", xytext=(6, 6), color="tab:red")
+    axes.set(xlabel="workers", ylabel="inserts/s", title="Inserts per second by worker count", xticks=workers)
+    axes.set_ylim(bottom=0)
+    _thousands(axes)
+    axes.legend(loc="lower right")
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def latency(summary: list[dict[str, Any]], path: Path) -> Path:
+    figure, axes = _figure()
+    workers = [row["workers"] for row in summary]
+    for key, name in PERCENTILES:
+        axes.plot(workers, [row[key] for row in summary], marker="o", label=name)
+    axes.set(xlabel="workers", ylabel="ms per database call", title="Call latency by worker count", xticks=workers)
+    axes.set_ylim(bottom=0)
+    axes.legend()
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def fill_level(summary: list[dict[str, Any]], path: Path) -> Path:
+    from matplotlib.ticker import EngFormatter
+
+    figure, axes = _figure()
+    axes.plot([row["level"] for row in summary], [row["throughput"] for row in summary], marker="o")
+    axes.set(xlabel="events in the database before the step (fill level)", ylabel="inserts/s", title="Inserts per second by fill level")
+    axes.set_ylim(bottom=0)
+    _thousands(axes)
+    axes.xaxis.set_major_formatter(EngFormatter())
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def per_second_series(document: dict[str, Any]) -> dict[str, tuple[list[float], list[float]]]:
+    """Events per second through the timed phase as (window edges, rates): one line per step, or per
+    worker count (the element-wise mean of its runs). Window i covers [i, i + 1) s after the common
+    start; the last one ends with the run, so its events are divided by its actual length."""
+    groups: dict[str, list[tuple[list[float], float]]] = {}
+    for run in document.get("runs", []):
+        figures = run.get("report", {}).get("figures")
+        if not figures or not figures["per_second"]:
+            continue
+        label = f"step {run['step']}" if run.get("step") else _workers(run["workers"])
+        groups.setdefault(label, []).append((rates(figures["per_second"], figures["duration_s"]), figures["duration_s"]))
+    return {label: _mean_series(runs) for label, runs in groups.items()}
+
+
+def rates(per_second: list[int], duration_s: float) -> list[float]:
+    values = [float(events) for events in per_second]
+    last_window = duration_s - (len(values) - 1)
+    if 0 < last_window < 1:
+        values[-1] /= last_window
+    return values
+
+
+def _mean_series(runs: list[tuple[list[float], float]]) -> tuple[list[float], list[float]]:
+    length = max(len(values) for values, _ in runs)
+    means = []
+    for index in range(length):
+        present = [values[index] for values, _ in runs if index < len(values)]
+        means.append(sum(present) / len(present))
+    longest = [duration for values, duration in runs if len(values) == length]
+    end = min(max(sum(longest) / len(longest), length - 1), length)
+    return [float(edge) for edge in range(length)] + [end], means
+
+
+def _workers(count: int) -> str:
+    return f"{count} worker" + ("" if count == 1 else "s")
+
+
+def events_over_time(series: dict[str, tuple[list[float], list[float]]], path: Path) -> Path:
+    figure, axes = _figure()
+    for label, (edges, values) in series.items():
+        axes.stairs(values, edges, label=label, linewidth=1.5, baseline=None)
+    axes.set(xlabel="seconds since the common start", ylabel="events/s", title="Events per second during the timed phase")
+    axes.set_xlim(left=0)
+    axes.set_ylim(bottom=0)
+    _thousands(axes)
+    axes.legend()
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def query_durations(summary: list[dict[str, Any]], path: Path) -> Path:
+    """Average seconds per query (bars from fastest to slowest execution), cold and warm marked."""
+    figure, axes = _figure()
+    queries = list(dict.fromkeys(row["query"] for row in summary))
+    worker_counts = list(dict.fromkeys(row["workers"] for row in summary))
+    width = 0.8 / len(worker_counts)
+    positive = []
+    for slot, workers in enumerate(worker_counts):
+        rows = {row["query"]: row for row in summary if row["workers"] == workers}
+        xs = [index + (slot - (len(worker_counts) - 1) / 2) * width for index in range(len(queries))]
+        averages = [rows[q]["avg_s"] if q in rows and rows[q]["avg_s"] is not None else 0.0 for q in queries]
+        below = [avg - (rows[q]["min_s"] or avg) if q in rows and rows[q]["avg_s"] is not None else 0.0 for q, avg in zip(queries, averages)]
+        above = [(rows[q]["max_s"] or avg) - avg if q in rows and rows[q]["avg_s"] is not None else 0.0 for q, avg in zip(queries, averages)]
+        label = _workers(workers) if len(worker_counts) > 1 else "average (bars: min to max)"
+        axes.bar(xs, averages, width * 0.9, yerr=[below, above], capsize=4, label=label)
+        for x, q in zip(xs, queries):
+            row = rows.get(q)
+            if row is None:
+                continue
+            if row["errors"]:
+                axes.annotate("failed", (x, 0), textcoords="offset points", xytext=(0, 4), ha="center", color="tab:red", rotation=90)
+            for key, marker in (("cold_avg_s", "v"), ("warm_avg_s", "^")):
+                if row.get(key) is not None:
+                    axes.plot([x], [row[key]], marker=marker, color="black", linestyle="none")
+            positive += [value for value in (row["min_s"], row["max_s"]) if value]
+    axes.plot([], [], marker="v", color="black", linestyle="none", label="cold (first execution)")
+    axes.plot([], [], marker="^", color="black", linestyle="none", label="warm (later executions)")
+    if positive and max(positive) / min(positive) > 100:
+        axes.set_yscale("log")
+    axes.set_xticks(range(len(queries)), queries, rotation=15, ha="right")
+    axes.set(ylabel="seconds per execution", title="Query durations")
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3, axis="y")
+    return _save(figure, path)
+
+
+def comparison(insert_rows: list[dict[str, Any]], query_rows: list[dict[str, Any]], query_detail: list[dict[str, Any]], path: Path) -> Path:
+    """Inserts/s of every compared row (bars from min to max) and the query averages per database."""
+    from matplotlib.figure import Figure
+
+    panels = int(bool(insert_rows)) + int(bool(query_rows))
+    figure = Figure(figsize=(SIZE[0] * panels + 1, max(SIZE[1], 0.45 * len(insert_rows) + 1.5)), layout="constrained")
+    axes = iter(figure.subplots(1, panels, squeeze=False)[0])
+    if insert_rows:
+        _compare_inserts(next(axes), insert_rows)
+    if query_rows:
+        _compare_queries(next(axes), query_rows, query_detail)
+    return _save(figure, path)
+
+
+def _compare_inserts(axes, rows: list[dict[str, Any]]) -> None:
+    labels = [
+        f"{row['database']}, {row['insert_mode']}, pk {row['primary_key']}, {_workers(row['workers'])}"
+        + (f", level {row['level']:,}" if row["level"] is not None else "")
+        for row in rows
+    ]
+    averages = [row["throughput"]["avg"] for row in rows]
+    below = [row["throughput"]["avg"] - row["throughput"]["min"] for row in rows]
+    above = [row["throughput"]["max"] - row["throughput"]["avg"] for row in rows]
+    colours = ["tab:red" if row["throughput"]["unstable"] or row["crosscheck"].startswith(("FLAGGED", "count")) else "tab:blue" for row in rows]
+    positions = list(range(len(rows)))[::-1]
+    axes.barh(positions, averages, xerr=[below, above], capsize=4, color=colours)
+    axes.set_yticks(positions, labels, fontsize="small")
+    axes.set(xlabel="inserts/s (bars: min to max over runs; red: unstable or flagged)", title="Inserts per second")
+    from matplotlib.ticker import EngFormatter
+
+    if max(averages) > 50 * min(averages) > 0:
+        axes.set_xscale("log")
+    axes.xaxis.set_major_formatter(EngFormatter())
+    axes.grid(alpha=0.3, axis="x")
+
+
+def _compare_queries(axes, rows: list[dict[str, Any]], detail: list[dict[str, Any]]) -> None:
+    from simulator.spec import QUERY_NAMES
+
+    width = 0.8 / len(rows)
+    values = []
+    for slot, row in enumerate(rows):
+        averages = {
+            item["query"]: item["avg_s"] for item in detail
+            if item["source"] == row["source"] and item["workers"] == row["workers"] and item["avg_s"] is not None
+        }
+        xs = [index + (slot - (len(rows) - 1) / 2) * width for index in range(len(QUERY_NAMES))]
+        heights = [averages.get(name, 0.0) for name in QUERY_NAMES]
+        label = f"{row['database']}, {_workers(row['workers'])}"
+        axes.bar(xs, heights, width * 0.9, label=label)
+        values += [value for value in heights if value > 0]
+    if values and max(values) / min(values) > 100:
+        axes.set_yscale("log")
+    axes.set_xticks(range(len(QUERY_NAMES)), QUERY_NAMES, rotation=15, ha="right")
+    axes.set(ylabel="average seconds per execution", title="Query durations")
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3, axis="y")

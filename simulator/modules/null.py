@@ -1,0 +1,62 @@
+"""The `null` target: everything a real module does on the client, nothing sent anywhere.
+
+Events are generated and encoded exactly as for PostgreSQL (binary COPY buffers by default, or
+the row tuples row-wise drivers get with `encoding=rows`), every call is timed and recorded like a
+real one, but the call itself returns at once. A run against `null` therefore measures the harness
+alone: the ceiling any database figure of the same machine can reach.
+
+There is no database to count in, so the collector's count check is reported as not applicable
+(never as passed), and there are no server-side counters or sizes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from simulator.events import EventBatch
+from simulator.modules.base import DatabaseModule, ModuleOptions, Query
+from simulator.modules.postgres import _CopyRowEncoder
+from simulator.spec import QUERY_NAMES, PrimaryKey
+
+
+class NullOptions(ModuleOptions):
+    encoding: Literal["copy", "rows"] = "copy"
+
+
+class Module(DatabaseModule):
+    Options = NullOptions
+    options: NullOptions
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._with_key = spec.primary_key is PrimaryKey.client
+        self._copy_rows = _CopyRowEncoder(self._with_key)
+
+    def connect(self) -> None:
+        pass
+
+    def setup(self) -> None:
+        pass
+
+    def count(self) -> None:
+        """None: nothing was stored, so the collector reports the count check as not applicable."""
+        return None
+
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        parts = batch.split_by_table(len(self.spec.table_names))
+        if self.options.encoding == "copy":
+            return [(self.spec.table_names[t], self._copy_rows.encode(part)) for t, part in parts]
+        return [(self.spec.table_names[t], part.rows(with_client_key=self._with_key)) for t, part in parts]
+
+    def insert_batch(self, prepared: Any) -> None:
+        pass
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+        parts = batch.split_by_table(len(self.spec.table_names))
+        return [(self.spec.table_names[t], row) for t, part in parts for row in part.rows(with_client_key=self._with_key)]
+
+    def insert_single(self, item: tuple[str, tuple]) -> None:
+        pass
+
+    def queries(self) -> dict[str, Query]:
+        return {name: (lambda: 0) for name in QUERY_NAMES}
