@@ -37,7 +37,7 @@ build_influxd() {
             apt_install golang-go git ca-certificates
         fi
     fi
-    log "building influxd $INFLUXDB_VERSION with $(go version | awk '{print $3}') (takes ~3 min, cached in $BIN_DIR)"
+    log "building influxd $INFLUXDB_VERSION with $(go version | awk '{print $3}') (1-3 min, cached in $BIN_DIR)"
     # Private module and build caches (~800 MB), deleted after a successful build: only the binary
     # (~50 MB) is kept, so the cache dir stays small. A failed build keeps them for the retry.
     local gotmp="$IOTBENCH_CACHE/influxdb-$INFLUXDB_VERSION/gobuild"
