@@ -1,0 +1,303 @@
+"""MySQL and MariaDB through PyMySQL (pure Python, no client library needed).
+
+Insert modes, after the blog post that compared them (naive vs transaction inserts):
+- single (no --batch): one INSERT per event with autocommit, durable per message;
+- batch, transaction (default): one single-row INSERT per event, one COMMIT per batch;
+- batch, values lists (`use_values_lists=true` or `batch_mode=values`): multi-row INSERTs, one COMMIT.
+Statements are rendered to SQL text while preparing (outside the timed calls): every value is a
+generated number, timestamp or fixed-alphabet id, so no escaping is needed and a timed call is
+only the round trips to the server. Deadlocks and lock wait timeouts are retried.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.modules import sql_common
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import PrimaryKey
+
+# ER_LOCK_DEADLOCK and ER_LOCK_WAIT_TIMEOUT: the transaction can simply be run again.
+RETRYABLE_ERRORS = {1213, 1205}
+ER_PARSE_ERROR = 1064
+# Well below every server's default max_allowed_packet (MariaDB 16 MiB, MySQL 64 MiB).
+MAX_STATEMENT_BYTES = 1 << 20
+
+
+class MysqlOptions(ModuleOptions):
+    host: str = "127.0.0.1"
+    port: int = Field(3306, ge=1, le=65535)
+    user: str = "root"
+    password: str | None = None
+    database: str = "bench"
+    use_values_lists: bool = False
+    batch_mode: Literal["transaction", "values"] | None = None
+    engine: str | None = Field(None, pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="storage engine, e.g. InnoDB, MyISAM, Aria")
+    primary_key_constraint: str | None = None
+    create_indices: bool = False
+    max_retries: int = Field(10, ge=0)
+    connect_timeout: int = Field(10, ge=1)
+
+
+class Module(DatabaseModule):
+    Options = MysqlOptions
+    options: MysqlOptions
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._conn = None
+        self._server_version = ""
+        self._retries = 0
+        self._with_key = spec.primary_key is PrimaryKey.client
+        self._insert_head = "INSERT INTO {table} (" + ", ".join(sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())) + ") VALUES "
+
+    @property
+    def batch_mode(self) -> str:
+        if self.options.batch_mode:
+            return self.options.batch_mode
+        return "values" if self.options.use_values_lists else "transaction"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        import pymysql
+
+        options = self.options
+        try:
+            self._conn = pymysql.connect(
+                host=options.host, port=options.port, user=options.user, password=options.password or "",
+                database=options.database, connect_timeout=options.connect_timeout, charset="utf8mb4",
+                autocommit=not self.spec.batch,
+            )
+        except pymysql.err.OperationalError as error:
+            reason = error.args[1] if len(error.args) > 1 else str(error)
+            raise ModuleError(f"cannot connect to MySQL at {options.host}:{options.port}: {reason}") from None
+        with self._conn.cursor() as cursor:
+            # The handshake's version may carry MariaDB's "5.5.5-" compatibility prefix; VERSION() does not.
+            cursor.execute("SELECT VERSION()")
+            self._server_version = cursor.fetchone()[0]
+            cursor.execute("SET time_zone = '+00:00'")
+            if self.spec.task == "query" and self.spec.query_timeout:
+                if self.is_mariadb:
+                    cursor.execute(f"SET SESSION max_statement_time = {self.spec.query_timeout}")
+                else:
+                    cursor.execute(f"SET SESSION max_execution_time = {int(self.spec.query_timeout * 1000)}")
+
+    @property
+    def is_mariadb(self) -> bool:
+        return "MariaDB" in self._server_version
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # already gone (server closed it): nothing left to release
+                pass
+            self._conn = None
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        import pymysql
+
+        self._conn.autocommit(True)
+        with self._conn.cursor() as cursor:
+            for table in self.spec.table_names:
+                if self.spec.clean:
+                    cursor.execute(f"DROP TABLE IF EXISTS {table}")
+                try:
+                    cursor.execute(self.create_table_statement(table))
+                except pymysql.err.ProgrammingError as error:
+                    if self.spec.primary_key is PrimaryKey.uuid and error.args[0] == ER_PARSE_ERROR:
+                        raise ModuleError(
+                            f"the server ({self._server_version}) does not support UUID() column defaults "
+                            "(needs MariaDB 10.2+ or MySQL 8.0.13+); use another --primary-key"
+                        ) from None
+                    raise
+                if self.options.create_indices:
+                    self._create_indices(cursor, table)
+
+    def create_table_statement(self, table: str) -> str:
+        key_column = {
+            PrimaryKey.db: "id BIGINT NOT NULL AUTO_INCREMENT",
+            PrimaryKey.sql: "id BIGINT NOT NULL AUTO_INCREMENT",
+            PrimaryKey.client: f"id VARCHAR({CLIENT_KEY_WIDTH}) NOT NULL",
+            PrimaryKey.uuid: self._uuid_column(),
+            PrimaryKey.none: None,
+        }[self.spec.primary_key]
+        parts = [key_column] if key_column else []
+        parts += [
+            "timestamp DATETIME(3) NOT NULL",
+            f"device_id VARCHAR({DEVICE_ID_WIDTH}) NOT NULL",
+            "sequence_number BIGINT NOT NULL",
+            "temperature DOUBLE NOT NULL",
+        ]
+        if self.options.primary_key_constraint:
+            parts.append(self.options.primary_key_constraint)
+            if "AUTO_INCREMENT" in (key_column or ""):
+                parts.append("KEY (id)")  # an AUTO_INCREMENT column must lead some index
+        elif key_column:
+            parts.append("PRIMARY KEY (id)")
+        engine = f" ENGINE={self.options.engine}" if self.options.engine else ""
+        return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)}){engine}"
+
+    def _uuid_column(self) -> str:
+        if self._server_version and self.is_mariadb and _version(self._server_version) >= (10, 7):
+            return "id UUID NOT NULL DEFAULT UUID()"  # MariaDB's native 16-byte type
+        return "id CHAR(36) NOT NULL DEFAULT (UUID())"
+
+    def _create_indices(self, cursor, table: str) -> None:
+        # MySQL has no CREATE INDEX IF NOT EXISTS: look before creating (matters with --no-clean).
+        cursor.execute(
+            "SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = %s",
+            (table,),
+        )
+        existing = {row[0] for row in cursor.fetchall()}
+        for statement in sql_common.index_statements(table):
+            name = statement.split(" ON ")[0].split()[-1]
+            if name not in existing:
+                cursor.execute(statement.replace(" IF NOT EXISTS", ""))
+
+    def count(self) -> int:
+        self._fresh_snapshot()
+        with self._conn.cursor() as cursor:
+            total = 0
+            for table in self.spec.table_names:
+                cursor.execute(f"SELECT count(*) FROM {table}")
+                total += cursor.fetchone()[0]
+            return total
+
+    def server_counters(self) -> dict[str, int] | None:
+        """The server's row-write counter: server-wide, so other clients' writes are included.
+
+        MySQL has InnoDB's rows-inserted counter; MariaDB 10.6+ dropped it, Handler_write stands in.
+        """
+        with self._conn.cursor() as cursor:
+            cursor.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_rows_inserted', 'Handler_write')")
+            status = {name.lower(): int(value) for name, value in cursor.fetchall()}
+        for name in ("innodb_rows_inserted", "handler_write"):
+            if name in status:
+                return {f"{name}_server_wide": status[name]}
+        return None
+
+    def storage_bytes(self) -> int | None:
+        self._fresh_snapshot()
+        with self._conn.cursor() as cursor:
+            # InnoDB refreshes the sizes in information_schema only from its statistics.
+            cursor.execute(f"ANALYZE TABLE {', '.join(self.spec.table_names)}")
+            cursor.fetchall()
+            placeholders = ", ".join(["%s"] * len(self.spec.table_names))
+            cursor.execute(
+                "SELECT coalesce(sum(data_length + index_length), 0) FROM information_schema.tables "
+                f"WHERE table_schema = DATABASE() AND table_name IN ({placeholders})",
+                self.spec.table_names,
+            )
+            return int(cursor.fetchone()[0])
+
+    def _fresh_snapshot(self) -> None:
+        """Outside autocommit, end the open transaction so the next read sees committed data."""
+        if not self._conn.get_autocommit():
+            self._conn.commit()
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> list[str]:
+        statements: list[str] = []
+        for t, part in batch.split_by_table(len(self.spec.table_names)):
+            head = self._insert_head.format(table=self.spec.table_names[t])
+            values = self._values(part)
+            if self.batch_mode == "values":
+                statements += _multi_row_statements(head, values)
+            else:
+                statements += [head + row for row in values]
+        return statements
+
+    def insert_batch(self, prepared: list[str]) -> None:
+        def transaction() -> None:
+            with self._conn.cursor() as cursor:
+                for statement in prepared:
+                    cursor.execute(statement)
+            self._conn.commit()
+
+        self._with_retries(transaction)
+
+    def prepare_single(self, batch: EventBatch) -> list[str]:
+        statements: list[str] = []
+        for t, part in batch.split_by_table(len(self.spec.table_names)):
+            head = self._insert_head.format(table=self.spec.table_names[t])
+            statements += [head + row for row in self._values(part)]
+        return statements
+
+    def insert_single(self, statement: str) -> None:
+        def call() -> None:
+            with self._conn.cursor() as cursor:
+                cursor.execute(statement)
+
+        self._with_retries(call)
+
+    def retries(self) -> int:
+        return self._retries
+
+    def _values(self, batch: EventBatch) -> list[str]:
+        """One `(...)` SQL tuple per event; the values need no escaping (see the module docstring)."""
+        timestamps = np.datetime_as_string(batch.timestamp_ms.astype("datetime64[ms]")).tolist()
+        devices = batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist()
+        sequences = batch.sequence_number.tolist()
+        temperatures = batch.temperature.tolist()
+        if self._with_key:
+            keys = batch.client_key.astype(f"U{CLIENT_KEY_WIDTH}").tolist()
+            return [
+                f"('{ts}','{device}',{seq},{temp!r},'{key}')"
+                for ts, device, seq, temp, key in zip(timestamps, devices, sequences, temperatures, keys)
+            ]
+        return [f"('{ts}','{device}',{seq},{temp!r})" for ts, device, seq, temp in zip(timestamps, devices, sequences, temperatures)]
+
+    def _with_retries(self, call: Callable[[], None]) -> None:
+        import pymysql
+
+        for attempt in range(self.options.max_retries + 1):
+            try:
+                call()
+                return
+            except pymysql.err.OperationalError as error:
+                if error.args[0] not in RETRYABLE_ERRORS or attempt == self.options.max_retries:
+                    raise
+                self._conn.rollback()
+                self._retries += 1
+                time.sleep(min(0.005 * 2**attempt, 0.5))
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        return {name: self._query(statement) for name, statement in sql_common.QUERIES.items()}
+
+    def _query(self, statement: str) -> Query:
+        def run() -> int:
+            self._fresh_snapshot()
+            with self._conn.cursor() as cursor:
+                cursor.execute(statement)
+                return len(cursor.fetchall())
+
+        return run
+
+
+def _multi_row_statements(head: str, values: list[str]) -> list[str]:
+    """Multi-row INSERTs, each kept under MAX_STATEMENT_BYTES."""
+    statements, chunk, size = [], [], len(head)
+    for row in values:
+        if chunk and size + len(row) + 1 > MAX_STATEMENT_BYTES:
+            statements.append(head + ",".join(chunk))
+            chunk, size = [], len(head)
+        chunk.append(row)
+        size += len(row) + 1
+    if chunk:
+        statements.append(head + ",".join(chunk))
+    return statements
+
+
+def _version(server_info: str) -> tuple[int, ...]:
+    """(10, 11, 19) from '10.11.19-MariaDB-0+deb12u1'."""
+    numbers = server_info.split("-")[0].split(".")
+    return tuple(int(n) for n in numbers if n.isdigit())

@@ -1,0 +1,173 @@
+"""The mysql module end to end through the CLI, against the real MariaDB of scripts/servers/start-mariadb.sh."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+
+import pytest
+
+pytestmark = pytest.mark.mysql
+
+HOST = os.environ.get("MYSQL_HOST", "127.0.0.1")
+PORT = int(os.environ.get("MYSQL_PORT", "3306"))
+USER = os.environ.get("MYSQL_USER", "bench")
+DATABASE = os.environ.get("MYSQL_DATABASE", "bench")
+PASSWORD = os.environ.get("MYSQL_PASSWORD", "bench")
+
+CONFIG = """\
+platform: local
+targets:
+  mysql:
+    module: mysql
+    platform: local
+    host: {host}
+    port: {port}
+    user: {user}
+    database: {database}
+    password: "${{MYSQL_PASSWORD}}"
+"""
+
+
+def connect():
+    import pymysql
+
+    return pymysql.connect(host=HOST, port=PORT, user=USER, password=PASSWORD, database=DATABASE, autocommit=True, connect_timeout=5)
+
+
+@pytest.fixture
+def mysql(tmp_path):
+    """Writes a config with a `mysql` target into the test folder; fails (never skips) without the server."""
+    import pymysql
+
+    try:
+        connect().close()
+    except pymysql.err.OperationalError as error:
+        pytest.fail(f"MariaDB is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-mariadb.sh")
+    (tmp_path / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, user=USER, database=DATABASE))
+    return {"MYSQL_PASSWORD": PASSWORD}
+
+
+def run(cli, env, *args):
+    return cli(*args, "--config", "config.yaml", "--target", "mysql", "-r", "1", env=env, timeout=300)
+
+
+def sql(statement: str) -> list[tuple]:
+    with connect() as conn, conn.cursor() as cursor:
+        cursor.execute(statement)
+        return list(cursor.fetchall())
+
+
+def assert_ok(result, expected_events: int) -> dict:
+    assert result.code == 0, result.stderr
+    report = result.results()["runs"][0]["report"]
+    assert report["verification"]["ok"], report["verification"]
+    assert report["verification"]["counted"] == expected_events
+    return report
+
+
+def test_mysql_single_inserts_autocommit(cli, mysql):
+    report = assert_ok(run(cli, mysql, "insert", "-w", "1", "--num-inserts", "150"), 150)
+    assert report["figures"]["latency"]["calls"] == 150  # one call per event
+    assert sql("SELECT count(*), min(id), max(id) FROM events") == [(150, 1, 150)]
+
+
+def test_mysql_batch_transactions_four_workers(cli, mysql):
+    report = assert_ok(run(cli, mysql, "insert", "-w", "4", "--num-inserts", "600", "--batch", "200"), 2400)
+    assert report["figures"]["latency"]["calls"] == 12
+    assert report["figures"]["retries"] == 0
+    assert report["server"]["storage_bytes"] > 0
+    # Every worker's devices, each with its share of the events.
+    assert sql("SELECT count(DISTINCT device_id), count(DISTINCT sequence_number) FROM events") == [(40, 600)]
+
+
+def test_mysql_values_lists_client_keys_multiple_tables(cli, mysql):
+    result = run(
+        cli, mysql, "insert", "-w", "4", "--num-inserts", "500", "--batch", "250", "--primary-key", "client",
+        "--tables", "multiple", "--extra-option", "use_values_lists=true",
+    )
+    assert_ok(result, 2000)
+    per_table = [sql(f"SELECT count(*), count(DISTINCT id) FROM events{t}")[0] for t in range(4)]
+    assert sum(count for count, _ in per_table) == 2000
+    assert all(count == distinct and count > 0 for count, distinct in per_table)
+    # A device writes to one table only.
+    devices = [set(row[0] for row in sql(f"SELECT DISTINCT device_id FROM events{t}")) for t in range(4)]
+    assert sum(len(d) for d in devices) == len(set().union(*devices)) == 40
+    key, device, sequence = sql("SELECT id, device_id, sequence_number FROM events0 LIMIT 1")[0]
+    assert key == f"{device}-{sequence:012d}"
+
+
+def test_mysql_values_lists_split_into_statements_under_the_packet_limit(cli, mysql):
+    # 30,000 rows of ~60 bytes do not fit one 1 MiB statement: the batch becomes several INSERTs in one transaction.
+    result = run(cli, mysql, "insert", "-w", "1", "--num-inserts", "30000", "--batch", "30000", "--extra-option", "use_values_lists=true")
+    report = assert_ok(result, 30000)
+    assert report["figures"]["latency"]["calls"] == 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "key_type"),
+    [("db", "bigint"), ("sql", "bigint"), ("uuid", "uuid"), ("none", None)],
+)
+def test_mysql_primary_key_modes(cli, mysql, mode, key_type):
+    assert_ok(run(cli, mysql, "insert", "-w", "2", "--num-inserts", "100", "--batch", "50", "--primary-key", mode), 200)
+    columns = dict(sql("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'events'"))
+    assert columns.get("id") == key_type
+    if key_type:
+        assert sql("SELECT count(DISTINCT id) FROM events") == [(200,)]
+        assert sql("SELECT column_name FROM information_schema.key_column_usage WHERE table_schema = DATABASE() "
+                   "AND table_name = 'events' AND constraint_name = 'PRIMARY'") == [("id",)]
+
+
+def test_mysql_primary_key_constraint_and_indices(cli, mysql):
+    result = run(
+        cli, mysql, "insert", "-w", "1", "--num-inserts", "100", "--batch", "100",
+        "--extra-option", "primary_key_constraint=PRIMARY KEY (device_id, timestamp, sequence_number)",
+        "--extra-option", "create_indices=true",
+    )
+    assert_ok(result, 100)
+    primary = sql("SELECT column_name FROM information_schema.key_column_usage WHERE table_schema = DATABASE() "
+                  "AND table_name = 'events' AND constraint_name = 'PRIMARY' ORDER BY ordinal_position")
+    assert [row[0] for row in primary] == ["device_id", "timestamp", "sequence_number"]
+    indexes = {row[0] for row in sql("SELECT DISTINCT index_name FROM information_schema.statistics "
+                                     "WHERE table_schema = DATABASE() AND table_name = 'events'")}
+    assert {"events_temperature", "events_device_temperature", "PRIMARY"} <= indexes
+
+
+def test_mysql_queries_return_the_right_rows(cli, mysql):
+    assert_ok(run(cli, mysql, "insert", "-w", "2", "--num-inserts", "300", "--batch", "100", "--devices-per-worker", "7"), 600)
+    result = run(cli, mysql, "query")
+    assert result.code == 0, result.stderr
+    queries = result.results()["runs"][0]["report"]["queries"]
+    rows = {name: figures["rows"] for name, figures in queries.items()}
+    assert rows == {
+        "count-events": 1, "temperature-min-max": 1, "temperature-stats": 1,
+        "temperature-stats-per-device": 14, "newest-per-device": 14,
+    }
+    assert all(not figures.get("errors") for figures in queries.values()), queries
+
+
+def test_mysql_steps_continue_without_cleaning(cli, mysql):
+    result = run(cli, mysql, "insert", "-w", "2", "--num-inserts", "100", "--batch", "50", "--steps", "2", "--primary-key", "client")
+    assert result.code == 0, result.stderr
+    levels = [run_["report"]["verification"]["count_before"] for run_ in result.results()["runs"]]
+    assert levels == [0, 200]
+    assert sql("SELECT count(*), count(DISTINCT id) FROM events") == [(400, 400)]
+
+
+def test_mysql_unreachable_port_names_host_and_port(cli, mysql, tmp_path):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    (tmp_path / "config.yaml").write_text(CONFIG.format(host="127.0.0.1", port=closed_port, user=USER, database=DATABASE))
+    result = run(cli, mysql, "insert", "-w", "1", "--num-inserts", "10")
+    assert result.code != 0
+    assert f"cannot connect to MySQL at 127.0.0.1:{closed_port}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_mysql_bad_option_is_a_usage_error(cli, mysql):
+    result = run(cli, mysql, "insert", "-w", "1", "--batch", "10", "--extra-option", "batch_mode=copy")
+    assert result.code == 2
+    assert re.search(r"invalid options for module 'mysql': batch_mode", result.stderr)
+    assert "Traceback" not in result.stderr
