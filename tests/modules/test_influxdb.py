@@ -1,0 +1,145 @@
+"""The influxdb module end to end through the CLI, against the real InfluxDB 1.8.10 of
+scripts/servers/start-influxdb.sh (v2-compatible write and Flux APIs, databases through the 1.x API)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import httpx
+import pytest
+
+from simulator.events import EventGenerator
+
+pytestmark = pytest.mark.influxdb
+
+URL = os.environ.get("INFLUXDB_URL", "http://127.0.0.1:8086")
+DATABASE = os.environ.get("INFLUXDB_DB", "bench")
+UNUSED_PORT = 8099
+
+CONFIG = """\
+platform: local
+targets:
+  influx:
+    module: influxdb
+    url: {url}
+    token: "-"
+    org: "-"
+    bucket: {database}/autogen
+"""
+
+
+@pytest.fixture
+def influx(tmp_path):
+    """Writes a config with an `influx` target into the test folder; fails (never skips) without the server."""
+    try:
+        httpx.get(f"{URL}/ping", timeout=10).raise_for_status()
+    except httpx.HTTPError as error:
+        pytest.fail(f"InfluxDB is not reachable at {URL} ({error}); start it with scripts/servers/start-influxdb.sh")
+    (tmp_path / "config.yaml").write_text(CONFIG.format(url=URL, database=DATABASE))
+    return URL
+
+
+def run(cli, *args):
+    return cli(*args, "--config", "config.yaml", "--target", "influx", "--platform", "local", timeout=300)
+
+
+def assert_verified(result, expected_per_run: list[int]) -> list[dict]:
+    assert result.code == 0, result.stderr
+    reports = [run["report"] for run in result.results()["runs"]]
+    assert [r["verification"]["counted"] for r in reports] == expected_per_run
+    assert all(r["verification"]["ok"] for r in reports)
+    return reports
+
+
+def influxql(statement: str) -> list[list]:
+    """Rows of the first series of an InfluxQL answer (the 1.x query API)."""
+    answer = httpx.post(f"{URL}/query", data={"q": statement, "db": DATABASE}, timeout=30).json()["results"][0]
+    assert "error" not in answer, answer
+    series = answer.get("series") or [{"values": []}]
+    return series[0]["values"]
+
+
+def points(measurement: str) -> list[list]:
+    """(time in ms, device_id, sequence_number, temperature) of every point, by time then device."""
+    answer = httpx.post(f"{URL}/query", timeout=30, data={
+        "q": f'SELECT device_id, sequence_number, temperature FROM "{measurement}"', "db": DATABASE, "epoch": "ms"}).json()
+    series = answer["results"][0].get("series") or [{"values": []}]
+    return sorted(series[0]["values"])
+
+
+def test_batch_writes_then_the_five_flux_queries(cli, influx):
+    reports = assert_verified(run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000, 8000])
+    assert [r["figures"]["latency"]["calls"] for r in reports] == [2, 8]  # one write call per batch
+
+    # The stored points are exactly the generated ones: ms timestamps, tag, integer and float fields.
+    stored = [p for p in points("events") if p[1].startswith("w000000-")]
+    expected = EventGenerator(1, 0, 10).batch(0, 2000)
+    assert stored == [list(row) for row in zip(expected.timestamp_ms.tolist(), expected.device_id.astype("U15").tolist(),
+                                                expected.sequence_number.tolist(), expected.temperature.tolist())]
+    assert influxql('SHOW FIELD KEYS FROM "events"') == [["sequence_number", "integer"], ["temperature", "float"]]
+    assert influxql('SHOW TAG KEYS FROM "events"') == [["device_id"]]
+
+    result = run(cli, "query", "-w", "1", "-r", "2")
+    assert result.code == 0, result.stderr
+    summary = {row["query"]: row for row in result.results()["summary"]}
+    assert {name: row["rows"] for name, row in summary.items()} == {
+        "count-events": 1, "temperature-min-max": 1, "temperature-stats": 1,
+        "temperature-stats-per-device": 40, "newest-per-device": 40,
+    }
+    assert not any(row.get("errors") for row in summary.values()), summary
+
+
+def test_single_writes_into_four_measurements(cli, influx):
+    reports = assert_verified(run(cli, "insert", "-w", "4", "-r", "1", "--num-inserts", "250", "--tables", "multiple"), [1000])
+    assert reports[0]["figures"]["latency"]["calls"] == 1000  # one write call per event
+    total = 0
+    for table in range(4):
+        rows = points(f"events{table}")
+        total += len(rows)
+        assert rows, f"events{table} is empty"
+        assert all(int(device[-6:]) % 4 == table for _, device, _, _ in rows)  # a device stays in one measurement
+    assert total == 1000
+
+
+def test_batch_writes_into_four_measurements_one_worker(cli, influx):
+    reports = assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "500", "--num-inserts", "2000",
+                                  "--tables", "multiple", "--primary-key", "none"), [2000])
+    assert reports[0]["figures"]["latency"]["calls"] == 4
+    assert sorted(len(points(f"events{t}")) for t in range(4)) == [400, 400, 600, 600]  # devices 0-9 modulo 4: 3, 3, 2, 2 devices
+
+
+def test_single_writes_one_worker_and_no_clean_keeps_the_data(cli, influx):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--num-inserts", "300"), [300])
+    # --steps continues each worker's stream where the last step ended: the points add up.
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "200", "--steps", "2")
+    assert result.code == 0, result.stderr
+    verifications = [run["report"]["verification"] for run in result.results()["runs"]]
+    assert [(v["count_before"], v["counted"]) for v in verifications] == [(0, 200), (200, 400)]
+    assert all(v["ok"] for v in verifications)
+
+
+def test_v1_compat_forced_and_buckets_api_missing_on_influxdb_1(cli, influx):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000",
+                        "--extra-option", "v1_compat=true"), [2000])
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "1000", "--extra-option", "v1_compat=false")
+    assert result.code == 1
+    assert "no buckets API" in result.stderr and "v1_compat: true" in result.stderr
+
+
+def test_rejected_primary_key_modes(cli, influx):
+    for mode in ("sql", "client", "uuid"):
+        result = run(cli, "insert", "-w", "1", "--primary-key", mode)
+        assert result.code == 2
+        assert f"does not support --primary-key {mode} (supported: db, none)" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_unreachable_server_is_one_line_naming_host_and_port(cli, tmp_path):
+    (tmp_path / "config.yaml").write_text(CONFIG.format(url=f"http://127.0.0.1:{UNUSED_PORT}", database=DATABASE))
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "100")
+    assert result.code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert re.search(rf"cannot connect to InfluxDB at 127\.0\.0\.1:{UNUSED_PORT}", lines[0])
+    assert "Traceback" not in result.stderr
