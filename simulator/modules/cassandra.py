@@ -88,8 +88,8 @@ class _Request:
     events: int
 
 
-class AsyncInsertFailed(RuntimeError):
-    """An insert sent with execute_async failed; raised on the worker's thread."""
+class InsertFailed(RuntimeError):
+    """An insert failed for good (after its retries); for async requests, raised on the worker's thread."""
 
 
 class Module(DatabaseModule):
@@ -267,14 +267,13 @@ class Module(DatabaseModule):
         return statement
 
     def _execute_with_retries(self, statement: Any) -> None:
-        retryable = _retryable_errors()
         for attempt in range(self.options.max_retries + 1):
             try:
                 self._session.execute(statement)
                 return
-            except retryable:
-                if attempt == self.options.max_retries:
-                    raise
+            except Exception as error:
+                if not _is_retryable(error) or attempt == self.options.max_retries:
+                    raise InsertFailed(f"insert failed: {_describe(error)}") from error
                 self._count_retry()
                 time.sleep(_backoff(attempt))
 
@@ -297,7 +296,7 @@ class Module(DatabaseModule):
         self._in_flight.release(error)
 
     def _on_failure(self, error: Exception, request: _Request, began: float, attempt: int) -> None:
-        if isinstance(error, _retryable_errors()) and attempt < self.options.max_retries:
+        if _is_retryable(error) and attempt < self.options.max_retries:
             self._count_retry()
             timer = threading.Timer(_backoff(attempt), self._send, args=(request, began, attempt + 1))
             timer.daemon = True
@@ -392,15 +391,28 @@ class _InFlight:
 
     def _raise_error(self) -> None:
         if self._error is not None:
-            message = " ".join(str(self._error).split()) or type(self._error).__name__
-            raise AsyncInsertFailed(f"an asynchronous insert failed: {message}") from self._error
+            raise InsertFailed(f"an asynchronous insert failed: {_describe(self._error)}") from self._error
 
 
-def _retryable_errors() -> tuple[type[Exception], ...]:
+def _is_retryable(error: Exception) -> bool:
+    """Timeouts, missing replicas and overload; the driver wraps them in NoHostAvailable after
+    its own policy tried the next host, so look inside."""
     from cassandra import OperationTimedOut, Unavailable, WriteTimeout
+    from cassandra.cluster import NoHostAvailable
     from cassandra.protocol import OverloadedErrorMessage
 
-    return (WriteTimeout, OperationTimedOut, Unavailable, OverloadedErrorMessage)
+    if isinstance(error, NoHostAvailable):
+        return bool(error.errors) and all(_is_retryable(inner) for inner in error.errors.values())
+    return isinstance(error, (WriteTimeout, OperationTimedOut, Unavailable, OverloadedErrorMessage))
+
+
+def _describe(error: Exception) -> str:
+    """One line; the per-host errors of NoHostAvailable instead of its tuple repr."""
+    from cassandra.cluster import NoHostAvailable
+
+    if isinstance(error, NoHostAvailable) and error.errors:
+        return "; ".join(f"{getattr(host, 'endpoint', host)}: {_describe(inner)}" for host, inner in error.errors.items())
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def _backoff(attempt: int) -> float:

@@ -70,14 +70,15 @@ def write_config(folder: Path, keyspace: str, port: int) -> Path:
     return path
 
 
-def insert_reports(result, worker_counts: list[int]) -> list[dict]:
+def insert_reports(result, worker_counts: list[int], prefill: int = 0) -> list[dict]:
     assert result.code == 0, result.stderr
     runs = result.results()["runs"]
     assert [r["workers"] for r in runs] == worker_counts
     for entry in runs:
         verification = entry["report"]["verification"]
         assert verification["ok"] is True, verification
-        assert verification["counted"] == entry["workers"] * EVENTS
+        assert verification["prefilled"] == prefill
+        assert verification["counted"] == entry["workers"] * EVENTS + prefill
         assert entry["report"]["figures"]["events"] == entry["workers"] * EVENTS
     return [entry["report"] for entry in runs]
 
@@ -116,9 +117,9 @@ def test_sync_single_inserts_store_every_event(run, cassandra):
 
 
 def test_sync_batches_send_one_request_per_device(run):
-    reports = insert_reports(run("insert", "-w", "1,4", "-r", "1", "--num-inserts", str(EVENTS), "--batch", "500"), [1, 4])
-    for workers, report in zip([1, 4], reports):
-        # 4 batches of 500 events per worker, each split into one UNLOGGED batch per device
+    result = run("insert", "-w", "1,4", "-r", "1", "--num-inserts", str(EVENTS), "--batch", "500", "--prefill", "1000")
+    for workers, report in zip([1, 4], insert_reports(result, [1, 4], prefill=1000)):
+        # 4 timed batches of 500 events per worker, each split into one UNLOGGED batch per device
         assert report["figures"]["latency"]["calls"] == workers * 4 * DEVICES
 
 
