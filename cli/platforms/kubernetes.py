@@ -1,0 +1,395 @@
+"""The kubernetes platform: every run is one helm release of deployment/, followed through the collector.
+
+For each run the CLI writes the release's values (run id, worker count, image, credentials) to a
+private temporary file, installs the chart, waits for the collector pod, reaches the collector through
+a port-forward made with the kubernetes client, follows the run while watching the pods for failures,
+saves every pod's log and uninstalls the release, whatever happened (unless --keep).
+
+Credentials: when the target names an `existing_secret`, the pods get that Secret (it must exist in
+the namespace); otherwise the CLI puts the environment variables the target's options reference
+(`${VAR}`) into the values file and the chart makes a Secret of them. They never appear on a command
+line, in a ConfigMap or in a log.
+
+Environment: IOTBENCH_IMAGE=REPOSITORY:TAG replaces the config's image; IOTBENCH_HELM_VALUES names
+extra values files (separated by ':') for anything else the chart offers (resources, nodeSelector,
+tolerations, ...), applied before the CLI's own values.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from pydantic import ValidationError
+
+from cli.config import Config, Image, Target
+from cli.errors import RunFailed, UsageProblem
+from cli.platforms import StatusCallback
+from cli.platforms.follow import Deadline, follow_run, wait_for_collector
+from cli.platforms.helm import Helm
+from simulator.spec import RunSpec
+
+try:
+    import urllib3
+    from kubernetes import config as kubeconfig
+    from kubernetes.client import ApiClient, BatchV1Api, Configuration, CoreV1Api, V1Pod
+    from kubernetes.client.exceptions import ApiException
+except ImportError:
+    raise UsageProblem("the kubernetes platform needs the kubernetes package: pip install -r requirements.txt") from None
+
+from cli.platforms.portforward import PodPortForward
+
+log = logging.getLogger(__name__)
+
+CHART = Path(__file__).resolve().parents[2] / "deployment"
+IMAGE_ENV = "IOTBENCH_IMAGE"
+VALUES_ENV = "IOTBENCH_HELM_VALUES"
+COLLECTOR_PORT = 8080
+API_TIMEOUT_S = 10
+POD_CHECK_INTERVAL_S = 1.0
+COLLECTOR_POLL_S = 0.5
+# A pod may be unschedulable for a moment (e.g. while the previous run's pods terminate).
+UNSCHEDULABLE_GRACE_S = 10.0
+# Consecutive failed API calls after which the run is given up.
+API_FAILURES_TOLERATED = 30
+LOG_TAIL_LINES = 3
+WORKER_STOP_GRACE_S = 2
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+# Container states from which a pod does not recover by itself.
+FATAL_WAITING = {
+    "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName",
+    "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "CrashLoopBackOff",
+}
+API_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
+
+
+def release_name(run_id: str) -> str:
+    """One release per run; the chart names every object after it (run ids are short DNS labels)."""
+    return f"iotdb-bench-{run_id}"
+
+
+class KubernetesPlatform:
+    def __init__(self, config: Config, target_config: Target, namespace: str, context: str | None = None, keep: bool = False):
+        self.namespace, self.keep, self.target = namespace, keep, target_config
+        self.image = _image(config.image)
+        self.extra_values = _extra_values_files()
+        self.helm = Helm(namespace, context)
+        self.configuration = _load_kubeconfig(context)
+        client = ApiClient(self.configuration)
+        self.core, self.batch = CoreV1Api(client), BatchV1Api(client)
+        self._check_namespace()
+        self.credentials = self._credentials()
+
+    # -- checks before the first run ------------------------------------------------------------
+    def _check_namespace(self) -> None:
+        try:
+            self.core.read_namespace(self.namespace, _request_timeout=API_TIMEOUT_S)
+        except ApiException as error:
+            if error.status == 404:
+                raise UsageProblem(f"namespace '{self.namespace}' does not exist in the cluster (--namespace or the config's namespace)") from None
+            if error.status == 401:
+                raise UsageProblem(f"the Kubernetes API server at {self.configuration.host} refused the kubeconfig's credentials") from None
+            # 403: this user may not read namespaces; helm reports a missing namespace itself.
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise UsageProblem(f"cannot reach the Kubernetes API server at {self.configuration.host}: {_short(error)}") from None
+
+    def _credentials(self) -> dict[str, Any]:
+        secret = self.target.existing_secret
+        if secret:
+            try:
+                self.core.read_namespaced_secret(secret, self.namespace, _request_timeout=API_TIMEOUT_S)
+            except ApiException as error:
+                if error.status == 404:
+                    names = ", ".join(self.target.env_references()) or "the variables the target's options reference"
+                    raise UsageProblem(
+                        f"Secret '{secret}' (existing_secret of the target) not found in namespace '{self.namespace}'; "
+                        f"create it with the keys {names} (see dbinstall/README.md), or remove existing_secret to pass them from the environment"
+                    ) from None
+                # 403: we may not read Secrets; a missing one shows up as CreateContainerConfigError.
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                raise UsageProblem(f"cannot reach the Kubernetes API server at {self.configuration.host}: {_short(error)}") from None
+            return {"existingSecret": secret}
+        env = {name: os.environ[name] for name in self.target.env_references() if name in os.environ}
+        return {"secretEnv": env} if env else {}
+
+    # -- one run ----------------------------------------------------------------------------------
+    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> dict[str, Any]:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        deadline = Deadline(timeout)
+        release = release_name(spec.run_id)
+        pods = PodWatch(self.core, self.batch, self.namespace, release, log_dir)
+        finished = False
+        with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
+            values_file = self._write_values(Path(folder) / "values.yaml", spec, timeout)
+            spec_file = Path(folder) / "spec.json"
+            spec.dump(spec_file)
+            try:
+                self.helm.install(release, CHART, [*self.extra_values, values_file], spec_file)
+                try:
+                    report = self._follow(pods, deadline, on_status)
+                except RunFailed as failure:
+                    pods.problem(force=True)
+                    raise type(failure)(f"{failure} (logs: {pods.failed_log or log_dir})") from None
+                finished = True
+                return report
+            finally:
+                try:
+                    pods.save_logs()
+                    if not finished and not self.keep:
+                        pods.stop_workers()
+                finally:
+                    self._remove(release)
+
+    def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback) -> dict[str, Any]:
+        collector = self._wait_for_collector_pod(pods, deadline)
+        with PodPortForward(self.configuration, self.namespace, collector, COLLECTOR_PORT) as forward:
+            with httpx.Client(base_url=forward.url, timeout=10.0) as http:
+                wait_for_collector(http, deadline, pods.problem)
+                return follow_run(http, deadline, on_status, pods.problem)
+
+    def _write_values(self, path: Path, spec: RunSpec, timeout: float) -> Path:
+        values: dict[str, Any] = {
+            "runId": spec.run_id,
+            "workers": spec.workers,
+            "timeoutSeconds": math.ceil(timeout) if timeout > 0 else 0,
+            "image": self.image,
+            **self.credentials,
+        }
+        if self.target.database_pod_labels:
+            values["worker"] = {"avoidDatabaseNodes": {"enabled": True, "labelSelector": dict(self.target.database_pod_labels)}}
+        # Created private (0600) before anything is written: it may hold passwords.
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as file:
+            yaml.safe_dump(values, file, sort_keys=False)
+        return path
+
+    def _wait_for_collector_pod(self, pods: PodWatch, deadline: Deadline) -> str:
+        while True:
+            problem = pods.problem(force=True)
+            if problem:
+                raise RunFailed(problem)
+            ready = pods.ready_collector()
+            if ready:
+                return ready
+            deadline.check("starting the collector")
+            time.sleep(COLLECTOR_POLL_S)
+
+    def _remove(self, release: str) -> None:
+        if self.keep:
+            print(f"kept helm release {release} (--keep); remove it with: helm uninstall {release} --namespace {self.namespace}",
+                  file=sys.stderr)
+            return
+        problem = self.helm.uninstall(release)
+        if problem:
+            print(f"warning: {problem}; remove it with: helm uninstall {release} --namespace {self.namespace}", file=sys.stderr)
+
+
+class PodWatch:
+    """The pods of one release: what went wrong with them, if anything, and their logs."""
+
+    def __init__(self, core: CoreV1Api, batch: BatchV1Api, namespace: str, release: str, log_dir: Path):
+        self.core, self.batch, self.namespace, self.log_dir = core, batch, namespace, log_dir
+        self.selector = f"app.kubernetes.io/instance={release}"
+        self.pods: list[V1Pod] = []
+        self.failed_log: Path | None = None
+        self._checked_at = 0.0
+        self._problem: str | None = None
+        self._api_failures = 0
+        self._unschedulable_since: dict[str, float] = {}
+
+    def problem(self, force: bool = False) -> str | None:
+        """Why the run cannot succeed, judged from its pods and Job; None while all is well.
+        Asks the API at most once a second (the followers call this often)."""
+        if self._problem or (not force and time.monotonic() - self._checked_at < POD_CHECK_INTERVAL_S):
+            return self._problem
+        self._checked_at = time.monotonic()
+        try:
+            self.pods = self.core.list_namespaced_pod(self.namespace, label_selector=self.selector, _request_timeout=API_TIMEOUT_S).items
+            jobs = self.batch.list_namespaced_job(self.namespace, label_selector=self.selector, _request_timeout=API_TIMEOUT_S).items
+        except API_ERRORS as error:
+            self._api_failures += 1
+            if self._api_failures >= API_FAILURES_TOLERATED:
+                self._problem = f"lost contact with the Kubernetes API: {_short(error)}"
+            return self._problem
+        self._api_failures = 0
+        for pod in sorted(self.pods, key=_pod_order):
+            problem = self._pod_problem(pod)
+            if problem:
+                self._problem = problem
+                self.failed_log = self.log_dir / _log_name(pod)
+                return problem
+        for job in jobs:
+            for condition in job.status.conditions or []:
+                if condition.type == "Failed" and condition.status == "True":
+                    self._problem = f"the worker Job failed: {condition.reason}: {condition.message}"
+                    return self._problem
+        return None
+
+    def ready_collector(self) -> str | None:
+        for pod in self.pods:
+            if _component(pod) == "collector" and pod.metadata.deletion_timestamp is None and _is_ready(pod):
+                return pod.metadata.name
+        return None
+
+    def _pod_problem(self, pod: V1Pod) -> str | None:
+        name, status = _label(pod), pod.status
+        for condition in status.conditions or []:
+            if condition.type == "PodScheduled" and condition.status == "False" and condition.reason == "Unschedulable":
+                since = self._unschedulable_since.setdefault(pod.metadata.uid, time.monotonic())
+                if time.monotonic() - since >= UNSCHEDULABLE_GRACE_S and not self._scale_up_triggered(pod):
+                    return f"{name} cannot be scheduled (Pending, FailedScheduling): {condition.message}"
+        for container in status.container_statuses or []:
+            waiting, terminated = container.state.waiting, container.state.terminated
+            if waiting and waiting.reason in FATAL_WAITING:
+                detail = f": {waiting.message}" if waiting.message else ""
+                return f"{name}: {waiting.reason} for image {container.image}{detail}"
+            if terminated and terminated.exit_code != 0:
+                return self._termination(pod, name, terminated, previous=False)
+            last = container.last_state.terminated if container.last_state else None
+            if last and last.exit_code != 0:  # the collector's Deployment restarted it
+                return self._termination(pod, name, last, previous=True)
+        if status.phase == "Failed":
+            return f"{name} failed: {status.reason or 'Failed'}: {status.message or 'no message'}"
+        return None
+
+    def _termination(self, pod: V1Pod, name: str, terminated, previous: bool) -> str:
+        reason = terminated.reason or "Error"
+        text = f"{name} ended with {reason} (exit code {terminated.exit_code})"
+        if reason == "OOMKilled":
+            limits = pod.spec.containers[0].resources.limits or {}
+            text += f": out of memory, its limit is {limits.get('memory', 'none')} (chart value {_component(pod)}.resources)"
+        tail = self._log_tail(pod, previous)
+        return text + (f"; log: {tail}" if tail else "")
+
+    def _log_tail(self, pod: V1Pod, previous: bool) -> str:
+        try:
+            text = self._read_log(pod, tail_lines=LOG_TAIL_LINES, previous=previous)
+        except API_ERRORS:
+            return ""
+        return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+    def _read_log(self, pod: V1Pod, **options: Any) -> str:
+        # Unparsed: the client would turn the bytes into the text of their repr.
+        response = self.core.read_namespaced_pod_log(
+            pod.metadata.name, self.namespace, _preload_content=False, _request_timeout=API_TIMEOUT_S, **options,
+        )
+        return response.data.decode(errors="replace")
+
+    def _scale_up_triggered(self, pod: V1Pod) -> bool:
+        """A cluster autoscaler is adding a node for this pod: keep waiting for it."""
+        try:
+            events = self.core.list_namespaced_event(
+                self.namespace, field_selector=f"involvedObject.uid={pod.metadata.uid},reason=TriggeredScaleUp",
+                _request_timeout=API_TIMEOUT_S,
+            ).items
+        except API_ERRORS:
+            return False
+        return bool(events)
+
+    def stop_workers(self) -> None:
+        """End the workers of an aborted run at once. A worker is PID 1 in its container, where
+        SIGTERM without a handler does nothing: the kubelet would wait out the whole grace period."""
+        try:
+            self.core.delete_collection_namespaced_pod(
+                self.namespace, label_selector=f"{self.selector},app.kubernetes.io/component=worker",
+                grace_period_seconds=WORKER_STOP_GRACE_S, _request_timeout=API_TIMEOUT_S,
+            )
+        except API_ERRORS as error:
+            log.debug("cannot stop the workers: %s", error)
+
+    def save_logs(self) -> None:
+        """Write each pod's log into the run's log folder (best effort: the run's outcome matters more)."""
+        try:
+            self.pods = self.core.list_namespaced_pod(self.namespace, label_selector=self.selector, _request_timeout=API_TIMEOUT_S).items
+        except API_ERRORS as error:
+            log.debug("cannot list the pods for their logs: %s", error)
+        for pod in self.pods:
+            try:
+                text = self._read_log(pod)
+            except API_ERRORS as error:
+                text = f"(no log of pod {pod.metadata.name}, phase {pod.status.phase}: {_short(error)})\n"
+            (self.log_dir / _log_name(pod)).write_text(text)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def _component(pod: V1Pod) -> str:
+    return (pod.metadata.labels or {}).get("app.kubernetes.io/component", "pod")
+
+
+def _index(pod: V1Pod) -> str:
+    return (pod.metadata.annotations or {}).get(COMPLETION_INDEX, "?")
+
+
+def _label(pod: V1Pod) -> str:
+    role = f"worker {_index(pod)}" if _component(pod) == "worker" else _component(pod)
+    return f"{role} (pod {pod.metadata.name})"
+
+
+def _log_name(pod: V1Pod) -> str:
+    return f"worker-{_index(pod)}.log" if _component(pod) == "worker" else f"{_component(pod)}.log"
+
+
+def _pod_order(pod: V1Pod) -> tuple[int, str]:
+    """Workers before the collector: a failing worker is usually the cause, the collector the victim."""
+    return (0 if _component(pod) == "worker" else 1, _index(pod).zfill(6))
+
+
+def _is_ready(pod: V1Pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
+
+
+def _short(error: BaseException) -> str:
+    """A one-line reason from the client's exceptions (urllib3 wraps the real cause in a long repr)."""
+    if isinstance(error, ApiException):
+        return f"{error.status} {error.reason}".strip()
+    reason = getattr(error, "reason", None) or error
+    text = re.sub(r"<[^>]*>: ", "", str(reason))
+    text = re.sub(r"^\w*(Error|Exception)\((.*)\)$", r"\2", text).strip("'\" ")
+    return " ".join(text.split())
+
+
+def _image(image: Image) -> dict[str, str]:
+    override = os.environ.get(IMAGE_ENV)
+    if override:
+        repository, colon, tag = override.rpartition(":")
+        if not colon or not repository or "/" in tag:
+            raise UsageProblem(f"{IMAGE_ENV} must be REPOSITORY:TAG, got '{override}'")
+        try:
+            image = Image(repository=repository, tag=tag, pull_policy=image.pull_policy)
+        except ValidationError as error:
+            raise UsageProblem(f"{IMAGE_ENV}: {error.errors()[0]['msg']}") from None
+    return {"repository": image.repository, "tag": image.tag, "pullPolicy": image.pull_policy}
+
+
+def _extra_values_files() -> list[Path]:
+    paths = [Path(part) for part in os.environ.get(VALUES_ENV, "").split(os.pathsep) if part]
+    for path in paths:
+        if not path.is_file():
+            raise UsageProblem(f"{VALUES_ENV}: values file {path} not found")
+    return paths
+
+
+def _load_kubeconfig(context: str | None) -> Configuration:
+    """The kubeconfig (KUBECONFIG or ~/.kube/config) and its current or the given context; in a pod
+    without kubeconfig, the pod's service account."""
+    configuration = Configuration()
+    try:
+        kubeconfig.load_kube_config(context=context, client_configuration=configuration)
+    except kubeconfig.ConfigException as error:
+        if context or "KUBERNETES_SERVICE_HOST" not in os.environ:
+            where = os.environ.get("KUBECONFIG") or "~/.kube/config"
+            raise UsageProblem(f"cannot use the kubeconfig {where}: {' '.join(str(error).split())}") from None
+        kubeconfig.load_incluster_config(client_configuration=configuration)
+    # Fail fast when the API server is unreachable; the followers retry on their own.
+    configuration.retries = 1
+    return configuration
