@@ -113,6 +113,7 @@ commitlog_directory: $DATA_DIR/commitlog
 saved_caches_directory: $DATA_DIR/saved_caches
 hints_directory: $DATA_DIR/hints
 cdc_raw_directory: $DATA_DIR/cdc_raw
+auto_snapshot: false
 commitlog_sync: periodic
 commitlog_sync_period: 10000ms
 seed_provider:
