@@ -26,9 +26,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field, field_validator
 
-from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.events import EventBatch
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import PrimaryKey
 
@@ -78,13 +79,15 @@ class SearchServerError(Exception):
 
 @dataclass(frozen=True)
 class BulkRequest:
-    """A prepared batch: one NDJSON chunk (action line + document line) per event."""
+    """A prepared batch: one row per event holding its action and document lines (see _text_rows)."""
 
-    chunks: list[str]
+    rows: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
     def body(self, positions: list[int] | None = None) -> bytes:
-        chunks = self.chunks if positions is None else [self.chunks[p] for p in positions]
-        return "".join(chunks).encode()
+        return _compact(self.rows if positions is None else self.rows[positions])
 
 
 class Module(DatabaseModule):
@@ -214,15 +217,11 @@ class Module(DatabaseModule):
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> BulkRequest:
-        chunks: list[str] = []
-        for table, part in batch.split_by_table(len(self.spec.table_names)):
-            index = self.spec.table_names[table]
-            if self._with_key:
-                actions = [f'{{"create":{{"_index":"{index}","_id":"{key}"}}}}\n' for key in _keys(part)]
-            else:
-                actions = [f'{{"create":{{"_index":"{index}"}}}}\n'] * len(part)
-            chunks += [action + source + "\n" for action, source in zip(actions, self._sources(part))]
-        return BulkRequest(chunks)
+        action = [_constant('{"create":{"_index":"'), _fixed(self._index_of(batch))]
+        if self._with_key:
+            action += [_constant('","_id":"'), _fixed(batch.client_key)]
+        action.append(_constant('"}}\n'))
+        return BulkRequest(_text_rows(action + self._document(batch), len(batch)))
 
     def insert_batch(self, prepared: BulkRequest) -> None:
         pending: list[int] | None = None  # None: every event of the batch
@@ -232,7 +231,7 @@ class Module(DatabaseModule):
                 params={"filter_path": "errors,items.*.status,items.*.error"},
             )
             if status == TOO_MANY_REQUESTS:
-                rejected = pending if pending is not None else list(range(len(prepared.chunks)))
+                rejected = pending if pending is not None else list(range(len(prepared)))
             elif not answer.get("errors"):
                 return
             else:
@@ -257,12 +256,13 @@ class Module(DatabaseModule):
         return rejected
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, bytes]]:
-        items: list[tuple[str, bytes]] = []
-        for table, part in batch.split_by_table(len(self.spec.table_names)):
-            index = self.spec.table_names[table]
-            paths = [f"/{index}/_create/{key}" for key in _keys(part)] if self._with_key else [f"/{index}/_doc"] * len(part)
-            items += [(path, source.encode()) for path, source in zip(paths, self._sources(part))]
-        return items
+        documents = _compact(_text_rows(self._document(batch), len(batch))).split(b"\n")
+        indices = self._index_of(batch).astype("U").tolist()
+        if self._with_key:
+            paths = [f"/{index}/_create/{key}" for index, key in zip(indices, batch.client_key.astype("U").tolist())]
+        else:
+            paths = [f"/{index}/_doc" for index in indices]
+        return list(zip(paths, documents))
 
     def insert_single(self, item: tuple[str, bytes]) -> None:
         path, document = item
@@ -279,20 +279,25 @@ class Module(DatabaseModule):
     def retries(self) -> int:
         return self._retries
 
-    def _sources(self, batch: EventBatch) -> list[str]:
-        """The JSON documents of a batch, built from plain Python columns (no per-event dicts)."""
+    def _index_of(self, batch: EventBatch) -> np.ndarray:
+        """Each event's index name; a device always goes to the same index (as EventBatch.split_by_table)."""
+        names = np.array(self.spec.table_names, dtype="S")
+        return names[batch.device_index % len(names)]
+
+    def _document(self, batch: EventBatch) -> list[np.ndarray]:
+        """The text columns of each event's JSON document line."""
         columns = [
-            batch.timestamp_ms.tolist(),
-            batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist(),
-            batch.sequence_number.tolist(),
-            batch.temperature.tolist(),
+            _constant('{"timestamp":'), _integers(batch.timestamp_ms),
+            _constant(',"device_id":"'), _fixed(batch.device_id),
+            _constant('","sequence_number":'), _integers(batch.sequence_number),
+            _constant(',"temperature":'), _decimals(batch.temperature),
         ]
-        template = '{"timestamp":%d,"device_id":"%s","sequence_number":%d,"temperature":%r'
         if self._with_key:
-            columns.append(_keys(batch))
-            template += ',"id":"%s"'
-        template += "}"
-        return [template % row for row in zip(*columns)]
+            columns += [_constant(',"id":"'), _fixed(batch.client_key)]
+            columns.append(_constant('"}\n'))
+        else:
+            columns.append(_constant("}\n"))
+        return columns
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
@@ -341,10 +346,6 @@ class Module(DatabaseModule):
         return run
 
 
-def _keys(batch: EventBatch) -> list[str]:
-    return batch.client_key.astype(f"U{CLIENT_KEY_WIDTH}").tolist()
-
-
 def _json(response) -> dict:
     try:
         parsed = response.json()
@@ -368,3 +369,49 @@ def _reason(answer: dict, fallback: str) -> str:
         return error
     return " ".join(fallback.split())[:300] or "no details"
 
+
+# -- text building: NDJSON for a whole batch without a Python loop over its events --------------
+# Each event is one row of a uint8 matrix; zero bytes are padding (the leading zeros of numbers,
+# the unused width of names), dropped when the rows are joined.
+
+
+def _text_rows(columns: list[np.ndarray], count: int) -> np.ndarray:
+    return np.concatenate([np.broadcast_to(column, (count, column.shape[1])) for column in columns], axis=1)
+
+
+def _compact(rows: np.ndarray) -> bytes:
+    return rows[rows != 0].tobytes()
+
+
+def _constant(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode(), dtype=np.uint8)[None, :]
+
+
+def _fixed(values: np.ndarray) -> np.ndarray:
+    """Fixed-width byte strings (S dtype) as rows of bytes."""
+    values = np.ascontiguousarray(values)
+    return values.view(np.uint8).reshape(len(values), values.dtype.itemsize)
+
+
+def _integers(values: np.ndarray) -> np.ndarray:
+    """Decimal digits of int64 values, sign first."""
+    magnitude = np.abs(values)
+    width = len(str(int(magnitude.max()))) if len(values) else 1
+    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    digits = ((magnitude[:, None] // powers) % 10 + ord("0")).astype(np.uint8)
+    digits[:, :-1][magnitude[:, None] < powers[:-1]] = 0  # leading zeros
+    sign = np.where(values < 0, ord("-"), 0).astype(np.uint8)[:, None]
+    return np.concatenate([sign, digits], axis=1)
+
+
+def _decimals(values: np.ndarray) -> np.ndarray:
+    """float64 values: fixed two decimals when that is exact (the generator's temperatures), else shortest repr."""
+    hundredths = np.rint(values * 100)
+    if not np.array_equal(hundredths / 100, values):
+        return _fixed(values.astype("S32"))
+    hundredths = hundredths.astype(np.int64)
+    text = _integers(np.abs(hundredths) // 100)
+    text[:, 0] = np.where(hundredths < 0, ord("-"), 0)
+    fraction = np.abs(hundredths) % 100
+    decimals = np.stack([np.full(len(values), ord(".")), fraction // 10 + ord("0"), fraction % 10 + ord("0")], axis=1)
+    return np.concatenate([text, decimals.astype(np.uint8)], axis=1)
