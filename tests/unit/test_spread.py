@@ -1,0 +1,86 @@
+"""Spread across runs on known inputs, and the unstable flag where a reader sees it."""
+
+import math
+
+import pytest
+from rich.console import Console
+
+from cli import comparison, tables
+from simulator import stats
+
+
+def test_three_runs_known_figures():
+    s = stats.spread([90.0, 100.0, 110.0])
+    assert (s.n, s.min, s.avg, s.max) == (3, 90.0, 100.0, 110.0)
+    assert s.stdev == pytest.approx(10.0)  # sample standard deviation
+    assert s.cv == pytest.approx(0.10)
+    half_width = 4.303 * 10.0 / math.sqrt(3)  # Student t, 2 degrees of freedom
+    assert (s.ci95_low, s.ci95_high) == (pytest.approx(100 - half_width), pytest.approx(100 + half_width))
+    assert not s.unstable  # exactly 10% is the limit, not above it
+
+
+def test_cv_above_ten_percent_is_unstable():
+    s = stats.spread([80.0, 100.0, 120.0])
+    assert s.cv == pytest.approx(0.20)
+    assert s.unstable
+
+
+def test_two_runs_use_the_wide_t_quantile():
+    s = stats.spread([50.0, 150.0])
+    assert s.stdev == pytest.approx(math.sqrt(5000))
+    assert s.ci95_high - s.avg == pytest.approx(12.706 * math.sqrt(5000) / math.sqrt(2))
+    assert s.unstable
+
+
+def test_one_run_has_no_spread():
+    s = stats.spread([7.0])
+    assert (s.stdev, s.cv, s.ci95_low, s.ci95_high, s.unstable) == (0.0, 0.0, 7.0, 7.0, False)
+
+
+def test_many_runs_use_the_normal_quantile():
+    values = [100.0 + (i % 2) for i in range(40)]
+    s = stats.spread(values)
+    assert s.ci95_high - s.avg == pytest.approx(1.96 * s.stdev / math.sqrt(40))
+
+
+def _text(table) -> str:
+    console = Console(record=True, width=250)
+    console.print(table)
+    return console.export_text()
+
+
+def _summary_row(values):
+    spread = stats.spread(values).model_dump()
+    return {"workers": 4, "runs": len(values), "throughput": spread, "seed_formula_throughput": spread,
+            "p50_ms": 1.0, "p95_ms": 2.0, "p99_ms": 3.0, "max_ms": 4.0, "client_overhead": 0.01, "start_skew_s": 0.002}
+
+
+def test_insert_table_flags_unstable_and_shows_the_interval():
+    text = _text(tables.insert_table([_summary_row([80.0, 100.0, 120.0])], "t"))
+    assert "20.0% unstable" in text
+    assert "±50" in text  # 4.303 * 20 / sqrt(3) = 49.7
+    steady = _text(tables.insert_table([_summary_row([99.0, 100.0, 101.0])], "t"))
+    body = [line for line in steady.splitlines() if line.startswith("│")]  # data rows, not the caption
+    assert len(body) == 1 and "1.0%" in body[0] and "unstable" not in body[0]
+
+
+def _document(throughputs):
+    runs = []
+    for value in throughputs:
+        figures = {"events": 1000, "throughput": value, "seed_formula_throughput": value, "duration_s": 1000 / value,
+                   "latency": {"p99_ms": 5.0}, "per_second": [1000]}
+        runs.append({"label": "x", "workers": 2, "run": 1, "step": None,
+                     "report": {"figures": figures, "verification": {"ok": True, "counted": 1000, "count_before": 0},
+                                "server": {"counters_at_start": {"rows": 0}, "counters_at_end": {"rows": 1000}}}})
+    spec = {"module": "sqlite", "batch": 100, "primary_key": "db", "connection": {}, "extra": {}}
+    return {"task": "insert", "target": "sqlite", "spec": spec, "status": "ok", "runs": runs}
+
+
+def test_compare_output_carries_the_flag():
+    rows = comparison.insert_rows([("a", _document([100.0, 150.0])), ("b", _document([100.0, 101.0]))])
+    assert [row["throughput"]["unstable"] for row in rows] == [True, False]
+    markdown = comparison.insert_markdown(rows)
+    assert markdown.count("unstable") == 1
+    csv_rows = comparison.insert_csv_rows(rows)
+    assert csv_rows[0]["inserts_per_s"]["unstable"] is True
+    assert "unstable" in _text(tables.compare_insert_table(rows))
