@@ -1,0 +1,184 @@
+"""ArangoDB through python-arango: one document collection per events table.
+
+Collections are created with `shard_count` (numberOfShards), `replication_factor` and `sync`
+(waitForSync, which also makes every write request wait for the disk). Single inserts are one
+`POST /_api/document/{collection}` each; batches go through the document batch API
+(`POST /_api/document` with an array, the default, `batch_api=document`) or the bulk import API
+(`POST /_api/import`, `batch_api=import`, all-or-nothing per request).
+
+Primary keys: `client` sends the event's content key as `_key`, `db` lets ArangoDB generate keys
+(its "traditional" generator), `uuid` uses ArangoDB's uuid key generator. Every document has a
+key, so `sql` and `none` do not apply. Timestamps are stored as epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field
+
+from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
+
+# The five queries in AQL, over the single-table collection like the SQL ones.
+QUERIES = {
+    "count-events": f"FOR e IN {SINGLE_TABLE_NAME} COLLECT WITH COUNT INTO events RETURN events",
+    "temperature-min-max": (
+        f"FOR e IN {SINGLE_TABLE_NAME} COLLECT AGGREGATE low = MIN(e.temperature), high = MAX(e.temperature) "
+        "RETURN {min: low, max: high}"
+    ),
+    "temperature-stats": (
+        f"FOR e IN {SINGLE_TABLE_NAME} COLLECT AGGREGATE low = MIN(e.temperature), mean = AVG(e.temperature), "
+        "high = MAX(e.temperature) RETURN {min: low, avg: mean, max: high}"
+    ),
+    "temperature-stats-per-device": (
+        f"FOR e IN {SINGLE_TABLE_NAME} COLLECT device = e.device_id AGGREGATE low = MIN(e.temperature), "
+        "mean = AVG(e.temperature), high = MAX(e.temperature) RETURN {device_id: device, min: low, avg: mean, max: high}"
+    ),
+    # Arrays compare element by element, so the maximum [timestamp, temperature] is the newest reading.
+    "newest-per-device": (
+        f"FOR e IN {SINGLE_TABLE_NAME} COLLECT device = e.device_id AGGREGATE newest = MAX([e.timestamp, e.temperature]) "
+        "RETURN {device_id: device, timestamp: newest[0], temperature: newest[1]}"
+    ),
+}
+
+KEY_GENERATORS = {PrimaryKey.db: "traditional", PrimaryKey.client: "traditional", PrimaryKey.uuid: "uuid"}
+CURSOR_BATCH_SIZE = 10_000
+
+
+class ArangoOptions(ModuleOptions):
+    url: str = Field("http://127.0.0.1:8529", description="coordinator URL(s), comma-separated")
+    username: str = "root"
+    password: str | None = None
+    database: str = "_system"
+    shard_count: int | None = Field(None, ge=1)
+    replication_factor: int = Field(1, ge=1)
+    sync: bool = Field(False, description="waitForSync on the collections and every write")
+    batch_api: Literal["document", "import"] = "document"
+    create_indices: bool = False
+    request_timeout: float = Field(120, gt=0)
+
+
+class Module(DatabaseModule):
+    Options = ArangoOptions
+    options: ArangoOptions
+    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client, PrimaryKey.uuid})
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._db = None
+        self._with_key = spec.primary_key is PrimaryKey.client
+        # waitForSync per request only when asked: false would not override a collection's true anyway.
+        self._sync = True if self.options.sync else None
+
+    def validate(self) -> None:
+        if self.spec.primary_key not in self.primary_keys:
+            raise ModuleError(
+                f"module 'arangodb' does not support --primary-key {self.spec.primary_key.value}: every ArangoDB document has "
+                "a _key; use db (ArangoDB generates it), client (the event's key as _key) or uuid (ArangoDB's uuid generator)"
+            )
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        from arango import ArangoClient
+        from arango.http import DefaultHTTPClient
+
+        client = ArangoClient(
+            hosts=self.options.url,
+            http_client=DefaultHTTPClient(request_timeout=self.options.request_timeout, retry_attempts=1, backoff_factor=0.2),
+        )
+        try:
+            self._db = client.db(self.options.database, username=self.options.username, password=self.options.password or "", verify=True)
+        except Exception as error:
+            reason = getattr(error, "error_message", None) or " ".join(str(error).split())
+            raise ModuleError(f"cannot connect to ArangoDB at {self._address()}: {reason}") from None
+
+    def _address(self) -> str:
+        first = urlsplit(self.options.url.split(",")[0].strip())
+        default_port = 443 if first.scheme == "https" else 8529
+        return f"{first.hostname}:{first.port or default_port}"
+
+    def close(self) -> None:
+        self._db = None
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        for name in self.spec.table_names:
+            if self.spec.clean:
+                self._db.delete_collection(name, ignore_missing=True)
+            if not self._db.has_collection(name):
+                self._db.create_collection(
+                    name,
+                    sync=self.options.sync,
+                    shard_count=self.options.shard_count,
+                    replication_factor=self.options.replication_factor,
+                    key_generator=KEY_GENERATORS[self.spec.primary_key],
+                    user_keys=self._with_key,
+                )
+            if self.options.create_indices:
+                collection = self._db.collection(name)
+                for fields in (["temperature"], ["device_id", "temperature"]):
+                    collection.add_index({"type": "persistent", "fields": fields, "name": f"{name}_{'_'.join(fields)}"})
+
+    def count(self) -> int:
+        return sum(self._db.collection(name).count() for name in self.spec.table_names)
+
+    def storage_bytes(self) -> int | None:
+        total = 0
+        for name in self.spec.table_names:
+            figures = self._db.collection(name).statistics()
+            total += int(figures.get("documents_size") or 0) + int((figures.get("indexes") or {}).get("size") or 0)
+        return total
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[dict]]]:
+        return [(self.spec.table_names[t], self._documents(part)) for t, part in batch.split_by_table(len(self.spec.table_names))]
+
+    def insert_batch(self, prepared: list[tuple[str, list[dict]]]) -> None:
+        for name, documents in prepared:
+            collection = self._db.collection(name)
+            if self.options.batch_api == "import":
+                outcome = collection.import_bulk(documents, halt_on_error=True, details=True, sync=self._sync)
+                if outcome.get("created") != len(documents):
+                    raise RuntimeError(f"bulk import into {name} created {outcome.get('created')} of {len(documents)} documents: {outcome.get('details')}")
+            else:
+                collection.insert_many(documents, sync=self._sync, raise_on_document_error=True)
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, dict]]:
+        return [(name, document) for name, documents in self.prepare_batch(batch) for document in documents]
+
+    def insert_single(self, item: tuple[str, dict]) -> None:
+        name, document = item
+        self._db.collection(name).insert(document, sync=self._sync, silent=True)
+
+    def _documents(self, batch: EventBatch) -> list[dict]:
+        columns = {
+            "timestamp": batch.timestamp_ms.tolist(),
+            "device_id": batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist(),
+            "sequence_number": batch.sequence_number.tolist(),
+            "temperature": batch.temperature.tolist(),
+        }
+        if self._with_key:
+            columns["_key"] = batch.client_key.astype(f"U{CLIENT_KEY_WIDTH}").tolist()
+        names = list(columns)
+        return [dict(zip(names, values)) for values in zip(*columns.values())]
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        return {name: self._query(aql) for name, aql in QUERIES.items()}
+
+    def _query(self, aql: str) -> Query:
+        def run() -> int:
+            options: dict[str, Any] = {"batch_size": CURSOR_BATCH_SIZE}
+            if self.spec.query_timeout:
+                options["max_runtime"] = self.spec.query_timeout
+            cursor = self._db.aql.execute(aql, **options)
+            try:
+                return sum(1 for _ in cursor)
+            except BaseException:
+                cursor.close(ignore_missing=True)  # a drained cursor is gone already; a broken one is freed
+                raise
+
+        return run

@@ -1,0 +1,330 @@
+"""The arangodb module against a FAKE ArangoDB: no ArangoDB server can run on these machines.
+
+`FakeArangoDB` is a small HTTP server (http.server, in a thread of the test process) speaking just
+enough of ArangoDB's documented HTTP API (`/_db/{db}/_api/...`: collection, document, import,
+index, cursor) for the REAL python-arango client used by the CLI's collector and worker processes.
+It records every request and keeps the documents, so counts and verification run end to end; the
+tests assert on what the client actually sent: collection properties, document bodies and keys,
+write options, and the AQL text of each query. AQL itself is not executed: a query's rows are
+derived from the stored documents by the query's shape (per-device or global).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from simulator.modules.arangodb import QUERIES
+
+PASSWORD = "s3cret-arango"
+CURSOR_PAGE = 4  # smaller than any batchSize the client asks for: every multi-row query pages
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str  # without the /_db/{db} prefix
+    params: dict[str, str]
+    body: object
+    database: str
+    authorization: str | None
+
+
+@dataclass
+class FakeArangoState:
+    collections: dict[str, dict] = field(default_factory=dict)  # name -> creation body
+    documents: dict[str, dict[str, dict]] = field(default_factory=dict)  # name -> key -> document
+    requests: list[Recorded] = field(default_factory=list)
+    cursors: dict[str, list] = field(default_factory=dict)
+    next_id: int = 1
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def of(self, method: str, path_start: str) -> list[Recorded]:
+        with self.lock:
+            return [r for r in self.requests if r.method == method and r.path.startswith(path_start)]
+
+
+class FakeArangoHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state: FakeArangoState
+
+    def log_message(self, *args) -> None:  # keep pytest's output clean
+        pass
+
+    def do_GET(self):
+        self._handle("GET")
+
+    def do_POST(self):
+        self._handle("POST")
+
+    def do_PUT(self):
+        self._handle("PUT")
+
+    def do_DELETE(self):
+        self._handle("DELETE")
+
+    def _handle(self, method: str) -> None:
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else None
+        database, path = "_system", url.path
+        if path.startswith("/_db/"):
+            _, _, database, rest = path.split("/", 3)
+            path = "/" + rest
+        params = {key: values[-1] for key, values in parse_qs(url.query).items()}
+        state = self.state
+        with state.lock:
+            state.requests.append(Recorded(method, path, params, body, database, self.headers.get("Authorization")))
+            if self.headers.get("Authorization") != "Basic " + base64.b64encode(f"root:{PASSWORD}".encode()).decode():
+                return self._reply(401, {"error": True, "code": 401, "errorNum": 11, "errorMessage": "not authorized to execute this request"})
+            status, reply = self._route(method, path, params, body)
+        self._reply(status, reply)
+
+    def _route(self, method: str, path: str, params: dict, body):
+        state = self.state
+        parts = path.strip("/").split("/")  # e.g. ["_api", "collection", "events", "count"]
+        if parts[:2] == ["_api", "collection"]:
+            if method == "GET" and len(parts) == 2:
+                return 200, {"error": False, "code": 200, "result": [{"name": n, "type": 2} for n in state.collections]}
+            if method == "POST" and len(parts) == 2:
+                state.collections[body["name"]] = body
+                state.documents[body["name"]] = {}
+                return 200, {"error": False, "code": 200, "id": "1", "name": body["name"], "type": 2, "status": 3}
+            name = parts[2]
+            if name not in state.collections:
+                return 404, {"error": True, "code": 404, "errorNum": 1203, "errorMessage": "collection or view not found"}
+            if method == "DELETE":
+                del state.collections[name], state.documents[name]
+                return 200, {"error": False, "code": 200, "id": "1"}
+            if parts[3:] == ["count"]:
+                return 200, {"error": False, "code": 200, "name": name, "count": len(state.documents[name])}
+            if parts[3:] == ["figures"]:
+                size = 64 * len(state.documents[name])
+                return 200, {"error": False, "code": 200, "figures": {"documentsSize": size, "indexes": {"count": 1, "size": size // 4}}}
+        if parts[:2] == ["_api", "document"] and method == "POST":
+            return self._insert(parts[2], body, params)
+        if parts == ["_api", "import"] and method == "POST":
+            status, outcome = self._insert(params["collection"], body, params)
+            return (201, {"error": False, "created": len(body), "errors": 0, "empty": 0, "updated": 0, "ignored": 0,
+                          "details": []}) if status < 300 else (status, outcome)
+        if parts == ["_api", "index"] and method == "POST":
+            return 201, {"error": False, "code": 201, "id": f"{params['collection']}/{state.next_id}", "isNewlyCreated": True, **body}
+        if parts[:2] == ["_api", "cursor"]:
+            return self._cursor(method, parts[2:], body)
+        return 404, {"error": True, "code": 404, "errorNum": 404, "errorMessage": f"fake has no route for {method} {path}"}
+
+    def _insert(self, name: str, body, params: dict):
+        state = self.state
+        if name not in state.collections:
+            return 404, {"error": True, "code": 404, "errorNum": 1203, "errorMessage": f"collection '{name}' not found"}
+        stored, results = state.documents[name], []
+        for document in body if isinstance(body, list) else [body]:
+            key = document.get("_key")
+            if key is None:
+                key, state.next_id = str(state.next_id), state.next_id + 1
+            if key in stored:
+                return 409, {"error": True, "code": 409, "errorNum": 1210, "errorMessage": "unique constraint violated"}
+            stored[key] = {**document, "_key": key}
+            results.append({"_id": f"{name}/{key}", "_key": key, "_rev": "_r1"})
+        if params.get("silent") in ("1", "true"):  # python-arango sends booleans as 1/0
+            return 202, {}
+        return 202, results if isinstance(body, list) else results[0]
+
+    def _cursor(self, method: str, rest: list[str], body):
+        state = self.state
+        if method == "POST" and not rest:
+            documents = list(state.documents.get("events", {}).values())
+            per_device = "COLLECT device = e.device_id" in body["query"]
+            rows = [{"device_id": d} for d in sorted({doc["device_id"] for doc in documents})] if per_device else [{"value": 1}]
+            cursor_id = str(state.next_id)
+            state.next_id += 1
+            state.cursors[cursor_id] = rows
+            return self._page(cursor_id, 201)
+        if method == "POST" and rest and rest[0] in state.cursors:
+            return self._page(rest[0], 200)
+        if method == "DELETE" and rest:
+            return (202, {"error": False, "code": 202, "id": rest[0]}) if state.cursors.pop(rest[0], None) is not None else (
+                404, {"error": True, "code": 404, "errorNum": 1600, "errorMessage": "cursor not found"})
+        return 404, {"error": True, "code": 404, "errorNum": 1600, "errorMessage": "cursor not found"}
+
+    def _page(self, cursor_id: str, status: int):
+        rows = self.state.cursors[cursor_id]
+        page, rest = rows[:CURSOR_PAGE], rows[CURSOR_PAGE:]
+        reply = {"error": False, "code": status, "result": page, "hasMore": bool(rest), "cached": False, "extra": {}}
+        if rest:
+            self.state.cursors[cursor_id] = rest
+            reply["id"] = cursor_id
+        else:
+            del self.state.cursors[cursor_id]
+        return status, reply
+
+    def _reply(self, status: int, payload) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def fake_arango():
+    state = FakeArangoState()
+    handler = type("Handler", (FakeArangoHandler,), {"state": state})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield state, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+CONFIG = """\
+platform: local
+targets:
+  arangodb-fake:
+    module: arangodb
+    platform: local
+    url: {url}
+    username: root
+    password: "${{ARANGO_PASSWORD}}"
+    database: bench
+"""
+
+
+@pytest.fixture
+def arango(fake_arango, tmp_path, cli):
+    """The fake's state, and `run(task, *args)`: the CLI against it with a config in the test folder."""
+    state, url = fake_arango
+    (tmp_path / "config.yaml").write_text(CONFIG.format(url=url))
+
+    def run(task: str, *args: str):
+        return cli(task, "--config", "config.yaml", "--target", "arangodb-fake", "-r", "1", *args,
+                   env={"ARANGO_PASSWORD": PASSWORD}, timeout=300)
+
+    return state, run
+
+
+def verified(result, events: int) -> dict:
+    assert result.code == 0, result.stderr
+    report = result.results()["runs"][0]["report"]
+    assert report["verification"]["ok"] and report["verification"]["counted"] == events
+    return report
+
+
+def test_arangodb_wire_fake_collections_with_shards_replication_and_sync(arango):
+    state, run = arango
+    result = run("insert", "-w", "2", "--num-inserts", "40", "--batch", "20", "--tables", "multiple",
+                 "--extra-option", "shard_count=3", "--extra-option", "replication_factor=2", "--extra-option", "sync=true")
+    verified(result, 80)
+    created = {r.body["name"]: r.body for r in state.of("POST", "/_api/collection")}
+    assert sorted(created) == ["events0", "events1", "events2", "events3"]
+    for body in created.values():
+        assert body["numberOfShards"] == 3 and body["replicationFactor"] == 2 and body["waitForSync"] is True
+        assert body["keyOptions"] == {"type": "traditional", "allowUserKeys": False}
+        assert body["type"] == 2  # document collection
+    writes = state.of("POST", "/_api/document/")
+    assert writes and all(w.params["waitForSync"] == "1" for w in writes)  # python-arango: booleans as 1/0
+    # Every request used the configured database and credentials.
+    assert {r.database for r in state.requests} == {"bench"}
+    # A device always goes to the same collection.
+    devices = [{d["device_id"] for d in state.documents[f"events{t}"].values()} for t in range(4)]
+    assert sum(map(len, devices)) == len(set().union(*devices)) == 20
+
+
+def test_arangodb_wire_fake_batches_send_documents_with_client_keys(arango):
+    state, run = arango
+    report = verified(run("insert", "-w", "2", "--num-inserts", "60", "--batch", "30", "--primary-key", "client"), 120)
+    assert report["figures"]["latency"]["calls"] == 4
+    assert state.collections["events"]["keyOptions"] == {"type": "traditional", "allowUserKeys": True}
+    assert "numberOfShards" not in state.collections["events"] and state.collections["events"]["replicationFactor"] == 1
+    assert state.collections["events"]["waitForSync"] is False
+    writes = state.of("POST", "/_api/document/events")
+    assert len(writes) == 4 and all(isinstance(w.body, list) and len(w.body) == 30 for w in writes)
+    assert all("waitForSync" not in w.params for w in writes)  # no per-request sync unless asked
+    for document in (d for w in writes for d in w.body):
+        assert set(document) == {"_key", "timestamp", "device_id", "sequence_number", "temperature"}
+        assert document["_key"] == f"{document['device_id']}-{document['sequence_number']:012d}"
+        assert isinstance(document["timestamp"], int) and isinstance(document["temperature"], float)
+
+
+def test_arangodb_wire_fake_single_inserts_one_request_per_event(arango):
+    state, run = arango
+    report = verified(run("insert", "-w", "1", "--num-inserts", "25"), 25)
+    assert report["figures"]["latency"]["calls"] == 25
+    writes = state.of("POST", "/_api/document/events")
+    assert len(writes) == 25 and all(isinstance(w.body, dict) and "_key" not in w.body for w in writes)
+    assert all(w.params["silent"] == "1" for w in writes)
+
+
+def test_arangodb_wire_fake_bulk_import_api(arango):
+    state, run = arango
+    verified(run("insert", "-w", "2", "--num-inserts", "50", "--batch", "25", "--extra-option", "batch_api=import"), 100)
+    imports = state.of("POST", "/_api/import")
+    assert len(imports) == 4 and not state.of("POST", "/_api/document")
+    assert all(r.params == {"type": "array", "collection": "events", "complete": "1", "details": "1"} for r in imports)
+
+
+def test_arangodb_wire_fake_uuid_keys_and_indices(arango):
+    state, run = arango
+    verified(run("insert", "-w", "1", "--num-inserts", "10", "--batch", "10", "--primary-key", "uuid",
+                 "--extra-option", "create_indices=true"), 10)
+    assert state.collections["events"]["keyOptions"] == {"type": "uuid", "allowUserKeys": False}
+    indexes = [(r.params["collection"], r.body["type"], r.body["fields"]) for r in state.of("POST", "/_api/index")]
+    assert indexes == [("events", "persistent", ["temperature"]), ("events", "persistent", ["device_id", "temperature"])]
+
+
+def test_arangodb_wire_fake_queries_send_the_aql_and_page_the_cursor(arango):
+    state, run = arango
+    verified(run("insert", "-w", "2", "--num-inserts", "30", "--batch", "30", "--devices-per-worker", "5"), 60)
+    result = run("query")
+    assert result.code == 0, result.stderr
+    report = result.results()["runs"][0]["report"]["queries"]
+    assert {name: figures["rows"] for name, figures in report.items()} == {
+        "count-events": 1, "temperature-min-max": 1, "temperature-stats": 1,
+        "temperature-stats-per-device": 10, "newest-per-device": 10,
+    }
+    sent = [r.body for r in state.of("POST", "/_api/cursor") if r.path == "/_api/cursor"]
+    assert [body["query"] for body in sent] == [QUERIES[name] for name in report]
+    assert all(body["batchSize"] == 10_000 for body in sent)
+    # 10 rows in pages of 4: two follow-up fetches for each per-device query.
+    assert len([r for r in state.of("POST", "/_api/cursor/")]) == 4
+    assert "COLLECT device = e.device_id AGGREGATE newest = MAX([e.timestamp, e.temperature])" in QUERIES["newest-per-device"]
+
+
+def test_arangodb_wire_fake_wrong_password_is_reported(arango, cli):
+    state, run = arango
+    result = cli("insert", "--config", "config.yaml", "--target", "arangodb-fake", "-r", "1", "-w", "1", "--num-inserts", "5",
+                 env={"ARANGO_PASSWORD": "wrong"}, timeout=300)
+    assert result.code != 0
+    assert "cannot connect to ArangoDB at 127.0.0.1:" in result.stderr and "not authorized to execute this request" in result.stderr
+
+
+@pytest.mark.parametrize("mode", ["sql", "none"])
+def test_arangodb_rejects_key_modes_without_a_meaning(arango, mode):
+    state, run = arango
+    result = run("insert", "-w", "1", "--primary-key", mode)
+    assert result.code == 2
+    assert f"module 'arangodb' does not support --primary-key {mode}: every ArangoDB document has a _key" in result.stderr
+    assert not state.requests  # rejected before anything was started
+
+
+def test_arangodb_unreachable_names_host_and_port(cli, tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "config.yaml").write_text(CONFIG.format(url=f"http://127.0.0.1:{port}"))
+    result = cli("insert", "--config", "config.yaml", "--target", "arangodb-fake", "-r", "1", "-w", "1", "--num-inserts", "5",
+                 env={"ARANGO_PASSWORD": PASSWORD}, timeout=300)
+    assert result.code != 0
+    assert f"cannot connect to ArangoDB at 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr
