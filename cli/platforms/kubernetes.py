@@ -46,7 +46,7 @@ try:
 except ImportError:
     raise UsageProblem("the kubernetes platform needs the kubernetes package: pip install -r requirements.txt") from None
 
-from cli.platforms.portforward import PodPortForward
+from cli.platforms.portforward import PodPortForward, RetryingTransport
 
 log = logging.getLogger(__name__)
 
@@ -152,9 +152,12 @@ class KubernetesPlatform:
     def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback) -> dict[str, Any]:
         collector = self._wait_for_collector_pod(pods, deadline)
         with PodPortForward(self.configuration, self.namespace, collector, COLLECTOR_PORT) as forward:
-            with httpx.Client(base_url=forward.url, timeout=10.0) as http:
-                wait_for_collector(http, deadline, pods.problem)
-                return follow_run(http, deadline, on_status, pods.problem)
+            with httpx.Client(base_url=forward.url, timeout=10.0, transport=RetryingTransport()) as http:
+                def problem() -> str | None:
+                    return pods.problem() or forward.problem()
+
+                wait_for_collector(http, deadline, problem)
+                return follow_run(http, deadline, on_status, problem)
 
     def _write_values(self, path: Path, spec: RunSpec, timeout: float) -> Path:
         values: dict[str, Any] = {

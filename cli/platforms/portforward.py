@@ -8,17 +8,22 @@ connection alive, so a run normally needs a single websocket.
 
 from __future__ import annotations
 
+import json
 import logging
 import select
 import socket
 import threading
+import time
 
+import httpx
 from kubernetes.client import ApiClient, Configuration, CoreV1Api
 from kubernetes.stream import portforward
 
 log = logging.getLogger(__name__)
 
 CHUNK = 64 * 1024
+# Consecutive websockets that could not be opened before the port-forward counts as broken.
+FAILED_OPENS_TOLERATED = 3
 # Blocking calls wake up this often to notice close(): closing a socket from another thread does
 # not interrupt a select() or accept() waiting on it.
 POLL_S = 0.2
@@ -29,10 +34,15 @@ class PodPortForward:
         self.configuration, self.namespace, self.pod, self.port = configuration, namespace, pod, port
         self.closed = threading.Event()
         self.last_error: str | None = None
+        self.failed_opens = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(POLL_S)
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         threading.Thread(target=self._accept, name=f"port-forward {pod}:{port}", daemon=True).start()
+
+    def problem(self) -> str | None:
+        """Why the pod cannot be reached (e.g. no RBAC permission for pods/portforward), once it is clear."""
+        return self.last_error if self.failed_opens >= FAILED_OPENS_TOLERATED else None
 
     def close(self) -> None:
         self.closed.set()
@@ -62,10 +72,12 @@ class PodPortForward:
             api = CoreV1Api(ApiClient(self.configuration))
             forward = portforward(api.connect_get_namespaced_pod_portforward, self.pod, self.namespace, ports=str(self.port))
         except Exception as error:  # pod gone, API unreachable: the HTTP client sees a closed connection
-            self.last_error = f"port-forward to pod {self.pod} failed: {error}"
+            self.failed_opens += 1
+            self.last_error = f"cannot port-forward to pod {self.pod}: {_reason(error)}"
             log.debug(self.last_error)
             local.close()
             return
+        self.failed_opens = 0
         remote = forward.socket(self.port)
         try:
             self._pump(local, remote)
@@ -89,3 +101,38 @@ class PodPortForward:
                     peers[source.fileno()].sendall(data)
             except OSError:
                 return
+
+
+def _reason(error: BaseException) -> str:
+    """The API server's message from a failed websocket handshake. The client wraps it in an
+    ApiException (reason: "Handshake status 403 Forbidden -+-+- headers -+-+- body") and, in some
+    versions, loses even that in an AttributeError raised while handling it."""
+    cause: BaseException | None = error
+    while cause is not None:
+        reason = getattr(cause, "reason", None)
+        if isinstance(reason, str) and reason:
+            parts = reason.split(" -+-+- ")
+            try:
+                return json.loads(parts[-1])["message"]
+            except (ValueError, KeyError, TypeError):
+                return parts[0]
+        cause = cause.__context__
+    return " ".join(str(error).split())
+
+
+class RetryingTransport(httpx.HTTPTransport):
+    """Repeats a GET whose connection broke: a relayed connection can drop (a websocket closed by
+    the API server or a proxy) without anything being wrong with the collector."""
+
+    ATTEMPTS = 3
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        attempt = 1
+        while True:
+            try:
+                return super().handle_request(request)
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ConnectError):
+                if request.method != "GET" or attempt >= self.ATTEMPTS:
+                    raise
+            time.sleep(0.2 * attempt)
+            attempt += 1

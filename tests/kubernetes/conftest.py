@@ -1,0 +1,160 @@
+"""A real single-node Kubernetes for the end-to-end tests (../shared/k8s-local), with the simulator image
+built into it and the host's PostgreSQL reachable from the pods.
+
+The cluster is brought up if it is not running (and then taken down again at the end, unless
+K8S_LOCAL_KEEP=1); one already running is reused and left running. Nothing here skips: without a
+cluster, helm or PostgreSQL the tests fail and say what to start.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+import yaml
+
+from tests.conftest import REPO_ROOT, postgres_env
+
+K8S_LOCAL = Path(os.environ.get("K8S_LOCAL", REPO_ROOT.parent / "shared" / "k8s-local"))
+K8S_LOCAL_BIN = Path(os.environ.get("K8S_LOCAL_CACHE", "/var/cache/k8s-local")) / "bin"
+KUBECONFIG = Path(os.environ.get("K8S_LOCAL_STATE", "/tmp/k8s-local")) / "kubeconfig"
+NAMESPACE = "iotbench-e2e"
+DATABASE = ROLE = "iotbench_e2e"
+RUN_ID_LABEL = "iotdb-bench/run-id"
+
+
+@dataclass
+class Cluster:
+    env: dict[str, str]  # KUBECONFIG, PATH with helm, the database password
+    config: Path  # config.yaml of the tests: targets on the host's PostgreSQL
+    image: str
+    node_ip: str
+    password: str
+    core: object  # kubernetes CoreV1Api
+    batch: object  # kubernetes BatchV1Api
+    namespace: str = NAMESPACE
+
+    def db(self) -> psycopg.Connection:
+        return psycopg.connect(host=self.node_ip, port=5432, user=ROLE, password=self.password, dbname=DATABASE,
+                               autocommit=True, connect_timeout=5)
+
+    def count(self, table: str = "events") -> int:
+        with self.db() as db:
+            return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    def helm(self, *args: str) -> str:
+        done = subprocess.run(["helm", *args], env=self.env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def releases(self) -> list[str]:
+        return self.helm("list", "--all-namespaces", "--all", "--short").split()
+
+    def leftovers(self) -> list[str]:
+        """Objects of the tool still in the cluster: anything labelled with a run id."""
+        found = []
+        for kind, lister in (
+            ("pod", self.core.list_pod_for_all_namespaces), ("configmap", self.core.list_config_map_for_all_namespaces),
+            ("secret", self.core.list_secret_for_all_namespaces), ("service", self.core.list_service_for_all_namespaces),
+            ("job", self.batch.list_job_for_all_namespaces),
+        ):
+            found += [f"{kind}/{item.metadata.name}" for item in lister(label_selector=RUN_ID_LABEL).items]
+        return found
+
+    def assert_nothing_left(self, limit_s: float = 60.0) -> None:
+        """No release, and (after a bounded wait for deletions in progress) no object of the tool."""
+        assert [name for name in self.releases() if "iotdb-bench" in name] == []
+        deadline = time.monotonic() + limit_s
+        while self.leftovers() and time.monotonic() < deadline:
+            time.sleep(1.0)
+        assert self.leftovers() == []
+
+
+def _cluster_running(env: dict[str, str]) -> bool:
+    probe = subprocess.run(["kubectl", "get", "--raw", "/readyz"], env=env, capture_output=True, timeout=30) \
+        if KUBECONFIG.exists() else None
+    return probe is not None and probe.returncode == 0
+
+
+def _run_script(args: list[str], what: str, env: dict[str, str], timeout: float) -> str:
+    try:
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        pytest.fail(f"{what}: {args[0]} not found (set K8S_LOCAL to the k8s-local folder)")
+    if done.returncode != 0:
+        pytest.fail(f"{what} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _prepare_database(password: str, node_ip: str) -> None:
+    """A role and database of their own, so other suites using PostgreSQL at the same time do not interfere."""
+    admin = postgres_env()
+    try:
+        server = psycopg.connect(host=admin["PGHOST"], port=admin["PGPORT"], user=admin["PGUSER"], password=admin["PGPASSWORD"],
+                                 dbname=admin["PGDATABASE"], autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as error:
+        pytest.fail(f"PostgreSQL is not reachable ({error}); start it with scripts/servers/start-postgres.sh")
+    with server:
+        exists = server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone()
+        server.execute(f"{'ALTER' if exists else 'CREATE'} ROLE {ROLE} LOGIN PASSWORD '{password}'")
+        server.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        server.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+    try:
+        psycopg.connect(host=node_ip, port=5432, user=ROLE, password=password, dbname=DATABASE, connect_timeout=5).close()
+    except psycopg.OperationalError as error:
+        pytest.fail(f"PostgreSQL does not accept logins at the node address {node_ip} ({error}); "
+                    "scripts/servers/start-postgres.sh configures listen_addresses and pg_hba for that")
+
+
+def _write_config(path: Path, image: str, node_ip: str) -> None:
+    repository, _, tag = image.rpartition(":")
+    target = {
+        "module": "postgres",
+        "connection_string": f"host={node_ip} port=5432 dbname={DATABASE} user={ROLE} connect_timeout=10",
+        "password": "${E2E_PGPASSWORD}",
+    }
+    config = {
+        "namespace": NAMESPACE,
+        "platform": "kubernetes",
+        "image": {"repository": repository, "tag": tag, "pull_policy": "Never"},
+        "targets": {
+            "postgresql": target,
+            # Workers must avoid the nodes of these pods: CoreDNS runs on the only node.
+            "postgresql-unschedulable": {**target, "database_pod_labels": {"k8s-app": "kube-dns"}},
+        },
+    }
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
+    started_here = not _cluster_running(env)
+    t0 = time.monotonic()
+    kubeconfig = _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
+    assert Path(kubeconfig) == KUBECONFIG, f"k8s-local printed an unexpected kubeconfig path: {kubeconfig}"
+    image = _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh")], "building the simulator image", env, timeout=900)
+    print(f"cluster and image ready in {time.monotonic() - t0:.0f} s")
+
+    from kubernetes import client, config as kubeconfig_loader
+
+    api = kubeconfig_loader.new_client_from_config(config_file=str(KUBECONFIG))
+    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+    node = core.list_node().items[0]
+    node_ip = next(a.address for a in node.status.addresses if a.type == "InternalIP")
+    password = f"e2e-{secrets.token_hex(12)}"
+    _prepare_database(password, node_ip)
+    if not core.list_namespace(field_selector=f"metadata.name={NAMESPACE}").items:
+        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE)))
+    config = tmp_path_factory.mktemp("k8s") / "config.yaml"
+    _write_config(config, image, node_ip)
+    env["E2E_PGPASSWORD"] = password
+    yield Cluster(env, config, image, node_ip, password, core, batch)
+    if started_here and os.environ.get("K8S_LOCAL_KEEP") != "1":
+        subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
