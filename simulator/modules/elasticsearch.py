@@ -79,15 +79,16 @@ class SearchServerError(Exception):
 
 @dataclass(frozen=True)
 class BulkRequest:
-    """A prepared batch: one row per event holding its action and document lines (see _text_rows)."""
+    """A prepared batch: the NDJSON body, and one row per event (action and document lines) for retries."""
 
     rows: np.ndarray
+    full_body: bytes
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def body(self, positions: list[int] | None = None) -> bytes:
-        return _compact(self.rows if positions is None else self.rows[positions])
+        return self.full_body if positions is None else _compact(self.rows[positions])
 
 
 class Module(DatabaseModule):
@@ -221,7 +222,8 @@ class Module(DatabaseModule):
         if self._with_key:
             action += [_constant('","_id":"'), _fixed(batch.client_key)]
         action.append(_constant('"}}\n'))
-        return BulkRequest(_text_rows(action + self._document(batch), len(batch)))
+        rows = _text_rows(action + self._document(batch), len(batch))
+        return BulkRequest(rows, _compact(rows))
 
     def insert_batch(self, prepared: BulkRequest) -> None:
         pending: list[int] | None = None  # None: every event of the batch
@@ -256,7 +258,7 @@ class Module(DatabaseModule):
         return rejected
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, bytes]]:
-        documents = _compact(_text_rows(self._document(batch), len(batch))).split(b"\n")
+        documents = _compact(_text_rows(self._document(batch), len(batch))).splitlines()
         indices = self._index_of(batch).astype("U").tolist()
         if self._with_key:
             paths = [f"/{index}/_create/{key}" for index, key in zip(indices, batch.client_key.astype("U").tolist())]
