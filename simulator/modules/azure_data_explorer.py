@@ -1,0 +1,265 @@
+"""Azure Data Explorer (Kusto) through azure-kusto-data and azure-kusto-ingest.
+
+Ingestion (`ingestion` option):
+- `queued` (default, "batch" in the seed tool): each call uploads a gzipped CSV blob and posts an
+  ingestion message to the cluster's queue. The call returns once the message is queued: the rows
+  appear in the table minutes later (the table's ingestion batching policy decides when), so the
+  figures of a queued run are *acknowledged* inserts/s. `wait_for_count` measures, separately, how
+  long after the run the table really holds every event (bounded by `ingestion_wait_s`).
+- `streaming`: each call posts the gzipped CSV to the cluster's streaming-ingest endpoint; the
+  table gets the streaming ingestion policy. Rows are queryable when the call returns.
+Single inserts (no --batch) send one event per call in either mode (expensive for queued).
+
+Credentials (`auth`): `application_key` (default) signs in as an Azure AD application with
+`client_id`, `client_secret` and `tenant_id`, given as `${ADX_...}` references so they come from the
+environment (a Kubernetes Secret on the cluster platform); `application_token` uses a token
+acquired elsewhere; `none` is for an unauthenticated http:// endpoint (the local Kusto emulator).
+
+Kusto has no primary keys: `--primary-key db` (the default) and `none` mean the same, other modes
+are rejected. Event timestamps are stored as `datetime`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import time
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from simulator.events import DEVICE_ID_WIDTH, EventBatch
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
+
+log = logging.getLogger("azure_data_explorer")
+
+COLUMNS = (("timestamp", "datetime"), ("device_id", "string"), ("sequence_number", "long"), ("temperature", "real"))
+CSV_MAPPING = "events_csv_mapping"
+
+# The five queries in KQL. newest-per-device uses arg_max, which needs no partition operator
+# (the seed tool's `partition by` variant failed on large clusters: at most 64 partitions).
+QUERIES = {
+    "count-events": f"{SINGLE_TABLE_NAME} | count",
+    "temperature-min-max": f"{SINGLE_TABLE_NAME} | summarize min(temperature), max(temperature)",
+    "temperature-stats": f"{SINGLE_TABLE_NAME} | summarize min(temperature), avg(temperature), max(temperature)",
+    "temperature-stats-per-device": (
+        f"{SINGLE_TABLE_NAME} | summarize min(temperature), avg(temperature), max(temperature) by device_id"
+    ),
+    "newest-per-device": f"{SINGLE_TABLE_NAME} | summarize arg_max(timestamp, temperature) by device_id",
+}
+
+
+class AdxOptions(ModuleOptions):
+    cluster_uri: str = Field(pattern=r"^https?://", description="engine URI, e.g. https://mycluster.westeurope.kusto.windows.net")
+    database: str = Field(min_length=1)
+    auth: Literal["application_key", "application_token", "none"] = "application_key"
+    client_id: str | None = None
+    client_secret: str | None = None
+    tenant_id: str | None = None
+    application_token: str | None = None
+    ingestion: Literal["queued", "streaming"] = "queued"
+    flush_immediately: bool = Field(False, description="queued: ask the service to skip its aggregation (ingests sooner)")
+    batching_max_seconds: int | None = Field(
+        None, ge=10, le=1800, description="queued: the tables' ingestion batching time (service default 5 minutes)"
+    )
+    ingestion_wait_s: float = Field(600, ge=0, description="longest wait for queued rows to appear after a run")
+    ingestion_poll_s: float = Field(5, gt=0)
+
+
+class IngestionWait(BaseModel):
+    """How long after the timed phase the table held every event (queued ingestion)."""
+
+    expected: int
+    counted: int
+    reached: bool
+    seconds_after_run: float | None = Field(description="from the end of the timed phase until the count was reached")
+    waited_s: float
+    limit_s: float
+
+
+class Module(DatabaseModule):
+    Options = AdxOptions
+    options: AdxOptions
+    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._client = None
+        self._ingest = None
+        self._properties: dict[str, Any] = {}
+
+    def validate(self) -> None:
+        if self.spec.primary_key not in self.primary_keys:
+            raise ModuleError(
+                f"module 'azure_data_explorer' does not support --primary-key {self.spec.primary_key.value}: Kusto tables have no "
+                "primary key (use db or none, which mean the same)"
+            )
+        options = self.options
+        if options.auth == "application_key":
+            missing = [name for name in ("client_id", "client_secret", "tenant_id") if not getattr(options, name)]
+            if missing:
+                raise ModuleError(f"auth application_key needs the options {', '.join(missing)} (e.g. client_secret: \"${{ADX_CLIENT_SECRET}}\")")
+        elif options.auth == "application_token" and not options.application_token:
+            raise ModuleError("auth application_token needs the option application_token (e.g. \"${ADX_TOKEN}\")")
+        elif options.auth == "none" and not options.cluster_uri.startswith("http://"):
+            raise ModuleError("auth none is only for an unauthenticated http:// endpoint such as the Kusto emulator")
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connection_string(self):
+        """A fresh connection string builder (the ingest clients rewrite the one they are given)."""
+        from azure.kusto.data import KustoConnectionStringBuilder as Builder
+
+        options = self.options
+        if options.auth == "application_key":
+            return Builder.with_aad_application_key_authentication(options.cluster_uri, options.client_id, options.client_secret, options.tenant_id)
+        if options.auth == "application_token":
+            return Builder.with_aad_application_token_authentication(options.cluster_uri, options.application_token)
+        return Builder.with_no_authentication(options.cluster_uri)
+
+    def connect(self) -> None:
+        from azure.kusto.data import KustoClient
+        from azure.kusto.data.data_format import DataFormat
+        from azure.kusto.ingest import IngestionProperties, KustoStreamingIngestClient, QueuedIngestClient
+
+        self._client = KustoClient(self.connection_string())
+        try:
+            self._client.execute_query(self.options.database, "print ok = 1")
+        except Exception as error:
+            raise ModuleError(f"cannot connect to Azure Data Explorer at {self._address()}: {_reason(error)}") from None
+        if self.spec.task == "insert":
+            ingest_class = KustoStreamingIngestClient if self.options.ingestion == "streaming" else QueuedIngestClient
+            self._ingest = ingest_class(self.connection_string())
+            self._properties = {
+                table: IngestionProperties(
+                    self.options.database, table, data_format=DataFormat.CSV, ingestion_mapping_reference=CSV_MAPPING,
+                    flush_immediately=self.options.flush_immediately,
+                )
+                for table in self.spec.table_names
+            }
+
+    def _address(self) -> str:
+        parts = urlsplit(self.options.cluster_uri)
+        return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+    def close(self) -> None:
+        for client in (self._ingest, self._client):
+            if client is not None:
+                client.close()
+        self._ingest = self._client = None
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        for statement in self.setup_commands():
+            self._mgmt(statement)
+
+    def setup_commands(self) -> list[str]:
+        columns = ", ".join(f"{name}: {kind}" for name, kind in COLUMNS)
+        mapping = ", ".join(f'{{"column": "{name}", "Properties": {{"Ordinal": "{i}"}}}}' for i, (name, _) in enumerate(COLUMNS))
+        commands = []
+        for table in self.spec.table_names:
+            if self.spec.clean:
+                commands.append(f".drop table {table} ifexists")
+            commands.append(f".create-merge table {table} ({columns})")
+            commands.append(f".create-or-alter table {table} ingestion csv mapping '{CSV_MAPPING}' '[{mapping}]'")
+            if self.options.ingestion == "streaming":
+                commands.append(f".alter table {table} policy streamingingestion enable")
+            elif self.options.batching_max_seconds:
+                span = time.strftime("%H:%M:%S", time.gmtime(self.options.batching_max_seconds))
+                commands.append(
+                    f".alter table {table} policy ingestionbatching "
+                    f"'{{\"MaximumBatchingTimeSpan\": \"{span}\", \"MaximumNumberOfItems\": 500, \"MaximumRawDataSizeMB\": 1024}}'"
+                )
+        return commands
+
+    def count(self) -> int:
+        return sum(int(self._rows(f"{table} | count")[0][0]) for table in self.spec.table_names)
+
+    def storage_bytes(self) -> int | None:
+        return sum(int(self._mgmt(f".show table {table} details").primary_results[0][0]["TotalExtentSize"] or 0) for table in self.spec.table_names)
+
+    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
+        """Poll count() until it reaches `expected` or `ingestion_wait_s` passes (queued ingestion).
+
+        For the collector, after the last worker finished and before its own final count:
+        `run_ended_at` is the epoch time the timed phase ended.
+        """
+        started, limit = time.time(), self.options.ingestion_wait_s
+        while True:
+            counted = self.count()
+            now = time.time()
+            if counted >= expected or now - started >= limit:
+                reached = counted >= expected
+                return IngestionWait(
+                    expected=expected, counted=counted, reached=reached,
+                    seconds_after_run=max(now - run_ended_at, 0.0) if reached else None,
+                    waited_s=now - started, limit_s=limit,
+                )
+            log.info("waiting for queued ingestion: %d of %d events stored", counted, expected)
+            time.sleep(min(self.options.ingestion_poll_s, max(limit - (now - started), 0.0)))
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> list[tuple[str, bytes, int]]:
+        prepared = []
+        for t, part in batch.split_by_table(len(self.spec.table_names)):
+            csv = _csv(part)
+            prepared.append((self.spec.table_names[t], gzip.compress(csv, compresslevel=1), len(csv)))
+        return prepared
+
+    def insert_batch(self, prepared: list[tuple[str, bytes, int]]) -> None:
+        from azure.kusto.ingest import StreamDescriptor
+
+        for table, compressed, size in prepared:
+            descriptor = StreamDescriptor(io.BytesIO(compressed), is_compressed=True, size=size)
+            self._ingest.ingest_from_stream(descriptor, self._properties[table])
+
+    def prepare_single(self, batch: EventBatch) -> list[list[tuple[str, bytes, int]]]:
+        return [self.prepare_batch(batch.select(slice(i, i + 1))) for i in range(len(batch))]
+
+    def insert_single(self, item: list[tuple[str, bytes, int]]) -> None:
+        self.insert_batch(item)
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        return {name: self._query(kql) for name, kql in QUERIES.items()}
+
+    def _query(self, kql: str) -> Query:
+        return lambda: len(self._rows(kql))
+
+    def _rows(self, kql: str) -> list:
+        from azure.kusto.data import ClientRequestProperties
+
+        properties = None
+        if self.spec.task == "query" and self.spec.query_timeout:
+            properties = ClientRequestProperties()
+            properties.set_option(ClientRequestProperties.request_timeout_option_name, _timespan(self.spec.query_timeout))
+        return list(self._client.execute_query(self.options.database, kql, properties).primary_results[0])
+
+    def _mgmt(self, command: str):
+        return self._client.execute_mgmt(self.options.database, command)
+
+
+def _csv(batch: EventBatch) -> bytes:
+    """Header-less CSV rows in the table's column order; ids are generated, so nothing needs quoting."""
+    timestamps = np.datetime_as_string(batch.timestamp_ms.astype("datetime64[ms]"), timezone="UTC").tolist()
+    devices = batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist()
+    lines = [
+        f"{ts},{device},{sequence},{temperature!r}\n"
+        for ts, device, sequence, temperature in zip(timestamps, devices, batch.sequence_number.tolist(), batch.temperature.tolist())
+    ]
+    return "".join(lines).encode()
+
+
+def _timespan(seconds: float):
+    import datetime as dt
+
+    return dt.timedelta(seconds=seconds)
+
+
+def _reason(error: Exception) -> str:
+    cause = error.__cause__ or error
+    text = " ".join(str(cause).split()) or type(cause).__name__
+    return text[:300]
