@@ -24,7 +24,7 @@ from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 # The five queries in AQL, over the single-table collection like the SQL ones.
 QUERIES = {
-    "count-events": f"FOR e IN {SINGLE_TABLE_NAME} COLLECT WITH COUNT INTO events RETURN events",
+    "count-events": f"FOR e IN {SINGLE_TABLE_NAME} COLLECT WITH COUNT INTO total RETURN total",
     "temperature-min-max": (
         f"FOR e IN {SINGLE_TABLE_NAME} COLLECT AGGREGATE low = MIN(e.temperature), high = MAX(e.temperature) "
         "RETURN {min: low, max: high}"
