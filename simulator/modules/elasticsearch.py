@@ -101,6 +101,7 @@ class Module(DatabaseModule):
         self._http = None
         self._host = random.choice(self.options.hosts)
         self._retries = 0
+        self._deadline: float | None = None  # of the query running, with --query-timeout
         self._with_key = spec.primary_key is PrimaryKey.client
         self._indices = ",".join(spec.table_names)
 
@@ -303,7 +304,7 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
-        return {
+        queries = {
             "count-events": self._count_events,
             "temperature-min-max": self._aggregation({"min": {"min": {"field": "temperature"}}, "max": {"max": {"field": "temperature"}}}),
             "temperature-stats": self._aggregation({"stats": {"stats": {"field": "temperature"}}}),
@@ -313,14 +314,40 @@ class Module(DatabaseModule):
                                         "_source": {"includes": ["timestamp", "temperature"]}}},
             }),
         }
+        return {name: self._with_deadline(query) for name, query in queries.items()}
+
+    def _with_deadline(self, query: Query) -> Query:
+        """--query-timeout bounds a whole query execution, all its pages included."""
+
+        def run() -> int:
+            self._deadline = time.monotonic() + self.spec.query_timeout if self.spec.query_timeout else None
+            return query()
+
+        return run
+
+    def _query_request(self, method: str, path: str, body: dict | None = None) -> dict:
+        import httpx
+
+        params = {"request_cache": str(self.options.request_cache).lower()} if body is not None else None
+        try:
+            answer = self._request(method, path, body=body, params=params, timeout=self._remaining())
+        except (httpx.TransportError, ModuleError):
+            if self._remaining() != 0:
+                raise
+            answer = None  # cut off by the deadline (a tiny timeout can end in any transport error)
+        if answer is None or self._remaining() == 0:
+            raise TimeoutError(f"query timed out after {self.spec.query_timeout:g} s")
+        return answer[1]
+
+    def _remaining(self) -> float | None:
+        """Seconds left for the running query (0 when past its deadline), None without a timeout."""
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
     def _search(self, body: dict) -> dict:
-        params = {"request_cache": str(self.options.request_cache).lower()}
-        timeout = self.spec.query_timeout or None
-        return self._request("POST", f"/{self._indices}/_search", body=body, params=params, timeout=timeout)[1]
+        return self._query_request("POST", f"/{self._indices}/_search", body)
 
     def _count_events(self) -> int:
-        self._request("GET", f"/{self._indices}/_count", timeout=self.spec.query_timeout or None)
+        self._query_request("GET", f"/{self._indices}/_count")
         return 1
 
     def _aggregation(self, aggregations: dict) -> Query:

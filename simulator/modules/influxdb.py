@@ -64,6 +64,7 @@ class Module(DatabaseModule):
     def __init__(self, spec):
         super().__init__(spec)
         self._client = None
+        self._query_client = None
         self._write = None
         self._query = None
         self._v1: bool | None = self.options.v1_compat
@@ -73,11 +74,13 @@ class Module(DatabaseModule):
         from influxdb_client import InfluxDBClient
         from influxdb_client.client.write_api import SYNCHRONOUS
 
-        seconds = self.spec.query_timeout if self.spec.task == "query" and self.spec.query_timeout else self.options.timeout
-        self._client = InfluxDBClient(
-            url=self.options.url, token=self.options.token, org=self.options.org, timeout=int(seconds * 1000),
-            verify_ssl=self.options.verify_ssl, enable_gzip=self.options.enable_gzip,
-        )
+        def client(seconds: float) -> InfluxDBClient:
+            return InfluxDBClient(
+                url=self.options.url, token=self.options.token, org=self.options.org, timeout=max(1, round(seconds * 1000)),
+                verify_ssl=self.options.verify_ssl, enable_gzip=self.options.enable_gzip,
+            )
+
+        self._client = client(self.options.timeout)
         try:
             version = self._call("GET /ping", self._client.version)
         except InfluxServerError as error:
@@ -86,12 +89,16 @@ class Module(DatabaseModule):
             self._v1 = version.lstrip("v").startswith("1.")
         log.info("connected to InfluxDB %s at %s (%s API)", version, self.options.url, "1.x" if self._v1 else "2.x")
         self._write = self._client.write_api(write_options=SYNCHRONOUS)
-        self._query = self._client.query_api()
+        # --query-timeout bounds the queries only: they get a client of their own with that timeout.
+        if self.spec.task == "query" and self.spec.query_timeout:
+            self._query_client = client(self.spec.query_timeout)
+        self._query = (self._query_client or self._client).query_api()
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = self._write = self._query = None
+        for client in (self._client, self._query_client):
+            if client is not None:
+                client.close()
+        self._client = self._query_client = self._write = self._query = None
 
     def _address(self) -> str:
         parts = urlsplit(self.options.url)
@@ -100,7 +107,7 @@ class Module(DatabaseModule):
     def _call(self, what: str, function, *args, **kwargs) -> Any:
         """Run a client call; an unreachable server or bad token becomes a ModuleError, a refusal an InfluxServerError."""
         from influxdb_client.rest import ApiException
-        from urllib3.exceptions import HTTPError
+        from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ReadTimeoutError
 
         try:
             return function(*args, **kwargs)
@@ -109,8 +116,13 @@ class Module(DatabaseModule):
                 raise ModuleError(f"InfluxDB at {self._address()} refused the token (401)") from None
             raise InfluxServerError(f"{what} failed with {error.status}: {_api_message(error)}") from None
         except (HTTPError, OSError) as error:
-            reason = _one_line(getattr(error, "reason", None) or error).split("new connection: ")[-1]
-            raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {reason}") from None
+            cause = error.reason if isinstance(error, MaxRetryError) else error
+            if isinstance(cause, ReadTimeoutError):
+                raise InfluxServerError(f"{what} timed out") from None
+            reason = _one_line(cause).split("new connection: ")[-1]
+            if isinstance(cause, ConnectTimeoutError):  # refused, unresolvable or silent host
+                raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {reason}") from None
+            raise InfluxServerError(f"{what} failed: {reason}") from None  # read timeout, connection reset
 
     # -- collector -------------------------------------------------------------------------
     def setup(self) -> None:
@@ -160,7 +172,8 @@ class Module(DatabaseModule):
 
     def count(self) -> int:
         """Events in the run's measurements: the number of temperature values over all time."""
-        tables = self._flux(f"{self._data()}\ndata |> group() |> count()")
+        tables = self._call("counting", self._client.query_api().query, f"{self._data()}\ndata |> group() |> count()",
+                            org=self.options.org)
         return sum(int(record.get_value()) for table in tables for record in table.records)
 
     # -- workers ---------------------------------------------------------------------------

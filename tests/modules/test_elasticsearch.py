@@ -162,6 +162,15 @@ def test_no_clean_keeps_the_index_and_duplicate_client_ids_are_rejected(cli, sea
     assert get(search, "/events/_count")["count"] == 1000
 
 
+def test_query_timeout_is_reported_per_query(cli, search):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000])
+    result = run(cli, "query", "-w", "1", "-r", "1", "--query-timeout", "0.000001")
+    assert result.code == 0, result.stderr
+    summary = result.results()["summary"]
+    assert len(summary) == 5
+    assert all(row["errors"] == ["query timed out after 1e-06 s"] for row in summary), summary
+
+
 def test_rejected_primary_key_modes_and_bad_options(cli, search):
     for mode in ("sql", "uuid", "none"):
         result = run(cli, "insert", "-w", "1", "--primary-key", mode)

@@ -127,6 +127,15 @@ def test_v1_compat_forced_and_buckets_api_missing_on_influxdb_1(cli, influx):
     assert "no buckets API" in result.stderr and "v1_compat: true" in result.stderr
 
 
+def test_query_timeout_is_reported_per_query(cli, influx):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000])
+    result = run(cli, "query", "-w", "1", "-r", "1", "--query-timeout", "0.000001")
+    assert result.code == 0, result.stderr  # the collector's count is not bound by the query timeout
+    summary = result.results()["summary"]
+    assert len(summary) == 5
+    assert all(row["errors"] == ["Flux query timed out"] for row in summary), summary
+
+
 def test_rejected_primary_key_modes(cli, influx):
     for mode in ("sql", "client", "uuid"):
         result = run(cli, "insert", "-w", "1", "--primary-key", mode)
