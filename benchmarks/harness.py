@@ -1,0 +1,76 @@
+"""How fast is the harness itself? Events per second of one worker process through the `null`
+target (generation, COPY encoding, timing, histograms, reporting: everything but the database),
+for batch sizes 1, 100, 1000 and 10000, beside a naive client measured in the same run: one Python
+object per event with `random` calls (generation only, no encoding).
+
+    python benchmarks/harness.py [--seconds 3] [--json]
+
+Goal: >= 10,000,000 events/s per worker process at batch 1000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from _common import emit_json, print_table, run_tool
+
+BATCH_SIZES = (1, 100, 1000, 10_000)
+GOAL_EVENTS_PER_S = 10_000_000
+# Rough rates of this path, used only to size each measurement to about --seconds of timed phase.
+EXPECTED_RATE = {1: 60_000, 100: 4_000_000, 1000: 12_000_000, 10_000: 15_000_000}
+TIME_ORIGIN_MS = 1_767_225_600_000
+
+
+def tool_rate(batch: int, seconds: float) -> dict:
+    events = max(batch, int(EXPECTED_RATE[batch] * seconds) // batch * batch)
+    run = run_tool(["insert", "--target", "null", "--platform", "local", "-w", "1", "-r", "1",
+                    "--batch", str(batch), "--num-inserts", str(events)])
+    figures = run.report["figures"]
+    return {"batch": batch, "events": figures["events"], "timed_s": figures["duration_s"], "events_per_s": figures["throughput"],
+            "client_overhead": figures["client_overhead"]}
+
+
+def naive_rate(batch: int, seconds: float) -> float:
+    """A straightforward client: a dict per event, a `random` call per value, a list per batch."""
+    devices = [f"w000000-d{device:06d}" for device in range(10)]
+    position = produced = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        events = []
+        for _ in range(batch):
+            events.append({
+                "timestamp": TIME_ORIGIN_MS + position * 100,
+                "device_id": random.choice(devices),
+                "sequence_number": position,
+                "temperature": round(random.uniform(15.0, 25.0), 2),
+            })
+            position += 1
+        produced += len(events)
+    return produced / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=3.0, help="approximate timed phase of each measurement")
+    parser.add_argument("--json", action="store_true", help="end with one JSON object on the last line")
+    args = parser.parse_args()
+
+    results = [tool_rate(batch, args.seconds) for batch in BATCH_SIZES]
+    naive = naive_rate(1000, args.seconds)
+    at_1000 = next(r for r in results if r["batch"] == 1000)["events_per_s"]
+    rows = [[f"null target, batch {r['batch']:,}", f"{r['events']:,}", f"{r['timed_s']:.2f}", f"{r['events_per_s']:,.0f}",
+             f"{r['events_per_s'] / naive:.1f}x"] for r in results]
+    rows.append(["naive: a dict per event, random calls", "-", f"{args.seconds:.2f}", f"{naive:,.0f}", "1.0x"])
+    print_table("Harness throughput, one worker process", ["Path", "Events", "Timed s", "Events/s", "vs naive"], rows)
+    verdict = "met" if at_1000 >= GOAL_EVENTS_PER_S else "NOT met"
+    print(f"Goal >= {GOAL_EVENTS_PER_S:,} events/s per process at batch 1000: {verdict} ({at_1000:,.0f}).")
+    if args.json:
+        emit_json({"benchmark": "harness", "results": results, "naive_events_per_s": naive,
+                   "ratio_to_naive_at_batch_1000": at_1000 / naive, "goal_events_per_s": GOAL_EVENTS_PER_S,
+                   "goal_met": at_1000 >= GOAL_EVENTS_PER_S})
+
+
+if __name__ == "__main__":
+    main()

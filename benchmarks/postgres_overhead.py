@@ -1,0 +1,124 @@
+"""Does the tool measure PostgreSQL or itself? The tool's COPY insert rate into the local PostgreSQL
+(batch 1000, primary key db) against a raw reference measured in the same run: the same number of
+processes sending pre-generated COPY buffers (the very bytes the tool would send) with the same
+driver, one COPY and COMMIT per 1000 events, into the same freshly created table. Each round
+measures both back to back (in alternating order); the ratio reported is the median of the
+rounds' tool / raw ratios, which a machine shared with other work disturbs least.
+
+    PGPASSWORD=postgres PGDATABASE=iotbench_benchmarks python benchmarks/postgres_overhead.py [--events 1000000] [--json]
+
+Connection settings come from the PG* variables, as for the `postgresql-local` target.
+Goal: tool / raw >= 0.95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import time
+
+from _common import emit_json, median, print_table, run_tool
+
+GOAL_RATIO = 0.95
+BATCH = 1000
+TARGET = "postgresql-local"
+
+
+def _spec(workers: int, events: int):
+    from cli.config import load_config
+    from simulator.spec import RunSpec
+
+    target = load_config(None).target(TARGET)
+    return RunSpec(run_id="run-raw", task="insert", target=TARGET, module=target.module, connection=target.connection,
+                   workers=workers, num_inserts=events, batch=BATCH)
+
+
+def _raw_worker(spec, index: int, barrier, results) -> None:
+    from simulator.events import EventGenerator
+    from simulator.modules import module_class
+
+    module = module_class(spec.module)(spec)
+    buffers = [module.prepare_batch(batch) for batch in EventGenerator(spec.seed, index, spec.devices_per_worker).batches(0, spec.num_inserts, BATCH)]
+    module.connect()
+    copy_statement = f"COPY events ({', '.join(module._columns)}) FROM STDIN (FORMAT BINARY)"
+    connection = module._conn
+    barrier.wait()
+    started = time.time()
+    for [(_table, buffer)] in buffers:
+        with connection.cursor() as cursor, cursor.copy(copy_statement) as copy:
+            copy.write(buffer)
+        connection.commit()
+    results.put((started, time.time()))
+    module.close()
+
+
+def raw_rate(workers: int, events: int) -> float:
+    """Events / (last process end - common start), as the tool computes its own figure."""
+    from simulator.modules import module_class
+
+    spec = _spec(workers, events)
+    setup = module_class(spec.module)(spec)
+    setup.connect()
+    setup.setup()  # the tool's own DROP and CREATE TABLE
+    setup.close()
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(workers + 1), context.Queue()
+    processes = [context.Process(target=_raw_worker, args=(spec, index, barrier, results)) for index in range(workers)]
+    for process in processes:
+        process.start()
+    barrier.wait()  # every process has its buffers and its connection
+    common_start = time.time()
+    ends = [results.get()[1] for _ in processes]
+    for process in processes:
+        process.join()
+        if process.exitcode != 0:
+            raise SystemExit(f"a raw reference process failed (exit code {process.exitcode})")
+    return workers * events / (max(ends) - common_start)
+
+
+def tool_rate(workers: int, events: int, overheads: list[float]) -> float:
+    run = run_tool(["insert", "--target", TARGET, "-w", str(workers), "-r", "1", "--batch", str(BATCH), "--num-inserts", str(events)])
+    overheads.append(run.report["figures"]["client_overhead"])
+    return run.throughput
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=1_000_000, help="events per worker and measurement")
+    parser.add_argument("--rounds", type=int, default=5, help="measurements of each side per worker count")
+    parser.add_argument("--workers", default="1,2", help="worker counts, comma-separated")
+    parser.add_argument("--json", action="store_true", help="end with one JSON object on the last line")
+    args = parser.parse_args()
+
+    results = []
+    for workers in (int(w) for w in args.workers.split(",")):
+        tool, raw, overheads = [], [], []
+        for round_ in range(args.rounds):
+            # Back to back, in alternating order: a slow phase of a shared machine hits both sides of a round.
+            if round_ % 2 == 0:
+                tool.append(tool_rate(workers, args.events, overheads))
+                raw.append(raw_rate(workers, args.events))
+            else:
+                raw.append(raw_rate(workers, args.events))
+                tool.append(tool_rate(workers, args.events, overheads))
+        results.append({"workers": workers, "events_per_worker": args.events, "tool": tool, "raw": raw,
+                        "tool_median": median(tool), "raw_median": median(raw),
+                        "ratio": median([t / r for t, r in zip(tool, raw)]),
+                        # share of the tool's workers' timed phase spent outside database calls
+                        "tool_client_overhead_median": median(overheads)})
+    rows = [[str(r["workers"]), f"{r['events_per_worker']:,}", f"{r['tool_median']:,.0f}", f"{r['raw_median']:,.0f}", f"{r['ratio']:.3f}",
+             f"{r['tool_client_overhead_median']:.1%}", " / ".join(f"{t:,.0f}" for t in r["tool"]),
+             " / ".join(f"{t:,.0f}" for t in r["raw"])] for r in results]
+    print_table(f"COPY into PostgreSQL, batch {BATCH}: the tool against raw pre-generated buffers ({args.rounds} rounds)",
+                ["Workers", "Events/worker", "Tool inserts/s (median)", "Raw inserts/s (median)", "Tool / raw (median of rounds)",
+                 "Tool client overhead", "Tool, each round", "Raw, each round"], rows)
+    worst = min(r["ratio"] for r in results)
+    print(f"Goal tool / raw >= {GOAL_RATIO}: {'met' if worst >= GOAL_RATIO else 'NOT met'} (lowest {worst:.3f}).")
+    if args.json:
+        emit_json({"benchmark": "postgres_overhead", "batch": BATCH, "results": results, "goal_ratio": GOAL_RATIO,
+                   "goal_met": worst >= GOAL_RATIO, "database": os.environ.get("PGDATABASE", "postgres")})
+
+
+if __name__ == "__main__":
+    main()
