@@ -204,7 +204,9 @@ class Module(DatabaseModule):
     def _refresh(self) -> None:
         status, answer = self._request("POST", f"/{self._indices}/_refresh", accept=(200, 404))
         if status == 404:
-            raise ModuleError(f"{PRODUCT} at {self._address()}: {_reason(answer, 'index missing')} (insert events first)")
+            error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+            missing = error.get("index", self._indices)
+            raise ModuleError(f"index {missing} does not exist in {PRODUCT} at {self._address()} (insert events first)")
 
     def server_counters(self) -> dict[str, int] | None:
         """Documents indexed into the primaries of the run's indices (indexing.index_total)."""

@@ -53,7 +53,11 @@ class InfluxdbOptions(ModuleOptions):
 
 
 class InfluxServerError(Exception):
-    """The server answered a call with an error."""
+    """The server answered a call with an error (status None: the call did not get an answer)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class Module(DatabaseModule):
@@ -114,7 +118,7 @@ class Module(DatabaseModule):
         except ApiException as error:
             if error.status == 401:
                 raise ModuleError(f"InfluxDB at {self._address()} refused the token (401)") from None
-            raise InfluxServerError(f"{what} failed with {error.status}: {_api_message(error)}") from None
+            raise InfluxServerError(f"{what} failed with {error.status}: {_api_message(error)}", error.status) from None
         except (HTTPError, OSError) as error:
             cause = error.reason if isinstance(error, MaxRetryError) else error
             if isinstance(cause, ReadTimeoutError):
@@ -122,7 +126,7 @@ class Module(DatabaseModule):
             reason = _one_line(cause).split("new connection: ")[-1]
             if isinstance(cause, ConnectTimeoutError):  # refused, unresolvable or silent host
                 raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {reason}") from None
-            raise InfluxServerError(f"{what} failed: {reason}") from None  # read timeout, connection reset
+            raise InfluxServerError(f"{what} failed: {reason}") from None  # connection reset and the like
 
     # -- collector -------------------------------------------------------------------------
     def setup(self) -> None:
@@ -136,7 +140,7 @@ class Module(DatabaseModule):
         try:
             existing = self._call("looking up the bucket", buckets.find_bucket_by_name, self.options.bucket)
         except InfluxServerError as error:
-            if "404" not in str(error):
+            if error.status != 404:
                 raise
             raise ModuleError(f"InfluxDB at {self._address()} has no buckets API (InfluxDB 1.x?): set the option v1_compat: true") from None
         if existing is not None and self.spec.clean:
@@ -162,8 +166,10 @@ class Module(DatabaseModule):
         try:
             response = httpx.post(f"{self.options.url}/query", data=data, auth=auth, timeout=self.options.timeout,
                                   verify=self.options.verify_ssl)
-        except httpx.TransportError as error:
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
             raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {_one_line(error)}") from None
+        except httpx.TransportError as error:
+            raise InfluxServerError(f"{statement} failed: {_one_line(error) or type(error).__name__}") from None
         if response.status_code == 401:
             raise ModuleError(f"InfluxDB at {self._address()} refused the credentials (401): token must be 'user:password'")
         errors = [r["error"] for r in _results(response) if "error" in r]

@@ -171,6 +171,13 @@ def test_query_timeout_is_reported_per_query(cli, search):
     assert all(row["errors"] == ["query timed out after 1e-06 s"] for row in summary), summary
 
 
+def test_queries_without_the_index_say_so(cli, search):
+    httpx.delete(f"{search}/events", timeout=30)
+    result = run(cli, "query", "-w", "1", "-r", "1")
+    assert result.code == 1
+    assert "index events does not exist" in result.stderr and "(insert events first)" in result.stderr
+
+
 def test_rejected_primary_key_modes_and_bad_options(cli, search):
     for mode in ("sql", "uuid", "none"):
         result = run(cli, "insert", "-w", "1", "--primary-key", mode)
