@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from cli import crosscheck, results, runner, tables
 from cli.config import Config, Target, load_config
@@ -35,10 +36,10 @@ def handle_errors(command):
         try:
             return command(*args, **kwargs)
         except (UsageProblem, RunFailed) as problem:
-            errors.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
+            errors.print(f"[red]error:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
             sys.exit(problem.exit_code)
         except ModuleError as problem:
-            errors.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
+            errors.print(f"[red]error:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
             sys.exit(UsageProblem.exit_code)
         except KeyboardInterrupt:
             errors.print("[red]interrupted:[/red] stopped every process of the run; finished runs were saved", highlight=False)
@@ -63,10 +64,10 @@ def main() -> None:
         code = commands.main(standalone_mode=False)
     except click.UsageError as problem:
         command = f" {problem.ctx.command_path.split(' ', 1)[1]}" if problem.ctx and " " in problem.ctx.command_path else ""
-        errors.print(f"[red]error:[/red] {problem.format_message()} (see: python run.py{command} --help)", highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(problem.format_message())} (see: python run.py{command} --help)", highlight=False, soft_wrap=True)
         sys.exit(problem.exit_code)
     except click.ClickException as problem:
-        errors.print(f"[red]error:[/red] {problem.format_message()}", highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(problem.format_message())}", highlight=False, soft_wrap=True)
         sys.exit(problem.exit_code)
     except click.Abort:
         sys.exit(130)

@@ -26,6 +26,7 @@ def assert_one_line_error(result, code, *fragments):
     ("args", "fragments"),
     [
         (["insert", "--target", "nope"], ["unknown target 'nope'", "sqlite"]),
+        (["insert", "--target", "[bold]x[/bold]"], ["unknown target '[bold]x[/bold]'"]),  # printed as typed
         (["insert"], ["--target"]),
         (["insert", "--target", "sqlite", "-w", "0"], ["worker"]),
         (["insert", "--target", "sqlite", "-w", "1,x"], ["worker"]),
