@@ -63,6 +63,9 @@ UNSCHEDULABLE_GRACE_S = 10.0
 API_FAILURES_TOLERATED = 30
 LOG_TAIL_LINES = 3
 WORKER_STOP_GRACE_S = 2
+# The CLI enforces --timeout itself; the worker Job's deadline is the safety net for a CLI that was
+# killed, a little later so that it never races the CLI's own, faster cleanup.
+JOB_DEADLINE_MARGIN_S = 30
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 # Container states from which a pod does not recover by itself.
 FATAL_WAITING = {
@@ -163,7 +166,7 @@ class KubernetesPlatform:
         values: dict[str, Any] = {
             "runId": spec.run_id,
             "workers": spec.workers,
-            "timeoutSeconds": math.ceil(timeout) if timeout > 0 else 0,
+            "timeoutSeconds": math.ceil(timeout) + JOB_DEADLINE_MARGIN_S if timeout > 0 else 0,
             "image": self.image,
             **self.credentials,
         }

@@ -7,9 +7,11 @@ succeeded, failed, timed out or was interrupted.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -41,9 +43,38 @@ def assert_secret_nowhere(cluster, result) -> None:
         assert cluster.password not in text
 
 
+class CommandLines(threading.Thread):
+    """Samples the command lines of every process on the machine while a run goes on."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.seen: set[str] = set()
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.02):
+            for path in Path("/proc").glob("[0-9]*/cmdline"):
+                try:
+                    self.seen.add(path.read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+                except OSError:
+                    pass  # the process ended meanwhile
+
+    def __enter__(self) -> CommandLines:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopped.set()
+        self.join()
+
+
 def test_insert_with_steps(cluster, bench):
-    result = bench("insert", "-w", "2", "-r", "1", "--num-inserts", "20000", "--batch", "1000", "--steps", "2")
+    with CommandLines() as commands:
+        result = bench("insert", "-w", "2", "-r", "1", "--num-inserts", "20000", "--batch", "1000", "--steps", "2")
     assert result.code == 0, result.stderr
+    installs = [line for line in commands.seen if " install iotdb-bench-run-" in line]
+    assert installs, "the sampler saw no helm install"
+    assert not [line for line in commands.seen if cluster.password in line]
     document = result.results()
     assert document["status"] == "ok" and document["platform"] == "kubernetes"
     runs = document["runs"]
@@ -142,17 +173,17 @@ def test_image_that_cannot_be_pulled(cluster, bench):
 def test_unschedulable_workers(cluster, bench):
     result = bench("insert", *SMALL_INSERT, target="postgresql-unschedulable")
     assert result.code == 1
-    assert "worker 0" in result.stderr and "cannot be scheduled (Pending, FailedScheduling)" in result.stderr
+    assert re.search(r"^error: worker \d \(pod iotdb-bench-run-\S+\) cannot be scheduled \(Pending, FailedScheduling\)", result.stderr)
     assert "anti-affinity" in result.stderr
     cluster.assert_nothing_left()
 
 
 def test_out_of_memory_worker(cluster, bench, tmp_path):
     values = tmp_path / "small-workers.yaml"
-    values.write_text("worker:\n  resources:\n    requests: {cpu: 50m, memory: 16Mi}\n    limits: {memory: 24Mi}\n")
+    values.write_text("worker:\n  resources:\n    requests: {cpu: 50m, memory: 16Mi}\n    limits: {memory: 32Mi}\n")
     result = bench("insert", *SMALL_INSERT, env={"IOTBENCH_HELM_VALUES": str(values)})
     assert result.code == 1
-    assert "ended with OOMKilled (exit code 137)" in result.stderr and "its limit is 24Mi" in result.stderr
+    assert "ended with OOMKilled (exit code 137)" in result.stderr and "its limit is 32Mi" in result.stderr
     cluster.assert_nothing_left()
 
 
