@@ -48,6 +48,8 @@ if [[ ! -d "$deps_cache" ]]; then
         --platform manylinux1_x86_64 -r "$requirements" \
         || die "pip could not install $requirements for cp$py_tag"
     mv "$partial" "$deps_cache"
+    # Older dependency sets (earlier requirements) are not needed any more.
+    find "$IOTBENCH_CACHE/k8s-image" -mindepth 1 -maxdepth 1 -name 'deps-*' ! -name "deps-$key" -exec rm -rf {} +
 else
     log "reusing the dependencies in $deps_cache"
 fi
