@@ -30,6 +30,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from simulator.events import EventBatch
+from simulator.modules import text_rows
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import PrimaryKey
 
@@ -88,7 +89,7 @@ class BulkRequest:
         return len(self.rows)
 
     def body(self, positions: list[int] | None = None) -> bytes:
-        return self.full_body if positions is None else _compact(self.rows[positions])
+        return self.full_body if positions is None else text_rows.compact(self.rows[positions])
 
 
 class Module(DatabaseModule):
@@ -221,12 +222,12 @@ class Module(DatabaseModule):
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> BulkRequest:
-        action = [_constant('{"create":{"_index":"'), _fixed(self._index_of(batch))]
+        action = [text_rows.constant('{"create":{"_index":"'), text_rows.fixed(self._index_of(batch))]
         if self._with_key:
-            action += [_constant('","_id":"'), _fixed(batch.client_key)]
-        action.append(_constant('"}}\n'))
-        rows = _text_rows(action + self._document(batch), len(batch))
-        return BulkRequest(rows, _compact(rows))
+            action += [text_rows.constant('","_id":"'), text_rows.fixed(batch.client_key)]
+        action.append(text_rows.constant('"}}\n'))
+        rows = text_rows.text_rows(action + self._document(batch), len(batch))
+        return BulkRequest(rows, text_rows.compact(rows))
 
     def insert_batch(self, prepared: BulkRequest) -> None:
         pending: list[int] | None = None  # None: every event of the batch
@@ -261,7 +262,7 @@ class Module(DatabaseModule):
         return rejected
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, bytes]]:
-        documents = _compact(_text_rows(self._document(batch), len(batch))).splitlines()
+        documents = text_rows.compact(text_rows.text_rows(self._document(batch), len(batch))).splitlines()
         indices = self._index_of(batch).astype("U").tolist()
         if self._with_key:
             paths = [f"/{index}/_create/{key}" for index, key in zip(indices, batch.client_key.astype("U").tolist())]
@@ -292,16 +293,16 @@ class Module(DatabaseModule):
     def _document(self, batch: EventBatch) -> list[np.ndarray]:
         """The text columns of each event's JSON document line."""
         columns = [
-            _constant('{"timestamp":'), _integers(batch.timestamp_ms),
-            _constant(',"device_id":"'), _fixed(batch.device_id),
-            _constant('","sequence_number":'), _integers(batch.sequence_number),
-            _constant(',"temperature":'), _decimals(batch.temperature),
+            text_rows.constant('{"timestamp":'), text_rows.integers(batch.timestamp_ms),
+            text_rows.constant(',"device_id":"'), text_rows.fixed(batch.device_id),
+            text_rows.constant('","sequence_number":'), text_rows.integers(batch.sequence_number),
+            text_rows.constant(',"temperature":'), text_rows.decimals(batch.temperature),
         ]
         if self._with_key:
-            columns += [_constant(',"id":"'), _fixed(batch.client_key)]
-            columns.append(_constant('"}\n'))
+            columns += [text_rows.constant(',"id":"'), text_rows.fixed(batch.client_key)]
+            columns.append(text_rows.constant('"}\n'))
         else:
-            columns.append(_constant("}\n"))
+            columns.append(text_rows.constant("}\n"))
         return columns
 
     # -- queries ---------------------------------------------------------------------------
@@ -399,50 +400,3 @@ def _reason(answer: dict, fallback: str) -> str:
     if isinstance(error, str):
         return error
     return " ".join(fallback.split())[:300] or "no details"
-
-
-# -- text building: NDJSON for a whole batch without a Python loop over its events --------------
-# Each event is one row of a uint8 matrix; zero bytes are padding (the leading zeros of numbers,
-# the unused width of names), dropped when the rows are joined.
-
-
-def _text_rows(columns: list[np.ndarray], count: int) -> np.ndarray:
-    return np.concatenate([np.broadcast_to(column, (count, column.shape[1])) for column in columns], axis=1)
-
-
-def _compact(rows: np.ndarray) -> bytes:
-    return rows[rows != 0].tobytes()
-
-
-def _constant(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode(), dtype=np.uint8)[None, :]
-
-
-def _fixed(values: np.ndarray) -> np.ndarray:
-    """Fixed-width byte strings (S dtype) as rows of bytes."""
-    values = np.ascontiguousarray(values)
-    return values.view(np.uint8).reshape(len(values), values.dtype.itemsize)
-
-
-def _integers(values: np.ndarray) -> np.ndarray:
-    """Decimal digits of int64 values, sign first."""
-    magnitude = np.abs(values)
-    width = len(str(int(magnitude.max()))) if len(values) else 1
-    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
-    digits = ((magnitude[:, None] // powers) % 10 + ord("0")).astype(np.uint8)
-    digits[:, :-1][magnitude[:, None] < powers[:-1]] = 0  # leading zeros
-    sign = np.where(values < 0, ord("-"), 0).astype(np.uint8)[:, None]
-    return np.concatenate([sign, digits], axis=1)
-
-
-def _decimals(values: np.ndarray) -> np.ndarray:
-    """float64 values: fixed two decimals when that is exact (the generator's temperatures), else shortest repr."""
-    hundredths = np.rint(values * 100)
-    if not np.array_equal(hundredths / 100, values):
-        return _fixed(values.astype("S32"))
-    hundredths = hundredths.astype(np.int64)
-    text = _integers(np.abs(hundredths) // 100)
-    text[:, 0] = np.where(hundredths < 0, ord("-"), 0)
-    fraction = np.abs(hundredths) % 100
-    decimals = np.stack([np.full(len(values), ord(".")), fraction // 10 + ord("0"), fraction % 10 + ord("0")], axis=1)
-    return np.concatenate([text, decimals.astype(np.uint8)], axis=1)

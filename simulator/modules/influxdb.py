@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from simulator.events import EventBatch
+from simulator.modules import text_rows
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import PrimaryKey
 
@@ -184,13 +185,13 @@ class Module(DatabaseModule):
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> bytes:
-        return _compact(self._lines(batch))
+        return text_rows.compact(self._lines(batch))
 
     def insert_batch(self, prepared: bytes) -> None:
         self._write_lines(prepared)
 
     def prepare_single(self, batch: EventBatch) -> list[bytes]:
-        return _compact(self._lines(batch)).splitlines()
+        return text_rows.compact(self._lines(batch)).splitlines()
 
     def insert_single(self, item: bytes) -> None:
         self._write_lines(item)
@@ -205,12 +206,12 @@ class Module(DatabaseModule):
         """Line protocol, one row per event (see _text_rows). A device always goes to the same measurement."""
         names = np.array(self.spec.table_names, dtype="S")
         columns = [
-            _fixed(names[batch.device_index % len(names)]), _constant(",device_id="), _fixed(batch.device_id),
-            _constant(" temperature="), _decimals(batch.temperature),
-            _constant(",sequence_number="), _integers(batch.sequence_number), _constant("i "),
-            _integers(batch.timestamp_ms), _constant("\n"),
+            text_rows.fixed(names[batch.device_index % len(names)]), text_rows.constant(",device_id="), text_rows.fixed(batch.device_id),
+            text_rows.constant(" temperature="), text_rows.decimals(batch.temperature),
+            text_rows.constant(",sequence_number="), text_rows.integers(batch.sequence_number), text_rows.constant("i "),
+            text_rows.integers(batch.timestamp_ms), text_rows.constant("\n"),
         ]
-        return _text_rows(columns, len(batch))
+        return text_rows.text_rows(columns, len(batch))
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
@@ -271,50 +272,3 @@ def _api_message(error) -> str:
 
 def _one_line(value: Any) -> str:
     return " ".join(str(value).split())[:300]
-
-
-# -- text building: line protocol for a whole batch without a Python loop over its events -------
-# Each event is one row of a uint8 matrix; zero bytes are padding (the leading zeros of numbers,
-# the unused width of names), dropped when the rows are joined. (Same helpers as elasticsearch.py.)
-
-
-def _text_rows(columns: list[np.ndarray], count: int) -> np.ndarray:
-    return np.concatenate([np.broadcast_to(column, (count, column.shape[1])) for column in columns], axis=1)
-
-
-def _compact(rows: np.ndarray) -> bytes:
-    return rows[rows != 0].tobytes()
-
-
-def _constant(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode(), dtype=np.uint8)[None, :]
-
-
-def _fixed(values: np.ndarray) -> np.ndarray:
-    """Fixed-width byte strings (S dtype) as rows of bytes."""
-    values = np.ascontiguousarray(values)
-    return values.view(np.uint8).reshape(len(values), values.dtype.itemsize)
-
-
-def _integers(values: np.ndarray) -> np.ndarray:
-    """Decimal digits of int64 values, sign first."""
-    magnitude = np.abs(values)
-    width = len(str(int(magnitude.max()))) if len(values) else 1
-    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
-    digits = ((magnitude[:, None] // powers) % 10 + ord("0")).astype(np.uint8)
-    digits[:, :-1][magnitude[:, None] < powers[:-1]] = 0  # leading zeros
-    sign = np.where(values < 0, ord("-"), 0).astype(np.uint8)[:, None]
-    return np.concatenate([sign, digits], axis=1)
-
-
-def _decimals(values: np.ndarray) -> np.ndarray:
-    """float64 values: fixed two decimals when that is exact (the generator's temperatures), else shortest repr."""
-    hundredths = np.rint(values * 100)
-    if not np.array_equal(hundredths / 100, values):
-        return _fixed(values.astype("S32"))
-    hundredths = hundredths.astype(np.int64)
-    text = _integers(np.abs(hundredths) // 100)
-    text[:, 0] = np.where(hundredths < 0, ord("-"), 0)
-    fraction = np.abs(hundredths) % 100
-    decimals = np.stack([np.full(len(values), ord(".")), fraction // 10 + ord("0"), fraction % 10 + ord("0")], axis=1)
-    return np.concatenate([text, decimals.astype(np.uint8)], axis=1)
