@@ -179,11 +179,14 @@ def test_unschedulable_workers(cluster, bench):
 
 
 def test_out_of_memory_worker(cluster, bench, tmp_path):
+    """Enough memory to start, not for one batch of a million events."""
     values = tmp_path / "small-workers.yaml"
-    values.write_text("worker:\n  resources:\n    requests: {cpu: 50m, memory: 16Mi}\n    limits: {memory: 32Mi}\n")
-    result = bench("insert", *SMALL_INSERT, env={"IOTBENCH_HELM_VALUES": str(values)})
+    values.write_text("worker:\n  resources:\n    requests: {cpu: 50m, memory: 64Mi}\n    limits: {memory: 96Mi}\n")
+    result = bench("insert", "-w", "1", "-r", "1", "--num-inserts", "1000000", "--batch", "1000000",
+                   env={"IOTBENCH_HELM_VALUES": str(values)})
     assert result.code == 1
-    assert "ended with OOMKilled (exit code 137)" in result.stderr and "its limit is 32Mi" in result.stderr
+    assert re.search(r"^error: worker 0 \(pod \S+\) ended with OOMKilled \(exit code 137\): out of memory, its limit is 96Mi",
+                     result.stderr), result.stderr
     cluster.assert_nothing_left()
 
 
