@@ -20,7 +20,7 @@ from cli.errors import RunFailed, UsageProblem
 from cli.options import WorkerSet, parse_extra_options, parse_queries
 from cli.progress import RunProgress
 from simulator.modules import ModuleError, module_class
-from simulator.spec import QUERY_NAMES, RunSpec
+from simulator.spec import QUERY_NAMES, QUERY_VARIANTS, RunSpec
 
 # Wide enough for the figures when the output is a file or a pipe (rich would assume 80 columns).
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -129,12 +129,12 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
 @common_options
 @click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Concurrent workers issuing the queries (a set is allowed).")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Executions of each query per worker.")
-@click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}.")
+@click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}; opt-in variants: {', '.join(QUERY_VARIANTS)}.")
 @click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
 @handle_errors
 def query(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, query_names, query_timeout) -> None:
     """Run the five analytic queries against the data already in the database."""
-    queries = parse_queries(query_names, QUERY_NAMES)
+    queries = parse_queries(query_names, QUERY_NAMES, QUERY_VARIANTS)
     config, target_config, platform_name = _resolve(config_path, target, platform)
     base = _spec(target, target_config, extra_options, task="query", workers=worker_counts[0], queries=queries,
                  query_runs=runs, query_timeout=query_timeout, clean=False)
@@ -236,6 +236,13 @@ def _print(invocation: runner.Invocation, document: dict[str, Any], folder: Path
             console.print(tables.steps_table(summary, base.num_inserts * base.workers))
         else:
             console.print(tables.insert_table(summary, title))
+    for run in document.get("runs", []):
+        ingestion = run["report"].get("ingestion")
+        if ingestion:
+            stored = (f"all {ingestion['expected']:,} events stored {ingestion['seconds_after_run']:.1f} s after the run"
+                      if ingestion["reached"] else
+                      f"only {ingestion['counted']:,} of {ingestion['expected']:,} events stored within {ingestion['limit_s']:g} s")
+            console.print(f"{run['label']}: queued ingestion, inserts/s counts acknowledged events; {stored}", highlight=False)
     checks = crosscheck.run_checks(document)
     if checks:
         console.print(tables.crosscheck_table(checks))

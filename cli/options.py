@@ -35,11 +35,13 @@ def parse_extra_options(values: tuple[str, ...]) -> dict[str, str]:
     return options
 
 
-def parse_queries(value: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
+def parse_queries(value: str | None, canonical: tuple[str, ...], variants: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The queries to run: all canonical ones by default, or a comma-separated subset that may name variants."""
     if not value:
-        return known
+        return canonical
     names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
-    unknown = [name for name in names if name not in known]
+    unknown = [name for name in names if name not in canonical + variants]
     if unknown or not names:
-        raise click.BadParameter(f"unknown query {', '.join(unknown) or value!r}; known: {', '.join(known)}", param_hint="'--queries'")
+        known = ", ".join(canonical + variants)
+        raise click.BadParameter(f"unknown query {', '.join(unknown) or value!r}; known: {known}", param_hint="'--queries'")
     return names

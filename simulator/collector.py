@@ -152,6 +152,12 @@ class Collector:
             }
         else:
             figures = stats.insert_figures(state.start_at, results)
+            if state.count_before is not None:
+                # Queued ingestion (Azure Data Explorer) stores rows minutes after acknowledging them:
+                # such modules wait, bounded, and say how long storing took; the others return None.
+                ingestion = self.module.wait_for_count(
+                    state.count_before + figures.prefilled + figures.events, state.start_at + figures.duration_s)
+                report["ingestion"] = ingestion.model_dump() if ingestion is not None else None
             count_after = self.module.count()
             # A module that stores nothing (the null target) counts None: the check does not apply.
             applicable = count_after is not None and state.count_before is not None

@@ -182,6 +182,9 @@ class Worker:
         runs: dict[str, QueryRuns] = {}
         for name in self.spec.queries:
             runs[name] = outcome = QueryRuns()
+            if name not in available:
+                outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
+                continue
             for _ in range(self.spec.query_runs):
                 begin = time.perf_counter()
                 try:

@@ -120,6 +120,11 @@ class DatabaseModule(abc.ABC):
         """Bytes used by the run's tables and their indexes, if the database exposes it."""
         return None
 
+    def wait_for_count(self, expected: int, run_ended_at: float) -> BaseModel | None:
+        """Modules whose acknowledged writes become visible later (queued ingestion) wait here until
+        `expected` events are stored or their own limit passes, and describe the wait; others: None."""
+        return None
+
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> Any:
         """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""

@@ -21,7 +21,7 @@ from pydantic import Field
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
 from simulator.modules import sql_common
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
-from simulator.spec import PrimaryKey
+from simulator.spec import QUERY_VARIANTS, PrimaryKey
 
 # SQLSTATEs worth retrying: serialization_failure, deadlock_detected.
 RETRYABLE_SQLSTATES = {"40001", "40P01"}
@@ -34,7 +34,7 @@ _COPY_TRAILER = (-1).to_bytes(2, "big", signed=True)
 # a recursive CTE (a "loose index scan" on an index leading with device_id), then fetch each
 # device's newest row. YugabyteDB runs the canonical window query out of temp space; this one is
 # fast there. Reported under its own name so it is never mistaken for the canonical query.
-NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN = "newest-per-device (loose index scan)"
+NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN = QUERY_VARIANTS[0]
 LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE = (
     "WITH RECURSIVE devices AS ("
     "(SELECT device_id FROM events ORDER BY device_id LIMIT 1) "

@@ -113,3 +113,13 @@ def test_output_folder_option(cli, tmp_path):
     folders = list((tmp_path / "elsewhere").glob("*-sqlite-insert"))
     assert len(folders) == 1
     assert json.loads((folders[0] / "results.json").read_text())["spec"]["target"] == "sqlite"
+
+
+def test_query_variant_not_offered_is_recorded_as_an_error(cli):
+    assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "100").code == 0
+    result = cli("query", "--target", "sqlite", "-r", "1", "--queries", "count-events,newest-per-device (loose index scan)")
+    assert result.code == 0, result.stderr
+    by_name = {row["query"]: row for row in result.results()["summary"]}
+    assert by_name["count-events"]["rows"] == 1 and not by_name["count-events"]["errors"]
+    assert by_name["newest-per-device (loose index scan)"]["errors"] == [
+        "module 'sqlite' does not offer the query 'newest-per-device (loose index scan)'"]

@@ -174,3 +174,15 @@ def test_loose_index_scan_variant_sits_beside_the_canonical_query(cli, family):
     assert result.code == 0, result.stderr
     reported = result.results()["runs"][0]["report"]["queries"]
     assert set(reported) == set(QUERY_NAMES) and reported["newest-per-device"]["rows"] == 12
+
+
+
+def test_loose_index_scan_variant_can_be_run_by_name_from_the_cli(cli, family):
+    assert insert(cli, family, "pg", "-w", "2", "--num-inserts", "400", "--batch", "200",
+                  "--extra-option", "create_indices=true").code == 0
+    result = cli("query", "--config", "config.yaml", "--target", "pg", "-r", "2",
+                 "--queries", "newest-per-device,newest-per-device (loose index scan)", env=family, timeout=300)
+    assert result.code == 0, result.stderr
+    by_name = {row["query"]: row for row in result.results()["summary"]}
+    assert by_name["newest-per-device"]["rows"] == by_name["newest-per-device (loose index scan)"]["rows"] == 20
+    assert not by_name["newest-per-device (loose index scan)"]["errors"]
