@@ -255,6 +255,19 @@ def test_adx_wire_fake_queued_ingestion_through_the_cli(adx_cli):
     assert {m["TableName"] for m in state.messages} == {"events"}
 
 
+def test_adx_wire_fake_queued_rows_appearing_late_are_waited_for_and_reported(adx_cli):
+    """Acknowledged is not stored: the collector waits (bounded) and the CLI says when rows arrived."""
+    state, run = adx_cli
+    state.ingest_delay_s = 2.0
+    result = run("insert", "-w", "1", "--num-inserts", "100", "--batch", "50",
+                 "--extra-option", "ingestion_poll_s=0.2", "--extra-option", "ingestion_wait_s=30")
+    assert result.code == 0, result.stderr
+    report = result.results()["runs"][0]["report"]
+    assert report["ingestion"]["reached"] is True and report["ingestion"]["seconds_after_run"] >= 1.0
+    assert report["verification"]["ok"] is True and report["verification"]["counted"] == 100
+    assert "queued ingestion" in result.stdout and "all 100 events stored" in result.stdout
+
+
 def test_adx_wire_fake_single_streaming_inserts_one_request_per_event(adx_cli):
     state, run = adx_cli
     result = run("insert", "-w", "1", "--num-inserts", "15", "--extra-option", "ingestion=streaming")
