@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -20,6 +21,7 @@ sys.path.insert(0, str(REPO_ROOT))
 @dataclass
 class ToolRun:
     wall_s: float  # from starting `python run.py` to its exit
+    cpu_s: float  # CPU seconds of the command and every process it started (user + system)
     started: float  # epoch seconds when the command was started
     document: dict[str, Any]
 
@@ -36,16 +38,23 @@ def run_tool(args: list[str], env: dict[str, str] | None = None) -> ToolRun:
     """`python run.py ARGS --output <temp>`; fails loudly with the tool's own message."""
     with tempfile.TemporaryDirectory(prefix="iotdb-bench-benchmark-") as folder:
         started = time.time()
-        clock = time.perf_counter()
+        clock, cpu = time.perf_counter(), children_cpu()
         completed = subprocess.run(
             [sys.executable, str(REPO_ROOT / "run.py"), *args, "--output", folder],
             cwd=folder, capture_output=True, text=True, env={**os.environ, **(env or {})},
         )
-        wall = time.perf_counter() - clock
+        wall, cpu = time.perf_counter() - clock, children_cpu() - cpu
         if completed.returncode != 0:
             raise SystemExit(f"the tool failed ({' '.join(args)}): {completed.stderr.strip()}")
         [results] = Path(folder).glob("*/results.json")
-        return ToolRun(wall, started, json.loads(results.read_text()))
+        return ToolRun(wall, cpu, started, json.loads(results.read_text()))
+
+
+def children_cpu() -> float:
+    """CPU seconds of all finished child processes (the CLI waits for its collector and workers, so
+    theirs are included). Unlike wall time, this does not depend on how busy the machine is."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def median(values: list[float]) -> float:

@@ -1,7 +1,10 @@
 """How fast is the harness itself? Events per second of one worker process through the `null`
 target (generation, COPY encoding, timing, histograms, reporting: everything but the database),
 for batch sizes 1, 100, 1000 and 10000, beside a naive client measured in the same run: one Python
-object per event with `random` calls (generation only, no encoding).
+object per event with `random` calls (generation only, no encoding). Events/s is the tool's own
+figure for the timed phase; events per CPU second (the extra CPU of the run over a run of ten
+batches, all processes included) is the same cost measured so that other work on the machine does
+not change it.
 
     python benchmarks/harness.py [--seconds 3] [--json]
 
@@ -23,20 +26,28 @@ EXPECTED_RATE = {1: 60_000, 100: 4_000_000, 1000: 12_000_000, 10_000: 15_000_000
 TIME_ORIGIN_MS = 1_767_225_600_000
 
 
+def _null_run(batch: int, events: int):
+    return run_tool(["insert", "--target", "null", "--platform", "local", "-w", "1", "-r", "1",
+                     "--batch", str(batch), "--num-inserts", str(events)])
+
+
 def tool_rate(batch: int, seconds: float) -> dict:
+    """Events/s of the timed phase as the tool reports it, and events per CPU second: the extra CPU
+    of this run over a run of 10 batches, so start-up is left out and a busy machine does not count."""
     events = max(batch, int(EXPECTED_RATE[batch] * seconds) // batch * batch)
-    run = run_tool(["insert", "--target", "null", "--platform", "local", "-w", "1", "-r", "1",
-                    "--batch", str(batch), "--num-inserts", str(events)])
+    small, run = _null_run(batch, 10 * batch), _null_run(batch, events)
     figures = run.report["figures"]
     return {"batch": batch, "events": figures["events"], "timed_s": figures["duration_s"], "events_per_s": figures["throughput"],
+            "events_per_cpu_s": (events - 10 * batch) / max(run.cpu_s - small.cpu_s, 1e-9),
             "client_overhead": figures["client_overhead"]}
 
 
-def naive_rate(batch: int, seconds: float) -> float:
-    """A straightforward client: a dict per event, a `random` call per value, a list per batch."""
+def naive_rate(batch: int, seconds: float) -> tuple[float, float]:
+    """A straightforward client: a dict per event, a `random` call per value, a list per batch.
+    Returns (events per second, events per CPU second)."""
     devices = [f"w000000-d{device:06d}" for device in range(10)]
     position = produced = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         events = []
         for _ in range(batch):
@@ -48,7 +59,7 @@ def naive_rate(batch: int, seconds: float) -> float:
             })
             position += 1
         produced += len(events)
-    return produced / (time.perf_counter() - start)
+    return produced / (time.perf_counter() - start), produced / (time.process_time() - cpu)
 
 
 def main() -> None:
@@ -58,18 +69,21 @@ def main() -> None:
     args = parser.parse_args()
 
     results = [tool_rate(batch, args.seconds) for batch in BATCH_SIZES]
-    naive = naive_rate(1000, args.seconds)
-    at_1000 = next(r for r in results if r["batch"] == 1000)["events_per_s"]
+    naive, naive_cpu = naive_rate(1000, args.seconds)
+    at_1000 = next(r for r in results if r["batch"] == 1000)
     rows = [[f"null target, batch {r['batch']:,}", f"{r['events']:,}", f"{r['timed_s']:.2f}", f"{r['events_per_s']:,.0f}",
-             f"{r['events_per_s'] / naive:.1f}x"] for r in results]
-    rows.append(["naive: a dict per event, random calls", "-", f"{args.seconds:.2f}", f"{naive:,.0f}", "1.0x"])
-    print_table("Harness throughput, one worker process", ["Path", "Events", "Timed s", "Events/s", "vs naive"], rows)
-    verdict = "met" if at_1000 >= GOAL_EVENTS_PER_S else "NOT met"
-    print(f"Goal >= {GOAL_EVENTS_PER_S:,} events/s per process at batch 1000: {verdict} ({at_1000:,.0f}).")
+             f"{r['events_per_cpu_s']:,.0f}", f"{r['events_per_cpu_s'] / naive_cpu:.1f}x"] for r in results]
+    rows.append(["naive: a dict per event, random calls", "-", f"{args.seconds:.2f}", f"{naive:,.0f}", f"{naive_cpu:,.0f}", "1.0x"])
+    print_table("Harness throughput, one worker process",
+                ["Path", "Events", "Timed s", "Events/s", "Events per CPU s", "vs naive (per CPU s)"], rows)
+    met = at_1000["events_per_s"] >= GOAL_EVENTS_PER_S
+    print(f"Goal >= {GOAL_EVENTS_PER_S:,} events/s per process at batch 1000: {'met' if met else 'NOT met'} "
+          f"({at_1000['events_per_s']:,.0f}/s; {at_1000['events_per_cpu_s']:,.0f} per CPU second).")
     if args.json:
-        emit_json({"benchmark": "harness", "results": results, "naive_events_per_s": naive,
-                   "ratio_to_naive_at_batch_1000": at_1000 / naive, "goal_events_per_s": GOAL_EVENTS_PER_S,
-                   "goal_met": at_1000 >= GOAL_EVENTS_PER_S})
+        emit_json({"benchmark": "harness", "results": results, "naive_events_per_s": naive, "naive_events_per_cpu_s": naive_cpu,
+                   "ratio_to_naive_at_batch_1000": at_1000["events_per_s"] / naive,
+                   "cpu_ratio_to_naive_at_batch_1000": at_1000["events_per_cpu_s"] / naive_cpu, "goal_events_per_s": GOAL_EVENTS_PER_S,
+                   "goal_met": met})
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def measure(workers: int) -> dict:
     longer_timed = sum(r["report"]["figures"]["duration_s"] for r in longer.document["runs"])
     per_run = (longer.wall_s - longer_timed - (run.wall_s - timed)) / EXTRA_RUNS
     return {"wall_s": run.wall_s, "timed_s": timed, "overhead_s": run.wall_s - timed, "setup_s": setup,
-            "teardown_s": run.wall_s - setup - timed, "per_extra_run_s": per_run}
+            "teardown_s": run.wall_s - setup - timed, "per_extra_run_s": per_run, "cpu_s": run.cpu_s}
 
 
 def import_time(statement: str) -> float:
@@ -72,9 +72,9 @@ def main() -> None:
         results.append({"workers": workers, "runs": runs,
                         **{f"{key}_median": median([run[key] for run in runs]) for key in runs[0]}})
     print_table(f"Local run of the null target: time around the timed phase (medians of {args.repeat})",
-                ["Workers", "Wall s", "Timed s", "Overhead s", "Setup s", "Teardown s", "Each further run s"],
+                ["Workers", "Wall s", "Timed s", "Overhead s", "Setup s", "Teardown s", "Each further run s", "CPU s (all processes)"],
                 [[str(r["workers"]), *(f"{r[key + '_median']:.2f}" for key in
-                                       ("wall_s", "timed_s", "overhead_s", "setup_s", "teardown_s", "per_extra_run_s"))]
+                                       ("wall_s", "timed_s", "overhead_s", "setup_s", "teardown_s", "per_extra_run_s", "cpu_s"))]
                  for r in results])
     parts = {name: median([import_time(statement) for _ in range(args.repeat)]) for name, statement in PARTS.items()}
     print_table("Start-up of each process on its own (fresh interpreter, medians)", ["Part", "Seconds"],
