@@ -93,7 +93,7 @@ def query_rows(documents: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[s
             report = run.get("report", {})
             if "queries" not in report:
                 continue
-            cells = {name: "-" for name in QUERY_NAMES}
+            cells = {name: "-" for name in (*QUERY_NAMES, *report["queries"])}
             for name, figures in report["queries"].items():
                 seconds = [s for worker in report.get("workers", []) for s in worker.get("queries", {}).get(name, {}).get("seconds", [])]
                 spread = stats.spread(seconds).model_dump() if seconds else None
@@ -108,6 +108,11 @@ def query_rows(documents: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[s
                 })
             table.append({"database": document["target"], "source": source, "workers": run["workers"], "cells": cells})
     return table, detail
+
+
+def query_columns(rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The five queries, then any variant a compared run executed (e.g. a loose index scan)."""
+    return tuple(dict.fromkeys([*QUERY_NAMES, *(name for row in rows for name in row["cells"])]))
 
 
 def _query_cell(figures: dict[str, Any], spread: dict[str, Any] | None) -> str:
@@ -137,10 +142,11 @@ def insert_markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def query_markdown(rows: list[dict[str, Any]]) -> str:
-    header = ["Database / Query", "Workers", *QUERY_NAMES]
+    columns = query_columns(rows)
+    header = ["Database / Query", "Workers", *columns]
     lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
     for row in rows:
-        lines.append(_markdown_row([row["database"], str(row["workers"]), *(row["cells"][name] for name in QUERY_NAMES)]))
+        lines.append(_markdown_row([row["database"], str(row["workers"]), *(row["cells"].get(name, "-") for name in columns)]))
     return "\n".join(lines) + "\n"
 
 

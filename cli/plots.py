@@ -181,7 +181,8 @@ def query_durations(summary: list[dict[str, Any]], path: Path) -> Path:
     return _save(figure, path)
 
 
-def comparison(insert_rows: list[dict[str, Any]], query_rows: list[dict[str, Any]], query_detail: list[dict[str, Any]], path: Path) -> Path:
+def comparison(insert_rows: list[dict[str, Any]], query_rows: list[dict[str, Any]], query_detail: list[dict[str, Any]],
+               queries: tuple[str, ...], path: Path) -> Path:
     """Inserts/s of every compared row (bars from min to max) and the query averages per database."""
     from matplotlib.figure import Figure
 
@@ -191,7 +192,7 @@ def comparison(insert_rows: list[dict[str, Any]], query_rows: list[dict[str, Any
     if insert_rows:
         _compare_inserts(next(axes), insert_rows)
     if query_rows:
-        _compare_queries(next(axes), query_rows, query_detail)
+        _compare_queries(next(axes), query_rows, query_detail, queries)
     return _save(figure, path)
 
 
@@ -217,9 +218,7 @@ def _compare_inserts(axes, rows: list[dict[str, Any]]) -> None:
     axes.grid(alpha=0.3, axis="x")
 
 
-def _compare_queries(axes, rows: list[dict[str, Any]], detail: list[dict[str, Any]]) -> None:
-    from simulator.spec import QUERY_NAMES
-
+def _compare_queries(axes, rows: list[dict[str, Any]], detail: list[dict[str, Any]], queries: tuple[str, ...]) -> None:
     width = 0.8 / len(rows)
     values = []
     for slot, row in enumerate(rows):
@@ -227,14 +226,14 @@ def _compare_queries(axes, rows: list[dict[str, Any]], detail: list[dict[str, An
             item["query"]: item["avg_s"] for item in detail
             if item["source"] == row["source"] and item["workers"] == row["workers"] and item["avg_s"] is not None
         }
-        xs = [index + (slot - (len(rows) - 1) / 2) * width for index in range(len(QUERY_NAMES))]
-        heights = [averages.get(name, 0.0) for name in QUERY_NAMES]
+        xs = [index + (slot - (len(rows) - 1) / 2) * width for index in range(len(queries))]
+        heights = [averages.get(name, 0.0) for name in queries]
         label = f"{row['database']}, {_workers(row['workers'])}"
         axes.bar(xs, heights, width * 0.9, label=label)
         values += [value for value in heights if value > 0]
     if values and max(values) / min(values) > 100:
         axes.set_yscale("log")
-    axes.set_xticks(range(len(QUERY_NAMES)), QUERY_NAMES, rotation=15, ha="right")
+    axes.set_xticks(range(len(queries)), queries, rotation=15, ha="right")
     axes.set(ylabel="average seconds per execution", title="Query durations")
     axes.legend(fontsize="small")
     axes.grid(alpha=0.3, axis="y")

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from cli import comparison, crosscheck, plots, results, runner, tables
 from cli.errors import UsageProblem
 from cli.main import _print, console, errors, handle_errors
-from simulator.spec import QUERY_NAMES, RunSpec
+from simulator.spec import RunSpec
 
 
 def write_figures(folder: Path, document: dict[str, Any]) -> None:
@@ -89,10 +89,10 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
         console.print(tables.compare_insert_table(insert_rows))
         results.write_csv(output / "inserts.csv", comparison.insert_csv_rows(insert_rows))
     if query_table_rows:
-        console.print(tables.compare_query_table(query_table_rows, QUERY_NAMES))
+        console.print(tables.compare_query_table(query_table_rows, comparison.query_columns(query_table_rows)))
         results.write_csv(output / "queries.csv", query_detail)
     (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows))
-    plots.comparison(insert_rows, query_table_rows, query_detail, output / "compare.png")
+    plots.comparison(insert_rows, query_table_rows, query_detail, comparison.query_columns(query_table_rows), output / "compare.png")
     console.print(f"Comparison saved in {output}", highlight=False)
 
 

@@ -118,6 +118,6 @@ def compare_query_table(rows: list[dict[str, Any]], queries: tuple[str, ...]) ->
     for name in queries:
         table.add_column(name, justify="right")
     for row in rows:
-        table.add_row(row["database"], str(row["workers"]), *(row["cells"][name] for name in queries))
+        table.add_row(row["database"], str(row["workers"]), *(row["cells"].get(name, "-") for name in queries))
     table.caption = "* = coefficient of variation over the executions above 10% (see the CSV for cold and warm)."
     return table
