@@ -231,7 +231,6 @@ class PodWatch:
             problem = self._pod_problem(pod)
             if problem:
                 self._problem = problem
-                self.failed_log = self.log_dir / _log_name(pod)
                 return problem
         for job in jobs:
             for condition in job.status.conditions or []:
@@ -274,6 +273,7 @@ class PodWatch:
             limits = pod.spec.containers[0].resources.limits or {}
             text += f": out of memory, its limit is {limits.get('memory', 'none')} (chart value {_component(pod)}.resources)"
         tail = self._log_tail(pod, previous)
+        self.failed_log = self.log_dir / _log_name(pod)
         return text + (f"; log: {tail}" if tail else "")
 
     def _log_tail(self, pod: V1Pod, previous: bool) -> str:

@@ -89,16 +89,16 @@ class PodPortForward:
                 self.last_error = f"port-forward to pod {self.pod}: {error.strip()}"
 
     def _pump(self, local: socket.socket, remote) -> None:
-        peers = {local.fileno(): remote, remote.fileno(): local}
-        sources = {local.fileno(): local, remote.fileno(): remote}
+        directions = ((local, remote), (remote, local))
         while not self.closed.is_set():
             try:
-                readable, _, _ = select.select(list(sources.values()), [], [], POLL_S)
-                for source in readable:
-                    data = source.recv(CHUNK)
-                    if not data:
-                        return
-                    peers[source.fileno()].sendall(data)
+                readable, _, _ = select.select([local, remote], [], [], POLL_S)
+                for source, sink in directions:
+                    if source in readable:
+                        data = source.recv(CHUNK)
+                        if not data:
+                            return
+                        sink.sendall(data)
             except OSError:
                 return
 
