@@ -4,6 +4,7 @@ run in a one-line error and exit code 1; nothing is left running in either case.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 import signal
 import sys
@@ -156,7 +157,15 @@ def _spec(target: str, target_config: Target, extra_options: tuple[str, ...], **
         run_id=runner.new_run_id(), target=target, module=target_config.module,
         connection=target_config.connection, extra=parse_extra_options(extra_options), **fields,
     )
-    module_class(spec.module)(spec)  # validates the module's options and the mode combination up front
+    # Validate the module's options and the mode combination up front. Variables that a Kubernetes
+    # Secret named in the config will supply need not be set on the laptop: stand-ins do for the check.
+    from_secret = [] if not target_config.existing_secret else [n for n in target_config.env_references() if n not in os.environ]
+    try:
+        os.environ.update({name: "0" for name in from_secret})
+        module_class(spec.module)(spec)
+    finally:
+        for name in from_secret:
+            os.environ.pop(name, None)
     return spec
 
 
@@ -173,10 +182,8 @@ def _platform(choice: PlatformChoice, config: Config, target_config: Target):
         from cli.platforms.local import LocalPlatform
 
         return LocalPlatform()
-    try:
-        from cli.platforms.kubernetes import KubernetesPlatform
-    except ImportError:
-        raise UsageProblem("the kubernetes platform is not available in this version; use --platform local") from None
+    from cli.platforms.kubernetes import KubernetesPlatform
+
     return KubernetesPlatform(config, target_config, namespace=choice.namespace or config.namespace,
                               context=choice.kube_context, keep=choice.keep)
 

@@ -15,11 +15,19 @@ python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ig
 step "database servers"
 scripts/servers/start-all.sh
 
-step "helm and the local Kubernetes build (cached in /var/cache/k8s-local)"
-if [ -x "$K8S_LOCAL/build" ]; then
-    "$K8S_LOCAL/build" >&2
-else
+step "local Kubernetes (built once into /var/cache/k8s-local) and the simulator image"
+if [ ! -x "$K8S_LOCAL/up" ]; then
     echo "k8s-local not found at $K8S_LOCAL (set K8S_LOCAL): the chart and kubernetes tests will fail" >&2
+else
+    started_cluster=""
+    if ! KUBECONFIG=/tmp/k8s-local/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1; then
+        "$K8S_LOCAL/up" >&2
+        started_cluster=1
+    fi
+    # Stop the cluster again when this script started it (CI's machine stays clean).
+    trap '[ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2' EXIT
+    export KUBECONFIG=/tmp/k8s-local/kubeconfig
+    scripts/k8s-image.sh >&2
 fi
 export PATH=/var/cache/k8s-local/bin:$PATH
 

@@ -50,6 +50,11 @@ class CollectorClient:
             except httpx.TransportError:
                 if time.monotonic() > deadline:
                     raise
+            except httpx.HTTPStatusError as error:
+                # Something other than the collector answered: on Kubernetes the Service's routing may
+                # not be programmed yet when the pods start together. Keep trying until the deadline.
+                if error.response.status_code not in (404, 502, 503, 504) or time.monotonic() > deadline:
+                    raise
             time.sleep(0.1)
 
     def wait_for_start(self) -> StartSignal:
