@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         format=f"%(asctime)s {args.role}{'' if args.role == 'collector' else f'-{args.index}'} %(levelname)s %(message)s",
         stream=sys.stderr,
     )
+    # Drivers built on httpx (Elasticsearch, InfluxDB setup) would log every request at INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     spec = RunSpec.load(args.spec)
     if args.role == "collector":

@@ -24,7 +24,7 @@ log = logging.getLogger("collector")
 
 # Time between the last worker becoming ready and the common start: long enough for every worker
 # to learn the start time (they poll every 20 ms) so they all begin on the clock, not on the poll.
-START_LEAD_S = 0.3
+START_LEAD_S = 0.1
 # The database's counters are read until two reads this far apart agree (database-side cross-check).
 COUNTER_SETTLE_S = 0.05
 COUNTER_SETTLE_READS = 40

@@ -12,11 +12,10 @@ import threading
 import time
 from collections.abc import Callable
 
-import httpx
-
+from simulator.collector_client import CollectorClient, CollectorError
 from simulator.events import EventGenerator
 from simulator.modules import DatabaseModule, module_class
-from simulator.protocol import QueryRuns, StartSignal, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from simulator.protocol import QueryRuns, WorkerFailure, WorkerProgress, WorkerResult
 from simulator.spec import PREFILL_BATCH, RunSpec
 from simulator.stats import CallRecorder
 
@@ -25,44 +24,6 @@ log = logging.getLogger("worker")
 # Single-insert mode still generates events in chunks, outside the timed calls.
 SINGLE_MODE_CHUNK = 1000
 PROGRESS_INTERVAL_S = 1.0
-BARRIER_POLL_S = 0.02
-COLLECTOR_WAIT_S = 300.0
-
-
-class CollectorClient:
-    def __init__(self, url: str, worker: int):
-        self.worker = worker
-        self.http = httpx.Client(base_url=url, timeout=30.0)
-
-    def post(self, path: str, payload) -> httpx.Response:
-        response = self.http.post(path, content=payload.model_dump_json(), headers={"content-type": "application/json"})
-        response.raise_for_status()
-        return response
-
-    def register(self) -> StartSignal:
-        """Register, waiting for the collector to come up and finish preparing the database."""
-        deadline = time.monotonic() + COLLECTOR_WAIT_S
-        while True:
-            try:
-                signal = StartSignal.model_validate_json(self.post("/register", WorkerHello(worker=self.worker)).content)
-                if signal.phase != "preparing":
-                    return signal
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-            except httpx.HTTPStatusError as error:
-                # Something other than the collector answered: on Kubernetes the Service's routing may
-                # not be programmed yet when the pods start together. Keep trying until the deadline.
-                if error.response.status_code not in (404, 502, 503, 504) or time.monotonic() > deadline:
-                    raise
-            time.sleep(0.1)
-
-    def wait_for_start(self) -> StartSignal:
-        while True:
-            signal = StartSignal.model_validate_json(self.post("/ready", WorkerHello(worker=self.worker)).content)
-            if signal.start_at is not None or signal.phase == "failed":
-                return signal
-            time.sleep(BARRIER_POLL_S)
 
 
 class ProgressReporter(threading.Thread):
@@ -77,7 +38,7 @@ class ProgressReporter(threading.Thread):
             events, prefilled = self.read()
             try:
                 self.client.post("/progress", WorkerProgress(worker=self.client.worker, events=events, prefilled=prefilled))
-            except httpx.HTTPError as error:
+            except CollectorError as error:
                 log.warning("progress report failed: %s", error)
 
 
@@ -115,7 +76,7 @@ class Worker:
             log.error("worker %d failed: %s", self.index, message)
             try:
                 self.client.post("/failure", WorkerFailure(worker=self.index, error=message))
-            except httpx.HTTPError:
+            except CollectorError:
                 log.error("could not report the failure to the collector")
             return 1
         finally:

@@ -12,7 +12,7 @@ from cli.errors import RunFailed, RunTimedOut
 from cli.platforms import StatusCallback
 from simulator.protocol import Status
 
-POLL_INTERVAL_S = 0.25
+POLL_INTERVAL_S = 0.1
 # After a worker process dies, give its failure report a moment to reach the collector.
 FAILURE_REPORT_GRACE_S = 1.0
 
