@@ -13,7 +13,7 @@ class RunProgress:
     def __init__(self, console: Console):
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[phase]}"),
-            TimeElapsedColumn(), console=console, transient=False,
+            TimeElapsedColumn(), console=console, transient=False, refresh_per_second=4,
         )
         self.task: TaskID | None = None
 

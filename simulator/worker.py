@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from simulator.collector_client import CollectorClient, CollectorError
-from simulator.events import EventGenerator
+from simulator.events import EventBatch, EventGenerator
 from simulator.modules import DatabaseModule, module_class
 from simulator.protocol import QueryRuns, WorkerFailure, WorkerProgress, WorkerResult
 from simulator.spec import PREFILL_BATCH, RunSpec
@@ -24,6 +26,21 @@ log = logging.getLogger("worker")
 # Single-insert mode still generates events in chunks, outside the timed calls.
 SINGLE_MODE_CHUNK = 1000
 PROGRESS_INTERVAL_S = 1.0
+
+
+def prepared_ahead(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[int, Any]]:
+    """Yield (events, prepared batch), generating and encoding the next batch in a helper thread while
+    the current one is in the database: the driver waits without the GIL, so the client's work
+    overlaps the call instead of leaving the connection idle between calls."""
+    def prepare_next():
+        batch = next(batches, None)
+        return None if batch is None else (len(batch), module.prepare_batch(batch))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") as pool:
+        upcoming = pool.submit(prepare_next)
+        while (item := upcoming.result()) is not None:
+            upcoming = pool.submit(prepare_next)
+            yield item
 
 
 class ProgressReporter(threading.Thread):
@@ -124,15 +141,15 @@ class Worker:
 
         module.on_call_done = record
         clock = time.perf_counter
-        for batch in generator.batches(start, spec.num_inserts, spec.batch or SINGLE_MODE_CHUNK):
-            if spec.batch:
-                prepared = module.prepare_batch(batch)
+        if spec.batch:
+            for events, prepared in prepared_ahead(module, generator.batches(start, spec.num_inserts, spec.batch)):
                 begin = clock()
                 module.insert_batch(prepared)
                 if not module.times_own_calls:
                     end = clock()
-                    recorder.record(len(batch), end - begin, started_at + end - started_clock)
-            else:
+                    recorder.record(events, end - begin, started_at + end - started_clock)
+        else:
+            for batch in generator.batches(start, spec.num_inserts, SINGLE_MODE_CHUNK):
                 for item in module.prepare_single(batch):
                     begin = clock()
                     module.insert_single(item)
