@@ -43,6 +43,11 @@ def prepared_ahead(module: DatabaseModule, batches: Iterator[EventBatch]) -> Ite
             yield item
 
 
+def prepared_in_turn(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[int, Any]]:
+    for batch in batches:
+        yield len(batch), module.prepare_batch(batch)
+
+
 class ProgressReporter(threading.Thread):
     """Posts the worker's progress about once a second, off the hot path."""
 
@@ -142,7 +147,9 @@ class Worker:
         module.on_call_done = record
         clock = time.perf_counter
         if spec.batch:
-            for events, prepared in prepared_ahead(module, generator.batches(start, spec.num_inserts, spec.batch)):
+            batches = generator.batches(start, spec.num_inserts, spec.batch)
+            pipeline = prepared_ahead if module.prepare_ahead else prepared_in_turn
+            for events, prepared in pipeline(module, batches):
                 begin = clock()
                 module.insert_batch(prepared)
                 if not module.times_own_calls:

@@ -74,6 +74,8 @@ class DatabaseModule(abc.ABC):
     # True when the module keeps several calls in flight and reports each call's latency itself
     # through `on_call_done` (async drivers); the worker then does not time `insert_batch`.
     times_own_calls: ClassVar[bool] = False
+    # Whether the worker prepares the next batch in a helper thread while a call is in flight.
+    prepare_ahead: ClassVar[bool] = True
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
