@@ -25,6 +25,14 @@ class CliResult:
     def results_folders(self) -> list[Path]:
         return sorted((self.cwd / "results").glob("*"))
 
+    def verified_reports(self, counted_per_run: list[int]) -> list[dict]:
+        """The run reports of a successful insert whose every run passed the count check with these counts."""
+        assert self.code == 0, self.stderr
+        reports = [run["report"] for run in self.results()["runs"]]
+        assert [r["verification"]["counted"] for r in reports] == counted_per_run
+        assert all(r["verification"]["ok"] and r["verification"]["expected"] == r["verification"]["counted"] for r in reports)
+        return reports
+
     def results(self) -> dict:
         folders = self.results_folders()
         assert folders, f"no results folder; stderr: {self.stderr}"
@@ -92,3 +100,8 @@ def processes_with_env(tag: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def assert_verified(result: CliResult, counted_per_run: list[int]) -> list[dict]:
+    """Shorthand for `result.verified_reports(...)` where the result is an expression."""
+    return result.verified_reports(counted_per_run)

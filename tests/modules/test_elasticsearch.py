@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from simulator.events import EventGenerator
+from tests.conftest import assert_verified
 
 pytestmark = pytest.mark.elasticsearch
 
@@ -46,14 +47,6 @@ def search(request, tmp_path):
 
 def run(cli, *args):
     return cli(*args, "--config", "config.yaml", "--target", "search", "--platform", "local", timeout=300)
-
-
-def assert_verified(result, expected_per_run: list[int]) -> list[dict]:
-    assert result.code == 0, result.stderr
-    reports = [run["report"] for run in result.results()["runs"]]
-    assert [r["verification"]["counted"] for r in reports] == expected_per_run
-    assert all(r["verification"]["ok"] and r["verification"]["expected"] == r["verification"]["counted"] for r in reports)
-    return reports
 
 
 def get(url: str, path: str, **params) -> dict:

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from simulator.events import EventGenerator
+from tests.conftest import assert_verified
 
 pytestmark = pytest.mark.influxdb
 
@@ -42,14 +43,6 @@ def influx(tmp_path):
 
 def run(cli, *args):
     return cli(*args, "--config", "config.yaml", "--target", "influx", "--platform", "local", timeout=300)
-
-
-def assert_verified(result, expected_per_run: list[int]) -> list[dict]:
-    assert result.code == 0, result.stderr
-    reports = [run["report"] for run in result.results()["runs"]]
-    assert [r["verification"]["counted"] for r in reports] == expected_per_run
-    assert all(r["verification"]["ok"] for r in reports)
-    return reports
 
 
 def influxql(statement: str) -> list[list]:
