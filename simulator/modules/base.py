@@ -72,7 +72,7 @@ class DatabaseModule(abc.ABC):
     # Primary-key modes the module can honour; others are rejected before the run starts.
     primary_keys: ClassVar[frozenset[PrimaryKey]] = frozenset(PrimaryKey)
     # True when the module keeps several calls in flight and reports each call's latency itself
-    # through `on_call_done` (async drivers); the worker then does not time `insert_batch`.
+    # through `on_call_done` (async drivers); the worker then times neither `insert_batch` nor `insert_single`.
     times_own_calls: ClassVar[bool] = False
     # Whether the worker prepares the next batch in a helper thread while a call is in flight.
     prepare_ahead: ClassVar[bool] = True

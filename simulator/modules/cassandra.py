@@ -247,7 +247,9 @@ class Module(DatabaseModule):
         return statements
 
     def insert_single(self, item: Any) -> None:
+        begin = time.perf_counter()
         self._execute_with_retries(item)
+        self.on_call_done(1, time.perf_counter() - begin)
 
     def flush(self) -> None:
         self._in_flight.wait_all()

@@ -182,7 +182,9 @@ def test_failed_async_insert_fails_the_run(run):
     result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "1000", "--batch", "100", "--extra-option", "max_sync_calls=8",
                  "--extra-option", "consistency_level=TWO", "--extra-option", "max_retries=1")
     assert result.code == 1
-    assert "an asynchronous insert failed" in result.stderr and "Cannot achieve consistency level TWO" in result.stderr
+    assert "an asynchronous insert failed" in result.stderr
+    # The driver reports the refusal itself, or (when its retry policy moved on) that no host could take it.
+    assert "Cannot achieve consistency level TWO" in result.stderr or "Unable to complete the operation" in result.stderr
     assert "Traceback" not in result.stderr
 
 
