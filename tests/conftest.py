@@ -105,3 +105,22 @@ def processes_with_env(tag: str) -> list[int]:
 def assert_verified(result: CliResult, counted_per_run: list[int]) -> list[dict]:
     """Shorthand for `result.verified_reports(...)` where the result is an expression."""
     return result.verified_reports(counted_per_run)
+
+
+def pg_connect(env: dict[str, str], dbname: str | None = None):
+    """An autocommit connection to the real PostgreSQL described by PG* settings."""
+    import psycopg
+
+    return psycopg.connect(host=env["PGHOST"], port=env["PGPORT"], user=env["PGUSER"], password=env["PGPASSWORD"],
+                           dbname=dbname or env["PGDATABASE"], autocommit=True)
+
+
+def dedicated_database(env: dict[str, str], name: str) -> dict[str, str]:
+    """PG* settings for database `name`, created if missing and without event tables, so a suite never
+    shares its `events` table with another suite's."""
+    with pg_connect(env) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f"CREATE DATABASE {name}")
+    with pg_connect(env, name) as conn:
+        conn.execute("DROP TABLE IF EXISTS events, events0, events1, events2, events3")
+    return {**env, "PGDATABASE": name}

@@ -13,6 +13,7 @@ import pytest
 
 from simulator.modules import postgres
 from simulator.spec import QUERY_NAMES, RunSpec
+from tests.conftest import dedicated_database, pg_connect
 
 pytestmark = pytest.mark.postgres
 
@@ -50,27 +51,16 @@ CREATE TRIGGER fail_first_inserts BEFORE INSERT ON events FOR EACH STATEMENT EXE
 """
 
 
-def connect(env, dbname: str):
-    import psycopg
-
-    return psycopg.connect(host=env["PGHOST"], port=env["PGPORT"], user=env["PGUSER"], password=env["PGPASSWORD"],
-                           dbname=dbname, autocommit=True)
-
-
 @pytest.fixture
 def family(pg_env, tmp_path):
     """PG* settings for a dedicated, empty database, and a config with the test targets."""
-    with connect(pg_env, pg_env["PGDATABASE"]) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone():
-            conn.execute(f"CREATE DATABASE {DATABASE}")
-    with connect(pg_env, DATABASE) as conn:
-        conn.execute("DROP TABLE IF EXISTS events, events0, events1, events2, events3")
+    env = dedicated_database(pg_env, DATABASE)
     (tmp_path / "config.yaml").write_text(CONFIG)
-    return {**pg_env, "PGDATABASE": DATABASE}
+    return env
 
 
 def sql(env, statement: str, params=None) -> list[tuple]:
-    with connect(env, DATABASE) as conn:
+    with pg_connect(env, DATABASE) as conn:
         cursor = conn.execute(statement, params)
         return cursor.fetchall() if cursor.description else []
 

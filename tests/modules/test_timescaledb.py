@@ -14,6 +14,7 @@ import datetime as dt
 import pytest
 
 from simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS
+from tests.conftest import dedicated_database, pg_connect
 
 pytestmark = pytest.mark.postgres
 
@@ -57,27 +58,17 @@ END $$;
 """
 
 
-def connect(env, dbname: str):
-    import psycopg
-
-    return psycopg.connect(host=env["PGHOST"], port=env["PGPORT"], user=env["PGUSER"], password=env["PGPASSWORD"],
-                           dbname=dbname, autocommit=True)
-
-
 @pytest.fixture
 def timescale(pg_env, tmp_path):
-    with connect(pg_env, pg_env["PGDATABASE"]) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone():
-            conn.execute(f"CREATE DATABASE {DATABASE}")
-    with connect(pg_env, DATABASE) as conn:
-        conn.execute("DROP TABLE IF EXISTS events, events0, events1, events2, events3")
+    env = dedicated_database(pg_env, DATABASE)
+    with pg_connect(env) as conn:
         conn.execute(FAKE_TIMESCALEDB)
     (tmp_path / "config.yaml").write_text(CONFIG)
-    return {**pg_env, "PGDATABASE": DATABASE}
+    return env
 
 
 def sql(env, statement: str) -> list[tuple]:
-    with connect(env, DATABASE) as conn:
+    with pg_connect(env, DATABASE) as conn:
         cursor = conn.execute(statement)
         return cursor.fetchall() if cursor.description else []
 
