@@ -172,12 +172,7 @@ def query_durations(summary: list[dict[str, Any]], path: Path) -> Path:
             positive += [value for value in (row["min_s"], row["max_s"]) if value]
     axes.plot([], [], marker="v", color="black", linestyle="none", label="cold (first execution)")
     axes.plot([], [], marker="^", color="black", linestyle="none", label="warm (later executions)")
-    if positive and max(positive) / min(positive) > 100:
-        axes.set_yscale("log")
-    axes.set_xticks(range(len(queries)), queries, rotation=15, ha="right")
-    axes.set(ylabel="seconds per execution", title="Query durations")
-    axes.legend(fontsize="small")
-    axes.grid(alpha=0.3, axis="y")
+    _finish_query_axes(axes, queries, positive, "seconds per execution")
     return _save(figure, path)
 
 
@@ -231,9 +226,14 @@ def _compare_queries(axes, rows: list[dict[str, Any]], detail: list[dict[str, An
         label = f"{row['database']}, {_workers(row['workers'])}"
         axes.bar(xs, heights, width * 0.9, label=label)
         values += [value for value in heights if value > 0]
-    if values and max(values) / min(values) > 100:
+    _finish_query_axes(axes, queries, values, "average seconds per execution")
+
+
+def _finish_query_axes(axes, queries: list[str], durations: list[float], ylabel: str) -> None:
+    """Query names under the bars, a log scale when durations span more than two decades."""
+    if durations and max(durations) / min(durations) > 100:
         axes.set_yscale("log")
     axes.set_xticks(range(len(queries)), queries, rotation=15, ha="right")
-    axes.set(ylabel="average seconds per execution", title="Query durations")
+    axes.set(ylabel=ylabel, title="Query durations")
     axes.legend(fontsize="small")
     axes.grid(alpha=0.3, axis="y")

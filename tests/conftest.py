@@ -33,6 +33,13 @@ class CliResult:
         assert all(r["verification"]["ok"] and r["verification"]["expected"] == r["verification"]["counted"] for r in reports)
         return reports
 
+    def query_rows(self) -> dict[str, int]:
+        """Rows returned per query by a successful `query` command that recorded no query error."""
+        assert self.code == 0, self.stderr
+        summary = {row["query"]: row for row in self.results()["summary"]}
+        assert not any(row.get("errors") for row in summary.values()), summary
+        return {name: row["rows"] for name, row in summary.items()}
+
     def results(self) -> dict:
         folders = self.results_folders()
         assert folders, f"no results folder; stderr: {self.stderr}"

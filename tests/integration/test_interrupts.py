@@ -34,6 +34,14 @@ def wait_until_running(tmp_path, workers=2, limit=60.0):
     pytest.fail("the run did not start")
 
 
+def start_running(tmp_path):
+    """The long run, started and inserting; returns the CLI process and the tag its children carry."""
+    tag = uuid.uuid4().hex
+    process = start_cli(tmp_path, LONG_RUN, tag)
+    wait_until_running(tmp_path)
+    return process, tag
+
+
 def assert_nothing_left(tag, limit=10.0):
     deadline = time.monotonic() + limit
     while processes_with_env(tag) and time.monotonic() < deadline:
@@ -42,9 +50,7 @@ def assert_nothing_left(tag, limit=10.0):
 
 
 def test_ctrl_c_stops_everything(tmp_path):
-    tag = uuid.uuid4().hex
-    process = start_cli(tmp_path, LONG_RUN, tag)
-    wait_until_running(tmp_path)
+    process, tag = start_running(tmp_path)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130
@@ -55,9 +61,7 @@ def test_ctrl_c_stops_everything(tmp_path):
 
 
 def test_sigterm_is_handled_like_ctrl_c(tmp_path):
-    tag = uuid.uuid4().hex
-    process = start_cli(tmp_path, LONG_RUN, tag)
-    wait_until_running(tmp_path)
+    process, tag = start_running(tmp_path)
     process.terminate()
     process.communicate(timeout=30)
     assert process.returncode == 130
@@ -74,9 +78,7 @@ def test_timeout_fails_the_run_and_stops_everything(tmp_path):
 
 
 def test_a_killed_worker_fails_the_run(tmp_path):
-    tag = uuid.uuid4().hex
-    process = start_cli(tmp_path, LONG_RUN, tag)
-    wait_until_running(tmp_path)
+    process, tag = start_running(tmp_path)
     workers = [pid for pid in processes_with_env(tag) if b"worker" in open(f"/proc/{pid}/cmdline", "rb").read()]
     assert len(workers) == 2
     os.kill(workers[1], signal.SIGKILL)
@@ -87,9 +89,7 @@ def test_a_killed_worker_fails_the_run(tmp_path):
 
 
 def test_killing_the_cli_takes_its_children_along(tmp_path):
-    tag = uuid.uuid4().hex
-    process = start_cli(tmp_path, LONG_RUN, tag)
-    wait_until_running(tmp_path)
+    process, tag = start_running(tmp_path)
     process.kill()
     process.communicate(timeout=30)
     assert_nothing_left(tag)
