@@ -25,6 +25,9 @@ log = logging.getLogger("collector")
 # Time between the last worker becoming ready and the common start: long enough for every worker
 # to learn the start time (they poll every 20 ms) so they all begin on the clock, not on the poll.
 START_LEAD_S = 0.1
+# Workers keep a connection per thread; a long keep-alive spares the main thread's, quiet during the
+# timed phase, from being closed (the client reconnects if it was anyway).
+KEEP_ALIVE_S = 300
 # The database's counters are read until two reads this far apart agree (database-side cross-check).
 COUNTER_SETTLE_S = 0.05
 COUNTER_SETTLE_READS = 40
@@ -218,10 +221,11 @@ class Collector:
     def record_result(self, result: WorkerResult) -> None:
         self._check_worker(result.worker)
         with self.state.lock:
+            repeated = result.worker in self.state.results  # a post sent again after a dropped connection
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
-            complete = len(self.state.results) == self.spec.workers
+            complete = not repeated and len(self.state.results) == self.spec.workers
         if complete:
             threading.Thread(target=self.finish, daemon=True).start()
 
@@ -285,7 +289,8 @@ def create_app(spec: RunSpec) -> FastAPI:
 def serve(spec: RunSpec, host: str, port: int) -> None:
     import uvicorn
 
-    uvicorn.run(create_app(spec), host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.run(create_app(spec), host=host, port=port, log_level="warning", access_log=False,
+                timeout_keep_alive=KEEP_ALIVE_S)
 
 
 def _one_line(error: BaseException) -> str:

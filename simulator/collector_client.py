@@ -7,6 +7,7 @@ once); one keep-alive connection per thread, since the progress reporter posts f
 from __future__ import annotations
 
 import http.client
+import logging
 import threading
 import time
 from urllib.parse import urlsplit
@@ -21,6 +22,10 @@ COLLECTOR_WAIT_S = 300.0
 # Answers that mean "not the collector yet": on Kubernetes the Service's routing may not be
 # programmed when the pods start together.
 NOT_YET_THERE = (404, 502, 503, 504)
+# What sending on a keep-alive connection the server has already closed looks like.
+STALE_CONNECTION = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, http.client.RemoteDisconnected)
+
+log = logging.getLogger("collector-client")
 
 
 class CollectorError(Exception):
@@ -38,20 +43,43 @@ class CollectorClient:
         self._local = threading.local()
 
     def post(self, path: str, payload: BaseModel) -> bytes:
+        body = payload.model_dump_json().encode()
+        for attempt in (1, 2):
+            reused = getattr(self._local, "connection", None) is not None
+            try:
+                response, answer = self._exchange(path, body)
+                break
+            except STALE_CONNECTION as error:
+                # The collector closes a keep-alive connection that sat idle (the main thread's during
+                # a long timed phase) without reading what was sent on it: sending again is safe.
+                if not (reused and attempt == 1):
+                    raise self._unreachable(error) from None
+                log.debug("the collector had closed an idle connection (%s); reconnecting", error)
+        if response.status >= 400:
+            raise CollectorError(f"collector answered {response.status} to {path}: {answer[:200]!r}", response.status)
+        return answer
+
+    def _exchange(self, path: str, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
         connection = getattr(self._local, "connection", None)
         if connection is None:
             connection = self._local.connection = http.client.HTTPConnection(self.host, self.port, timeout=30.0)
         try:
-            connection.request("POST", path, payload.model_dump_json().encode(), {"content-type": "application/json"})
+            connection.request("POST", path, body, {"content-type": "application/json"})
             response = connection.getresponse()
-            body = response.read()
+            return response, response.read()
+        except STALE_CONNECTION:
+            self._drop(connection)
+            raise
         except (OSError, http.client.HTTPException) as error:
-            connection.close()
-            self._local.connection = None
-            raise CollectorError(f"collector at {self.host}:{self.port} unreachable: {error}") from None
-        if response.status >= 400:
-            raise CollectorError(f"collector answered {response.status} to {path}: {body[:200]!r}", response.status)
-        return body
+            self._drop(connection)
+            raise self._unreachable(error) from None
+
+    def _unreachable(self, error: Exception) -> CollectorError:
+        return CollectorError(f"collector at {self.host}:{self.port} unreachable: {error}")
+
+    def _drop(self, connection: http.client.HTTPConnection) -> None:
+        connection.close()
+        self._local.connection = None
 
     def register(self) -> StartSignal:
         """Register, waiting for the collector to come up and finish preparing the database."""
