@@ -48,6 +48,31 @@ def prepared_in_turn(module: DatabaseModule, batches: Iterator[EventBatch]) -> I
         yield len(batch), module.prepare_batch(batch)
 
 
+def prepared_during_calls(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[int, Any]]:
+    """Yield (events, prepared batch); the module calls `while_waiting` once its request is sent, and
+    the next batch is prepared then, in this thread, while the database works on the current one:
+    the overlap of a helper thread without its hand-offs. Calling it again (a retried call) does
+    nothing; if the module never calls it, the next batch is prepared after the call."""
+    upcoming: list[tuple[int, Any] | None] = []
+
+    def prepare_next() -> None:
+        if not upcoming:
+            batch = next(batches, None)
+            upcoming.append(None if batch is None else (len(batch), module.prepare_batch(batch)))
+
+    module.while_waiting = prepare_next
+    try:
+        prepare_next()
+        while (item := upcoming.pop()) is not None:
+            yield item
+            prepare_next()
+    finally:
+        module.while_waiting = lambda: None
+
+
+PIPELINES = {"helper_thread": prepared_ahead, "in_turn": prepared_in_turn, "during_call": prepared_during_calls}
+
+
 class ProgressReporter(threading.Thread):
     """Posts the worker's progress about once a second, off the hot path."""
 
@@ -148,8 +173,7 @@ class Worker:
         clock = time.perf_counter
         if spec.batch:
             batches = generator.batches(start, spec.num_inserts, spec.batch)
-            pipeline = prepared_ahead if module.prepare_ahead else prepared_in_turn
-            for events, prepared in pipeline(module, batches):
+            for events, prepared in PIPELINES[module.prepare_next](module, batches):
                 begin = clock()
                 module.insert_batch(prepared)
                 if not module.times_own_calls:

@@ -74,13 +74,17 @@ class DatabaseModule(abc.ABC):
     # True when the module keeps several calls in flight and reports each call's latency itself
     # through `on_call_done` (async drivers); the worker then times neither `insert_batch` nor `insert_single`.
     times_own_calls: ClassVar[bool] = False
-    # Whether the worker prepares the next batch in a helper thread while a call is in flight.
-    prepare_ahead: ClassVar[bool] = True
+    # When the worker prepares the next batch: "helper_thread" (while the current call is in flight,
+    # in a second thread), "in_turn" (between calls), or "during_call": the module calls
+    # `self.while_waiting()` once its request is on the wire, and the next batch is prepared in the
+    # same thread while the database works on the current one.
+    prepare_next: ClassVar[str] = "helper_thread"
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
         self.options = self.parse_options(spec)
         self.on_call_done: Callable[[int, float], None] = lambda events, seconds: None
+        self.while_waiting: Callable[[], None] = lambda: None
         self.validate()
 
     @classmethod

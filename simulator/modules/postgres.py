@@ -223,9 +223,16 @@ class Module(DatabaseModule):
         timestamps = batch.timestamp_ms.astype("datetime64[ms]").tolist()
         return [(timestamp, *row[1:]) for timestamp, row in zip(timestamps, rows)]
 
+    @property
+    def prepare_next(self) -> str:
+        # COPY sends the rows before it waits for the server, which leaves time to prepare the next
+        # batch (about 50 us per 1000 events against milliseconds of server work).
+        return "during_call" if self.batch_mode == "copy" else "helper_thread"
+
     def _copy(self, cursor, table: str, buffer: bytes) -> None:
         with cursor.copy(f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)") as copy:
             copy.write(buffer)
+            self.while_waiting()
 
     def _values_lists(self, cursor, table: str, rows: list[tuple]) -> None:
         per_statement = MAX_BIND_PARAMETERS // len(self._columns)

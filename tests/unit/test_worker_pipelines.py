@@ -1,0 +1,64 @@
+"""The worker's ways of preparing the next batch, checked with a recording fake module (in memory):
+every batch reaches the database once, in stream order, whichever way it was prepared."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.events import EventGenerator
+from simulator.modules.base import DatabaseModule
+from simulator.spec import RunSpec
+from simulator.worker import PIPELINES, prepared_during_calls
+
+
+class RecordingFakeModule(DatabaseModule):
+    """Stores sequence numbers; `signal_calls` says how often an insert calls `while_waiting`."""
+
+    def __init__(self, spec, signal_calls: int = 1):
+        super().__init__(spec)
+        self.signal_calls, self.log, self.stored = signal_calls, [], []
+
+    def connect(self): pass
+    def setup(self): pass
+    def count(self): return len(self.stored)
+    def insert_single(self, item): raise AssertionError("batch mode only")
+    def queries(self): return {}
+
+    def prepare_batch(self, batch):
+        self.log.append(("prepare", int(batch.sequence_number[0])))
+        return batch
+
+    def insert_batch(self, prepared):
+        self.log.append(("send", int(prepared.sequence_number[0])))
+        for _ in range(self.signal_calls):  # more than once: a retried call
+            self.while_waiting()
+        self.stored.extend(prepared.sequence_number.tolist())
+        self.log.append(("done", int(prepared.sequence_number[0])))
+
+
+def _spec() -> RunSpec:
+    return RunSpec(run_id="r", task="insert", target="t", module="null", workers=1, num_inserts=2500, batch=1000)
+
+
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+@pytest.mark.parametrize("signal_calls", [0, 1, 3])
+def test_every_event_is_stored_once_in_stream_order(pipeline, signal_calls):
+    module = RecordingFakeModule(_spec(), signal_calls)
+    for events, prepared in PIPELINES[pipeline](module, EventGenerator(1, 0, 10).batches(0, 2500, 1000)):
+        assert events == len(prepared)
+        module.insert_batch(prepared)
+    assert module.stored == list(range(2500))
+
+
+def test_during_calls_the_next_batch_is_prepared_while_the_current_one_is_in_the_database():
+    module = RecordingFakeModule(_spec(), signal_calls=2)
+    for _, prepared in prepared_during_calls(module, EventGenerator(1, 0, 10).batches(0, 2500, 1000)):
+        module.insert_batch(prepared)
+    assert module.log == [
+        ("prepare", 0),
+        ("send", 0), ("prepare", 1000), ("done", 0),
+        ("send", 1000), ("prepare", 2000), ("done", 1000),
+        ("send", 2000), ("done", 2000),
+    ]
+    module.while_waiting()  # released after the run: a late call prepares nothing
+    assert module.log[-1] == ("done", 2000)
