@@ -1,7 +1,9 @@
-"""The workers' side of the collector's HTTP API, on the standard library.
+"""A client of the collector's HTTP API on the standard library: the workers post through it and
+the CLI follows a run with it.
 
-http.client instead of a richer client keeps a worker's start-up short (a run starts N of them at
-once); one keep-alive connection per thread, since the progress reporter posts from its own.
+http.client instead of a richer client keeps start-up short (a run starts N workers at once, and
+the CLI starts alongside them); one keep-alive connection per thread, since a worker's progress
+reporter posts from its own.
 """
 
 from __future__ import annotations
@@ -37,36 +39,52 @@ class CollectorError(Exception):
 
 
 class CollectorClient:
-    def __init__(self, url: str, worker: int):
+    def __init__(self, url: str, worker: int | None = None, get_attempts: int = 1):
+        """`worker`: the index a worker registers with (None for the CLI). `get_attempts`: how often a
+        GET whose connection broke is tried (a port-forward's relayed connection can drop)."""
         parts = urlsplit(url)
         self.host, self.port, self.worker = parts.hostname or "127.0.0.1", parts.port or 80, worker
+        self.get_attempts = get_attempts
         self._local = threading.local()
 
     def post(self, path: str, payload: BaseModel) -> bytes:
-        body = payload.model_dump_json().encode()
+        status, answer = self._request("POST", path, payload.model_dump_json().encode())
+        if status >= 400:
+            raise CollectorError(f"collector answered {status} to {path}: {answer[:200]!r}", status)
+        return answer
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        """(status, body); raises CollectorError only when no answer came."""
+        for attempt in range(1, self.get_attempts + 1):
+            try:
+                return self._request("GET", path)
+            except CollectorError:
+                if attempt == self.get_attempts:
+                    raise
+                time.sleep(0.2 * attempt)
+        raise AssertionError("unreachable")
+
+    def _request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
         for attempt in (1, 2):
             reused = getattr(self._local, "connection", None) is not None
             try:
-                response, answer = self._exchange(path, body)
-                break
+                return self._exchange(method, path, body)
             except STALE_CONNECTION as error:
-                # The collector closes a keep-alive connection that sat idle (the main thread's during
-                # a long timed phase) without reading what was sent on it: sending again is safe.
+                # The collector closes a keep-alive connection that sat idle (a worker's main thread's
+                # during a long timed phase) without reading what was sent on it: sending again is safe.
                 if not (reused and attempt == 1):
                     raise self._unreachable(error) from None
                 log.debug("the collector had closed an idle connection (%s); reconnecting", error)
-        if response.status >= 400:
-            raise CollectorError(f"collector answered {response.status} to {path}: {answer[:200]!r}", response.status)
-        return answer
+        raise AssertionError("unreachable")
 
-    def _exchange(self, path: str, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
+    def _exchange(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
         connection = getattr(self._local, "connection", None)
         if connection is None:
             connection = self._local.connection = http.client.HTTPConnection(self.host, self.port, timeout=30.0)
         try:
-            connection.request("POST", path, body, {"content-type": "application/json"})
+            connection.request(method, path, body, {"content-type": "application/json"} if body is not None else {})
             response = connection.getresponse()
-            return response, response.read()
+            return response.status, response.read()
         except STALE_CONNECTION:
             self._drop(connection)
             raise

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
 
-import httpx
-
 from cli.errors import RunFailed, RunTimedOut
 from cli.platforms import StatusCallback
+from simulator.collector_client import CollectorClient, CollectorError
 from simulator.protocol import Status
 
 # The CLI shares the machine with the workers on the local platform: while the bulk of a timed
@@ -32,22 +32,23 @@ class Deadline:
             raise RunTimedOut(f"{what} did not finish within --timeout {self.timeout:g} s; stopped it")
 
 
-def wait_for_collector(http: httpx.Client, deadline: Deadline, check_processes: Callable[[], str | None]) -> None:
+def wait_for_collector(http: CollectorClient, deadline: Deadline, check_processes: Callable[[], str | None]) -> None:
     """Wait until the collector answers HTTP at all (it may still be preparing the database)."""
     while True:
         try:
-            http.get("/status").raise_for_status()
-            return
-        except httpx.HTTPError:
-            problem = check_processes()
-            if problem:
-                raise RunFailed(problem) from None
-            deadline.check("starting the collector")
-            time.sleep(0.05)
+            if http.get("/status")[0] == 200:
+                return
+        except CollectorError:
+            pass  # not listening yet
+        problem = check_processes()
+        if problem:
+            raise RunFailed(problem)
+        deadline.check("starting the collector")
+        time.sleep(0.05)
 
 
 def follow_run(
-    http: httpx.Client,
+    http: CollectorClient,
     deadline: Deadline,
     on_status: StatusCallback,
     check_processes: Callable[[], str | None],
@@ -62,10 +63,10 @@ def follow_run(
         if status.phase == "failed":
             raise RunFailed(status.error or "the run failed")
         if status.phase == "done":
-            response = http.get("/report")
-            if response.status_code != 200:
-                raise RunFailed(f"the collector has no report: {response.json().get('detail')}")
-            return response.json()
+            code, body = _get(http, "/report", check_processes)
+            if code != 200:
+                raise RunFailed(f"the collector has no report: {_detail(body)}")
+            return json.loads(body)
         problem = check_processes()
         if problem:
             time.sleep(FAILURE_REPORT_GRACE_S)
@@ -74,11 +75,25 @@ def follow_run(
         time.sleep(_poll_interval(status, running_since))
 
 
-def _status(http: httpx.Client, check_processes: Callable[[], str | None]) -> Status:
+def _status(http: CollectorClient, check_processes: Callable[[], str | None]) -> Status:
+    code, body = _get(http, "/status", check_processes)
+    if code != 200:
+        raise RunFailed(f"the collector answered {code} to /status: {_detail(body)}")
+    return Status.model_validate_json(body)
+
+
+def _get(http: CollectorClient, path: str, check_processes: Callable[[], str | None]) -> tuple[int, bytes]:
     try:
-        return Status.model_validate_json(http.get("/status").raise_for_status().content)
-    except httpx.HTTPError as error:
+        return http.get(path)
+    except CollectorError as error:
         raise RunFailed(check_processes() or f"lost contact with the collector: {error}") from None
+
+
+def _detail(body: bytes) -> str:
+    try:
+        return str(json.loads(body).get("detail"))
+    except (ValueError, AttributeError):
+        return body[:200].decode(errors="replace")
 
 
 def _poll_interval(status: Status, running_since: float | None) -> float:

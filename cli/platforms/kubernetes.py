@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import yaml
 from pydantic import ValidationError
 
@@ -36,6 +35,7 @@ from cli.errors import RunFailed, UsageProblem
 from cli.platforms import StatusCallback
 from cli.platforms.follow import Deadline, follow_run, wait_for_collector
 from cli.platforms.helm import Helm
+from simulator.collector_client import CollectorClient
 from simulator.spec import RunSpec
 
 try:
@@ -46,7 +46,7 @@ try:
 except ImportError:
     raise UsageProblem("the kubernetes platform needs the kubernetes package: pip install -r requirements.txt") from None
 
-from cli.platforms.portforward import PodPortForward, RetryingTransport
+from cli.platforms.portforward import PodPortForward
 
 log = logging.getLogger(__name__)
 
@@ -155,12 +155,15 @@ class KubernetesPlatform:
     def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback) -> dict[str, Any]:
         collector = self._wait_for_collector_pod(pods, deadline)
         with PodPortForward(self.configuration, self.namespace, collector, COLLECTOR_PORT) as forward:
-            with httpx.Client(base_url=forward.url, timeout=10.0, transport=RetryingTransport()) as http:
-                def problem() -> str | None:
-                    return pods.problem() or forward.problem()
+            # A relayed connection can drop (a websocket closed by the API server or a proxy)
+            # without anything being wrong with the collector: GETs are tried again.
+            http = CollectorClient(forward.url, get_attempts=3)
 
-                wait_for_collector(http, deadline, problem)
-                return follow_run(http, deadline, on_status, problem)
+            def problem() -> str | None:
+                return pods.problem() or forward.problem()
+
+            wait_for_collector(http, deadline, problem)
+            return follow_run(http, deadline, on_status, problem)
 
     def _write_values(self, path: Path, spec: RunSpec, timeout: float) -> Path:
         values: dict[str, Any] = {

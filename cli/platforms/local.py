@@ -17,11 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from cli.errors import RunFailed
 from cli.platforms import StatusCallback
 from cli.platforms.follow import Deadline, follow_run, wait_for_collector
+from simulator.collector_client import CollectorClient
 from simulator.spec import RunSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -104,12 +103,12 @@ class LocalPlatform:
                 def check_processes() -> str | None:
                     return next(filter(None, (child.failure() for child in children)), None)
 
-                with httpx.Client(base_url=url, timeout=10.0) as http:
-                    wait_for_collector(http, deadline, check_processes)
-                    try:
-                        return follow_run(http, deadline, on_status, check_processes)
-                    except RunFailed as failure:
-                        raise RunFailed(f"{failure}{self._log_hint(children)}") from None
+                http = CollectorClient(url)
+                wait_for_collector(http, deadline, check_processes)
+                try:
+                    return follow_run(http, deadline, on_status, check_processes)
+                except RunFailed as failure:
+                    raise RunFailed(f"{failure}{self._log_hint(children)}") from None
             finally:
                 stop_all(children)
 

@@ -2,8 +2,8 @@
 
 Made with the kubernetes client's own port-forward websocket (`kubernetes.stream.portforward`), not
 with the client's global socket patching: a listener on 127.0.0.1 accepts ordinary connections (so
-httpx works unchanged) and relays each one through a websocket of its own. httpx keeps its
-connection alive, so a run normally needs a single websocket.
+any HTTP client works unchanged) and relays each one through a websocket of its own. The CLI keeps
+its connection to the collector alive, so a run normally needs a single websocket.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ import logging
 import select
 import socket
 import threading
-import time
 
-import httpx
 from kubernetes.client import ApiClient, Configuration, CoreV1Api
 from kubernetes.stream import portforward
 
@@ -118,21 +116,3 @@ def _reason(error: BaseException) -> str:
                 return parts[0]
         cause = cause.__context__
     return " ".join(str(error).split())
-
-
-class RetryingTransport(httpx.HTTPTransport):
-    """Repeats a GET whose connection broke: a relayed connection can drop (a websocket closed by
-    the API server or a proxy) without anything being wrong with the collector."""
-
-    ATTEMPTS = 3
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        attempt = 1
-        while True:
-            try:
-                return super().handle_request(request)
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ConnectError):
-                if request.method != "GET" or attempt >= self.ATTEMPTS:
-                    raise
-            time.sleep(0.2 * attempt)
-            attempt += 1
