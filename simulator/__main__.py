@@ -16,14 +16,16 @@ from pathlib import Path
 from simulator.spec import RunSpec
 
 
-def _exit_on_sigterm(signum, frame) -> None:
+def _exit_on_signal(signum, frame) -> None:
     # As PID 1 in a container a process ignores SIGTERM unless it handles it: exit promptly (the
     # worker's `finally` still closes its connection) so an aborted run's pods go away at once.
+    # Ctrl-C is handled alike. The collector replaces both once it serves (see collector.serve).
     sys.exit(128 + signum)
 
 
 def main(argv: list[str] | None = None) -> int:
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    signal.signal(signal.SIGINT, _exit_on_signal)
     parser = argparse.ArgumentParser(prog="python -m simulator")
     roles = parser.add_subparsers(dest="role", required=True)
     collector = roles.add_parser("collector", help="prepare the database, run the barrier, gather results")
