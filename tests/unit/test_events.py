@@ -1,8 +1,9 @@
 """The event generator: deterministic, batch-size independent, bounded memory."""
 
 import numpy as np
+import pytest
 
-from simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS, EventGenerator
+from simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS, EventGenerator, device_ids
 
 
 def concat(batches):
@@ -17,6 +18,23 @@ def test_same_seed_same_events_whatever_the_batch_size():
     other = concat(list(EventGenerator(7, 3, 10).batches(0, 5000, 333)))
     for name in one:
         assert np.array_equal(one[name], other[name]), name
+
+
+def test_one_generator_gives_the_same_events_for_growing_and_shrinking_batches():
+    """Per-device columns are cut from repeated copies that grow with the largest batch seen."""
+    generator, ids = EventGenerator(5, 1, 7), device_ids(1, 7)
+    for start, count in ((3, 2), (10, 5000), (6, 1), (12_345, 20_000), (0, 7)):
+        batch, fresh = generator.batch(start, count), EventGenerator(5, 1, 7).batch(start, count)
+        positions = np.arange(start, start + count)
+        assert np.array_equal(batch.device_index, positions % 7)
+        assert np.array_equal(batch.device_id, ids[positions % 7])
+        assert np.array_equal(batch.temperature, fresh.temperature)
+
+
+def test_batch_columns_cannot_be_changed_by_a_module():
+    batch = EventGenerator(1, 0, 10).batch(0, 100)
+    with pytest.raises(ValueError):
+        batch.device_id[0] = b"changed"
 
 
 def test_other_seed_or_worker_gives_other_temperatures():
