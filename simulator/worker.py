@@ -1,8 +1,9 @@
 """One benchmark client: prefill share, wait at the barrier, timed work, report.
 
-Only the database calls are timed. Events are generated (and encoded by the module) between calls,
-and that time is reported as client overhead. A worker that fails posts its error to the collector
-before exiting non-zero, so the CLI can show why.
+Only the database calls are timed. The next batch is generated (and encoded by the module) while
+the current call waits for the database where the module allows it (see `prepare_next` in
+modules/base.py), otherwise between calls; time outside calls is reported as client overhead. A
+worker that fails posts its error to the collector before exiting non-zero, so the CLI can show why.
 """
 
 from __future__ import annotations
