@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.client
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,13 +13,8 @@ import time
 import pytest
 
 from conftest import REPO_ROOT
+from cli.platforms.local import free_port
 from simulator.spec import RunSpec
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _answers(port: int) -> bool:
@@ -36,7 +30,7 @@ def _answers(port: int) -> bool:
 def test_the_collector_exits_promptly_and_without_a_traceback_on_a_signal(tmp_path, signal_number, exit_code):
     spec_path = tmp_path / "spec.json"
     RunSpec(run_id="r", task="insert", target="null", module="null", workers=1, num_inserts=10, batch=10).dump(spec_path)
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "simulator", "collector", "--spec", str(spec_path), "--port", str(port)],
                                cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     try:

@@ -3,24 +3,18 @@ connections quickly, as the collector does after its keep-alive timeout."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
 import pytest
 import uvicorn
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException
 
+from cli.platforms.local import free_port
 from simulator.collector_client import CollectorClient, CollectorError
 from simulator.protocol import WorkerHello
 
 IDLE_CLOSE_S = 0.3
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
@@ -28,12 +22,16 @@ def server():
     received: list[int] = []
     app = FastAPI()
 
+    @app.get("/busy")
+    def busy() -> None:
+        raise HTTPException(status_code=409, detail="run not finished")
+
     @app.post("/hello")
     def hello(update: WorkerHello) -> dict:
         received.append(update.worker)
         return {"count": len(received)}
 
-    port = _free_port()
+    port = free_port()
     instance = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                              timeout_keep_alive=IDLE_CLOSE_S))
     thread = threading.Thread(target=instance.run, daemon=True)
@@ -66,6 +64,20 @@ def test_each_thread_keeps_its_own_connection(server):
 
 
 def test_an_unreachable_collector_is_one_clear_error():
-    client = CollectorClient(f"http://127.0.0.1:{_free_port()}", worker=0)
+    client = CollectorClient(f"http://127.0.0.1:{free_port()}", worker=0)
     with pytest.raises(CollectorError, match="unreachable"):
         client.post("/hello", WorkerHello(worker=0))
+
+
+def test_a_get_returns_the_status_and_body_instead_of_raising(server):
+    url, _ = server
+    status, body = CollectorClient(url).get("/busy")
+    assert (status, body) == (409, b'{"detail":"run not finished"}')
+
+
+def test_a_get_is_tried_again_when_no_answer_comes_and_then_fails_clearly():
+    client = CollectorClient(f"http://127.0.0.1:{free_port()}", get_attempts=3)
+    started = time.monotonic()
+    with pytest.raises(CollectorError, match="unreachable"):
+        client.get("/status")
+    assert time.monotonic() - started >= 0.2 + 0.4  # the pauses between the three attempts
