@@ -1,16 +1,10 @@
 """Bad input: one line on stderr, exit 2 for usage errors and 1 for failed runs, no traceback."""
 
-import socket
 
 import pytest
 
+from cli.platforms.local import free_port
 from tests.conftest import processes_with_env
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def assert_one_line_error(result, code, *fragments):
@@ -67,7 +61,7 @@ def test_missing_password_variable(cli, tmp_path):
 
 
 def test_unreachable_database_names_host_and_port(cli, tmp_path):
-    port = closed_port()
+    port = free_port()
     (tmp_path / "c.yaml").write_text(
         f"targets:\n  pg:\n    module: postgres\n    platform: local\n"
         f"    connection_string: host=127.0.0.1 port={port} user=postgres dbname=postgres connect_timeout=3\n")

@@ -24,16 +24,16 @@ import gzip
 import io
 import json
 import re
-import socket
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from cli.platforms.local import free_port
+from fake_http_service import FakeServiceHandler, serving
 from simulator.modules import azure_data_explorer as adx
 from simulator.spec import RunSpec
 
@@ -74,40 +74,28 @@ def _v2(columns: list[tuple[str, str]], rows: list[list]) -> list[dict]:
     ]
 
 
-class FakeKustoHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class FakeKustoHandler(FakeServiceHandler):
     state: FakeKustoState
 
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_POST(self):
-        self._handle("POST")
-
-    def do_PUT(self):
-        self._handle("PUT")
-
     def _handle(self, method: str) -> None:
-        url = urlsplit(self.path)
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        params = {key: values[-1] for key, values in parse_qs(url.query).items()}
+        url, params, raw = self.read_request()
         with self.state.lock:
             self.state.ingest_due()
             if url.path == "/v1/rest/mgmt":
                 body = json.loads(raw)
-                return self._json(200, self._mgmt(body["db"], body["csl"]))
+                return self.send_json(200, self._mgmt(body["db"], body["csl"]))
             if url.path == "/v2/rest/query":
                 body = json.loads(raw)
-                return self._json(200, self._query(body["db"], body["csl"]))
+                return self.send_json(200, self._query(body["db"], body["csl"]))
             if url.path.startswith("/v1/rest/ingest/"):
                 return self._stream(url.path, params, raw)
             if method == "PUT" and url.path.startswith("/tempstorage/"):
                 self.state.blobs[unquote(url.path[len("/tempstorage/"):])] = raw
-                return self._reply(201, b"", {"ETag": '"0x1"', "Last-Modified": "Sun, 22 Nov 2026 10:00:00 GMT",
+                return self.send(201, b"", {"ETag": '"0x1"', "Last-Modified": "Sun, 22 Nov 2026 10:00:00 GMT",
                                                "x-ms-request-server-encrypted": "true"})
             if method == "POST" and url.path == "/readyforaggregation-secured/messages":
                 return self._enqueue(raw)
-        self._json(404, {"error": {"code": "NotFound", "message": f"fake has no route for {method} {url.path}"}})
+        self.send_json(404, {"error": {"code": "NotFound", "message": f"fake has no route for {method} {url.path}"}})
 
     # -- engine --------------------------------------------------------------------------------
     def _mgmt(self, database: str, command: str):
@@ -153,7 +141,7 @@ class FakeKustoHandler(BaseHTTPRequestHandler):
         self.state.streaming.append({"database": database, "table": table, "params": params, "rows": rows,
                                      "content_encoding": self.headers.get("Content-Encoding")})
         self.state.tables.setdefault(table, []).extend(rows)
-        self._json(200, _v1(["ConsumedRecordsCount"], [[len(rows)]]))
+        self.send_json(200, _v1(["ConsumedRecordsCount"], [[len(rows)]]))
 
     # -- queued ingestion: Azure Storage -------------------------------------------------------
     def _enqueue(self, raw: bytes):
@@ -167,30 +155,15 @@ class FakeKustoHandler(BaseHTTPRequestHandler):
         body = (f"<?xml version=\"1.0\" encoding=\"utf-8\"?><QueueMessagesList><QueueMessage><MessageId>{uuid.uuid4()}</MessageId>"
                 f"<InsertionTime>{now}</InsertionTime><ExpirationTime>{now}</ExpirationTime><PopReceipt>fake</PopReceipt>"
                 f"<TimeNextVisible>{now}</TimeNextVisible></QueueMessage></QueueMessagesList>").encode()
-        self._reply(201, body, {"Content-Type": "application/xml"})
+        self.send(201, body, {"Content-Type": "application/xml"})
 
-    def _json(self, status: int, payload) -> None:
-        self._reply(status, json.dumps(payload).encode(), {"Content-Type": "application/json; charset=utf-8"})
-
-    def _reply(self, status: int, data: bytes, headers: dict[str, str]) -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
 
 @pytest.fixture
 def fake_kusto():
     state = FakeKustoState()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (FakeKustoHandler,), {"state": state}))
-    server.daemon_threads = True
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with serving(FakeKustoHandler, state) as state.base_url:
+        yield state
 
 
 CONFIG = """\
@@ -362,9 +335,7 @@ def test_adx_missing_credentials_and_unsupported_keys_are_usage_errors(adx_cli, 
 
 
 def test_adx_unreachable_names_host_and_port(cli, tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     (tmp_path / "config.yaml").write_text(CONFIG.format(url=f"http://127.0.0.1:{port}"))
     result = cli("insert", "--config", "config.yaml", "--target", "adx-fake", "-r", "1", "-w", "1", "--num-inserts", "5", timeout=300)
     assert result.code != 0

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from cli.platforms.local import free_port
+from fake_http_service import FakeServiceHandler, serving
 from simulator.modules.arangodb import QUERIES
 
 PASSWORD = "s3cret-arango"
@@ -51,42 +50,23 @@ class FakeArangoState:
             return [r for r in self.requests if r.method == method and r.path.startswith(path_start)]
 
 
-class FakeArangoHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class FakeArangoHandler(FakeServiceHandler):
     state: FakeArangoState
 
-    def log_message(self, *args) -> None:  # keep pytest's output clean
-        pass
-
-    def do_GET(self):
-        self._handle("GET")
-
-    def do_POST(self):
-        self._handle("POST")
-
-    def do_PUT(self):
-        self._handle("PUT")
-
-    def do_DELETE(self):
-        self._handle("DELETE")
-
     def _handle(self, method: str) -> None:
-        url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        url, params, raw = self.read_request()
         body = json.loads(raw) if raw else None
         database, path = "_system", url.path
         if path.startswith("/_db/"):
             _, _, database, rest = path.split("/", 3)
             path = "/" + rest
-        params = {key: values[-1] for key, values in parse_qs(url.query).items()}
         state = self.state
         with state.lock:
             state.requests.append(Recorded(method, path, params, body, database, self.headers.get("Authorization")))
             if self.headers.get("Authorization") != "Basic " + base64.b64encode(f"root:{PASSWORD}".encode()).decode():
-                return self._reply(401, {"error": True, "code": 401, "errorNum": 11, "errorMessage": "not authorized to execute this request"})
+                return self.send_json(401, {"error": True, "code": 401, "errorNum": 11, "errorMessage": "not authorized to execute this request"})
             status, reply = self._route(method, path, params, body)
-        self._reply(status, reply)
+        self.send_json(status, reply)
 
     def _route(self, method: str, path: str, params: dict, body):
         state = self.state
@@ -166,26 +146,13 @@ class FakeArangoHandler(BaseHTTPRequestHandler):
             del self.state.cursors[cursor_id]
         return status, reply
 
-    def _reply(self, status: int, payload) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
 
 @pytest.fixture
 def fake_arango():
     state = FakeArangoState()
-    handler = type("Handler", (FakeArangoHandler,), {"state": state})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(FakeArangoHandler, state) as url:
+        yield state, url
 
 
 CONFIG = """\
@@ -319,9 +286,7 @@ def test_arangodb_rejects_key_modes_without_a_meaning(arango, mode):
 
 
 def test_arangodb_unreachable_names_host_and_port(cli, tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     (tmp_path / "config.yaml").write_text(CONFIG.format(url=f"http://127.0.0.1:{port}"))
     result = cli("insert", "--config", "config.yaml", "--target", "arangodb-fake", "-r", "1", "-w", "1", "--num-inserts", "5",
                  env={"ARANGO_PASSWORD": PASSWORD}, timeout=300)

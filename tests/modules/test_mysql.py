@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 
 import pytest
+
+from cli.platforms.local import free_port
 
 pytestmark = pytest.mark.mysql
 
@@ -156,9 +157,7 @@ def test_mysql_steps_continue_without_cleaning(cli, mysql):
 
 
 def test_mysql_unreachable_port_names_host_and_port(cli, mysql, tmp_path):
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()  # a port nobody listens on
     (tmp_path / "config.yaml").write_text(CONFIG.format(host="127.0.0.1", port=closed_port, user=USER, database=DATABASE))
     result = run(cli, mysql, "insert", "-w", "1", "--num-inserts", "10")
     assert result.code != 0
