@@ -38,6 +38,10 @@ class CollectorError(Exception):
         self.status = status
 
 
+class StaleConnection(CollectorError):
+    """The connection broke as if the collector had closed it (for a kept-alive one: while idle)."""
+
+
 class CollectorClient:
     def __init__(self, url: str, worker: int | None = None, get_attempts: int = 1):
         """`worker`: the index a worker registers with (None for the CLI). `get_attempts`: how often a
@@ -55,27 +59,24 @@ class CollectorClient:
 
     def get(self, path: str) -> tuple[int, bytes]:
         """(status, body); raises CollectorError only when no answer came."""
-        for attempt in range(1, self.get_attempts + 1):
+        for attempt in range(1, self.get_attempts):
             try:
                 return self._request("GET", path)
             except CollectorError:
-                if attempt == self.get_attempts:
-                    raise
                 time.sleep(0.2 * attempt)
-        raise AssertionError("unreachable")
+        return self._request("GET", path)
 
     def _request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
-        for attempt in (1, 2):
-            reused = getattr(self._local, "connection", None) is not None
-            try:
-                return self._exchange(method, path, body)
-            except STALE_CONNECTION as error:
-                # The collector closes a keep-alive connection that sat idle (a worker's main thread's
-                # during a long timed phase) without reading what was sent on it: sending again is safe.
-                if not (reused and attempt == 1):
-                    raise self._unreachable(error) from None
-                log.debug("the collector had closed an idle connection (%s); reconnecting", error)
-        raise AssertionError("unreachable")
+        reused = getattr(self._local, "connection", None) is not None
+        try:
+            return self._exchange(method, path, body)
+        except StaleConnection as error:
+            # The collector closes a keep-alive connection that sat idle (a worker's main thread's
+            # during a long timed phase) without reading what was sent on it: sending again is safe.
+            if not reused:
+                raise
+            log.debug("the collector had closed an idle connection (%s); reconnecting", error)
+            return self._exchange(method, path, body)
 
     def _exchange(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
         connection = getattr(self._local, "connection", None)
@@ -85,19 +86,11 @@ class CollectorClient:
             connection.request(method, path, body, {"content-type": "application/json"} if body is not None else {})
             response = connection.getresponse()
             return response.status, response.read()
-        except STALE_CONNECTION:
-            self._drop(connection)
-            raise
         except (OSError, http.client.HTTPException) as error:
-            self._drop(connection)
-            raise self._unreachable(error) from None
-
-    def _unreachable(self, error: Exception) -> CollectorError:
-        return CollectorError(f"collector at {self.host}:{self.port} unreachable: {error}")
-
-    def _drop(self, connection: http.client.HTTPConnection) -> None:
-        connection.close()
-        self._local.connection = None
+            connection.close()
+            self._local.connection = None
+            kind = StaleConnection if isinstance(error, STALE_CONNECTION) else CollectorError
+            raise kind(f"collector at {self.host}:{self.port} unreachable: {error}") from None
 
     def register(self) -> StartSignal:
         """Register, waiting for the collector to come up and finish preparing the database."""

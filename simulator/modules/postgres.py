@@ -76,6 +76,9 @@ class Module(DatabaseModule):
         self._with_key = self.spec.primary_key is PrimaryKey.client
         self._columns = sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())
         self._copy_rows = _CopyRowEncoder(self._with_key)
+        self._copy_statements = {
+            table: f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)" for table in self.spec.table_names
+        }
 
     def validate(self) -> None:
         super().validate()
@@ -230,7 +233,7 @@ class Module(DatabaseModule):
         return "during_call" if self.batch_mode == "copy" else "helper_thread"
 
     def _copy(self, cursor, table: str, buffer: bytes) -> None:
-        with cursor.copy(f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)") as copy:
+        with cursor.copy(self._copy_statements[table]) as copy:
             copy.write(buffer)
             self.while_waiting()
 
