@@ -15,6 +15,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 
+def rows_per_query(devices: int) -> dict[str, int]:
+    """What the five queries return over `devices` devices: one row for the three global ones, one
+    per device for the other two."""
+    return {"count-events": 1, "temperature-min-max": 1, "temperature-stats": 1,
+            "temperature-stats-per-device": devices, "newest-per-device": devices}
+
+
 @dataclass
 class CliResult:
     code: int

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from conftest import REPO_ROOT
 from cli.platforms.local import free_port
 from simulator.spec import RunSpec
+from tests.conftest import REPO_ROOT
 
 
 def _answers(port: int) -> bool:
