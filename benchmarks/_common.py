@@ -17,21 +17,25 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from cli import results  # noqa: E402  (the tool's own results reader, after the path is set)
+from cli.document import ResultsDocument  # noqa: E402
+from simulator.report import RunReport  # noqa: E402
+
 
 @dataclass
 class ToolRun:
     wall_s: float  # from starting `python run.py` to its exit
     cpu_s: float  # CPU seconds of the command and every process it started (user + system)
     started: float  # epoch seconds when the command was started
-    document: dict[str, Any]
+    document: ResultsDocument
 
     @property
-    def report(self) -> dict[str, Any]:
-        return self.document["runs"][0]["report"]
+    def report(self) -> RunReport:
+        return self.document.runs[0].report
 
     @property
     def throughput(self) -> float:
-        return self.report["figures"]["throughput"]
+        return self.report.figures.throughput
 
 
 def run_tool(args: list[str], env: dict[str, str] | None = None) -> ToolRun:
@@ -46,8 +50,8 @@ def run_tool(args: list[str], env: dict[str, str] | None = None) -> ToolRun:
         wall, cpu = time.perf_counter() - clock, children_cpu() - cpu
         if completed.returncode != 0:
             raise SystemExit(f"the tool failed ({' '.join(args)}): {completed.stderr.strip()}")
-        [results] = Path(folder).glob("*/results.json")
-        return ToolRun(wall, cpu, started, json.loads(results.read_text()))
+        [saved] = Path(folder).glob("*/results.json")
+        return ToolRun(wall, cpu, started, results.read(saved.parent))
 
 
 def children_cpu() -> float:

@@ -36,10 +36,10 @@ def tool_rate(batch: int, seconds: float) -> dict:
     of this run over a run of 10 batches, so start-up is left out and a busy machine does not count."""
     events = max(batch, int(EXPECTED_RATE[batch] * seconds) // batch * batch)
     small, run = _null_run(batch, 10 * batch), _null_run(batch, events)
-    figures = run.report["figures"]
-    return {"batch": batch, "events": figures["events"], "timed_s": figures["duration_s"], "events_per_s": figures["throughput"],
+    figures = run.report.figures
+    return {"batch": batch, "events": figures.events, "timed_s": figures.duration_s, "events_per_s": figures.throughput,
             "events_per_cpu_s": (events - 10 * batch) / max(run.cpu_s - small.cpu_s, 1e-9),
-            "client_overhead": figures["client_overhead"]}
+            "client_overhead": figures.client_overhead}
 
 
 def naive_rate(batch: int, seconds: float) -> tuple[float, float]:

@@ -35,10 +35,10 @@ def measure(workers: int) -> dict:
     """One command with one run, then one with EXTRA_RUNS more: the difference is what a run costs on
     its own (its processes, barrier and teardown), without the once-per-command CLI start and plots."""
     run = _command(workers, 1)
-    timed = run.report["figures"]["duration_s"]
-    setup = run.report["start_at"] - run.started
+    timed = run.report.figures.duration_s
+    setup = run.report.start_at - run.started
     longer = _command(workers, 1 + EXTRA_RUNS)
-    longer_timed = sum(r["report"]["figures"]["duration_s"] for r in longer.document["runs"])
+    longer_timed = sum(r.report.figures.duration_s for r in longer.document.runs)
     per_run = (longer.wall_s - longer_timed - (run.wall_s - timed)) / EXTRA_RUNS
     return {"wall_s": run.wall_s, "timed_s": timed, "overhead_s": run.wall_s - timed, "setup_s": setup,
             "teardown_s": run.wall_s - setup - timed, "per_extra_run_s": per_run, "cpu_s": run.cpu_s}

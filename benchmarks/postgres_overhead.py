@@ -17,6 +17,7 @@ Goal: tool / raw (pre-generated) >= 0.95.
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing
 import os
 import time
@@ -164,7 +165,7 @@ _checkpoint_refused = False
 def tool_rate(workers: int, events: int, overheads: list[float]) -> float:
     checkpoint()
     run = run_tool(["insert", "--target", TARGET, "-w", str(workers), "-r", "1", "--batch", str(BATCH), "--num-inserts", str(events)])
-    overheads.append(run.report["figures"]["client_overhead"])
+    overheads.append(run.report.figures.client_overhead)
     return run.throughput
 
 
@@ -181,9 +182,9 @@ def main() -> None:
         rates: dict[str, list[float]] = {"tool": [], "raw": [], "raw_generating": []}
         overheads: list[float] = []
         measure = {
-            "tool": lambda: tool_rate(workers, args.events, overheads),
-            "raw": lambda: raw_rate(workers, args.events),
-            "raw_generating": lambda: raw_rate(workers, args.events, generating=True),
+            "tool": functools.partial(tool_rate, workers, args.events, overheads),
+            "raw": functools.partial(raw_rate, workers, args.events),
+            "raw_generating": functools.partial(raw_rate, workers, args.events, generating=True),
         }
         for round_ in range(args.rounds):
             # Back to back, in rotating order: a slow phase of a shared machine hits every side of a round.

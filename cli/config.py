@@ -7,7 +7,6 @@ so passwords stay in the environment.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,12 +14,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cli.errors import UsageProblem
+from simulator.env_references import referenced_names
+from simulator.modules import module_names
+from simulator.validation import validation_problems
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
 Platform = Literal["local", "kubernetes"]
 # Keys of a target that configure the tool itself rather than the database module.
 TOOL_KEYS = {"module", "platform", "existing_secret", "database_pod_labels"}
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 
 
 class Target(BaseModel):
@@ -31,14 +32,20 @@ class Target(BaseModel):
     existing_secret: str | None = Field(None, description="Kubernetes Secret holding the env vars the options reference")
     database_pod_labels: dict[str, str] = Field(default_factory=dict, description="keeps workers off these pods' nodes")
 
+    @field_validator("module")
+    @classmethod
+    def _known_module(cls, module: str) -> str:
+        if module not in module_names():
+            raise ValueError(f"unknown database module '{module}' (known: {', '.join(module_names())})")
+        return module
+
     @property
     def connection(self) -> dict[str, Any]:
         return {key: value for key, value in (self.model_extra or {}).items() if key not in TOOL_KEYS}
 
     def env_references(self) -> list[str]:
         """Names of the environment variables the connection options reference."""
-        names = {name for value in self.connection.values() if isinstance(value, str) for name in _ENV_REFERENCE.findall(value)}
-        return sorted(names)
+        return referenced_names(self.connection)
 
 
 class Image(BaseModel):
@@ -86,9 +93,4 @@ def load_config(path: Path | None) -> Config:
     try:
         return Config.model_validate(raw)
     except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            location = ".".join(str(part) for part in item["loc"])
-            message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
-            problems.append(f"{location}: {message}")
-        raise UsageProblem(f"invalid config {path}: " + "; ".join(problems)) from None
+        raise UsageProblem(f"invalid config {path}: {validation_problems(error, unknown='unknown key')}") from None

@@ -13,57 +13,60 @@ worker has finished, plus the storage the run's tables use. From those:
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import BaseModel
+
+from cli.document import ResultsDocument, RunRecord
 
 TOLERANCE = 0.02
 # Counter names in order of preference: an insert counter if the database keeps one, else a row count.
 COUNTER_KEYS = ("rows_inserted", "rows")
 
 
-def run_checks(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per insert run of a saved results document."""
-    if document.get("task") != "insert":
-        return []
-    return [check(run) for run in document.get("runs", []) if "figures" in run.get("report", {})]
+class CrossCheck(BaseModel):
+    """One insert run seen from the client and from the database."""
+
+    label: str
+    workers: int
+    step: int | None
+    count_check: str
+    client_events: int
+    client_rate: float
+    counter: str | None = None
+    db_events: int | None = None
+    db_rate: float | None = None
+    difference: float | None = None
+    flagged: bool = False
+    storage_bytes: int | None = None
+    bytes_per_event: float | None = None
 
 
-def check(run: dict[str, Any]) -> dict[str, Any]:
-    report = run["report"]
-    figures, verification = report["figures"], report.get("verification", {})
-    server = report.get("server") or {}
-    row: dict[str, Any] = {
-        "label": run.get("label"),
-        "workers": run.get("workers"),
-        "step": run.get("step"),
-        "count_check": _count_check(verification),
-        "client_events": figures["events"],
-        "client_rate": figures["throughput"],
-        "counter": None,
-        "db_events": None,
-        "db_rate": None,
-        "difference": None,
-        "flagged": False,
-        "storage_bytes": server.get("storage_bytes"),
-        "bytes_per_event": None,
-    }
-    key, start, end = _counter(server.get("counters_at_start"), server.get("counters_at_end"))
+def run_checks(document: ResultsDocument) -> list[CrossCheck]:
+    """One row per insert run of a results document."""
+    return [check(run) for run in document.insert_runs()]
+
+
+def check(run: RunRecord) -> CrossCheck:
+    report = run.report
+    figures, verification = report.figures, report.verification
+    server = report.server
+    row = CrossCheck(
+        label=run.label, workers=run.workers, step=run.step,
+        count_check=verification.verdict() if verification else "-",
+        client_events=figures.events, client_rate=figures.throughput,
+        storage_bytes=server.storage_bytes if server else None,
+    )
+    key, start, end = _counter(server.counters_at_start if server else None, server.counters_at_end if server else None)
     if key is not None:
         db_events = end - start
-        duration = figures["duration_s"]
-        row.update(counter=key, db_events=db_events, db_rate=db_events / duration if duration > 0 else 0.0)
-        if figures["events"]:
-            row["difference"] = (db_events - figures["events"]) / figures["events"]
-            row["flagged"] = abs(row["difference"]) > TOLERANCE
-    counted = verification.get("counted")
-    if row["storage_bytes"] and counted:
-        row["bytes_per_event"] = row["storage_bytes"] / counted
+        duration = figures.duration_s
+        row.counter, row.db_events, row.db_rate = key, db_events, db_events / duration if duration > 0 else 0.0
+        if figures.events:
+            row.difference = (db_events - figures.events) / figures.events
+            row.flagged = abs(row.difference) > TOLERANCE
+    counted = verification.counted if verification else None
+    if row.storage_bytes and counted:
+        row.bytes_per_event = row.storage_bytes / counted
     return row
-
-
-def _count_check(verification: dict[str, Any]) -> str:
-    if not verification.get("applicable", True):
-        return "not applicable"
-    return "ok" if verification.get("ok") else "FAILED"
 
 
 def _counter(start: dict[str, int] | None, end: dict[str, int] | None) -> tuple[str | None, int, int]:
@@ -73,7 +76,3 @@ def _counter(start: dict[str, int] | None, end: dict[str, int] | None) -> tuple[
         if key in start and key in end:
             return key, start[key], end[key]
     return None, 0, 0
-
-
-def any_flagged(rows: list[dict[str, Any]]) -> bool:
-    return any(row["flagged"] for row in rows)

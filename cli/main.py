@@ -1,56 +1,27 @@
-"""The `run.py` commands. Every user mistake ends in a one-line error and exit code 2, every failed
-run in a one-line error and exit code 1; nothing is left running in either case."""
+"""The `run.py` commands: options in, a run spec built and validated, runs executed on a platform,
+results saved and shown. Every expected failure ends in one line (see cli/terminal.py)."""
 
 from __future__ import annotations
 
-import functools
 import os
-from dataclasses import dataclass
-import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
-from cli import crosscheck, results, runner, tables
+from cli import results, runner, summary
 from cli.config import Config, Target, load_config
+from cli.document import Environment, ResultsDocument
 from cli.errors import RunFailed, UsageProblem
 from cli.options import WorkerSet, parse_extra_options, parse_queries
 from cli.progress import RunProgress
-from simulator.modules import ModuleError, module_class
+from cli.render import show
+from cli.saved_results import compare, report
+from cli.terminal import console, error_line, handle_errors
+from simulator.modules import module_class
 from simulator.spec import QUERY_NAMES, QUERY_VARIANTS, RunSpec
-
-# Wide enough for the figures when the output is a file or a pipe (rich would assume 80 columns).
-console = Console(width=None if sys.stdout.isatty() else 160)
-errors = Console(stderr=True)
-
-
-def handle_errors(command):
-    """Turn every expected failure into one line on stderr and the right exit code."""
-
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        signal.signal(signal.SIGTERM, _terminate)
-        try:
-            return command(*args, **kwargs)
-        except (UsageProblem, RunFailed) as problem:
-            errors.print(f"[red]error:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
-            sys.exit(problem.exit_code)
-        except ModuleError as problem:
-            errors.print(f"[red]error:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
-            sys.exit(UsageProblem.exit_code)
-        except KeyboardInterrupt:
-            errors.print("[red]interrupted:[/red] stopped every process of the run; finished runs were saved", highlight=False)
-            sys.exit(130)
-
-    return wrapper
-
-
-def _terminate(signum, frame):
-    raise KeyboardInterrupt
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -65,10 +36,10 @@ def main() -> None:
         code = commands.main(standalone_mode=False)
     except click.UsageError as problem:
         command = f" {problem.ctx.command_path.split(' ', 1)[1]}" if problem.ctx and " " in problem.ctx.command_path else ""
-        errors.print(f"[red]error:[/red] {escape(problem.format_message())} (see: python run.py{command} --help)", highlight=False, soft_wrap=True)
+        error_line(f"{problem.format_message()} (see: python run.py{command} --help)")
         sys.exit(problem.exit_code)
     except click.ClickException as problem:
-        errors.print(f"[red]error:[/red] {escape(problem.format_message())}", highlight=False, soft_wrap=True)
+        error_line(problem.format_message())
         sys.exit(problem.exit_code)
     except click.Abort:
         sys.exit(130)
@@ -80,7 +51,7 @@ def common_options(command):
         click.option("--target", required=True, help="Target name from the config (e.g. sqlite, postgresql-local)."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py]."),
         click.option("--timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one run may take; 0 = no limit."),
-        click.option("--extra-option", "extra_options", multiple=True, metavar="KEY=VALUE", help="Module option, repeatable (e.g. use_values_lists=true)."),
+        click.option("--extra-option", "extra_options", multiple=True, metavar="KEY=VALUE", help="Option of the target's database module, repeatable (see docs/databases/)."),
         click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where the workers run [default: the target's, else the config's]."),
         click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True, help="Folder for the results folders."),
         click.option("--namespace", help="Kubernetes namespace [default: the config's]."),
@@ -105,9 +76,10 @@ def common_options(command):
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Fill-level test: repeat the insert test N times without cleaning in between.")
 @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the event generator.")
 @click.option("--devices-per-worker", type=click.IntRange(min=1, max=99_999), default=10, show_default=True, help="Devices each worker simulates.")
+@click.option("--details", is_flag=True, help="Show every figure in the tables (the files always hold them all).")
 @handle_errors
 def insert(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, primary_key, tables,
-           num_inserts, batch, clean, prefill, steps, seed, devices_per_worker) -> None:
+           num_inserts, batch, clean, prefill, steps, seed, devices_per_worker, details) -> None:
     """Concurrent inserts of generated device events; reports inserts/s and call latencies."""
     if steps:
         if len(worker_counts) != 1:
@@ -123,7 +95,7 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
         devices_per_worker=devices_per_worker,
     )
     invocation = runner.Invocation(base, worker_counts, runs, steps or 0, timeout)
-    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
+    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output, details)
 
 
 @commands.command()
@@ -161,7 +133,7 @@ def _spec(target: str, target_config: Target, extra_options: tuple[str, ...], **
     # Secret named in the config will supply need not be set on the laptop: stand-ins do for the check.
     from_secret = [] if not target_config.existing_secret else [n for n in target_config.env_references() if n not in os.environ]
     try:
-        os.environ.update({name: "0" for name in from_secret})
+        os.environ.update(dict.fromkeys(from_secret, "0"))
         module_class(spec.module)(spec)
     finally:
         for name in from_secret:
@@ -188,84 +160,34 @@ def _platform(choice: PlatformChoice, config: Config, target_config: Target):
                               context=choice.kube_context, keep=choice.keep)
 
 
-def _run(invocation: runner.Invocation, config: Config, target_config: Target, choice: PlatformChoice, output: Path) -> None:
+def _run(invocation: runner.Invocation, config: Config, target_config: Target, choice: PlatformChoice, output: Path,
+         details: bool = False) -> None:
     base = invocation.base
     platform = _platform(choice, config, target_config)
     folder = results.results_folder(output, base.target, base.task)
-    document: dict[str, Any] = {
-        "task": base.task, "target": base.target, "platform": choice.name, "status": "running",
-        "environment": results.environment(), "spec": base.model_dump(mode="json"),
-        "worker_counts": list(invocation.worker_counts), "runs_per_worker_count": invocation.runs, "steps": invocation.steps,
-    }
+    document = ResultsDocument(
+        task=base.task, target=base.target, platform=choice.name, environment=Environment.here(), spec=base,
+        worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
+    )
     progress = RunProgress(console)
     failure: Exception | None = None
     try:
         with progress:
             runner.execute(invocation, platform, folder / "logs", progress.start)
-        document["status"] = "ok"
+        document.status = "ok"
     except (RunFailed, KeyboardInterrupt) as error:
         failure = error
-        document["status"] = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
-        document["error"] = str(error) or type(error).__name__
+        document.status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+        document.error = str(error) or type(error).__name__
     finally:
-        summary = _summaries(invocation, document)
-        results.save(folder, document, summary)
-        write_figures(folder, document)  # plots and cross-check file; never raises
-    _print(invocation, document, folder)
+        document.runs = invocation.finished
+        summary.summarise(document)
+        results.save(folder, document)
+        results.write_figures(folder, document)  # plots and cross-check file; never raises
+    show(document, folder, details)
     if failure is not None:
         raise failure
 
-
-def _summaries(invocation: runner.Invocation, document: dict[str, Any]) -> list[dict[str, Any]]:
-    outcomes = invocation.outcomes
-    document["runs"] = [
-        {"label": o.planned.label, "workers": o.planned.workers, "run": o.planned.run, "step": o.planned.step, "report": o.report}
-        for o in outcomes
-    ]
-    if not outcomes:
-        return []
-    if invocation.base.task == "query":
-        document["summary"] = runner.query_summary(outcomes)
-    elif invocation.steps:
-        document["summary"] = runner.steps_summary(outcomes)
-    else:
-        document["summary"] = runner.insert_summary(outcomes)
-    return document["summary"]
-
-
-def _print(invocation: runner.Invocation, document: dict[str, Any], folder: Path) -> None:
-    base, summary = invocation.base, document.get("summary")
-    if summary:
-        title = f"{base.target}: {_mode_label(base)}"
-        if base.task == "query":
-            console.print(tables.query_table(summary, title))
-        elif invocation.steps:
-            console.print(tables.steps_table(summary, base.num_inserts * base.workers))
-        else:
-            console.print(tables.insert_table(summary, title))
-    for run in document.get("runs", []):
-        ingestion = run["report"].get("ingestion")
-        if ingestion:
-            stored = (f"all {ingestion['expected']:,} events stored {ingestion['seconds_after_run']:.1f} s after the run"
-                      if ingestion["reached"] else
-                      f"only {ingestion['counted']:,} of {ingestion['expected']:,} events stored within {ingestion['limit_s']:g} s")
-            console.print(f"{run['label']}: queued ingestion, inserts/s counts acknowledged events; {stored}", highlight=False)
-    checks = crosscheck.run_checks(document)
-    if checks:
-        console.print(tables.crosscheck_table(checks))
-    console.print(f"Results saved in {folder}", highlight=False)
-
-
-def _mode_label(spec: RunSpec) -> str:
-    if spec.task == "query":
-        return f"queries, {spec.query_runs} executions each per worker"
-    mode = f"batch {spec.batch}" if spec.batch else "single inserts"
-    extra = ", ".join(f"{k}={v}" for k, v in spec.extra.items())
-    return f"inserts/s, {mode}, primary key {spec.primary_key.value}, {spec.tables.value} table(s), {spec.num_inserts:,} events per worker" + (f", {extra}" if extra else "")
-
-
-# Commands on saved results; imported last because they use the helpers above.
-from cli.saved_results import compare, report, write_figures  # noqa: E402
 
 commands.add_command(report)
 commands.add_command(compare)

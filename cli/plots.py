@@ -8,24 +8,25 @@ touching pyplot's global state or needing a display.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, insert_mode_label
+from cli.document import InsertRow, QueryRow, ResultsDocument
 
 DPI = 110
 SIZE = (7.5, 4.6)
 MARGINS = {"left": 0.16, "right": 0.97, "bottom": 0.12, "top": 0.92}
-PERCENTILES = (("p50_ms", "p50"), ("p95_ms", "p95"), ("p99_ms", "p99"))
 
 
-def draw(document: dict[str, Any], folder: Path) -> list[Path]:
+def draw(document: ResultsDocument, folder: Path) -> list[Path]:
     """Every plot the document has data for; returns the files written."""
-    summary = document.get("summary") or []
+    folder = Path(folder)
+    if document.task == "query":
+        return [query_durations(document.queries, folder / "query-durations.png")] if document.queries else []
+    summary = document.inserts
     if not summary:
         return []
-    folder = Path(folder)
-    if document["task"] == "query":
-        return [query_durations(summary, folder / "query-durations.png")]
     series = per_second_series(document)
-    if document.get("steps"):
+    if document.steps:
         written = [fill_level(summary, folder / "fill-level.png")]
     else:
         written = [throughput(summary, folder / "inserts-per-second.png"), latency(summary, folder / "latency.png")]
@@ -56,17 +57,17 @@ def _thousands(axes) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
 
 
-def throughput(summary: list[dict[str, Any]], path: Path) -> Path:
+def throughput(summary: list[InsertRow], path: Path) -> Path:
     """Average inserts/s per worker count, with bars from the slowest to the fastest run."""
     figure, axes = _figure()
-    workers = [row["workers"] for row in summary]
-    averages = [row["throughput"]["avg"] for row in summary]
-    below = [row["throughput"]["avg"] - row["throughput"]["min"] for row in summary]
-    above = [row["throughput"]["max"] - row["throughput"]["avg"] for row in summary]
+    workers = [row.workers for row in summary]
+    averages = [row.throughput.avg for row in summary]
+    below = [row.throughput.avg - row.throughput.min for row in summary]
+    above = [row.throughput.max - row.throughput.avg for row in summary]
     axes.errorbar(workers, averages, yerr=[below, above], marker="o", capsize=5, label="average (bars: min to max)")
     for row, x, y in zip(summary, workers, averages):
-        if row["throughput"]["unstable"]:
-            axes.annotate(f"unstable, CV {row['throughput']['cv']:.0%}", (x, y), textcoords="offset points", xytext=(6, 6), color="tab:red")
+        if row.throughput.unstable:
+            axes.annotate(f"unstable, CV {row.throughput.cv:.0%}", (x, y), textcoords="offset points", xytext=(6, 6), color="tab:red")
     axes.set(xlabel="workers", ylabel="inserts/s", title="Inserts per second by worker count", xticks=workers)
     axes.set_ylim(bottom=0)
     _thousands(axes)
@@ -75,11 +76,13 @@ def throughput(summary: list[dict[str, Any]], path: Path) -> Path:
     return _save(figure, path)
 
 
-def latency(summary: list[dict[str, Any]], path: Path) -> Path:
+def latency(summary: list[InsertRow], path: Path) -> Path:
     figure, axes = _figure()
-    workers = [row["workers"] for row in summary]
-    for key, name in PERCENTILES:
-        axes.plot(workers, [row[key] for row in summary], marker="o", label=name)
+    workers = [row.workers for row in summary]
+    percentiles = {"p50": [row.p50_ms for row in summary], "p95": [row.p95_ms for row in summary],
+                   "p99": [row.p99_ms.avg for row in summary]}
+    for name, values in percentiles.items():
+        axes.plot(workers, values, marker="o", label=name)
     axes.set(xlabel="workers", ylabel="ms per database call", title="Call latency by worker count", xticks=workers)
     axes.set_ylim(bottom=0)
     axes.legend()
@@ -87,11 +90,11 @@ def latency(summary: list[dict[str, Any]], path: Path) -> Path:
     return _save(figure, path)
 
 
-def fill_level(summary: list[dict[str, Any]], path: Path) -> Path:
+def fill_level(summary: list[InsertRow], path: Path) -> Path:
     from matplotlib.ticker import EngFormatter
 
     figure, axes = _figure()
-    axes.plot([row["level"] for row in summary], [row["throughput"] for row in summary], marker="o")
+    axes.plot([row.level for row in summary], [row.throughput.avg for row in summary], marker="o")
     axes.set(xlabel="events in the database before the step (fill level)", ylabel="inserts/s", title="Inserts per second by fill level")
     axes.set_ylim(bottom=0)
     _thousands(axes)
@@ -100,17 +103,17 @@ def fill_level(summary: list[dict[str, Any]], path: Path) -> Path:
     return _save(figure, path)
 
 
-def per_second_series(document: dict[str, Any]) -> dict[str, tuple[list[float], list[float]]]:
+def per_second_series(document: ResultsDocument) -> dict[str, tuple[list[float], list[float]]]:
     """Events per second through the timed phase as (window edges, rates): one line per step, or per
     worker count (the element-wise mean of its runs). Window i covers [i, i + 1) s after the common
     start; the last one ends with the run, so its events are divided by its actual length."""
     groups: dict[str, list[tuple[list[float], float]]] = {}
-    for run in document.get("runs", []):
-        figures = run.get("report", {}).get("figures")
-        if not figures or not figures["per_second"]:
+    for run in document.insert_runs():
+        figures = run.report.figures
+        if not figures.per_second:
             continue
-        label = f"step {run['step']}" if run.get("step") else _workers(run["workers"])
-        groups.setdefault(label, []).append((rates(figures["per_second"], figures["duration_s"]), figures["duration_s"]))
+        label = f"step {run.step}" if run.step else _workers(run.workers)
+        groups.setdefault(label, []).append((rates(figures.per_second, figures.duration_s), figures.duration_s))
     return {label: _mean_series(runs) for label, runs in groups.items()}
 
 
@@ -150,38 +153,39 @@ def events_over_time(series: dict[str, tuple[list[float], list[float]]], path: P
     return _save(figure, path)
 
 
-def query_durations(summary: list[dict[str, Any]], path: Path) -> Path:
+def query_durations(summary: list[QueryRow], path: Path) -> Path:
     """Average seconds per query (bars from fastest to slowest execution), cold and warm marked."""
     figure, axes = _figure(fit_labels=True)
-    queries = list(dict.fromkeys(row["query"] for row in summary))
-    worker_counts = list(dict.fromkeys(row["workers"] for row in summary))
+    queries = list(dict.fromkeys(row.query for row in summary))
+    worker_counts = list(dict.fromkeys(row.workers for row in summary))
     width = 0.8 / len(worker_counts)
     positive = []
     for slot, workers in enumerate(worker_counts):
-        rows = {row["query"]: row for row in summary if row["workers"] == workers}
+        rows = {row.query: row for row in summary if row.workers == workers}
         xs = [index + (slot - (len(worker_counts) - 1) / 2) * width for index in range(len(queries))]
-        averages = [rows[q]["avg_s"] if q in rows and rows[q]["avg_s"] is not None else 0.0 for q in queries]
-        below = [avg - (rows[q]["min_s"] or avg) if q in rows and rows[q]["avg_s"] is not None else 0.0 for q, avg in zip(queries, averages)]
-        above = [(rows[q]["max_s"] or avg) - avg if q in rows and rows[q]["avg_s"] is not None else 0.0 for q, avg in zip(queries, averages)]
+        measured = [rows[q] if q in rows and rows[q].avg_s is not None else None for q in queries]
+        averages = [row.avg_s if row else 0.0 for row in measured]
+        below = [row.avg_s - (row.min_s or row.avg_s) if row else 0.0 for row in measured]
+        above = [(row.max_s or row.avg_s) - row.avg_s if row else 0.0 for row in measured]
         label = _workers(workers) if len(worker_counts) > 1 else "average (bars: min to max)"
         axes.bar(xs, averages, width * 0.9, yerr=[below, above], capsize=4, label=label)
         for x, q in zip(xs, queries):
             row = rows.get(q)
             if row is None:
                 continue
-            if row["errors"]:
+            if row.errors:
                 axes.annotate("failed", (x, 0), textcoords="offset points", xytext=(0, 4), ha="center", color="tab:red", rotation=90)
-            for key, marker in (("cold_avg_s", "v"), ("warm_avg_s", "^")):
-                if row.get(key) is not None:
-                    axes.plot([x], [row[key]], marker=marker, color="black", linestyle="none")
-            positive += [value for value in (row["min_s"], row["max_s"]) if value]
+            for value, marker in ((row.cold_avg_s, "v"), (row.warm_avg_s, "^")):
+                if value is not None:
+                    axes.plot([x], [value], marker=marker, color="black", linestyle="none")
+            positive += [value for value in (row.min_s, row.max_s) if value]
     axes.plot([], [], marker="v", color="black", linestyle="none", label="cold (first execution)")
     axes.plot([], [], marker="^", color="black", linestyle="none", label="warm (later executions)")
     _finish_query_axes(axes, queries, positive, "seconds per execution")
     return _save(figure, path)
 
 
-def comparison(insert_rows: list[dict[str, Any]], query_rows: list[dict[str, Any]], query_detail: list[dict[str, Any]],
+def comparison(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow], query_detail: list[CompareQueryDetail],
                queries: tuple[str, ...], path: Path) -> Path:
     """Inserts/s of every compared row (bars from min to max) and the query averages per database."""
     from matplotlib.figure import Figure
@@ -196,16 +200,16 @@ def comparison(insert_rows: list[dict[str, Any]], query_rows: list[dict[str, Any
     return _save(figure, path)
 
 
-def _compare_inserts(axes, rows: list[dict[str, Any]]) -> None:
+def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
     labels = [
-        f"{row['database']}, {row['insert_mode']}, pk {row['primary_key']}, {_workers(row['workers'])}"
-        + (f", level {row['level']:,}" if row["level"] is not None else "")
+        f"{row.database}, {insert_mode_label(row)}, pk {row.primary_key}, {_workers(row.workers)}"
+        + (f", level {row.level:,}" if row.level is not None else "")
         for row in rows
     ]
-    averages = [row["throughput"]["avg"] for row in rows]
-    below = [row["throughput"]["avg"] - row["throughput"]["min"] for row in rows]
-    above = [row["throughput"]["max"] - row["throughput"]["avg"] for row in rows]
-    colours = ["tab:red" if row["throughput"]["unstable"] or row["crosscheck"].startswith(("FLAGGED", "count")) else "tab:blue" for row in rows]
+    averages = [row.throughput.avg for row in rows]
+    below = [row.throughput.avg - row.throughput.min for row in rows]
+    above = [row.throughput.max - row.throughput.avg for row in rows]
+    colours = ["tab:red" if row.throughput.unstable or ("FLAGGED" in row.crosscheck or "FAILED" in row.crosscheck) else "tab:blue" for row in rows]
     positions = list(range(len(rows)))[::-1]
     axes.barh(positions, averages, xerr=[below, above], capsize=4, color=colours)
     axes.set_yticks(positions, labels, fontsize="small")
@@ -218,17 +222,17 @@ def _compare_inserts(axes, rows: list[dict[str, Any]]) -> None:
     axes.grid(alpha=0.3, axis="x")
 
 
-def _compare_queries(axes, rows: list[dict[str, Any]], detail: list[dict[str, Any]], queries: tuple[str, ...]) -> None:
+def _compare_queries(axes, rows: list[CompareQueryRow], detail: list[CompareQueryDetail], queries: tuple[str, ...]) -> None:
     width = 0.8 / len(rows)
     values = []
     for slot, row in enumerate(rows):
         averages = {
-            item["query"]: item["avg_s"] for item in detail
-            if item["source"] == row["source"] and item["workers"] == row["workers"] and item["avg_s"] is not None
+            item.query: item.avg_s for item in detail
+            if item.source == row.source and item.workers == row.workers and item.avg_s is not None
         }
         xs = [index + (slot - (len(rows) - 1) / 2) * width for index in range(len(queries))]
         heights = [averages.get(name, 0.0) for name in queries]
-        label = f"{row['database']}, {_workers(row['workers'])}"
+        label = f"{row.database}, {_workers(row.workers)}"
         axes.bar(xs, heights, width * 0.9, label=label)
         values += [value for value in heights if value > 0]
     _finish_query_axes(axes, queries, values, "average seconds per execution")

@@ -1,21 +1,24 @@
-"""Saved results: one folder per invocation with results.json (everything) and summary.csv."""
+"""Results folders: one per invocation, with results.json (everything, typed), summary.csv (the rows
+of the table) and, drawn after the runs, plots and the cross-check file."""
 
 from __future__ import annotations
 
 import csv
 import json
-import os
-import platform
-import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import simulator
+from pydantic import BaseModel, ValidationError
+
+from cli import crosscheck, plots, summary
+from cli.document import FORMAT_VERSION, ResultsDocument
+from cli.errors import UsageProblem
+from cli.terminal import warning_line
 
 
 def results_folder(output: Path, target: str, task: str) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     folder = output / f"{stamp}-{target}-{task}"
     suffix = 1
     while folder.exists():
@@ -25,21 +28,43 @@ def results_folder(output: Path, target: str, task: str) -> Path:
     return folder
 
 
-def environment() -> dict[str, Any]:
-    return {
-        "tool_version": simulator.__version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "machine": platform.node(),
-        "cpus": os.cpu_count(),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": sys.argv,
-    }
+def save(folder: Path, document: ResultsDocument) -> None:
+    (folder / "results.json").write_text(document.model_dump_json(indent=2))
+    write_csv(folder / "summary.csv", document.inserts or document.queries)
 
 
-def save(folder: Path, document: dict[str, Any], summary_rows: list[dict[str, Any]]) -> None:
-    (folder / "results.json").write_text(json.dumps(document, indent=2, default=str))
-    write_csv(folder / "summary.csv", summary_rows)
+def read(folder: Path) -> ResultsDocument:
+    """The results document of a saved folder; a folder of an older format is read when it can be
+    and refused in one line when it cannot."""
+    path = Path(folder) / "results.json"
+    if not path.is_file():
+        raise UsageProblem(f"{folder} is not a results folder (no results.json in it)")
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise UsageProblem(f"cannot read {path}: {error}") from None
+    if not isinstance(raw, dict) or raw.get("task") not in ("insert", "query") or "spec" not in raw:
+        raise UsageProblem(f"{path} is not a results file of this tool")
+    version = raw.get("format_version", 1)
+    if version > FORMAT_VERSION:
+        raise UsageProblem(f"{path} has results format {version}, newer than this version reads (format {FORMAT_VERSION}): update iotdb-bench")
+    try:
+        document = ResultsDocument.model_validate({**_upgraded(raw), "format_version": FORMAT_VERSION})
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise UsageProblem(f"{path} has results format {version} and cannot be read as format {FORMAT_VERSION} ({where}: {first['msg']})") from None
+    summary.summarise(document)
+    return document
+
+
+def _upgraded(raw: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 (before typed results) had the same run reports and a derived `summary`, recomputed here."""
+    if raw.get("format_version", 1) >= FORMAT_VERSION:
+        return raw
+    upgraded = {key: value for key, value in raw.items() if key != "summary"}
+    upgraded["runs"] = [run for run in raw.get("runs", []) if isinstance(run.get("report"), dict) and run["report"]]
+    return upgraded
 
 
 def flatten(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -56,8 +81,8 @@ def flatten(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    flat_rows = [flatten(row) for row in rows]
+def write_csv(path: Path, rows: list[BaseModel] | list[dict[str, Any]]) -> None:
+    flat_rows = [flatten(row.model_dump(mode="json") if isinstance(row, BaseModel) else row) for row in rows]
     columns = list(dict.fromkeys(column for row in flat_rows for column in row))
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
@@ -65,5 +90,13 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         writer.writerows(flat_rows)
 
 
-def load(folder: Path) -> dict[str, Any]:
-    return json.loads((Path(folder) / "results.json").read_text())
+def write_figures(folder: Path, document: ResultsDocument) -> None:
+    """Plots and the cross-check file of a finished invocation; a problem here is reported as a
+    warning and never hides the outcome of the runs themselves."""
+    try:
+        checks = crosscheck.run_checks(document)
+        if checks:
+            write_csv(folder / "crosscheck.csv", checks)
+        plots.draw(document, folder)
+    except Exception as error:  # the figures are already saved; the plots are a bonus
+        warning_line(f"could not draw the plots: {type(error).__name__}: {error}")

@@ -1,10 +1,17 @@
-"""The rich tables printed at the end of a command, in the shape of the seed tool's tables."""
+"""The rich tables printed at the end of a command, in the shape of the seed tool's tables.
+
+The default insert table fits a 100-column terminal; `--details` adds every other figure. The files
+always hold every figure, whatever the terminal showed.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.table import Table
+
+from cli.comparison import CompareInsertRow, CompareQueryRow, insert_mode_label
+from cli.crosscheck import CrossCheck
+from cli.document import InsertRow, QueryRow
+from simulator.stats import Spread
 
 
 def _rate(value: float) -> str:
@@ -22,28 +29,44 @@ def _ms(value: float | None) -> str:
     return f"{value:.2f}" if value >= 1 else f"{value:.3g}"
 
 
-def _cv(spread: dict[str, Any]) -> str:
-    return f"{spread['cv']:.1%}" + (" unstable" if spread["unstable"] else "")
+def _cv(spread: Spread) -> str:
+    return f"{spread.cv:.1%}" + (" unstable" if spread.unstable else "")
 
 
-def _ci(spread: dict[str, Any]) -> str:
-    return "-" if spread["n"] < 2 else f"±{_rate((spread['ci95_high'] - spread['ci95_low']) / 2)}"
+def _ci(spread: Spread) -> str:
+    return "-" if spread.n < 2 else f"±{_rate((spread.ci95_high - spread.ci95_low) / 2)}"
 
 
-def insert_table(rows: list[dict[str, Any]], title: str) -> Table:
+def _table(title: str, columns: list[str], left: tuple[str, ...] = ()) -> Table:
     table = Table(title=title, title_justify="left")
-    for name in ("Workers", "Runs", "Min", "Avg", "Max", "Stdev", "CV", "95% CI"):
-        table.add_column(name, justify="right")
-    table.add_column("Seed formula avg", justify="right")
-    for name in ("p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Start skew"):
-        table.add_column(name, justify="right")
+    for name in columns:
+        table.add_column(name, justify="left" if name in left else "right")
+    return table
+
+
+def insert_table(rows: list[InsertRow], title: str, details: bool = False) -> Table:
+    if details:
+        return _insert_details(rows, title)
+    table = _table(title, ["Workers", "Runs", "Avg", "Min–Max", "CV", "p99 ms", "Count check"], left=("Count check",))
     for row in rows:
-        spread = row["throughput"]
+        spread = row.throughput
+        table.add_row(str(row.workers), str(row.runs), _rate(spread.avg), f"{_rate(spread.min)}–{_rate(spread.max)}",
+                      _cv(spread), _ms(row.p99_ms.avg), row.count_check)
+    table.caption = "Inserts/s across runs; CV over 10% = unstable; p99 per call. --details: all figures."
+    return table
+
+
+def _insert_details(rows: list[InsertRow], title: str) -> Table:
+    columns = ["Workers", "Runs", "Min", "Avg", "Max", "Stdev", "CV", "95% CI", "Seed formula avg",
+               "p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Start skew", "Retries", "Count check"]
+    table = _table(title, columns, left=("Count check",))
+    for row in rows:
+        spread = row.throughput
         table.add_row(
-            str(row["workers"]), str(row["runs"]), _rate(spread["min"]), _rate(spread["avg"]), _rate(spread["max"]),
-            _rate(spread["stdev"]), _cv(spread), _ci(spread), _rate(row["seed_formula_throughput"]["avg"]),
-            _ms(row["p50_ms"]), _ms(row["p95_ms"]), _ms(row["p99_ms"]), _ms(row["max_ms"]),
-            f"{row['client_overhead']:.1%}", f"{row['start_skew_s'] * 1000:.0f} ms",
+            str(row.workers), str(row.runs), _rate(spread.min), _rate(spread.avg), _rate(spread.max),
+            _rate(spread.stdev), _cv(spread), _ci(spread), _rate(row.seed_formula_throughput.avg),
+            _ms(row.p50_ms), _ms(row.p95_ms), _ms(row.p99_ms.avg), _ms(row.max_ms),
+            f"{row.client_overhead:.1%}", f"{row.start_skew_s * 1000:.0f} ms", str(row.retries), row.count_check,
         )
     table.caption = (
         "Inserts/s = events / (last worker end - common start). Seed formula = events / mean worker duration "
@@ -53,41 +76,36 @@ def insert_table(rows: list[dict[str, Any]], title: str) -> Table:
     return table
 
 
-def steps_table(rows: list[dict[str, Any]], step_size: int) -> Table:
-    table = Table(title=f"Fill level (step size {step_size:,} events)", title_justify="left")
-    table.add_column("Level", justify="right")
-    table.add_column("Inserts/s", justify="right")
+def steps_table(rows: list[InsertRow], step_size: int) -> Table:
+    table = _table(f"Fill level (step size {step_size:,} events)", ["Level", "Inserts/s", "p99 ms", "Count check"], left=("Count check",))
     for row in rows:
-        table.add_row(f"{row['level']:,}", _rate(row["throughput"]))
+        table.add_row("-" if row.level is None else f"{row.level:,}", _rate(row.throughput.avg), _ms(row.p99_ms.avg), row.count_check)
     return table
 
 
-def query_table(rows: list[dict[str, Any]], title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for name in ("Workers", "Query", "Min", "Max", "Avg", "p95", "Cold", "Warm", "Rows", "Errors"):
-        table.add_column(name, justify="left" if name in ("Query", "Errors") else "right")
+def query_table(rows: list[QueryRow], title: str) -> Table:
+    table = _table(title, ["Workers", "Query", "Min", "Max", "Avg", "p95", "Cold", "Warm", "Rows", "Errors"], left=("Query", "Errors"))
     for row in rows:
         table.add_row(
-            str(row["workers"]), row["query"], _seconds(row["min_s"]), _seconds(row["max_s"]), _seconds(row["avg_s"]),
-            _seconds(row["p95_s"]), _seconds(row["cold_avg_s"]), _seconds(row["warm_avg_s"]),
-            "-" if row["rows"] is None else f"{row['rows']:,}", "; ".join(row["errors"]) or "",
+            str(row.workers), row.query, _seconds(row.min_s), _seconds(row.max_s), _seconds(row.avg_s),
+            _seconds(row.p95_s), _seconds(row.cold_avg_s), _seconds(row.warm_avg_s),
+            "-" if row.rows is None else f"{row.rows:,}", "; ".join(row.errors),
         )
     table.caption = "Seconds per execution. Cold = first execution on each worker, warm = the others."
     return table
 
 
-def crosscheck_table(rows: list[dict[str, Any]]) -> Table:
+def crosscheck_table(rows: list[CrossCheck]) -> Table:
     """The database's own count of the rows inserted in each run, beside the client's."""
-    table = Table(title="Database-side cross-check", title_justify="left")
-    for name in ("Run", "Count check", "Client inserts/s", "Database inserts/s", "Difference", "Database counter", "Storage", "Bytes/event"):
-        table.add_column(name, justify="left" if name in ("Run", "Count check", "Database counter") else "right")
+    columns = ["Run", "Count check", "Client inserts/s", "Database inserts/s", "Difference", "Database counter", "Storage", "Bytes/event"]
+    table = _table("Database-side cross-check", columns, left=("Run", "Count check", "Database counter"))
     for row in rows:
-        difference = "-" if row["difference"] is None else f"{row['difference']:+.2%}" + (" FLAGGED" if row["flagged"] else "")
+        difference = "-" if row.difference is None else f"{row.difference:+.2%}" + (" FLAGGED" if row.flagged else "")
         table.add_row(
-            row["label"], row["count_check"], _rate(row["client_rate"]),
-            "not exposed" if row["db_rate"] is None else _rate(row["db_rate"]), difference, row["counter"] or "-",
-            "-" if row["storage_bytes"] is None else f"{row['storage_bytes'] / 1e6:,.1f} MB",
-            "-" if row["bytes_per_event"] is None else f"{row['bytes_per_event']:.1f}",
+            row.label, row.count_check, _rate(row.client_rate),
+            "not exposed" if row.db_rate is None else _rate(row.db_rate), difference, row.counter or "-",
+            "-" if row.storage_bytes is None else f"{row.storage_bytes / 1e6:,.1f} MB",
+            "-" if row.bytes_per_event is None else f"{row.bytes_per_event:.1f}",
         )
     table.caption = (
         "Database inserts/s = rows the database counted as inserted during the timed phase / run duration; "
@@ -97,28 +115,22 @@ def crosscheck_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-def compare_insert_table(rows: list[dict[str, Any]]) -> Table:
-    table = Table(title="Inserts across runs", title_justify="left")
-    for name in ("Database", "Workers", "Fill level", "Insert mode", "Primary-key mode", "Inserts/s", "CV", "95% CI", "p99 ms", "Runs", "Cross-check"):
-        table.add_column(name, justify="left" if name in ("Database", "Insert mode", "Primary-key mode", "Cross-check") else "right")
+def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
+    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", "Inserts/s", "CV", "95% CI", "p99 ms", "Runs", "Cross-check"]
+    table = _table("Inserts across runs", columns, left=("Database", "Insert mode", "Primary key", "Cross-check"))
     for row in rows:
-        spread = row["throughput"]
+        spread = row.throughput
         table.add_row(
-            row["database"], str(row["workers"]), "-" if row["level"] is None else f"{row['level']:,}", row["insert_mode"],
-            row["primary_key"], _rate(spread["avg"]), _cv(spread), _ci(spread), _ms(row["p99_ms"]["avg"]), str(spread["n"]),
-            row["crosscheck"],
+            row.database, str(row.workers), "-" if row.level is None else f"{row.level:,}", insert_mode_label(row),
+            row.primary_key, _rate(spread.avg), _cv(spread), _ci(spread), _ms(row.p99_ms.avg), str(spread.n), row.crosscheck,
         )
     table.caption = "Inserts/s: average over runs. p99: average of the runs' p99 call latency."
     return table
 
 
-def compare_query_table(rows: list[dict[str, Any]], queries: tuple[str, ...]) -> Table:
-    table = Table(title="Queries across runs (average seconds per execution)", title_justify="left")
-    table.add_column("Database")
-    table.add_column("Workers", justify="right")
-    for name in queries:
-        table.add_column(name, justify="right")
+def compare_query_table(rows: list[CompareQueryRow], queries: tuple[str, ...]) -> Table:
+    table = _table("Queries across runs (average seconds per execution)", ["Database", "Workers", *queries], left=("Database",))
     for row in rows:
-        table.add_row(row["database"], str(row["workers"]), *(row["cells"].get(name, "-") for name in queries))
+        table.add_row(row.database, str(row.workers), *(row.cells.get(name, "-") for name in queries))
     table.caption = "* = coefficient of variation over the executions above 10% (see the CSV for cold and warm)."
     return table

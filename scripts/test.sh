@@ -9,12 +9,14 @@ export PGPASSWORD=${PGPASSWORD:-postgres} MYSQL_PASSWORD=${MYSQL_PASSWORD:-bench
 export K8S_LOCAL=${K8S_LOCAL:-$(dirname "$repo")/shared/k8s-local}
 step() { printf '\n==== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)" >&2; }
 
-step "Python packages"
-python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r requirements-dev.txt
-
 step "database servers"
 scripts/servers/start-all.sh
 
+step "test environment (a virtual environment made from the requirements files alone)"
+venv=$(scripts/venv.sh)
+python="$venv/bin/python"
+
+export PATH=/var/cache/k8s-local/bin:$PATH
 step "local Kubernetes (built once into /var/cache/k8s-local) and the simulator image"
 if [ ! -x "$K8S_LOCAL/up" ]; then
     echo "k8s-local not found at $K8S_LOCAL (set K8S_LOCAL): the chart and kubernetes tests will fail" >&2
@@ -29,11 +31,13 @@ else
     export KUBECONFIG=/tmp/k8s-local/kubeconfig
     scripts/k8s-image.sh >&2
 fi
-export PATH=/var/cache/k8s-local/bin:$PATH
+
+step "lint"
+"$python" -m ruff check .
 
 step "tests"
 set +e
-python3 -m pytest "$@"
+"$python" -m pytest "$@"
 code=$?
 set -e
 [ "$code" -eq 5 ] && { echo "pytest collected no test" >&2; exit 1; }

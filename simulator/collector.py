@@ -15,13 +15,14 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 from fastapi import FastAPI, HTTPException
 
 from simulator import stats
+from simulator.errors import described
 from simulator.modules import DatabaseModule, ModuleError, module_class
 from simulator.protocol import StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from simulator.report import RunReport, ServerSide, Verification
 from simulator.spec import RunSpec
 
 log = logging.getLogger("collector")
@@ -54,7 +55,7 @@ class RunState:
         self.count_before: int | None = None
         self.counters_at_start: dict[str, int] | None = None
         self.releasing = False
-        self.report: dict[str, Any] | None = None
+        self.report: RunReport | None = None
 
     def fail(self, message: str) -> None:
         with self.lock:
@@ -99,7 +100,7 @@ class Collector:
             self.state.fail(str(error))
             return
         except Exception as error:  # the database said no: report it, the CLI shows it
-            self.state.fail(f"preparing the database failed: {_one_line(error)}")
+            self.state.fail(f"preparing the database failed: {described(error)}")
             return
         with self.state.lock:
             self.state.count_before = count
@@ -114,7 +115,7 @@ class Collector:
             with self.db_lock:
                 counters = self._settled_counters()
         except Exception as error:
-            log.warning("could not read the database's counters: %s", _one_line(error))
+            log.warning("could not read the database's counters: %s", described(error))
             counters = None
         with self.state.lock:
             self.state.counters_at_start = counters
@@ -140,7 +141,7 @@ class Collector:
             with self.db_lock:
                 report = self._report()
         except Exception as error:
-            self.state.fail(f"finishing the run failed: {_one_line(error)}")
+            self.state.fail(f"finishing the run failed: {described(error)}")
             return
         with self.state.lock:
             self.state.report = report
@@ -148,49 +149,44 @@ class Collector:
                 self.state.phase = "done"
         log.info("run finished")
 
-    def _report(self) -> dict[str, Any]:
-        state, spec = self.state, self.spec
+    def _report(self) -> RunReport:
+        state, spec, module = self.state, self.spec, self.module
         results = [state.results[i] for i in sorted(state.results)]
-        report: dict[str, Any] = {"run_id": spec.run_id, "task": spec.task, "start_at": state.start_at}
+        report = RunReport(
+            run_id=spec.run_id, task=spec.task, spec=spec, start_at=state.start_at,
+            insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
+            workers=[result.model_copy(update={"histogram": ""}) for result in results],
+        )
         if spec.task == "query":
-            report["queries"] = {
-                name: stats.query_figures([r.queries[name] for r in results if name in r.queries]).model_dump()
-                for name in spec.queries
+            report.queries = {
+                name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
             }
-        else:
-            figures = stats.insert_figures(state.start_at, results)
-            if state.count_before is not None:
-                # Queued ingestion (Azure Data Explorer) stores rows minutes after acknowledging them:
-                # such modules wait, bounded, and say how long storing took; the others return None.
-                ingestion = self.module.wait_for_count(
-                    state.count_before + figures.prefilled + figures.events, state.start_at + figures.duration_s)
-                report["ingestion"] = ingestion.model_dump() if ingestion is not None else None
-            count_after = self.module.count()
-            # A module that stores nothing (the null target) counts None: the check does not apply.
-            applicable = count_after is not None and state.count_before is not None
-            expected = state.count_before + figures.prefilled + figures.events if applicable else None
-            report["figures"] = figures.model_dump()
-            report["verification"] = {
-                "count_before": state.count_before,
-                "prefilled": figures.prefilled,
-                "inserted": figures.events,
-                "expected": expected,
-                "counted": count_after,
-                "applicable": applicable,
-                "ok": count_after == expected if applicable else None,
-            }
-            report["server"] = self._server_side(figures)
-        report["workers"] = [r.model_dump(exclude={"histogram"}) for r in results]
+            return report
+        figures = report.figures = stats.insert_figures(state.start_at, results)
+        if state.count_before is not None:
+            # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and
+            # say how long storing took; the others return None.
+            report.ingestion = module.wait_for_count(state.count_before + figures.prefilled + figures.events,
+                                                     state.start_at + figures.duration_s)
+        count_after = module.count()
+        # A module that stores nothing (the null target) counts None: the check does not apply.
+        applicable = count_after is not None and state.count_before is not None
+        expected = state.count_before + figures.prefilled + figures.events if applicable else None
+        report.verification = Verification(
+            count_before=state.count_before, prefilled=figures.prefilled, inserted=figures.events, expected=expected,
+            counted=count_after, applicable=applicable, ok=count_after == expected if applicable else None,
+        )
+        report.server = self._server_side()
         return report
 
-    def _server_side(self, figures: stats.InsertRunFigures) -> dict[str, Any]:
-        """The database's own view of the run, where it exposes one (issue: cross-check)."""
-        server: dict[str, Any] = {"storage_bytes": None, "counters_at_start": self.state.counters_at_start}
+    def _server_side(self) -> ServerSide:
+        """The database's own view of the run, where it exposes one (database-side cross-check)."""
+        server = ServerSide(counters_at_start=self.state.counters_at_start)
         try:
-            server["storage_bytes"] = self.module.storage_bytes()
-            server["counters_at_end"] = self._settled_counters()
+            server.storage_bytes = self.module.storage_bytes()
+            server.counters_at_end = self._settled_counters()
         except Exception as error:
-            log.warning("could not read the database's own figures: %s", _one_line(error))
+            log.warning("could not read the database's own figures: %s", described(error))
         return server
 
     # -- protocol steps, called by the HTTP endpoints ------------------------------------------
@@ -277,15 +273,15 @@ def create_app(spec: RunSpec) -> FastAPI:
     def failure(update: WorkerFailure) -> None:
         collector.record_failure(update)
 
-    @app.get("/report")
-    def report() -> dict[str, Any]:
+    @app.get("/report", response_model=RunReport)
+    def report() -> RunReport:
         state = collector.state
         with state.lock:
             if state.phase == "failed":
                 raise HTTPException(status_code=409, detail=state.error)
             if state.report is None:
                 raise HTTPException(status_code=409, detail=f"run not finished (phase {state.phase})")
-            return {"spec": spec.model_dump(mode="json"), **state.report}
+            return state.report
 
     return app
 
@@ -311,8 +307,3 @@ def _exit_now(signum, frame) -> None:
     # Not SystemExit: raised inside a request handler, uvicorn would log it and carry on.
     logging.shutdown()
     os._exit(128 + signum)
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from simulator.collector_client import CollectorClient, CollectorError
+from simulator.errors import one_line
 from simulator.events import EventBatch, EventGenerator
 from simulator.modules import DatabaseModule, module_class
 from simulator.protocol import QueryRuns, WorkerFailure, WorkerProgress, WorkerResult
@@ -120,7 +121,7 @@ class Worker:
             self.client.post("/result", result)
             return 0
         except Exception as error:
-            message = " ".join(str(error).split()) or type(error).__name__
+            message = one_line(error)
             log.error("worker %d failed: %s", self.index, message)
             try:
                 self.client.post("/failure", WorkerFailure(worker=self.index, error=message))
@@ -205,7 +206,7 @@ class Worker:
                 try:
                     outcome.rows = available[name]()
                 except Exception as error:  # recorded, and the other queries still run
-                    outcome.error = " ".join(str(error).split()) or type(error).__name__
+                    outcome.error = one_line(error)
                     log.warning("query %s failed: %s", name, outcome.error)
                     self._recover_after_query_error()
                     break

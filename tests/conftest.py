@@ -43,7 +43,7 @@ class CliResult:
     def query_rows(self) -> dict[str, int]:
         """Rows returned per query by a successful `query` command that recorded no query error."""
         assert self.code == 0, self.stderr
-        summary = {row["query"]: row for row in self.results()["summary"]}
+        summary = {row["query"]: row for row in self.results()["queries"]}
         assert not any(row.get("errors") for row in summary.values()), summary
         return {name: row["rows"] for name, row in summary.items()}
 

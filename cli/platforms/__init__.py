@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from simulator.protocol import Status
+from simulator.report import RunReport
 from simulator.spec import RunSpec
 
 StatusCallback = Callable[[Status], None]
 
 
 class Platform(Protocol):
-    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> dict[str, Any]:
+    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
         """Start the collector and the workers, follow the run, return the report; always clean up."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
 
 from cli.errors import RunFailed, RunTimedOut
 from cli.platforms import StatusCallback
 from simulator.collector_client import CollectorClient, CollectorError
 from simulator.protocol import Status
+from simulator.report import RunReport
 
 # The CLI shares the machine with the workers on the local platform: while the bulk of a timed
 # phase runs it asks rarely; near the start and the expected end it asks often, so a finished run
@@ -52,7 +52,7 @@ def follow_run(
     deadline: Deadline,
     on_status: StatusCallback,
     check_processes: Callable[[], str | None],
-) -> dict[str, Any]:
+) -> RunReport:
     """Poll the collector until the run is done; return its report or raise with the reason it failed."""
     running_since: float | None = None
     while True:
@@ -66,11 +66,11 @@ def follow_run(
             code, body = _get(http, "/report", check_processes)
             if code != 200:
                 raise RunFailed(f"the collector has no report: {_detail(body)}")
-            return json.loads(body)
+            return RunReport.model_validate_json(body)
         problem = check_processes()
         if problem:
             time.sleep(FAILURE_REPORT_GRACE_S)
-            raise RunFailed(_status(http, lambda: problem).error or problem)
+            raise RunFailed(_status(http, lambda found=problem: found).error or problem)
         deadline.check("the run")
         time.sleep(_poll_interval(status, running_since))
 

@@ -36,6 +36,7 @@ from cli.platforms import StatusCallback
 from cli.platforms.follow import Deadline, follow_run, wait_for_collector
 from cli.platforms.helm import Helm
 from simulator.collector_client import CollectorClient
+from simulator.report import RunReport
 from simulator.spec import RunSpec
 
 try:
@@ -125,7 +126,7 @@ class KubernetesPlatform:
         return {"secretEnv": env} if env else {}
 
     # -- one run ----------------------------------------------------------------------------------
-    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> dict[str, Any]:
+    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
         log_dir.mkdir(parents=True, exist_ok=True)
         deadline = Deadline(timeout)
         release = release_name(spec.run_id)
@@ -152,7 +153,7 @@ class KubernetesPlatform:
                 finally:
                     self._remove(release)
 
-    def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback) -> dict[str, Any]:
+    def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback) -> RunReport:
         collector = self._wait_for_collector_pod(pods, deadline)
         with PodPortForward(self.configuration, self.namespace, collector, COLLECTOR_PORT) as forward:
             # A relayed connection can drop (a websocket closed by the API server or a proxy)

@@ -7,6 +7,7 @@ the CLI dies, so no process outlives the run whatever happens.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -15,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from cli.errors import RunFailed
 from cli.platforms import StatusCallback
 from cli.platforms.follow import Deadline, follow_run, wait_for_collector
 from simulator.collector_client import CollectorClient
+from simulator.report import RunReport
 from simulator.spec import RunSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -37,10 +38,8 @@ def free_port() -> int:
 
 def _die_with_parent() -> None:
     """Runs in the child before exec: SIGKILL it when the CLI process goes away."""
-    try:
+    with contextlib.suppress(OSError):  # not Linux: the CLI's own cleanup still stops the children
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except OSError:
-        pass  # not Linux: the CLI's own cleanup still stops the children
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -83,7 +82,7 @@ def stop_all(children: list[Child]) -> None:
 
 
 class LocalPlatform:
-    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> dict[str, Any]:
+    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
         log_dir.mkdir(parents=True, exist_ok=True)
         deadline = Deadline(timeout)
         children: list[Child] = []

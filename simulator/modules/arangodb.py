@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
+from simulator.errors import one_line
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
@@ -80,6 +81,9 @@ class Module(DatabaseModule):
                 "a _key; use db (ArangoDB generates it), client (the event's key as _key) or uuid (ArangoDB's uuid generator)"
             )
 
+    def batch_kind(self) -> str:
+        return "import API" if self.options.batch_api == "import" else "document batch API"
+
     # -- lifecycle -------------------------------------------------------------------------
     def connect(self) -> None:
         from arango import ArangoClient
@@ -92,7 +96,7 @@ class Module(DatabaseModule):
         try:
             self._db = client.db(self.options.database, username=self.options.username, password=self.options.password or "", verify=True)
         except Exception as error:
-            reason = getattr(error, "error_message", None) or " ".join(str(error).split())
+            reason = one_line(getattr(error, "error_message", None) or error)
             raise ModuleError(f"cannot connect to ArangoDB at {self._address()}: {reason}") from None
 
     def _address(self) -> str:
@@ -134,7 +138,7 @@ class Module(DatabaseModule):
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[dict]]]:
-        return [(self.spec.table_names[t], self._documents(part)) for t, part in batch.split_by_table(len(self.spec.table_names))]
+        return [(table, self._documents(part)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: list[tuple[str, list[dict]]]) -> None:
         for name, documents in prepared:

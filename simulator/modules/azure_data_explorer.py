@@ -29,10 +29,12 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from simulator.errors import one_line
 from simulator.events import DEVICE_ID_WIDTH, EventBatch
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.report import IngestionWait
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 log = logging.getLogger("azure_data_explorer")
@@ -68,17 +70,6 @@ class AdxOptions(ModuleOptions):
     )
     ingestion_wait_s: float = Field(600, ge=0, description="longest wait for queued rows to appear after a run")
     ingestion_poll_s: float = Field(5, gt=0)
-
-
-class IngestionWait(BaseModel):
-    """How long after the timed phase the table held every event (queued ingestion)."""
-
-    expected: int
-    counted: int
-    reached: bool
-    seconds_after_run: float | None = Field(description="from the end of the timed phase until the count was reached")
-    waited_s: float
-    limit_s: float
 
 
 class Module(DatabaseModule):
@@ -182,31 +173,23 @@ class Module(DatabaseModule):
         return sum(int(self._mgmt(f".show table {table} details").primary_results[0][0]["TotalExtentSize"] or 0) for table in self.spec.table_names)
 
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
-        """Poll count() until it reaches `expected` or `ingestion_wait_s` passes (queued ingestion).
+        """Queued rows appear minutes after the run: count until they are all there (bounded)."""
+        return self.count_until(expected, run_ended_at, self.options.ingestion_wait_s, self.options.ingestion_poll_s)
 
-        For the collector, after the last worker finished and before its own final count:
-        `run_ended_at` is the epoch time the timed phase ended.
-        """
-        started, limit = time.time(), self.options.ingestion_wait_s
-        while True:
-            counted = self.count()
-            now = time.time()
-            if counted >= expected or now - started >= limit:
-                reached = counted >= expected
-                return IngestionWait(
-                    expected=expected, counted=counted, reached=reached,
-                    seconds_after_run=max(now - run_ended_at, 0.0) if reached else None,
-                    waited_s=now - started, limit_s=limit,
-                )
-            log.info("waiting for queued ingestion: %d of %d events stored", counted, expected)
-            time.sleep(min(self.options.ingestion_poll_s, max(limit - (now - started), 0.0)))
+    def batch_kind(self) -> str:
+        return f"{self.options.ingestion} ingestion"
+
+    def notes(self) -> list[str]:
+        if self.options.ingestion != "queued":
+            return []
+        return ["queued ingestion: inserts/s counts acknowledged events; the time until they are stored is reported separately"]
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, bytes, int]]:
         prepared = []
-        for t, part in batch.split_by_table(len(self.spec.table_names)):
+        for table, part in self.per_table(batch):
             csv = _csv(part)
-            prepared.append((self.spec.table_names[t], gzip.compress(csv, compresslevel=1), len(csv)))
+            prepared.append((table, gzip.compress(csv, compresslevel=1), len(csv)))
         return prepared
 
     def insert_batch(self, prepared: list[tuple[str, bytes, int]]) -> None:
@@ -260,6 +243,4 @@ def _timespan(seconds: float):
 
 
 def _reason(error: Exception) -> str:
-    cause = error.__cause__ or error
-    text = " ".join(str(cause).split()) or type(cause).__name__
-    return text[:300]
+    return one_line(error.__cause__ or error, limit=300)

@@ -12,15 +12,21 @@ workers call `insert_batch()` / `insert_single()` and the query callables.
 from __future__ import annotations
 
 import abc
-import os
-import re
+import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from simulator import env_references
 from simulator.events import EventBatch
+from simulator.report import IngestionWait
+from simulator.retry import Retry
 from simulator.spec import PrimaryKey, RunSpec
+from simulator.validation import validation_problems
+
+log = logging.getLogger("module")
 
 
 class ModuleError(Exception):
@@ -31,34 +37,6 @@ class ModuleOptions(BaseModel):
     """Base of every module's options model: unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def expand_env(value: Any) -> Any:
-    """Replace ${VAR} and ${VAR:-default} in strings; a missing variable without default is an error."""
-    if not isinstance(value, str):
-        return value
-
-    def replace(match: re.Match) -> str:
-        name, default = match.group(1), match.group(2)
-        if name in os.environ:
-            return os.environ[name]
-        if default is not None:
-            return default
-        raise ModuleError(f"environment variable {name} is not set (referenced as ${{{name}}} in the target's options)")
-
-    return _ENV_REFERENCE.sub(replace, value)
-
-
-def format_validation_error(error: ValidationError, what: str) -> str:
-    problems = []
-    for item in error.errors():
-        location = ".".join(str(part) for part in item["loc"]) or what
-        message = "unknown option" if item["type"] == "extra_forbidden" else item["msg"]
-        problems.append(f"{location}: {message}")
-    return f"invalid {what}: " + "; ".join(problems)
 
 
 # A query runs against the database and returns the number of rows it fetched.
@@ -85,21 +63,41 @@ class DatabaseModule(abc.ABC):
         self.options = self.parse_options(spec)
         self.on_call_done: Callable[[int, float], None] = lambda events, seconds: None
         self.while_waiting: Callable[[], None] = lambda: None
+        # Modules that retry calls set a Retry here; its count is the run's retries.
+        self.retry: Retry | None = None
         self.validate()
 
     @classmethod
     def parse_options(cls, spec: RunSpec) -> ModuleOptions:
         raw = {**spec.connection, **spec.extra}
         try:
-            return cls.Options.model_validate({key: expand_env(value) for key, value in raw.items()})
+            return cls.Options.model_validate({key: env_references.expand(value) for key, value in raw.items()})
+        except env_references.MissingVariable as error:
+            raise ModuleError(str(error)) from None
         except ValidationError as error:
-            raise ModuleError(format_validation_error(error, f"options for module '{spec.module}'")) from None
+            raise ModuleError(f"invalid options for module '{spec.module}': {validation_problems(error)}") from None
 
     def validate(self) -> None:
         """Reject combinations of spec and options this module cannot run; raise ModuleError."""
         if self.spec.primary_key not in self.primary_keys:
             allowed = ", ".join(sorted(mode.value for mode in self.primary_keys))
             raise ModuleError(f"module '{self.spec.module}' does not support --primary-key {self.spec.primary_key.value} (supported: {allowed})")
+
+    # -- how the module describes its runs -------------------------------------------------
+    def insert_mode(self) -> str:
+        """How this run's events reach the database, as tables and comparisons name it (e.g. "COPY, size
+        1000", "single inserts", "UNLOGGED batches per device, size 1000, async, 8 in flight")."""
+        if not self.spec.batch:
+            return "single inserts"
+        return f"{self.batch_kind()}, size {self.spec.batch}"
+
+    def batch_kind(self) -> str:
+        """What one batch call is in this database (COPY, values lists, _bulk request...)."""
+        return "batch"
+
+    def notes(self) -> list[str]:
+        """What a reader of this run's figures must know about the module (shown under the tables)."""
+        return []
 
     # -- lifecycle -------------------------------------------------------------------------
     @abc.abstractmethod
@@ -126,12 +124,32 @@ class DatabaseModule(abc.ABC):
         """Bytes used by the run's tables and their indexes, if the database exposes it."""
         return None
 
-    def wait_for_count(self, expected: int, run_ended_at: float) -> BaseModel | None:
+    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
         """Modules whose acknowledged writes become visible later (queued ingestion) wait here until
         `expected` events are stored or their own limit passes, and describe the wait; others: None."""
         return None
 
+    def count_until(self, expected: int, run_ended_at: float, limit_s: float, poll_s: float) -> IngestionWait:
+        """Count until `expected` events are stored or `limit_s` passes: the `wait_for_count` of modules
+        whose acknowledged writes become visible later. `run_ended_at`: epoch end of the timed phase."""
+        started = time.time()
+        while True:
+            counted = self.count()
+            now = time.time()
+            if counted >= expected or now - started >= limit_s:
+                reached = counted >= expected
+                return IngestionWait(expected=expected, counted=counted, reached=reached, waited_s=now - started, limit_s=limit_s,
+                                     seconds_after_run=max(now - run_ended_at, 0.0) if reached else None)
+            log.info("waiting for acknowledged events to be stored: %d of %d", counted, expected)
+            time.sleep(min(poll_s, max(limit_s - (now - started), 0.0)))
+
     # -- workers ---------------------------------------------------------------------------
+    def per_table(self, batch: EventBatch) -> list[tuple[str, EventBatch]]:
+        """The batch's events per table of the run, as (table name, events); a device always writes to
+        the same table."""
+        names = self.spec.table_names
+        return [(names[index], part) for index, part in batch.split_by_table(len(names))]
+
     def prepare_batch(self, batch: EventBatch) -> Any:
         """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""
         return batch
@@ -157,4 +175,4 @@ class DatabaseModule(abc.ABC):
 
     def retries(self) -> int:
         """How many calls had to be retried (serialisation failures and the like)."""
-        return 0
+        return self.retry.count if self.retry is not None else 0

@@ -19,6 +19,7 @@ unavailable replicas and overloaded coordinators are retried up to `max_retries`
 
 from __future__ import annotations
 
+import itertools
 import logging
 import socket
 import threading
@@ -29,8 +30,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from simulator.errors import one_line
 from simulator.events import EventBatch
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.retry import RetriesExhausted, Retry
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 log = logging.getLogger("cassandra")
@@ -105,8 +108,7 @@ class Module(DatabaseModule):
         self._session = None
         self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
         self._in_flight = _InFlight(self.options.max_sync_calls)
-        self._retries = 0
-        self._retries_lock = threading.Lock()
+        self.retry = Retry(self.options.max_retries, _is_retryable, first_delay_s=0.05, max_delay_s=2.0)
 
     def validate(self) -> None:
         if self.spec.primary_key not in self.primary_keys:
@@ -119,6 +121,14 @@ class Module(DatabaseModule):
                 f"single inserts send one event at a time and wait for it; max_sync_calls={self.options.max_sync_calls} "
                 "applies to batches: add --batch N, or --extra-option max_sync_calls=1"
             )
+
+    def batch_kind(self) -> str:
+        return "UNLOGGED batches per device"
+
+    def insert_mode(self) -> str:
+        mode = super().insert_mode()
+        calls = self.options.max_sync_calls
+        return f"{mode}, async, {calls} in flight" if calls > 1 else mode
 
     # -- lifecycle -------------------------------------------------------------------------
     def connect(self) -> None:
@@ -206,8 +216,8 @@ class Module(DatabaseModule):
         from cassandra.query import BatchStatement, BatchType
 
         requests = []
-        for table_index, part in batch.split_by_table(len(self.spec.table_names)):
-            insert = self._insert_statement(self.spec.table_names[table_index])
+        for table, part in self.per_table(batch):
+            insert = self._insert_statement(table)
             for rows in self._device_groups(part):
                 statement = BatchStatement(batch_type=BatchType.UNLOGGED)
                 statement.is_idempotent = True
@@ -223,7 +233,7 @@ class Module(DatabaseModule):
         starts = [0, *(np.flatnonzero(np.diff(by_device.device_index)) + 1).tolist(), len(rows)]
         limit = self.options.max_rows_per_batch
         groups = []
-        for begin, end in zip(starts, starts[1:]):
+        for begin, end in itertools.pairwise(starts):
             step = limit or end - begin
             groups += [rows[first : min(first + step, end)] for first in range(begin, end, step)]
         return groups
@@ -241,8 +251,8 @@ class Module(DatabaseModule):
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
         statements = []
-        for table_index, part in batch.split_by_table(len(self.spec.table_names)):
-            insert = self._insert_statement(self.spec.table_names[table_index])
+        for table, part in self.per_table(batch):
+            insert = self._insert_statement(table)
             statements += [insert.bind(row) for row in part.rows()]
         return statements
 
@@ -253,9 +263,6 @@ class Module(DatabaseModule):
 
     def flush(self) -> None:
         self._in_flight.wait_all()
-
-    def retries(self) -> int:
-        return self._retries
 
     def _insert_statement(self, table: str) -> Any:
         statement = self._inserts.get(table)
@@ -269,15 +276,10 @@ class Module(DatabaseModule):
         return statement
 
     def _execute_with_retries(self, statement: Any) -> None:
-        for attempt in range(self.options.max_retries + 1):
-            try:
-                self._session.execute(statement)
-                return
-            except Exception as error:
-                if not _is_retryable(error) or attempt == self.options.max_retries:
-                    raise InsertFailed(f"insert failed: {_describe(error)}") from error
-                self._count_retry()
-                time.sleep(_backoff(attempt))
+        try:
+            self.retry.call(lambda: self._session.execute(statement))
+        except Exception as error:
+            raise InsertFailed(f"insert failed: {_describe(error)}") from error
 
     # Asynchronous path: callbacks run on the driver's event loop thread and must not block.
     def _send(self, request: _Request, began: float, attempt: int) -> None:
@@ -298,17 +300,16 @@ class Module(DatabaseModule):
         self._in_flight.release(error)
 
     def _on_failure(self, error: Exception, request: _Request, began: float, attempt: int) -> None:
-        if _is_retryable(error) and attempt < self.options.max_retries:
-            self._count_retry()
-            timer = threading.Timer(_backoff(attempt), self._send, args=(request, began, attempt + 1))
-            timer.daemon = True
-            timer.start()
+        try:
+            pause = self.retry.pause(error, attempt)
+        except RetriesExhausted:
+            pause = None
+        if pause is None:
+            self._in_flight.release(error)
             return
-        self._in_flight.release(error)
-
-    def _count_retry(self) -> None:
-        with self._retries_lock:
-            self._retries += 1
+        timer = threading.Timer(pause, self._send, args=(request, began, attempt + 1))
+        timer.daemon = True
+        timer.start()
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
@@ -414,14 +415,9 @@ def _describe(error: Exception) -> str:
 
     if isinstance(error, NoHostAvailable) and error.errors:
         return "; ".join(f"{getattr(host, 'endpoint', host)}: {_describe(inner)}" for host, inner in error.errors.items())
-    return " ".join(str(error).split()) or type(error).__name__
-
-
-def _backoff(attempt: int) -> float:
-    return min(0.05 * 2**attempt, 2.0)
+    return one_line(error)
 
 
 def _reason(error: Exception) -> str:
     """The useful end of a driver connection error ("... Last error: Connection refused")."""
-    text = " ".join(str(error).split())
-    return text.rsplit("Last error: ", 1)[-1] or type(error).__name__
+    return one_line(error).rsplit("Last error: ", 1)[-1] or type(error).__name__

@@ -29,10 +29,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from simulator.errors import one_line
 from simulator.events import EventBatch
-from simulator.modules import text_rows
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.retry import Retry
 from simulator.spec import PrimaryKey
+from simulator.wire import text_rows
 
 log = logging.getLogger("elasticsearch")
 
@@ -74,6 +76,10 @@ class ElasticsearchOptions(ModuleOptions):
         return [host.rstrip("/") for host in hosts]
 
 
+class Rejected(Exception):
+    """The server refused events because its write queue was full (429): they can be sent again."""
+
+
 class SearchServerError(Exception):
     """The server answered a request with an error."""
 
@@ -101,7 +107,8 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self._http = None
         self._host = random.choice(self.options.hosts)
-        self._retries = 0
+        # Events the server rejected with 429 (its write queue full) are sent again, the others are not.
+        self.retry = Retry(self.options.max_retries, lambda error: isinstance(error, Rejected), first_delay_s=0.01, max_delay_s=1.0)
         self._deadline: float | None = None  # of the query running, with --query-timeout
         self._with_key = spec.primary_key is PrimaryKey.client
         self._indices = ",".join(spec.table_names)
@@ -110,6 +117,9 @@ class Module(DatabaseModule):
         super().validate()
         if (self.options.username is None) != (self.options.password is None):
             raise ModuleError("options 'username' and 'password' of the elasticsearch module go together")
+
+    def batch_kind(self) -> str:
+        return "_bulk request"
 
     # -- lifecycle -------------------------------------------------------------------------
     def connect(self) -> None:
@@ -231,7 +241,8 @@ class Module(DatabaseModule):
 
     def insert_batch(self, prepared: BulkRequest) -> None:
         pending: list[int] | None = None  # None: every event of the batch
-        for attempt in range(self.options.max_retries + 1):
+        attempt = 0
+        while True:
             status, answer = self._request(
                 "POST", "/_bulk", content=prepared.body(pending), accept=(200, TOO_MANY_REQUESTS),
                 params={"filter_path": "errors,items.*.status,items.*.error"},
@@ -242,11 +253,8 @@ class Module(DatabaseModule):
                 return
             else:
                 rejected = self._rejected_items(answer["items"], pending)
-            if attempt == self.options.max_retries:
-                raise SearchServerError(f"{len(rejected)} events still rejected with 429 after {attempt} retries")
-            pending = rejected
-            self._retries += 1
-            time.sleep(min(0.01 * 2**attempt, 1.0))
+            time.sleep(self.retry.pause(Rejected(f"{len(rejected)} events rejected with 429 (write queue full)"), attempt))
+            pending, attempt = rejected, attempt + 1
 
     def _rejected_items(self, items: list[dict], pending: list[int] | None) -> list[int]:
         """Positions (in the prepared batch) of the events rejected with 429; any other error is raised."""
@@ -272,18 +280,14 @@ class Module(DatabaseModule):
 
     def insert_single(self, item: tuple[str, bytes]) -> None:
         path, document = item
-        for attempt in range(self.options.max_retries + 1):
+
+        def send() -> None:
             status, _ = self._request("POST", path, content=document, params={"refresh": "false"},
                                       accept=(200, 201, TOO_MANY_REQUESTS))
-            if status != TOO_MANY_REQUESTS:
-                return
-            if attempt == self.options.max_retries:
-                raise SearchServerError(f"event still rejected with 429 after {attempt} retries")
-            self._retries += 1
-            time.sleep(min(0.01 * 2**attempt, 1.0))
+            if status == TOO_MANY_REQUESTS:
+                raise Rejected("event rejected with 429 (write queue full)")
 
-    def retries(self) -> int:
-        return self._retries
+        self.retry.call(send)
 
     def _index_of(self, batch: EventBatch) -> np.ndarray:
         """Each event's index name; a device always goes to the same index (as EventBatch.split_by_table)."""
@@ -399,4 +403,4 @@ def _reason(answer: dict, fallback: str) -> str:
         return f"{cause.get('type', 'error')}: {cause.get('reason', '')}".strip()
     if isinstance(error, str):
         return error
-    return " ".join(fallback.split())[:300] or "no details"
+    return one_line(fallback, limit=300) or "no details"

@@ -24,10 +24,11 @@ from urllib.parse import urlsplit
 import numpy as np
 from pydantic import Field, field_validator
 
+from simulator.errors import one_line
 from simulator.events import EventBatch
-from simulator.modules import text_rows
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import PrimaryKey
+from simulator.wire import text_rows
 
 log = logging.getLogger("influxdb")
 
@@ -75,6 +76,9 @@ class Module(DatabaseModule):
         self._v1: bool | None = self.options.v1_compat
 
     # -- lifecycle -------------------------------------------------------------------------
+    def batch_kind(self) -> str:
+        return "line protocol write"
+
     def connect(self) -> None:
         from influxdb_client import InfluxDBClient
         from influxdb_client.client.write_api import SYNCHRONOUS
@@ -124,7 +128,7 @@ class Module(DatabaseModule):
             cause = error.reason if isinstance(error, MaxRetryError) else error
             if isinstance(cause, ReadTimeoutError):
                 raise InfluxServerError(f"{what} timed out") from None
-            reason = _one_line(cause).split("new connection: ")[-1]
+            reason = one_line(cause).split("new connection: ")[-1]
             if isinstance(cause, ConnectTimeoutError):  # refused, unresolvable or silent host
                 raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {reason}") from None
             raise InfluxServerError(f"{what} failed: {reason}") from None  # connection reset and the like
@@ -168,9 +172,9 @@ class Module(DatabaseModule):
             response = httpx.post(f"{self.options.url}/query", data=data, auth=auth, timeout=self.options.timeout,
                                   verify=self.options.verify_ssl)
         except (httpx.ConnectError, httpx.ConnectTimeout) as error:
-            raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {_one_line(error)}") from None
+            raise ModuleError(f"cannot connect to InfluxDB at {self._address()}: {one_line(error)}") from None
         except httpx.TransportError as error:
-            raise InfluxServerError(f"{statement} failed: {_one_line(error) or type(error).__name__}") from None
+            raise InfluxServerError(f"{statement} failed: {one_line(error)}") from None
         if response.status_code == 401:
             raise ModuleError(f"InfluxDB at {self._address()} refused the credentials (401): token must be 'user:password'")
         errors = [r["error"] for r in _results(response) if "error" in r]
@@ -267,8 +271,4 @@ def _api_message(error) -> str:
     try:
         return json.loads(error.body).get("message") or error.reason
     except (TypeError, ValueError, AttributeError):
-        return _one_line(error.body or error.reason or "")
-
-
-def _one_line(value: Any) -> str:
-    return " ".join(str(value).split())[:300]
+        return one_line(error.body or error.reason or "", limit=300)

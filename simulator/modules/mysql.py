@@ -11,17 +11,17 @@ only the round trips to the server. Deadlocks and lock wait timeouts are retried
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+import contextlib
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
-from simulator.modules import sql_common
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.retry import Retry
 from simulator.spec import PrimaryKey
+from simulator.wire import sql as sql_common
 
 # ER_LOCK_DEADLOCK and ER_LOCK_WAIT_TIMEOUT: the transaction can simply be run again.
 RETRYABLE_ERRORS = {1213, 1205}
@@ -53,7 +53,7 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self._conn = None
         self._server_version = ""
-        self._retries = 0
+        self.retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = spec.primary_key is PrimaryKey.client
         self._insert_head = "INSERT INTO {table} (" + ", ".join(sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())) + ") VALUES "
 
@@ -62,6 +62,9 @@ class Module(DatabaseModule):
         if self.options.batch_mode:
             return self.options.batch_mode
         return "values" if self.options.use_values_lists else "transaction"
+
+    def batch_kind(self) -> str:
+        return "values lists" if self.batch_mode == "values" else "single-row INSERTs in one transaction"
 
     # -- lifecycle -------------------------------------------------------------------------
     def connect(self) -> None:
@@ -94,10 +97,8 @@ class Module(DatabaseModule):
 
     def close(self) -> None:
         if self._conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # already gone (server closed it): nothing left to release
                 self._conn.close()
-            except Exception:  # already gone (server closed it): nothing left to release
-                pass
             self._conn = None
 
     # -- collector -------------------------------------------------------------------------
@@ -206,8 +207,8 @@ class Module(DatabaseModule):
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> list[str]:
         statements: list[str] = []
-        for t, part in batch.split_by_table(len(self.spec.table_names)):
-            head = self._insert_head.format(table=self.spec.table_names[t])
+        for table, part in self.per_table(batch):
+            head = self._insert_head.format(table=table)
             values = self._values(part)
             if self.batch_mode == "values":
                 statements += _multi_row_statements(head, values)
@@ -222,12 +223,12 @@ class Module(DatabaseModule):
                     cursor.execute(statement)
             self._conn.commit()
 
-        self._with_retries(transaction)
+        self.retry.call(transaction, before_retry=self._conn.rollback)
 
     def prepare_single(self, batch: EventBatch) -> list[str]:
         statements: list[str] = []
-        for t, part in batch.split_by_table(len(self.spec.table_names)):
-            head = self._insert_head.format(table=self.spec.table_names[t])
+        for table, part in self.per_table(batch):
+            head = self._insert_head.format(table=table)
             statements += [head + row for row in self._values(part)]
         return statements
 
@@ -236,10 +237,7 @@ class Module(DatabaseModule):
             with self._conn.cursor() as cursor:
                 cursor.execute(statement)
 
-        self._with_retries(call)
-
-    def retries(self) -> int:
-        return self._retries
+        self.retry.call(call)
 
     def _values(self, batch: EventBatch) -> list[str]:
         """One `(...)` SQL tuple per event; the values need no escaping (see the module docstring)."""
@@ -255,20 +253,6 @@ class Module(DatabaseModule):
             ]
         return [f"('{ts}','{device}',{seq},{temp!r})" for ts, device, seq, temp in zip(timestamps, devices, sequences, temperatures)]
 
-    def _with_retries(self, call: Callable[[], None]) -> None:
-        import pymysql
-
-        for attempt in range(self.options.max_retries + 1):
-            try:
-                call()
-                return
-            except pymysql.err.OperationalError as error:
-                if error.args[0] not in RETRYABLE_ERRORS or attempt == self.options.max_retries:
-                    raise
-                self._conn.rollback()
-                self._retries += 1
-                time.sleep(min(0.005 * 2**attempt, 0.5))
-
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
         return {name: self._query(statement) for name, statement in sql_common.QUERIES.items()}
@@ -281,6 +265,13 @@ class Module(DatabaseModule):
                 return len(cursor.fetchall())
 
         return run
+
+
+def _is_retryable(error: BaseException) -> bool:
+    """Deadlocks and lock wait timeouts: the transaction can simply run again."""
+    import pymysql
+
+    return isinstance(error, pymysql.err.OperationalError) and error.args[0] in RETRYABLE_ERRORS
 
 
 def _multi_row_statements(head: str, values: list[str]) -> list[str]:

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from simulator.events import EventBatch
 from simulator.modules.base import DatabaseModule, ModuleOptions, Query
-from simulator.modules.postgres import _CopyRowEncoder
 from simulator.spec import QUERY_NAMES, PrimaryKey
+from simulator.wire.pg_copy import CopyRowEncoder
 
 
 class NullOptions(ModuleOptions):
@@ -33,7 +33,13 @@ class Module(DatabaseModule):
     def __init__(self, spec):
         super().__init__(spec)
         self._with_key = spec.primary_key is PrimaryKey.client
-        self._copy_rows = _CopyRowEncoder(self._with_key)
+        self._copy_rows = CopyRowEncoder(self._with_key)
+
+    def batch_kind(self) -> str:
+        return f"nothing sent ({self.options.encoding} encoding)"
+
+    def notes(self) -> list[str]:
+        return ["the null target stores nothing: its figures are the client's own ceiling on this machine"]
 
     def connect(self) -> None:
         pass
@@ -46,17 +52,15 @@ class Module(DatabaseModule):
         return None
 
     def prepare_batch(self, batch: EventBatch) -> Any:
-        parts = batch.split_by_table(len(self.spec.table_names))
         if self.options.encoding == "copy":
-            return [(self.spec.table_names[t], self._copy_rows.encode(part)) for t, part in parts]
-        return [(self.spec.table_names[t], part.rows(with_client_key=self._with_key)) for t, part in parts]
+            return [(table, self._copy_rows.encode(part)) for table, part in self.per_table(batch)]
+        return [(table, part.rows(with_client_key=self._with_key)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: Any) -> None:
         pass
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
-        parts = batch.split_by_table(len(self.spec.table_names))
-        return [(self.spec.table_names[t], row) for t, part in parts for row in part.rows(with_client_key=self._with_key)]
+        return [(table, row) for table, part in self.per_table(batch) for row in part.rows(with_client_key=self._with_key)]
 
     def insert_single(self, item: tuple[str, tuple]) -> None:
         pass

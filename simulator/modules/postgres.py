@@ -11,24 +11,22 @@ Serialisation failures, deadlocks and CockroachDB's restart errors are retried a
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import Field
 
+from simulator.errors import one_line
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
-from simulator.modules import sql_common
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.retry import Retry
 from simulator.spec import QUERY_VARIANTS, PrimaryKey
+from simulator.wire import sql as sql_common
+from simulator.wire.pg_copy import CopyRowEncoder
 
 # SQLSTATEs worth retrying: serialization_failure, deadlock_detected.
 RETRYABLE_SQLSTATES = {"40001", "40P01"}
+BATCH_KINDS = {"copy": "COPY", "values": "values lists", "transaction": "single-row INSERTs in one transaction"}
 MAX_BIND_PARAMETERS = 65_535
-_PG_EPOCH_MS = 946_684_800_000  # 2000-01-01, the origin of PostgreSQL's binary timestamps
-_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
-_COPY_TRAILER = (-1).to_bytes(2, "big", signed=True)
 
 # Opt-in variant of newest-per-device (the seed tool's issue 7): walk the distinct device ids with
 # a recursive CTE (a "loose index scan" on an index leading with device_id), then fetch each
@@ -45,10 +43,6 @@ LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE = (
     "SELECT e.timestamp, e.temperature FROM events e WHERE e.device_id = devices.device_id "
     "ORDER BY e.timestamp DESC LIMIT 1) newest"
 )
-
-
-class RetriesExhausted(Exception):
-    """A retryable error (serialisation failure, restart transaction) outlasted max_retries."""
 
 
 class PostgresOptions(ModuleOptions):
@@ -72,10 +66,10 @@ class Module(DatabaseModule):
     def __init__(self, spec):
         super().__init__(spec)
         self._conn = None
-        self._retries = 0
+        self.retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
         self._columns = sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())
-        self._copy_rows = _CopyRowEncoder(self._with_key)
+        self._copy_rows = CopyRowEncoder(self._with_key)
         self._copy_statements = {
             table: f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)" for table in self.spec.table_names
         }
@@ -93,6 +87,9 @@ class Module(DatabaseModule):
             return self.options.batch_mode
         return "values" if self.options.use_values_lists else "copy"
 
+    def batch_kind(self) -> str:
+        return BATCH_KINDS[self.batch_mode]
+
     # -- lifecycle -------------------------------------------------------------------------
     def connect(self) -> None:
         import psycopg
@@ -106,7 +103,7 @@ class Module(DatabaseModule):
             )
         except psycopg.OperationalError as error:
             host, port = self._address()
-            reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
+            reason = one_line(str(error).strip().splitlines()[-1] if str(error).strip() else error)
             raise ModuleError(f"cannot connect to PostgreSQL at {host}:{port}: {reason}") from None
         with self._conn.cursor() as cursor:
             cursor.execute("SET TIME ZONE 'UTC'")
@@ -193,10 +190,8 @@ class Module(DatabaseModule):
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> Any:
-        parts = batch.split_by_table(len(self.spec.table_names))
-        if self.batch_mode == "copy":
-            return [(self.spec.table_names[t], self._copy_rows.encode(part)) for t, part in parts]
-        return [(self.spec.table_names[t], self._row_params(part)) for t, part in parts]
+        encode = self._copy_rows.encode if self.batch_mode == "copy" else self._row_params
+        return [(table, encode(part)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: Any) -> None:
         insert = {"copy": self._copy, "values": self._values_lists, "transaction": self._transaction}[self.batch_mode]
@@ -207,19 +202,15 @@ class Module(DatabaseModule):
                     insert(cursor, table, payload)
             self._conn.commit()
 
-        self._with_retries(transaction)
+        self.retry.call(transaction, before_retry=self._conn.rollback)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
-        parts = batch.split_by_table(len(self.spec.table_names))
-        return [(self.spec.table_names[t], row) for t, part in parts for row in self._row_params(part)]
+        return [(table, row) for table, part in self.per_table(batch) for row in self._row_params(part)]
 
     def insert_single(self, item: tuple[str, tuple]) -> None:
         table, row = item
         statement = sql_common.insert_statement(table, self._columns, 1, "%s")
-        self._with_retries(lambda: self._conn.execute(statement, row))
-
-    def retries(self) -> int:
-        return self._retries
+        self.retry.call(lambda: self._conn.execute(statement, row))
 
     def _row_params(self, batch: EventBatch) -> list[tuple]:
         rows = batch.rows(with_client_key=self._with_key)
@@ -247,24 +238,6 @@ class Module(DatabaseModule):
     def _transaction(self, cursor, table: str, rows: list[tuple]) -> None:
         cursor.executemany(sql_common.insert_statement(table, self._columns, 1, "%s"), rows)
 
-    def _with_retries(self, call: Callable[[], None]) -> None:
-        import psycopg
-
-        for attempt in range(self.options.max_retries + 1):
-            try:
-                call()
-                return
-            except psycopg.Error as error:
-                if not _is_retryable(error):
-                    raise
-                if attempt == self.options.max_retries:
-                    message = " ".join(str(error).split())
-                    raise RetriesExhausted(f"still failing after {attempt} retries: {message}") from error
-                if not self._conn.autocommit:
-                    self._conn.rollback()
-                self._retries += 1
-                time.sleep(min(0.005 * 2**attempt, 0.5))
-
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
         queries = {name: self._query(statement) for name, statement in sql_common.QUERIES.items()}
@@ -283,48 +256,15 @@ class Module(DatabaseModule):
         return run
 
 
-def _is_retryable(error) -> bool:
+def _is_retryable(error: BaseException) -> bool:
+    """Serialisation failures, deadlocks and CockroachDB's restart errors: the transaction can run again."""
+    import psycopg
+
+    if not isinstance(error, psycopg.Error):
+        return False
     message = str(error)
     return (
         getattr(error, "sqlstate", None) in RETRYABLE_SQLSTATES
         or "restart transaction" in message
         or "TransactionRetryWithProtoRefreshError" in message
     )
-
-
-class _CopyRowEncoder:
-    """Encodes batches into PostgreSQL's binary COPY format with one NumPy structured array.
-
-    Device ids and client keys are fixed width, so every row has the same layout: the constant
-    parts (field count and lengths) are written once into a template, only the values change.
-    """
-
-    def __init__(self, with_key: bool):
-        fields: list[tuple[str, str]] = [("field_count", ">i2")]
-        self._constants: dict[str, int] = {"field_count": 4 + int(with_key)}
-        values = [("timestamp", ">i8"), ("device_id", f"S{DEVICE_ID_WIDTH}"), ("sequence_number", ">i8"), ("temperature", ">f8")]
-        if with_key:
-            values.append(("id", f"S{CLIENT_KEY_WIDTH}"))
-        for name, kind in values:
-            fields += [(f"{name}_length", ">i4"), (name, kind)]
-            self._constants[f"{name}_length"] = np.dtype(kind).itemsize
-        self._dtype = np.dtype(fields)
-        self._with_key = with_key
-        self._template = np.zeros(0, dtype=self._dtype)
-
-    def encode(self, batch: EventBatch) -> bytes:
-        rows = self._rows(len(batch))
-        rows["timestamp"] = (batch.timestamp_ms - _PG_EPOCH_MS) * 1000
-        rows["device_id"] = batch.device_id
-        rows["sequence_number"] = batch.sequence_number
-        rows["temperature"] = batch.temperature
-        if self._with_key:
-            rows["id"] = batch.client_key
-        return b"".join((_COPY_HEADER, rows.tobytes(), _COPY_TRAILER))
-
-    def _rows(self, count: int) -> np.ndarray:
-        if len(self._template) < count:
-            self._template = np.zeros(count, dtype=self._dtype)
-            for name, value in self._constants.items():
-                self._template[name] = value
-        return self._template[:count]

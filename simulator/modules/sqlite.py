@@ -14,9 +14,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from simulator.events import EventBatch
-from simulator.modules import sql_common
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import PrimaryKey
+from simulator.wire import sql as sql_common
 
 MAX_VARIABLES = 32_766
 
@@ -40,6 +40,9 @@ class Module(DatabaseModule):
         self._conn: sqlite3.Connection | None = None
         self._with_key = spec.primary_key is PrimaryKey.client
         self._columns = sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())
+
+    def batch_kind(self) -> str:
+        return "values lists" if self.options.use_values_lists else "single-row INSERTs in one transaction"
 
     def connect(self) -> None:
         path = Path(self.options.path)
@@ -95,8 +98,7 @@ class Module(DatabaseModule):
         return page_size * used_pages
 
     def prepare_batch(self, batch: EventBatch) -> Any:
-        parts = batch.split_by_table(len(self.spec.table_names))
-        return [(self.spec.table_names[t], part.rows(with_client_key=self._with_key)) for t, part in parts]
+        return [(table, part.rows(with_client_key=self._with_key)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: Any) -> None:
         self._conn.execute("BEGIN IMMEDIATE")
@@ -119,8 +121,7 @@ class Module(DatabaseModule):
             self._conn.execute(statement, [value for row in chunk for value in row])
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
-        parts = batch.split_by_table(len(self.spec.table_names))
-        return [(self.spec.table_names[t], row) for t, part in parts for row in part.rows(with_client_key=self._with_key)]
+        return [(table, row) for table, part in self.per_table(batch) for row in part.rows(with_client_key=self._with_key)]
 
     def insert_single(self, item: tuple[str, tuple]) -> None:
         table, row = item

@@ -4,8 +4,9 @@ dedicated database nodes, they keep passwords out of the files, and the README c
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import kubernetes_validate
 import pytest

@@ -51,7 +51,7 @@ def test_invalid_config_names_the_field(cli, tmp_path):
 
 def test_target_whose_module_does_not_exist(cli, tmp_path):
     (tmp_path / "c.yaml").write_text("targets:\n  future:\n    module: futuredb\n    platform: local\n")
-    assert_one_line_error(cli("insert", "--target", "future", "--config", "c.yaml"), 2, "futuredb", "does not exist")
+    assert_one_line_error(cli("insert", "--target", "future", "--config", "c.yaml"), 2, "futuredb", "unknown database module")
 
 
 def test_missing_password_variable(cli, tmp_path):

@@ -57,7 +57,7 @@ def test_postgres_counters_match_pg_stat_user_tables(cli, own_db):
     with connect(own_db) as db:
         size = db.execute("SELECT pg_total_relation_size('events')").fetchone()[0]
     assert float(row["bytes_per_event"]) == pytest.approx(size / 13000, rel=0.05)  # autovacuum may add a map page
-    assert "Database-side cross-check" in result.stdout and "FLAGGED" not in result.stdout
+    assert "Database-side check: within 2%" in result.stdout and "FLAGGED" not in result.stdout
 
 
 @pytest.mark.postgres

@@ -76,14 +76,14 @@ def test_the_issue_commands(cli, pg_env):
     """The four insert commands of the issue and the query command, at reduced sizes."""
     runs = cli("insert", "--target", "postgresql-local", "-w", "1,4", "-r", "3", "--batch", "1000", "--num-inserts", "5000", env=pg_env)
     assert runs.code == 0, runs.stderr
-    summary = runs.results()["summary"]
+    summary = runs.results()["inserts"]
     assert [(row["workers"], row["runs"]) for row in summary] == [(1, 3), (4, 3)]
     assert all(row["throughput"]["min"] <= row["throughput"]["avg"] <= row["throughput"]["max"] for row in summary)
 
     steps = cli("insert", "--target", "postgresql-local", "-w", "4", "-r", "1", "--num-inserts", "25000", "--batch", "1000",
                 "--steps", "4", env=pg_env)
     assert steps.code == 0, steps.stderr
-    assert [row["level"] for row in steps.results()["summary"]] == [0, 100_000, 200_000, 300_000]
+    assert [row["level"] for row in steps.results()["inserts"]] == [0, 100_000, 200_000, 300_000]
     assert count(pg_env) == 400_000
 
     prefill = cli("insert", "--target", "postgresql-local", "-w", "4", "-r", "1", "--prefill", "20000", "--batch", "1000",
@@ -94,7 +94,7 @@ def test_the_issue_commands(cli, pg_env):
 
     queries = cli("query", "--target", "postgresql-local", "-w", "2", "-r", "5", env=pg_env)
     assert queries.code == 0, queries.stderr
-    by_name = {row["query"]: row for row in queries.results()["summary"]}
+    by_name = {row["query"]: row for row in queries.results()["queries"]}
     assert set(by_name) == {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device"}
     assert by_name["temperature-stats-per-device"]["rows"] == 40  # 4 workers x 10 devices
     assert by_name["newest-per-device"]["rows"] == 40

@@ -20,13 +20,14 @@ def test_insert_run_leaves_plots_and_report_reprints_them(cli):
     folder = run.results_folders()[-1]
     assert pngs(folder) == ["events-per-second.png", "inserts-per-second.png", "latency.png"]
     assert (folder / "crosscheck.csv").is_file()
+    assert "Database-side check: within 2%" in run.stdout  # one line by default, the table with --details
     for png in folder.glob("*.png"):
         png.unlink()
 
-    again = cli("report", str(folder))
+    again = cli("report", str(folder), "--details")
     assert again.code == 0, again.stderr
     assert pngs(folder) == ["events-per-second.png", "inserts-per-second.png", "latency.png"]
-    summary = run.results()["summary"]
+    summary = run.results()["inserts"]
     for row in summary:  # the re-printed table shows the saved averages
         assert f"{row['throughput']['avg']:,.0f}" in again.stdout
     assert "Database-side cross-check" in again.stdout
@@ -47,7 +48,7 @@ def test_compare_sqlite_and_null_runs(cli, tmp_path):
     query = cli("query", "--target", "sqlite", "-w", "1", "-r", "2")
     assert sqlite.code == null.code == query.code == 0
     [insert_folder] = [path for path in sqlite.results_folders() if path.name.endswith("-sqlite-insert")]
-    sqlite_average = json.loads((insert_folder / "results.json").read_text())["summary"][0]["throughput"]["avg"]
+    sqlite_average = json.loads((insert_folder / "results.json").read_text())["inserts"][0]["throughput"]["avg"]
     folders = [str(path) for path in sqlite.results_folders()]
     result = cli("compare", *folders)  # default output folder: results/compare-<time>
     assert result.code == 0, result.stderr
@@ -57,12 +58,12 @@ def test_compare_sqlite_and_null_runs(cli, tmp_path):
         rows = list(csv.DictReader(handle))
     by_database = {row["database"]: row for row in rows}
     assert set(by_database) == {"sqlite", "null"}
-    assert by_database["sqlite"]["insert_mode"] == "batch, size 1000"
-    assert by_database["null"]["insert_mode"] == "null (copy), size 1000"
-    assert by_database["sqlite"]["inserts_per_s.n"] == "2"
-    assert float(by_database["sqlite"]["inserts_per_s.avg"]) == pytest.approx(sqlite_average)
-    assert by_database["null"]["database_side_check"] == "not applicable"
-    assert by_database["sqlite"]["database_side_check"].startswith("within 2%")
+    assert by_database["sqlite"]["insert_mode"] == "single-row INSERTs in one transaction, size 1000"
+    assert by_database["null"]["insert_mode"] == "nothing sent (copy encoding), size 1000"
+    assert by_database["sqlite"]["throughput.n"] == "2"
+    assert float(by_database["sqlite"]["throughput.avg"]) == pytest.approx(sqlite_average)
+    assert by_database["null"]["crosscheck"] == "not applicable"
+    assert by_database["sqlite"]["crosscheck"].startswith("within 2%")
     markdown = (output / "compare.md").read_text()
     assert "| Database | Workers | Inserts/s | CV | Insert mode | Primary-key mode | p99 latency (ms) |" in markdown
     assert "| Database / Query | Workers | count-events | temperature-min-max |" in markdown
@@ -89,7 +90,7 @@ def test_compare_postgres_and_sqlite_into_chosen_folder(cli, pg_env, tmp_path):
     assert result.code == 0, result.stderr
     with (output / "inserts.csv").open() as handle:
         modes = {row["database"]: (row["insert_mode"], row["primary_key"]) for row in csv.DictReader(handle)}
-    assert modes == {"postgresql-local": ("copy, size 1000", "db"), "sqlite": ("batch, size 1000", "db")}
+    assert modes == {"postgresql-local": ("COPY, size 1000", "db"), "sqlite": ("single-row INSERTs in one transaction, size 1000", "db")}
     assert "postgresql-local" in (output / "compare.md").read_text()
 
 

@@ -30,7 +30,7 @@ def test_default_insert_prints_table_and_saves_files(cli):
         assert figures["latency"]["calls"] == run["workers"] * 1500  # single inserts: one call per event
         assert sum(figures["per_second"]) == figures["events"]
         assert figures["throughput"] > 0 and 0 <= figures["client_overhead"] < 1
-    summary = document["summary"]
+    summary = document["inserts"]
     assert [row["workers"] for row in summary] == [1, 2]
     assert summary[0]["throughput"]["n"] == 2
     with (result.results_folders()[-1] / "summary.csv").open() as handle:
@@ -68,7 +68,7 @@ def test_prefill_and_no_clean_accumulate(cli):
 def test_steps_report_fill_levels(cli):
     result = cli("insert", "--target", "sqlite", "-w", "2", "-r", "1", "--num-inserts", "1000", "--batch", "250", "--steps", "3")
     assert result.code == 0, result.stderr
-    summary = result.results()["summary"]
+    summary = result.results()["inserts"]
     assert [row["level"] for row in summary] == [0, 2000, 4000]
     assert "Level" in result.stdout and "4,000" in result.stdout
     assert table_count(result.cwd) == 6000
@@ -79,7 +79,7 @@ def test_query_after_insert(cli):
                "--devices-per-worker", "5", "--extra-option", "create_indices=true").code == 0
     result = cli("query", "--target", "sqlite", "-w", "2", "-r", "3")
     assert result.code == 0, result.stderr
-    by_name = {row["query"]: row for row in result.results()["summary"]}
+    by_name = {row["query"]: row for row in result.results()["queries"]}
     assert by_name["count-events"]["rows"] == 1
     assert by_name["temperature-stats-per-device"]["rows"] == 10  # 2 workers x 5 devices
     assert by_name["newest-per-device"]["rows"] == 10
@@ -91,7 +91,7 @@ def test_query_subset(cli):
     assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "100").code == 0
     result = cli("query", "--target", "sqlite", "-r", "1", "--queries", "count-events")
     assert result.code == 0, result.stderr
-    assert [row["query"] for row in result.results()["summary"]] == ["count-events"]
+    assert [row["query"] for row in result.results()["queries"]] == ["count-events"]
 
 
 def test_same_seed_same_data(cli, tmp_path):
@@ -119,7 +119,19 @@ def test_query_variant_not_offered_is_recorded_as_an_error(cli):
     assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "100").code == 0
     result = cli("query", "--target", "sqlite", "-r", "1", "--queries", "count-events,newest-per-device (loose index scan)")
     assert result.code == 0, result.stderr
-    by_name = {row["query"]: row for row in result.results()["summary"]}
+    by_name = {row["query"]: row for row in result.results()["queries"]}
     assert by_name["count-events"]["rows"] == 1 and not by_name["count-events"]["errors"]
     assert by_name["newest-per-device (loose index scan)"]["errors"] == [
         "module 'sqlite' does not offer the query 'newest-per-device (loose index scan)'"]
+
+
+def test_default_table_fits_a_100_column_terminal(cli):
+    result = cli("insert", "--target", "sqlite", "-w", "1,4", "-r", "2", "--num-inserts", "500", env={"COLUMNS": "100"})
+    assert result.code == 0, result.stderr
+    table = [line for line in result.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and all(len(line) <= 100 for line in table), "\n".join(table)
+    [header] = [line for line in table if line.startswith("┃")]  # one header line: nothing wrapped
+    assert all(name in header for name in ("Workers", "Runs", "Avg", "Min–Max", "CV", "p99 ms", "Count check"))
+    assert "…" not in result.stdout  # no figure cut short
+    averages = [row["throughput"]["avg"] for row in result.results()["inserts"]]
+    assert all(f"{value:,.0f}" in result.stdout for value in averages)

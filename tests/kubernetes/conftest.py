@@ -142,7 +142,8 @@ def cluster(tmp_path_factory):
     image = _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh")], "building the simulator image", env, timeout=900)
     print(f"cluster and image ready in {time.monotonic() - t0:.0f} s")
 
-    from kubernetes import client, config as kubeconfig_loader
+    from kubernetes import client
+    from kubernetes import config as kubeconfig_loader
 
     api = kubeconfig_loader.new_client_from_config(config_file=str(KUBECONFIG))
     core, batch = client.CoreV1Api(api), client.BatchV1Api(api)

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from fake_http_service import FakeServiceHandler, serving
 
 from cli.platforms.local import free_port
-from fake_http_service import FakeServiceHandler, serving
 from simulator.modules import azure_data_explorer as adx
 from simulator.spec import RunSpec
 from tests.conftest import rows_per_query
@@ -56,7 +56,7 @@ class FakeKustoState:
 
     def ingest_due(self) -> None:
         now = time.time()
-        for due, table, rows in [p for p in self.pending if p[0] <= now]:
+        for _due, table, rows in [p for p in self.pending if p[0] <= now]:
             self.tables.setdefault(table, []).extend(rows)
         self.pending = [p for p in self.pending if p[0] > now]
 

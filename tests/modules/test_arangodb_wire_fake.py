@@ -17,9 +17,9 @@ import threading
 from dataclasses import dataclass, field
 
 import pytest
+from fake_http_service import FakeServiceHandler, serving
 
 from cli.platforms.local import free_port
-from fake_http_service import FakeServiceHandler, serving
 from simulator.modules.arangodb import QUERIES
 from tests.conftest import rows_per_query
 
@@ -262,12 +262,12 @@ def test_arangodb_wire_fake_queries_send_the_aql_and_page_the_cursor(arango):
     assert [body["query"] for body in sent] == [QUERIES[name] for name in report]
     assert all(body["batchSize"] == 10_000 for body in sent)
     # 10 rows in pages of 4: two follow-up fetches for each per-device query.
-    assert len([r for r in state.of("POST", "/_api/cursor/")]) == 4
+    assert len(list(state.of("POST", "/_api/cursor/"))) == 4
     assert "COLLECT device = e.device_id AGGREGATE newest = MAX([e.timestamp, e.temperature])" in QUERIES["newest-per-device"]
 
 
 def test_arangodb_wire_fake_wrong_password_is_reported(arango, cli):
-    state, run = arango
+    _state, _run = arango
     result = cli("insert", "--config", "config.yaml", "--target", "arangodb-fake", "-r", "1", "-w", "1", "--num-inserts", "5",
                  env={"ARANGO_PASSWORD": "wrong"}, timeout=300)
     assert result.code != 0

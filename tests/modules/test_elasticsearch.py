@@ -153,7 +153,7 @@ def test_query_timeout_is_reported_per_query(cli, search):
     assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000])
     result = run(cli, "query", "-w", "1", "-r", "1", "--query-timeout", "0.000001")
     assert result.code == 0, result.stderr
-    summary = result.results()["summary"]
+    summary = result.results()["queries"]
     assert len(summary) == 5
     assert all(row["errors"] == ["query timed out after 1e-06 s"] for row in summary), summary
 

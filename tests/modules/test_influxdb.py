@@ -118,7 +118,7 @@ def test_query_timeout_is_reported_per_query(cli, influx):
     assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000])
     result = run(cli, "query", "-w", "1", "-r", "1", "--query-timeout", "0.000001")
     assert result.code == 0, result.stderr  # the collector's count is not bound by the query timeout
-    summary = result.results()["summary"]
+    summary = result.results()["queries"]
     assert len(summary) == 5
     assert all(row["errors"] == ["Flux query timed out"] for row in summary), summary
 

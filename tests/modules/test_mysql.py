@@ -94,7 +94,7 @@ def test_mysql_values_lists_client_keys_multiple_tables(cli, mysql):
     assert sum(count for count, _ in per_table) == 2000
     assert all(count == distinct and count > 0 for count, distinct in per_table)
     # A device writes to one table only.
-    devices = [set(row[0] for row in sql(f"SELECT DISTINCT device_id FROM events{t}")) for t in range(4)]
+    devices = [{row[0] for row in sql(f"SELECT DISTINCT device_id FROM events{t}")} for t in range(4)]
     assert sum(len(d) for d in devices) == len(set().union(*devices)) == 40
     key, device, sequence = sql("SELECT id, device_id, sequence_number FROM events0 LIMIT 1")[0]
     assert key == f"{device}-{sequence:012d}"

@@ -152,7 +152,7 @@ def test_loose_index_scan_variant_sits_beside_the_canonical_query(cli, family):
     assert set(QUERY_NAMES) | {postgres.NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN} == set(queries)
     assert postgres.NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN not in spec.queries
     # Both give the same answer: every device once, with its newest reading.
-    from simulator.modules import sql_common
+    from simulator.wire import sql as sql_common
 
     canonical = sorted(sql(family, sql_common.QUERIES["newest-per-device"]))
     variant = sorted(sql(family, postgres.LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE))
@@ -173,6 +173,6 @@ def test_loose_index_scan_variant_can_be_run_by_name_from_the_cli(cli, family):
     result = cli("query", "--config", "config.yaml", "--target", "pg", "-r", "2",
                  "--queries", "newest-per-device,newest-per-device (loose index scan)", env=family, timeout=300)
     assert result.code == 0, result.stderr
-    by_name = {row["query"]: row for row in result.results()["summary"]}
+    by_name = {row["query"]: row for row in result.results()["queries"]}
     assert by_name["newest-per-device"]["rows"] == by_name["newest-per-device (loose index scan)"]["rows"] == 20
     assert not by_name["newest-per-device (loose index scan)"]["errors"]

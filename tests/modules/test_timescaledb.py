@@ -106,7 +106,7 @@ def test_timescaledb_fake_steps_restart_or_continue_timestamps(cli, timescale, r
     assert [r["report"]["verification"]["counted"] for r in result.results()["runs"]] == [200, 400, 600]
     (first, last, distinct, keys), = sql(timescale, "SELECT min(timestamp), max(timestamp), count(DISTINCT timestamp), "
                                                    "count(DISTINCT id) FROM events")
-    origin = dt.datetime.fromtimestamp(TIME_ORIGIN_MS / 1000, dt.timezone.utc)
+    origin = dt.datetime.fromtimestamp(TIME_ORIGIN_MS / 1000, dt.UTC)
     assert first == origin and keys == 600
     events_per_worker = 300 if not restart else 100  # per-worker clock: each step starts over when restarting
     assert last == origin + dt.timedelta(milliseconds=(events_per_worker - 1) * EVENT_INTERVAL_MS)

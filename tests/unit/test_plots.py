@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 from cli import plots
+from tests import factories
 from tests.conftest import REPO_ROOT
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -16,32 +17,17 @@ def test_last_partial_window_is_scaled_to_a_rate():
     assert plots.rates([10, 20], 2.0) == [10.0, 20.0]
 
 
-def _insert_run(workers, run, per_second, duration, throughput, step=None, level=0):
-    return {
-        "label": f"{workers} workers, run {run}", "workers": workers, "run": run, "step": step,
-        "report": {
-            "figures": {"events": sum(per_second), "throughput": throughput, "duration_s": duration, "per_second": per_second},
-            "verification": {"count_before": level, "counted": level + sum(per_second), "ok": True},
-        },
-    }
-
-
 def test_events_per_second_is_the_mean_of_the_runs_per_worker_count():
-    document = {"task": "insert", "runs": [
-        _insert_run(1, 1, [100, 100], 2.0, 100.0),
-        _insert_run(1, 2, [300, 100, 50], 2.5, 180.0),
-        _insert_run(4, 1, [400], 0.5, 800.0),
-    ]}
-    series = plots.per_second_series(document)
+    built = factories.document([
+        (1, factories.insert_report([100, 100], 2.0)),
+        (1, factories.insert_report([300, 100, 50], 2.5)),
+        (4, factories.insert_report([400], 0.5, workers=4)),
+    ])
+    series = plots.per_second_series(built)
     edges, values = series["1 worker"]
     assert values == [200.0, 100.0, 100.0]  # third window: one run only, 50 events in 0.5 s
     assert edges == [0.0, 1.0, 2.0, 2.5]
     assert series["4 workers"] == ([0.0, 0.5], [800.0])
-
-
-def _summary_row(workers, low, avg, high, unstable=False):
-    return {"workers": workers, "throughput": {"min": low, "avg": avg, "max": high, "cv": 0.2 if unstable else 0.01, "unstable": unstable},
-            "p50_ms": 1.0, "p95_ms": 2.0, "p99_ms": 4.0}
 
 
 def _is_png(path):
@@ -49,38 +35,36 @@ def _is_png(path):
 
 
 def test_insert_document_gives_three_plots(tmp_path):
-    document = {
-        "task": "insert", "steps": 0,
-        "summary": [_summary_row(1, 90, 100, 110), _summary_row(4, 200, 300, 420, unstable=True)],
-        "runs": [_insert_run(1, 1, [100, 50], 1.5, 100.0), _insert_run(4, 1, [300], 1.0, 300.0)],
-    }
-    written = plots.draw(document, tmp_path)
+    built = factories.document([
+        (1, factories.insert_report([100, 50], 1.5, throughput=90)), (1, factories.insert_report([100, 50], 1.5, throughput=110)),
+        (4, factories.insert_report([300], 1.0, throughput=200, workers=4)), (4, factories.insert_report([300], 1.0, throughput=420, workers=4)),
+    ])
+    written = plots.draw(built, tmp_path)
     assert [path.name for path in written] == ["inserts-per-second.png", "latency.png", "events-per-second.png"]
     assert all(_is_png(path) for path in written)
 
 
 def test_steps_document_gives_the_fill_level_plot(tmp_path):
-    document = {
-        "task": "insert", "steps": 2,
-        "summary": [{"step": 1, "level": 0, "throughput": 100.0}, {"step": 2, "level": 1000, "throughput": 90.0}],
-        "runs": [_insert_run(2, 1, [1000], 1.0, 100.0, step=1), _insert_run(2, 2, [900], 1.0, 90.0, step=2, level=1000)],
-    }
-    written = plots.draw(document, tmp_path)
+    built = factories.document([(2, factories.insert_report([1000], 1.0)), (2, factories.insert_report([900], 1.0, level=1000))], steps=2)
+    assert [row.level for row in built.inserts] == [0, 1000]
+    written = plots.draw(built, tmp_path)
     assert [path.name for path in written] == ["fill-level.png", "events-per-second.png"]
     assert all(_is_png(path) for path in written)
 
 
 def test_query_plot_copes_with_a_failed_query(tmp_path):
-    ok = {"min_s": 0.1, "avg_s": 0.2, "max_s": 0.4, "cold_avg_s": 0.4, "warm_avg_s": 0.1, "errors": []}
-    failed = {"min_s": None, "avg_s": None, "max_s": None, "cold_avg_s": None, "warm_avg_s": None, "errors": ["timeout"]}
-    document = {"task": "query", "summary": [
-        {"workers": 1, "query": "count-events", **ok}, {"workers": 1, "query": "newest-per-device", **failed}]}
-    [path] = plots.draw(document, tmp_path)
+    from cli.document import QueryRow
+
+    ok = {"executions": 3, "min_s": 0.1, "avg_s": 0.2, "max_s": 0.4, "cold_avg_s": 0.4, "warm_avg_s": 0.1, "errors": []}
+    failed = {"executions": 0, "errors": ["timeout"]}
+    built = factories.document([], task="query")
+    built.queries = [QueryRow(workers=1, query="count-events", **ok), QueryRow(workers=1, query="newest-per-device", **failed)]
+    [path] = plots.draw(built, tmp_path)
     assert path.name == "query-durations.png" and _is_png(path)
 
 
 def test_nothing_to_draw_without_a_summary(tmp_path):
-    assert plots.draw({"task": "insert", "status": "failed", "runs": []}, tmp_path) == []
+    assert plots.draw(factories.document([], status="failed"), tmp_path) == []
     assert list(tmp_path.iterdir()) == []
 
 
@@ -90,9 +74,12 @@ def test_matplotlib_is_not_imported_at_startup():
     assert out.strip() == "False"
 
 
-def test_a_plotting_error_is_a_warning_not_a_failure(tmp_path, capsys):
-    from cli.main import write_figures  # cli.saved_results is loaded by cli.main, after what it uses
+def test_a_plotting_error_is_a_warning_not_a_failure(tmp_path, capsys, monkeypatch):
+    from cli import results
 
-    broken = {"task": "insert", "steps": 0, "summary": [{"workers": 1}], "runs": []}  # no throughput figures
-    write_figures(tmp_path, broken)  # must not raise
+    def broken(document, folder):
+        raise ValueError("no figures to draw")
+
+    monkeypatch.setattr(plots, "draw", broken)
+    results.write_figures(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))  # must not raise
     assert "could not draw the plots" in capsys.readouterr().err

@@ -5,7 +5,8 @@ import pytest
 from pydantic import ValidationError
 
 from cli.options import WorkerSet, parse_extra_options, parse_queries
-from simulator.modules.base import ModuleError, expand_env
+from simulator.env_references import MissingVariable
+from simulator.env_references import expand as expand_env
 from simulator.spec import QUERY_NAMES, RunSpec
 
 
@@ -55,5 +56,5 @@ def test_env_expansion(monkeypatch):
     assert expand_env("a ${IOTB_X} b") == "a secret b"
     assert expand_env("${IOTB_MISSING:-fallback}") == "fallback"
     assert expand_env(5) == 5
-    with pytest.raises(ModuleError, match="IOTB_MISSING"):
+    with pytest.raises(MissingVariable, match="IOTB_MISSING"):
         expand_env("${IOTB_MISSING}")

@@ -7,6 +7,7 @@ from rich.console import Console
 
 from cli import comparison, tables
 from simulator import stats
+from tests import factories
 
 
 def test_three_runs_known_figures():
@@ -49,38 +50,32 @@ def _text(table) -> str:
     return console.export_text()
 
 
-def _summary_row(values):
-    spread = stats.spread(values).model_dump()
-    return {"workers": 4, "runs": len(values), "throughput": spread, "seed_formula_throughput": spread,
-            "p50_ms": 1.0, "p95_ms": 2.0, "p99_ms": 3.0, "max_ms": 4.0, "client_overhead": 0.01, "start_skew_s": 0.002}
+def _rows(throughputs):
+    return factories.document([(4, factories.insert_report([1000], 1.0, throughput=value, workers=4)) for value in throughputs]).inserts
 
 
 def test_insert_table_flags_unstable_and_shows_the_interval():
-    text = _text(tables.insert_table([_summary_row([80.0, 100.0, 120.0])], "t"))
+    text = _text(tables.insert_table(_rows([80.0, 100.0, 120.0]), "t", details=True))
     assert "20.0% unstable" in text
     assert "±50" in text  # 4.303 * 20 / sqrt(3) = 49.7
-    steady = _text(tables.insert_table([_summary_row([99.0, 100.0, 101.0])], "t"))
+    steady = _text(tables.insert_table(_rows([99.0, 100.0, 101.0]), "t"))
     body = [line for line in steady.splitlines() if line.startswith("│")]  # data rows, not the caption
     assert len(body) == 1 and "1.0%" in body[0] and "unstable" not in body[0]
+    assert "99–101" in body[0]  # min–max of the runs
 
 
 def _document(throughputs):
-    runs = []
-    for value in throughputs:
-        figures = {"events": 1000, "throughput": value, "seed_formula_throughput": value, "duration_s": 1000 / value,
-                   "latency": {"p99_ms": 5.0}, "per_second": [1000]}
-        runs.append({"label": "x", "workers": 2, "run": 1, "step": None,
-                     "report": {"figures": figures, "verification": {"ok": True, "counted": 1000, "count_before": 0},
-                                "server": {"counters_at_start": {"rows": 0}, "counters_at_end": {"rows": 1000}}}})
-    spec = {"module": "sqlite", "batch": 100, "primary_key": "db", "connection": {}, "extra": {}}
-    return {"task": "insert", "target": "sqlite", "spec": spec, "status": "ok", "runs": runs}
+    return factories.document([(2, factories.insert_report([1000], 1000 / value, throughput=value, workers=2, counters=(0, 1000)))
+                               for value in throughputs])
 
 
-def test_compare_output_carries_the_flag():
+def test_compare_output_carries_the_flag(tmp_path):
+    from cli import results
+
     rows = comparison.insert_rows([("a", _document([100.0, 150.0])), ("b", _document([100.0, 101.0]))])
-    assert [row["throughput"]["unstable"] for row in rows] == [True, False]
+    assert [row.throughput.unstable for row in rows] == [True, False]
     markdown = comparison.insert_markdown(rows)
     assert markdown.count("unstable") == 1
-    csv_rows = comparison.insert_csv_rows(rows)
-    assert csv_rows[0]["inserts_per_s"]["unstable"] is True
+    results.write_csv(tmp_path / "inserts.csv", rows)
+    assert "throughput.unstable" in (tmp_path / "inserts.csv").read_text().splitlines()[0]
     assert "unstable" in _text(tables.compare_insert_table(rows))

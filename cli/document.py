@@ -1,0 +1,102 @@
+"""results.json as typed models: what one invocation of the CLI ran and measured.
+
+`format_version` changes whenever a reader of an older file would misread it. The run reports are
+the collector's own typed reports (simulator/report.py); the rows across runs are derived from them
+in one place (cli/summary.py) and saved with them so the files keep every figure.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+import simulator
+from simulator.report import RunReport
+from simulator.spec import RunSpec
+from simulator.stats import QueryFigures, Spread
+
+FORMAT_VERSION = 2
+Status = Literal["running", "ok", "failed", "interrupted"]
+
+
+class Environment(BaseModel):
+    """Where and how the invocation ran."""
+
+    tool_version: str = ""
+    python: str = ""
+    platform: str = ""
+    machine: str = ""
+    cpus: int | None = None
+    created: str = ""
+    command: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def here(cls) -> Environment:
+        return cls(
+            tool_version=simulator.__version__, python=sys.version.split()[0], platform=platform.platform(),
+            machine=platform.node(), cpus=os.cpu_count(), created=datetime.now(UTC).isoformat(timespec="seconds"),
+            command=sys.argv,
+        )
+
+
+class RunRecord(BaseModel):
+    """One run of the invocation (a worker count's repetition, or a fill-level step) and its report."""
+
+    label: str
+    workers: int
+    run: int
+    step: int | None = None
+    report: RunReport
+
+
+class InsertRow(BaseModel):
+    """One worker count (or one fill-level step) across its runs."""
+
+    workers: int
+    step: int | None = None
+    level: int | None = Field(None, description="events in the database before the step (fill level)")
+    runs: int
+    insert_mode: str
+    throughput: Spread
+    seed_formula_throughput: Spread
+    p50_ms: float = Field(description="mean of the runs' p50 call latency")
+    p95_ms: float
+    p99_ms: Spread
+    max_ms: float = Field(description="the slowest call of all runs")
+    client_overhead: float = Field(description="mean of the runs' client overhead")
+    start_skew_s: float = Field(description="the largest start skew of the runs")
+    retries: int
+    count_check: str = Field(description="ok, FAILED or not applicable, over the runs")
+
+
+class QueryRow(QueryFigures):
+    """One query at one worker count."""
+
+    workers: int
+    query: str
+
+
+class ResultsDocument(BaseModel):
+    format_version: int = FORMAT_VERSION
+    task: Literal["insert", "query"]
+    target: str
+    platform: str
+    status: Status = "running"
+    error: str | None = None
+    environment: Environment
+    spec: RunSpec
+    worker_counts: list[int]
+    runs_per_worker_count: int = 1
+    steps: int = 0
+    runs: list[RunRecord] = Field(default_factory=list)
+    inserts: list[InsertRow] = Field(default_factory=list)
+    queries: list[QueryRow] = Field(default_factory=list)
+
+    def insert_runs(self) -> list[RunRecord]:
+        """The runs that finished with insert figures."""
+        return [run for run in self.runs if run.report.figures is not None]

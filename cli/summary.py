@@ -1,0 +1,59 @@
+"""Figures across runs, computed in one place: the terminal tables, summary.csv, results.json and
+`compare` all show these rows."""
+
+from __future__ import annotations
+
+import statistics
+
+from cli.document import InsertRow, QueryRow, ResultsDocument, RunRecord
+from simulator import stats
+
+
+def summarise(document: ResultsDocument) -> None:
+    """Fill the document's rows from its runs."""
+    document.inserts = insert_rows(document.insert_runs())
+    document.queries = query_rows(document.runs)
+
+
+def insert_rows(runs: list[RunRecord]) -> list[InsertRow]:
+    """One row per worker count, or per fill-level step, in the order they ran."""
+    rows = []
+    for workers, step in dict.fromkeys((run.workers, run.step) for run in runs):
+        group = [run.report for run in runs if run.workers == workers and run.step == step]
+        figures = [report.figures for report in group]
+        latency = [f.latency for f in figures]
+        rows.append(InsertRow(
+            workers=workers,
+            step=step,
+            level=group[0].verification.count_before if step is not None and group[0].verification else None,
+            runs=len(group),
+            insert_mode=group[0].insert_mode,
+            throughput=stats.spread([f.throughput for f in figures]),
+            seed_formula_throughput=stats.spread([f.seed_formula_throughput for f in figures]),
+            p50_ms=statistics.fmean(one.p50_ms for one in latency),
+            p95_ms=statistics.fmean(one.p95_ms for one in latency),
+            p99_ms=stats.spread([one.p99_ms for one in latency]),
+            max_ms=max(one.max_ms for one in latency),
+            client_overhead=statistics.fmean(f.client_overhead for f in figures),
+            start_skew_s=max(f.start_skew_s for f in figures),
+            retries=sum(f.retries for f in figures),
+            count_check=count_verdict([report.verification.verdict() for report in group if report.verification]),
+        ))
+    return rows
+
+
+def count_verdict(verdicts: list[str]) -> str:
+    """One verdict for the count checks of several runs."""
+    if "FAILED" in verdicts:
+        return "FAILED"
+    if verdicts and all(verdict == "not applicable" for verdict in verdicts):
+        return "not applicable"
+    return "ok" if verdicts else "-"
+
+
+def query_rows(runs: list[RunRecord]) -> list[QueryRow]:
+    return [
+        QueryRow(workers=run.workers, query=name, **figures.model_dump())
+        for run in runs
+        for name, figures in run.report.queries.items()
+    ]

@@ -1,0 +1,81 @@
+"""The run's report: the one output of a run, as the run spec is its one input.
+
+The collector serves it at `/report`, every platform returns it, the CLI renders and saves it. A new
+figure is a field here, the code that fills it, and the one place that renders it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from simulator.protocol import WorkerResult
+from simulator.spec import RunSpec
+from simulator.stats import InsertRunFigures, QueryFigures
+
+
+class IngestionWait(BaseModel):
+    """For databases that acknowledge writes before they are stored (queued ingestion, asynchronous
+    commits): how long after the timed phase the database held every acknowledged event."""
+
+    expected: int
+    counted: int
+    reached: bool
+    seconds_after_run: float | None = Field(description="from the end of the timed phase until the count was reached")
+    waited_s: float
+    limit_s: float
+
+    def sentence(self) -> str:
+        if self.reached:
+            return f"all {self.expected:,} events stored {self.seconds_after_run:.1f} s after the run"
+        return f"only {self.counted:,} of {self.expected:,} events stored within {self.limit_s:g} s"
+
+
+class Verification(BaseModel):
+    """The database's count after an insert run against what it held before plus what was inserted."""
+
+    count_before: int | None
+    prefilled: int
+    inserted: int
+    expected: int | None
+    counted: int | None
+    applicable: bool = Field(description="false when nothing is stored to count (the null target)")
+    ok: bool | None
+
+    def verdict(self) -> str:
+        if not self.applicable:
+            return "not applicable"
+        return "ok" if self.ok else "FAILED"
+
+    def failure(self) -> str | None:
+        """One line saying why the check failed; None when it passed or does not apply."""
+        if not self.applicable or self.ok:
+            return None
+        return (f"the database holds {self.counted} events but {self.expected} were expected ({self.count_before} before "
+                f"+ {self.prefilled} prefilled + {self.inserted} reported by the workers)")
+
+
+class ServerSide(BaseModel):
+    """The database's own view of an insert run, where it exposes one."""
+
+    storage_bytes: int | None = None
+    counters_at_start: dict[str, int] | None = None
+    counters_at_end: dict[str, int] | None = None
+
+
+class RunReport(BaseModel):
+    run_id: str
+    task: Literal["insert", "query"]
+    spec: RunSpec
+    start_at: float | None = Field(description="the common start of the timed phase, epoch seconds")
+    insert_mode: str = Field("", description="how events reach the database, as the module names it")
+    notes: list[str] = Field(default_factory=list, description="what a reader of the figures must know about the module")
+    # insert runs
+    figures: InsertRunFigures | None = None
+    verification: Verification | None = None
+    server: ServerSide | None = None
+    ingestion: IngestionWait | None = None
+    # query runs
+    queries: dict[str, QueryFigures] = Field(default_factory=dict)
+    workers: list[WorkerResult] = Field(default_factory=list, description="each worker's result, histograms left out")

@@ -1,0 +1,46 @@
+"""Typed results documents and run reports with known figures, for tests of what reads them."""
+
+from __future__ import annotations
+
+from cli import summary
+from cli.document import Environment, ResultsDocument, RunRecord
+from simulator.report import RunReport, ServerSide, Verification
+from simulator.spec import RunSpec
+from simulator.stats import InsertRunFigures, Latency
+
+
+def spec(task="insert", module="sqlite", workers=1, **fields) -> RunSpec:
+    return RunSpec(run_id="run-test", task=task, target=module, module=module, workers=workers, **fields)
+
+
+def insert_report(per_second: list[int], duration: float, throughput: float | None = None, level: int = 0, workers: int = 1,
+                  p99_ms: float = 5.0, counters: tuple[int, int] | None = None, insert_mode: str = "batch, size 100",
+                  ok: bool = True) -> RunReport:
+    events = sum(per_second)
+    throughput = events / duration if throughput is None else throughput
+    figures = InsertRunFigures(
+        workers=workers, events=events, prefilled=0, duration_s=duration, throughput=throughput, seed_formula_throughput=throughput,
+        latency=Latency(calls=events, mean_ms=1.0, p50_ms=1.0, p95_ms=2.0, p99_ms=p99_ms, max_ms=2 * p99_ms),
+        per_second=per_second, client_overhead=0.01, start_skew_s=0.002, retries=0,
+    )
+    counted = level + events if ok else level + events - 1
+    server = ServerSide(counters_at_start={"rows": counters[0]}, counters_at_end={"rows": counters[1]}) if counters else ServerSide()
+    return RunReport(
+        run_id="run-test", task="insert", spec=spec(workers=workers), start_at=0.0, insert_mode=insert_mode, figures=figures,
+        verification=Verification(count_before=level, prefilled=0, inserted=events, expected=level + events, counted=counted,
+                                  applicable=True, ok=ok),
+        server=server,
+    )
+
+
+def document(runs: list[tuple[int, RunReport]], task="insert", steps=0, target="sqlite", status="ok") -> ResultsDocument:
+    """A summarised document; `runs` = (workers, report), a step number per run when `steps`."""
+    records = [
+        RunRecord(label=f"{workers} workers, run {index}", workers=workers, run=index, step=index if steps else None, report=report)
+        for index, (workers, report) in enumerate(runs, start=1)
+    ]
+    built = ResultsDocument(task=task, target=target, platform="local", status=status, environment=Environment(),
+                            spec=spec(task=task, module=target if target in ("sqlite", "postgres") else "sqlite"),
+                            worker_counts=sorted({workers for workers, _ in runs}), steps=steps, runs=records)
+    summary.summarise(built)
+    return built

@@ -1,0 +1,79 @@
+"""Every third-party import in the tree is named by a requirements file.
+
+A package installed by hand on a development machine once hid a missing requirement until CI ran on
+a fresh machine; this test fails on the development machine instead. It must run in the virtual
+environment that scripts/venv.sh makes from the requirements files (scripts/test.sh does), where a
+missing requirement is also simply not installed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+SKIPPED_FOLDERS = {".git", "results", "__pycache__", "node_modules", ".venv"}
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def named_distributions(path: Path) -> set[str]:
+    """Distributions a requirements file names, following `-r other.txt`."""
+    named: set[str] = set()
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-r "):
+            named |= named_distributions(path.parent / line[3:].strip())
+        elif line and not line.startswith("-"):
+            named.add(_normalised(re.split(r"[\[=<>!~; ]", line, maxsplit=1)[0]))
+    return named
+
+
+def python_files() -> list[Path]:
+    return [path for path in REPO_ROOT.rglob("*.py") if not SKIPPED_FOLDERS & set(path.relative_to(REPO_ROOT).parts)]
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """Every absolute import of a file, lazy ones inside functions included."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_every_import_has_a_pinned_requirement():
+    files = python_files()
+    named = set()
+    for requirements in REPO_ROOT.rglob("requirements*.txt"):
+        if not SKIPPED_FOLDERS & set(requirements.relative_to(REPO_ROOT).parts):
+            named |= named_distributions(requirements)
+    local = {path.stem for path in files} | {path.name for path in REPO_ROOT.iterdir() if path.is_dir()}
+    installed = packages_distributions()
+    problems = []
+    for path in files:
+        for module in sorted(top_level_imports(path) - set(sys.stdlib_module_names) - local):
+            distributions = {_normalised(name) for name in installed.get(module, [])}
+            if not distributions:
+                problems.append(f"{path.relative_to(REPO_ROOT)}: '{module}' is not installed from the requirements files")
+            elif not distributions & named:
+                problems.append(f"{path.relative_to(REPO_ROOT)}: '{module}' (distribution {', '.join(sorted(distributions))}) is in no requirements file")
+    assert not problems, "\n".join(problems)
+
+
+def test_requirements_are_pinned():
+    loose = []
+    for requirements in REPO_ROOT.rglob("requirements*.txt"):
+        for line in requirements.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line and not line.startswith("-") and "==" not in line:
+                loose.append(f"{requirements.relative_to(REPO_ROOT)}: {line}")
+    assert not loose, "unpinned requirements:\n" + "\n".join(loose)
