@@ -23,6 +23,8 @@ SERVER_NAME="${SERVER_NAME:-servers}"
 # Log file shown by die(); each script sets it once it knows it.
 SERVER_LOG="${SERVER_LOG:-}"
 _IOTBENCH_T0=$(date +%s)
+# Pid files of the servers this run started (start_bg), stopped again by die().
+STARTED_PIDFILES=()
 
 log() {
     printf '[%s %s +%ss] %s\n' "$(date +%H:%M:%S)" "$SERVER_NAME" "$(( $(date +%s) - _IOTBENCH_T0 ))" "$*" >&2
@@ -38,8 +40,12 @@ die() {
     fi
     # A server this very run started but that never became ready is stopped, so that nothing
     # half-started keeps its ports and memory (IOTBENCH_KEEP_ON_FAILURE=1 keeps it for debugging).
-    if [[ -n "${STARTED_PIDFILE:-}" && "${IOTBENCH_KEEP_ON_FAILURE:-0}" != 1 ]] && pid_alive "$STARTED_PIDFILE"; then
-        stop_pidfile "$STARTED_PIDFILE" "the server this run started"
+    # Several processes (IoTDB's ConfigNode and DataNode) are stopped newest first.
+    if [[ "${IOTBENCH_KEEP_ON_FAILURE:-0}" != 1 ]]; then
+        local i
+        for (( i = ${#STARTED_PIDFILES[@]} - 1; i >= 0; i-- )); do
+            pid_alive "${STARTED_PIDFILES[i]}" && stop_pidfile "${STARTED_PIDFILES[i]}" "the server this run started"
+        done
     fi
     exit 1
 }
@@ -126,7 +132,7 @@ start_bg() {
     setsid "$@" >>"$logfile" 2>&1 </dev/null 8>&- &
     echo $! >"$pidfile"
     WAIT_PID=$!
-    STARTED_PIDFILE=$pidfile
+    STARTED_PIDFILES+=("$pidfile")
 }
 
 # with_lock NAME CMD [ARGS...]: run CMD holding an exclusive lock (parallel runs share the cache).
@@ -147,23 +153,60 @@ server_lock() {
     flock -w "$IOTBENCH_TIMEOUT" 8 || die "another start of $1 still holds $IOTBENCH_STATE/locks/$1.lock"
 }
 
-_APT_UPDATED=0
-# apt_install PKG...: install the Debian packages that are missing (apt-get update once, if needed).
-apt_install() {
-    local missing=() p
+# apt_missing PKG...: print the packages that dpkg does not list as installed.
+apt_missing() {
+    local p
     for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
     done
-    (( ${#missing[@]} )) || return 0
-    log "apt-get install ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    local apt_log="$IOTBENCH_STATE/apt.log"
-    if (( !_APT_UPDATED )); then
-        apt-get update -q >>"$apt_log" 2>&1 8>&- || log "warning: apt-get update failed (see $apt_log)"
-        _APT_UPDATED=1
+}
+
+# apt_install PKG...: install the Debian packages that are missing. One apt/dpkg at a time: every
+# caller takes $IOTBENCH_CACHE/locks/apt.lock (start scripts may run in parallel; two apt-get at once
+# fail on dpkg's lock), and apt-get itself waits for a foreign holder of dpkg's lock. `apt-get update`
+# runs at most once an hour (stamp $IOTBENCH_STATE/apt-updated). Services must not be started by a
+# package's postinst (our scripts start their own instance): without /usr/sbin/policy-rc.d, one that
+# denies every start is put there for the duration of the install.
+apt_install() {
+    local missing
+    missing=$(apt_missing "$@")
+    [[ -n "$missing" ]] || return 0
+    mkdir -p "$IOTBENCH_CACHE/locks"
+    exec 7>"$IOTBENCH_CACHE/locks/apt.lock"
+    if ! flock -w 1800 7; then
+        die "another apt_install still holds $IOTBENCH_CACHE/locks/apt.lock after 1800s"
     fi
-    apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$apt_log" 2>&1 8>&- \
-        || { SERVER_LOG="$apt_log"; die "apt-get install ${missing[*]} failed"; }
+    missing=$(apt_missing "$@")   # another script may have installed them meanwhile
+    if [[ -n "$missing" ]]; then
+        # shellcheck disable=SC2086
+        _apt_get_install $missing
+    fi
+    flock -u 7
+    exec 7>&-
+}
+
+_apt_get_install() {
+    local apt_log="$IOTBENCH_STATE/apt.log" stamp="$IOTBENCH_STATE/apt-updated" policy=/usr/sbin/policy-rc.d made_policy=0 rc=0
+    export DEBIAN_FRONTEND=noninteractive
+    log "apt-get install $*"
+    if [[ -z "$(find "$stamp" -mmin -60 2>/dev/null)" ]]; then
+        if apt-get update -q -o DPkg::Lock::Timeout=600 >>"$apt_log" 2>&1 7>&- 8>&-; then
+            touch "$stamp"
+        else
+            log "warning: apt-get update failed (see $apt_log)"
+        fi
+    fi
+    if [[ ! -e "$policy" ]]; then
+        printf '#!/bin/sh\n# iotbench scripts/servers/lib.sh: no service starts during its apt-get install\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+        made_policy=1
+    fi
+    apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "$@" >>"$apt_log" 2>&1 7>&- 8>&- || rc=$?
+    (( made_policy )) && rm -f "$policy"
+    if (( rc )); then
+        SERVER_LOG="$apt_log"
+        die "apt-get install $* failed (exit $rc)"
+    fi
 }
 
 # need_java: make sure java 17+ is available, print its home (JAVA_HOME).
@@ -181,6 +224,13 @@ need_mvn() {
     command -v mvn >/dev/null 2>&1 || apt_install maven
 }
 
+# mvn_locked ARGS...: mvn -q -B on $IOTBENCH_M2, one at a time (Maven 3.8 does not lock its local
+# repository, and parallel start scripts share it and its plugins).
+mvn_locked() {
+    need_mvn
+    with_lock m2 mvn -q -B -Dmaven.repo.local="$IOTBENCH_M2" "$@"
+}
+
 # mvn_get GROUP:ARTIFACT:VERSION[:PACKAGING[:CLASSIFIER]]: fetch one artifact into ~/.m2, print its path.
 mvn_get() {
     local coords=$1 g a v p c path
@@ -190,7 +240,7 @@ mvn_get() {
     if [[ ! -s "$path" ]]; then
         need_mvn
         log "mvn dependency:get $coords"
-        mvn -q -B -Dmaven.repo.local="$IOTBENCH_M2" dependency:get -Dartifact="$coords" -Dtransitive=false >>"$IOTBENCH_STATE/mvn.log" 2>&1 \
+        mvn_locked dependency:get -Dartifact="$coords" -Dtransitive=false >>"$IOTBENCH_STATE/mvn.log" 2>&1 \
             || { SERVER_LOG="$IOTBENCH_STATE/mvn.log"; die "mvn dependency:get $coords failed"; }
     fi
     [[ -s "$path" ]] || die "artifact $coords not found at $path"

@@ -92,7 +92,7 @@ fetch_jars() {
 </project>
 EOF
     rm -rf "$LIB_DIR.tmp"
-    (cd "$tmp" && mvn -q -B -Dmaven.repo.local="$IOTBENCH_M2" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIB_DIR.tmp") \
+    (cd "$tmp" && mvn_locked dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIB_DIR.tmp") \
         >"$STATE_DIR/fetch.log" 2>&1 || { SERVER_LOG="$STATE_DIR/fetch.log"; rm -rf "$tmp"; die "mvn dependency:copy-dependencies failed"; }
     rm -rf "$tmp" "$LIB_DIR"
     mv "$LIB_DIR.tmp" "$LIB_DIR"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Usage: stop-all.sh [NAME...]   NAME in: postgres mariadb cassandra elasticsearch opensearch influxdb
+#                                         questdb iotdb clickhouse victoriametrics (berkeleydb: nothing runs)
 # or NAME-PORT for one instance, e.g. elasticsearch-9202 (default: all). Stops the servers started by the start-*.sh scripts, found by their pid files in the
 # state dir ($IOTBENCH_STATE); PostgreSQL (Debian's cluster) is stopped with pg_ctlcluster.
 set -euo pipefail
@@ -7,7 +8,7 @@ SERVER_NAME=stop-all
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ALL=(postgres mariadb cassandra elasticsearch opensearch influxdb)
+ALL=(postgres mariadb cassandra elasticsearch opensearch influxdb questdb iotdb clickhouse victoriametrics)
 names=("$@")
 (( ${#names[@]} )) || names=("${ALL[@]}")
 
@@ -21,11 +22,15 @@ for n in "${names[@]}"; do
                 pg_ctlcluster --skip-systemctl-redirect "$v" "$c" stop -m fast >&2 || log "warning: pg_ctlcluster stop failed"
             fi
             ;;
-        mariadb|cassandra|elasticsearch|opensearch|influxdb|mariadb-*|cassandra-*|elasticsearch-*|opensearch-*|influxdb-*)
+        berkeleydb) ;;   # embedded: installed only, nothing runs
+        mariadb|cassandra|elasticsearch|opensearch|influxdb|questdb|iotdb|clickhouse|victoriametrics|\
+        mariadb-*|cassandra-*|elasticsearch-*|opensearch-*|influxdb-*|questdb-*|iotdb-*|clickhouse-*|victoriametrics-*)
             # "elasticsearch" = every instance; "elasticsearch-9202" = only the one on that port.
             shopt -s nullglob
             if [[ "$n" == *-* ]]; then pidfiles=("$IOTBENCH_STATE/$n"/*.pid); else pidfiles=("$IOTBENCH_STATE/$n"-*/*.pid); fi
-            for pidfile in "${pidfiles[@]}"; do
+            # Reverse name order: IoTDB's datanode.pid must stop before its confignode.pid.
+            for (( i = ${#pidfiles[@]} - 1; i >= 0; i-- )); do
+                pidfile=${pidfiles[i]}
                 [[ "$pidfile" == */mariadbd.server.pid ]] && continue   # written by mariadbd itself
                 stop_pidfile "$pidfile" "$n ($(basename "$(dirname "$pidfile")"))"
             done
