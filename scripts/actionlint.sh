@@ -4,14 +4,14 @@
 #   scripts/actionlint.sh [ACTIONLINT ARGS...]   (default: every workflow in .github/workflows)
 #
 # Installs what is missing, pinned and cached: actionlint $ACTIONLINT_VERSION built with `go install`
-# (the Go toolchain on PATH, modules from the Go module proxy) into $IOTBENCH_CACHE/tools/, and
-# shellcheck from Debian's packages. Prints every finding; exits 1 when there is any.
+# (the Go toolchain on PATH, modules from the Go module proxy) into $IOTBENCH_CACHE/tools/, and Debian's
+# package of shellcheck. Prints every finding; exits 1 when there is any.
 # Env: IOTBENCH_CACHE (default /var/cache/iotbench).
 set -euo pipefail
 ACTIONLINT_VERSION=v1.7.12
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SERVER_NAME=actionlint
-# shellcheck source=servers/lib.sh
+# shellcheck source-path=SCRIPTDIR source=servers/lib.sh
 source "$repo/scripts/servers/lib.sh"
 
 tools="$IOTBENCH_CACHE/tools"
