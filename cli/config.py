@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cli.errors import UsageProblem
+from simulator import __version__
 from simulator.env_references import referenced_names
 from simulator.modules import module_names
 from simulator.validation import validation_problems
@@ -52,7 +53,7 @@ class Image(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     repository: str = "ghcr.io/iotdb-bench/simulator"
-    tag: str = Field("0.1.0", pattern=r"^[\w][\w.-]{0,127}$")
+    tag: str = Field(__version__, pattern=r"^[\w][\w.-]{0,127}$")
     pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
 
     @field_validator("tag")

@@ -1,0 +1,108 @@
+"""scripts/k8s-smoke.sh, the steps of the minikube workflow (.github/workflows/k8s-smoke.yaml), run as
+they are against the local cluster. No image can be pulled here, so instead of the in-cluster PostgreSQL
+of the workflow the script gets the host's PostgreSQL at the node address (SMOKE_POSTGRES), with a role
+and database of its own; everything else (Secret, config, runs, checks, leftovers, cleanup) is the
+workflow's code path.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import time
+
+import psycopg
+import pytest
+
+from tests.conftest import REPO_ROOT, pg_connect, postgres_env
+from tests.kubernetes.conftest import K8S_LOCAL, K8S_LOCAL_BIN, KUBECONFIG, _cluster_running, _run_script
+
+pytestmark = [pytest.mark.kubernetes, pytest.mark.slow]
+
+SCRIPT = REPO_ROOT / "scripts" / "k8s-smoke.sh"
+# Its own image tag, so that an image built from another checkout under the default tag does not count.
+IMAGE = "ghcr.io/iotdb-bench/simulator:k8s-smoke"
+DATABASE = ROLE = "iotbench_smoke"
+EVENTS = 2 * 20_000  # the script's insert: 2 workers x 20000 events
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory):
+    """The local cluster (brought up if needed, and then down again) with the simulator image, and a
+    PostgreSQL role and database for the smoke test on the host, reachable at the node address."""
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("IOTBENCH_IMAGE", None)
+    started_here = not _cluster_running(env)
+    _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
+    _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh"), IMAGE], "building the simulator image", env, timeout=900)
+    node_ip = subprocess.run(
+        ["kubectl", "get", "nodes", "-o", "jsonpath={.items[0].status.addresses[?(@.type=='InternalIP')].address}"],
+        env=env, capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    password = f"smoke-{secrets.token_hex(12)}"
+    try:
+        with pg_connect(postgres_env()) as server:
+            exists = server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone()
+            server.execute(f"{'ALTER' if exists else 'CREATE'} ROLE {ROLE} LOGIN PASSWORD '{password}'")
+            server.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+            server.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+    except psycopg.OperationalError as error:
+        pytest.fail(f"PostgreSQL is not reachable ({error}); start it with scripts/servers/start-postgres.sh")
+    env.update(PYTHON=sys.executable, PGPASSWORD=password,
+               SMOKE_POSTGRES=f"host={node_ip} port=5432 dbname={DATABASE} user={ROLE}")
+    yield env
+    if started_here and os.environ.get("K8S_LOCAL_KEEP") != "1":
+        subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+
+
+def smoke(env: dict[str, str], namespace: str, output, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), *args], env={**env, "SMOKE_NAMESPACE": namespace, "SMOKE_OUTPUT": str(output)},
+                          capture_output=True, text=True, timeout=840)
+
+
+def namespace_exists(env: dict[str, str], namespace: str) -> bool:
+    done = subprocess.run(["kubectl", "get", "namespace", namespace], env=env, capture_output=True, text=True, timeout=60)
+    return done.returncode == 0
+
+
+def test_the_smoke_script_passes_on_the_local_cluster(local, tmp_path):
+    namespace = "iotbench-smoke"
+    started = time.monotonic()
+    done = smoke(local, namespace, tmp_path / "results", IMAGE)
+    print(done.stderr[-3000:])
+    assert done.returncode == 0, done.stderr[-6000:]
+    assert f"insert ok: {EVENTS} events counted in the database" in done.stdout
+    assert "query ok: 5 queries x 2 executions" in done.stdout
+    assert f"no benchmark release or object left in namespace {namespace}" in done.stderr
+    # What the script reported is what the database holds (the query run reads, it does not insert).
+    with psycopg.connect(local["SMOKE_POSTGRES"], password=local["PGPASSWORD"], connect_timeout=5) as db:
+        assert db.execute("SELECT count(*) FROM events").fetchone()[0] == EVENTS
+    saved = sorted(path.relative_to(tmp_path) for path in tmp_path.glob("results/smoke-*/*/*/results.json"))
+    assert [path.parts[2] for path in saved] == ["insert", "query"]
+    # The namespace it created (with the Secret in it) is gone again; the password was never printed.
+    assert not namespace_exists(local, namespace)
+    assert local["PGPASSWORD"] not in done.stdout + done.stderr
+    print(f"smoke script: {time.monotonic() - started:.0f} s")
+
+
+def test_a_failing_run_fails_the_script_with_diagnostics_and_cleans_up(local, tmp_path):
+    namespace = "iotbench-smoke-failing"
+    wrong = f"wrong-{secrets.token_hex(8)}"
+    done = smoke({**local, "PGPASSWORD": wrong}, namespace, tmp_path / "results", IMAGE)
+    assert done.returncode == 1, done.stderr[-6000:]
+    assert "ERROR: python run.py insert failed (exit 1)" in done.stderr
+    assert 'password authentication failed for user "iotbench_smoke"' in done.stderr
+    assert "diagnostics" in done.stderr and "removing what the smoke test created" in done.stderr
+    assert not namespace_exists(local, namespace)
+    assert wrong not in done.stdout + done.stderr
+
+
+def test_usage_errors(local, tmp_path):
+    env = {key: value for key, value in local.items() if key != "IOTBENCH_IMAGE"}
+    done = smoke(env, "iotbench-smoke-usage", tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (
+        2, "error: no image: pass NAME:TAG or set IOTBENCH_IMAGE (scripts/k8s-smoke.sh [IMAGE])")
+    done = smoke({key: value for key, value in env.items() if key != "PGPASSWORD"}, "iotbench-smoke-usage", tmp_path, IMAGE)
+    assert (done.returncode, done.stderr.strip()) == (2, "error: SMOKE_POSTGRES is set: give its password in PGPASSWORD")
+    assert not namespace_exists(local, "iotbench-smoke-usage")
