@@ -9,6 +9,25 @@ export PGPASSWORD=${PGPASSWORD:-postgres} MYSQL_PASSWORD=${MYSQL_PASSWORD:-bench
 export K8S_LOCAL=${K8S_LOCAL:-$(dirname "$repo")/shared/k8s-local}
 step() { printf '\n==== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)" >&2; }
 
+step "Debian packages of the servers (dpkg takes one apt-get at a time)"
+IOTBENCH_PACKAGES_ONLY=1 scripts/servers/start-all.sh
+
+# The local Kubernetes (built once into /var/cache/k8s-local; cold, a 15-minute compile) comes up in
+# the background while the servers start and the test environment is made.
+export PATH=/var/cache/k8s-local/bin:$PATH
+cluster_log=$(mktemp)
+cluster_pid=""
+started_cluster=""
+if [ ! -x "$K8S_LOCAL/up" ]; then
+    echo "k8s-local not found at $K8S_LOCAL (set K8S_LOCAL): the chart and kubernetes tests will fail" >&2
+elif ! KUBECONFIG=/tmp/k8s-local/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1; then
+    "$K8S_LOCAL/up" >"$cluster_log" 2>&1 &
+    cluster_pid=$!
+    started_cluster=1
+fi
+# Stop the cluster again when this script started it (CI's machine stays clean).
+trap '[ -n "$cluster_pid" ] && kill "$cluster_pid" 2>/dev/null; [ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2; rm -f "$cluster_log"' EXIT
+
 step "database servers"
 scripts/servers/start-all.sh
 
@@ -16,18 +35,17 @@ step "test environment (a virtual environment made from the requirements files a
 venv=$(scripts/venv.sh)
 python="$venv/bin/python"
 
-export PATH=/var/cache/k8s-local/bin:$PATH
-step "local Kubernetes (built once into /var/cache/k8s-local) and the simulator image"
-if [ ! -x "$K8S_LOCAL/up" ]; then
-    echo "k8s-local not found at $K8S_LOCAL (set K8S_LOCAL): the chart and kubernetes tests will fail" >&2
-else
-    started_cluster=""
-    if ! KUBECONFIG=/tmp/k8s-local/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1; then
-        "$K8S_LOCAL/up" >&2
-        started_cluster=1
+step "local Kubernetes and the simulator image"
+if [ -n "$cluster_pid" ]; then
+    if ! wait "$cluster_pid"; then
+        cat "$cluster_log" >&2
+        echo "the local Kubernetes did not come up" >&2
+        exit 1
     fi
-    # Stop the cluster again when this script started it (CI's machine stays clean).
-    trap '[ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2' EXIT
+    cluster_pid=""
+    tail -n 3 "$cluster_log" >&2
+fi
+if [ -x "$K8S_LOCAL/up" ]; then
     export KUBECONFIG=/tmp/k8s-local/kubeconfig
     scripts/k8s-image.sh >&2
 fi

@@ -5,7 +5,8 @@
 # (dpkg allows one apt at a time), then every start script at once, each output line prefixed with
 # [NAME]; each server is reused when already running. Keeps going after a failure, prints a summary,
 # and exits non-zero if any server failed. IOTBENCH_PARALLEL=N starts at most N at a time (default:
-# all at once).
+# all at once). IOTBENCH_PACKAGES_ONLY=1 stops after the apt-get step (scripts/test.sh then runs other
+# apt users, such as the local Kubernetes build, beside the starts).
 set -euo pipefail
 SERVER_NAME="start-all"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -68,6 +69,7 @@ if (( ${#packages[@]} )); then
     apt_install "${packages[@]}"
     log "Debian packages ready in $(( $(date +%s) - t0 ))s"
 fi
+[[ "${IOTBENCH_PACKAGES_ONLY:-}" == 1 ]] && exit 0
 
 # --- start them, in parallel ----------------------------------------------------------------------
 results=$(mktemp -d)
