@@ -22,7 +22,6 @@ from simulator.protocol import QueryRuns, WorkerResult
 
 # Call latencies in microseconds, from 1 us to 1 hour, 3 significant digits.
 _LOWEST_US, _HIGHEST_US, _DIGITS = 1, 3_600_000_000, 3
-PERCENTILES = (50.0, 95.0, 99.0)
 
 
 def new_histogram() -> HdrHistogram:

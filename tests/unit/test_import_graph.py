@@ -1,0 +1,59 @@
+"""Dependencies point one way: cli -> simulator, never back, and no import circle inside either."""
+
+from __future__ import annotations
+
+import ast
+
+from tests.conftest import REPO_ROOT
+
+PACKAGES = ("cli", "simulator")
+
+
+def module_name(path) -> str:
+    parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (at any depth in the file, lazy imports included)."""
+    modules = {module_name(path): path for package in PACKAGES for path in (REPO_ROOT / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                candidates = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            else:
+                continue
+            targets |= {candidate for candidate in candidates if candidate in modules and candidate != name}
+        graph[name] = targets
+    return graph
+
+
+def test_simulator_never_imports_cli():
+    offenders = {name: sorted(t for t in targets if t.split(".")[0] == "cli")
+                 for name, targets in import_graph().items() if name.startswith("simulator")}
+    assert not {name: found for name, found in offenders.items() if found}
+
+
+def test_no_import_circle():
+    graph = import_graph()
+    # A package's __init__ importing its own submodules is how packages re-export; not a circle.
+    edges = {name: {t for t in targets if not name.startswith(t + ".") and not t.startswith(name + ".")} for name, targets in graph.items()}
+    circles, state = [], {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for target in sorted(edges.get(node, ())):
+            if state.get(target) == "open":
+                circles.append(path[path.index(target):] + [target] if target in path else [node, target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[node] = "done"
+
+    for start in sorted(edges):
+        if start not in state:
+            visit(start, [start])
+    assert not circles, "import circles: " + "; ".join(" -> ".join(circle) for circle in circles)
