@@ -147,8 +147,9 @@ def cluster(tmp_path_factory):
 
     api = kubeconfig_loader.new_client_from_config(config_file=str(KUBECONFIG))
     core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
-    node = core.list_node().items[0]
-    node_ip = next(a.address for a in node.status.addresses if a.type == "InternalIP")
+    # The real node: simulated (KWOK) nodes of the placement tests have no address of their own.
+    node_ip = next(address.address for node in core.list_node().items for address in node.status.addresses or []
+                   if address.type == "InternalIP" and node.metadata.annotations.get("kwok.x-k8s.io/node") != "fake")
     password = f"e2e-{secrets.token_hex(12)}"
     _prepare_database(password, node_ip)
     if not core.list_namespace(field_selector=f"metadata.name={NAMESPACE}").items:
