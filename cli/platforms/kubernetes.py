@@ -133,11 +133,8 @@ class KubernetesPlatform:
         pods = PodWatch(self.core, self.batch, self.namespace, release, log_dir)
         finished = False
         with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
-            values_file = self._write_values(Path(folder) / "values.yaml", spec, timeout)
-            spec_file = Path(folder) / "spec.json"
-            spec.dump(spec_file)
             try:
-                self.helm.install(release, CHART, [*self.extra_values, values_file], spec_file)
+                self.install(spec, timeout, Path(folder))
                 try:
                     report = self._follow(pods, deadline, on_status)
                 except RunFailed as failure:
@@ -151,7 +148,16 @@ class KubernetesPlatform:
                     if not finished and not self.keep:
                         pods.stop_workers()
                 finally:
-                    self._remove(release)
+                    self.remove(release)
+
+    def install(self, spec: RunSpec, timeout: float, folder: Path) -> str:
+        """Install the run's release (the user's extra values files, then the CLI's own); return its name."""
+        values_file = self._write_values(folder / "values.yaml", spec, timeout)
+        spec_file = folder / "spec.json"
+        spec.dump(spec_file)
+        release = release_name(spec.run_id)
+        self.helm.install(release, CHART, [*self.extra_values, values_file], spec_file)
+        return release
 
     def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback) -> RunReport:
         collector = self._wait_for_collector_pod(pods, deadline)
@@ -175,7 +181,9 @@ class KubernetesPlatform:
             **self.credentials,
         }
         if self.target.database_pod_labels:
-            values["worker"] = {"avoidDatabaseNodes": {"enabled": True, "labelSelector": dict(self.target.database_pod_labels)}}
+            # Neither role on a database node: the collector serves every worker's progress.
+            for role in ("collector", "worker"):
+                values[role] = {"avoidDatabaseNodes": {"enabled": True, "labelSelector": dict(self.target.database_pod_labels)}}
         # Created private (0600) before anything is written: it may hold passwords.
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "w") as file:
@@ -193,7 +201,7 @@ class KubernetesPlatform:
             deadline.check("starting the collector")
             time.sleep(COLLECTOR_POLL_S)
 
-    def _remove(self, release: str) -> None:
+    def remove(self, release: str) -> None:
         if self.keep:
             print(f"kept helm release {release} (--keep); remove it with: helm uninstall {release} --namespace {self.namespace}",
                   file=sys.stderr)

@@ -160,6 +160,32 @@ envFrom:
 {{- end }}
 
 {{/*
+Affinity of one role (include with .Values.collector or .Values.worker), as YAML: the role's own
+affinity, plus, with avoidDatabaseNodes.enabled, a required pod anti-affinity per hostname to the
+database pods.
+*/}}
+{{- define "iotbench.affinity" -}}
+{{- $affinity := deepCopy (.affinity | default dict) }}
+{{- if .avoidDatabaseNodes.enabled }}
+{{- $dbLabels := .avoidDatabaseNodes.labelSelector | default (dict "iotdb-bench/role" "database") }}
+{{- $term := dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" $dbLabels) }}
+{{- if .avoidDatabaseNodes.namespaces }}
+{{- $_ := set $term "namespaces" .avoidDatabaseNodes.namespaces }}
+{{- else }}
+{{- /* an empty namespaceSelector matches the database pods in every namespace */}}
+{{- $_ := set $term "namespaceSelector" dict }}
+{{- end }}
+{{- $anti := get $affinity "podAntiAffinity" | default dict }}
+{{- $required := get $anti "requiredDuringSchedulingIgnoredDuringExecution" | default list }}
+{{- $_ := set $anti "requiredDuringSchedulingIgnoredDuringExecution" (append $required $term) }}
+{{- $_ := set $affinity "podAntiAffinity" $anti }}
+{{- end }}
+{{- if $affinity }}
+{{- toYaml $affinity }}
+{{- end }}
+{{- end }}
+
+{{/*
 Checks of combinations the schema cannot express. Rendered by every template
 that depends on them, so a bad combination fails the whole install.
 */}}

@@ -339,6 +339,25 @@ def test_workers_avoid_database_nodes(render, chart):
     assert "affinity" not in chart.one(render({}), "Job")["spec"]["template"]["spec"]
 
 
+def test_collector_avoids_database_nodes_on_its_own_setting(render, chart):
+    avoid = {"enabled": True, "labelSelector": {"app": "cassandra"}}
+    collector = chart.one(render({"collector": {"avoidDatabaseNodes": avoid}}), "Deployment")["spec"]["template"]["spec"]
+    assert collector["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "cassandra"}}, "namespaceSelector": {}}
+    ]
+
+
+def test_workers_spread_over_nodes(render, chart):
+    worker = chart.one(render({}), "Job")["spec"]["template"]
+    (constraint,) = worker["spec"]["topologySpreadConstraints"]
+    assert constraint["topologyKey"] == "kubernetes.io/hostname"
+    assert (constraint["maxSkew"], constraint["whenUnsatisfiable"]) == (1, "ScheduleAnyway")
+    assert labels_match(constraint["labelSelector"], worker["metadata"]["labels"])
+    assert constraint["labelSelector"]["matchLabels"]["app.kubernetes.io/component"] == "worker"
+    off = chart.one(render({"worker": {"spreadOverNodes": {"enabled": False}}}), "Job")["spec"]["template"]["spec"]
+    assert "topologySpreadConstraints" not in off
+
+
 # --- network policy ------------------------------------------------------------------------
 
 

@@ -160,3 +160,24 @@ def cluster(tmp_path_factory):
     yield Cluster(env, config, image, node_ip, password, core, batch)
     if started_here and os.environ.get("K8S_LOCAL_KEEP") != "1":
         subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def simulated():
+    """Eleven KWOK nodes on the local cluster (tests/kubernetes/simulated_nodes.py), removed at the end
+    together with everything on them; KWOK is built on first use and stopped again if started here."""
+    from kubernetes import client, config as kubeconfig_loader
+
+    from tests.kubernetes import simulated_nodes
+
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
+    started_cluster = not _cluster_running(env)
+    _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
+    core = client.CoreV1Api(kubeconfig_loader.new_client_from_config(config_file=str(KUBECONFIG)))
+    started_kwok = simulated_nodes.start_kwok(env)
+    try:
+        yield simulated_nodes.setup(core, env)
+    finally:
+        simulated_nodes.teardown(core, env, stop_kwok=started_kwok)
+        if started_cluster and os.environ.get("K8S_LOCAL_KEEP") != "1":
+            subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# KWOK (sigs.k8s.io/kwok) for the local cluster: simulated nodes that take part in real scheduling
+# while their pods do not really run. The kwok controller runs as a local process with the cluster's
+# kubeconfig and manages only the nodes annotated kwok.x-k8s.io/node=fake; the real node is left alone.
+#
+#   scripts/kwok.sh build    build the kwok binary once (go install from the Go module proxy, cached);
+#                            prints its path
+#   scripts/kwok.sh start    build if needed, start the controller (or reuse the one running); prints its PID
+#   scripts/kwok.sh stop     stop the controller this script started (by its PID file)
+#   scripts/kwok.sh status   exit 0 (and print the PID) when that controller is running
+#
+# Stages: the pods of fake nodes become Running and Ready, and stay so until deleted (then they are
+# removed at once); the Job "complete" stage is left out on purpose, so worker pods keep running like
+# real workers until the run is cleaned up. The stage definitions are copied from the kwok module
+# itself at build time, so they always match the binary.
+#
+# Env: KUBECONFIG (default /tmp/k8s-local/kubeconfig), KWOK_VERSION (default below),
+#      IOTBENCH_CACHE (default /var/cache/iotbench; binary in $IOTBENCH_CACHE/kwok-<version>/),
+#      KWOK_STATE (default /tmp/iotbench-kwok: PID file, log, stages).
+set -euo pipefail
+KWOK_VERSION=${KWOK_VERSION:-v0.8.0}   # its go.mod asks for go 1.26.0
+IOTBENCH_CACHE=${IOTBENCH_CACHE:-/var/cache/iotbench}
+KWOK_STATE=${KWOK_STATE:-/tmp/iotbench-kwok}
+KUBECONFIG=${KUBECONFIG:-/tmp/k8s-local/kubeconfig}
+# Pod addresses of the fake pods (status only: nothing routes to them). Wide enough for thousands of
+# pods, and outside the local cluster's pod (10.244.0.0/16) and service (10.96.0.0/16) ranges.
+KWOK_POD_CIDR=${KWOK_POD_CIDR:-10.200.0.0/16}
+MANAGED_ANNOTATION="kwok.x-k8s.io/node=fake"
+cache="$IOTBENCH_CACHE/kwok-$KWOK_VERSION"
+binary="$cache/bin/kwok"
+stages="$cache/stages.yaml"
+pid_file="$KWOK_STATE/kwok.pid"
+log_file="$KWOK_STATE/kwok.log"
+t0=$(date +%s)
+log() { printf '[kwok +%ss] %s\n' "$(( $(date +%s) - t0 ))" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+build() {
+    mkdir -p "$cache"
+    exec 8>"$cache/lock"
+    flock 8
+    if [[ -x "$binary" && -s "$stages" ]]; then
+        flock -u 8
+        return
+    fi
+    command -v go >/dev/null || die "go not found on PATH (kwok is built with go install)"
+    log "building kwok $KWOK_VERSION with $(go version | cut -d' ' -f3) (cold: a few minutes)"
+    # A throw-away module and build cache: only the binary and the stages are kept.
+    work=$(mktemp -d "$cache/build.XXXXXX")
+    trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+    GOMODCACHE="$work/mod" GOCACHE="$work/cache" GOBIN="$work/bin" GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
+        go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" \
+        "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" || die "go install sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION failed"
+    source_dir="$work/mod/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
+    {
+        for stage in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+                     pod/fast/pod-ready.yaml pod/fast/pod-delete.yaml; do
+            [[ -f "$source_dir/$stage" ]] || die "stage $stage not in the kwok module"
+            echo "---"
+            cat "$source_dir/$stage"
+        done
+    } >"$stages.partial"
+    mkdir -p "$cache/bin"
+    mv "$work/bin/kwok" "$binary.partial" && mv "$binary.partial" "$binary"
+    mv "$stages.partial" "$stages"
+    chmod -R u+w "$work"; rm -rf "$work"; trap - EXIT
+    flock -u 8
+    log "kwok $KWOK_VERSION built into $binary"
+}
+
+running_pid() {
+    local pid
+    pid=$(cat "$pid_file" 2>/dev/null) || return 1
+    [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
+    # The PID file may outlive the process and its number be reused: check that it is our kwok.
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "^$binary " || return 1
+    echo "$pid"
+}
+
+start() {
+    build
+    mkdir -p "$KWOK_STATE"
+    exec 9>"$KWOK_STATE/lock"
+    flock 9
+    if pid=$(running_pid); then
+        log "kwok already running (PID $pid)"
+        echo "$pid"
+        return
+    fi
+    [[ -r "$KUBECONFIG" ]] || die "no kubeconfig at $KUBECONFIG (start the local cluster first)"
+    # setsid: the controller outlives this script and is not hit by the caller's Ctrl-C; `stop` ends it.
+    # Without the lock descriptors: an inherited one would hold the lock for as long as kwok runs.
+    setsid "$binary" --kubeconfig "$KUBECONFIG" --config "$stages" \
+        --manage-nodes-with-annotation-selector "$MANAGED_ANNOTATION" \
+        --node-lease-duration-seconds 40 --cidr "$KWOK_POD_CIDR" \
+        </dev/null >"$log_file" 2>&1 8>&- 9>&- &
+    pid=$!
+    echo "$pid" >"$pid_file"
+    # Ready once it has connected and started its controllers (it logs "Watch nodes" then).
+    for _ in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || die "kwok exited at start: $(tail -n 5 "$log_file")"
+        grep -q "Watch nodes" "$log_file" && break
+        sleep 0.2
+    done
+    grep -q "Watch nodes" "$log_file" || die "kwok did not start within 20 s: $(tail -n 5 "$log_file")"
+    log "kwok running (PID $pid, log $log_file)"
+    echo "$pid"
+}
+
+stop() {
+    local pid
+    if ! pid=$(running_pid); then
+        rm -f "$pid_file"
+        log "kwok is not running"
+        return
+    fi
+    kill "$pid"
+    for _ in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    rm -f "$pid_file"
+    log "kwok stopped (PID $pid)"
+}
+
+case "${1:-}" in
+    build) build; echo "$binary" ;;
+    start) start ;;
+    stop) stop ;;
+    status) running_pid ;;
+    *) echo "usage: $0 build|start|stop|status" >&2; exit 2 ;;
+esac
