@@ -181,3 +181,21 @@ def simulated():
         simulated_nodes.teardown(core, env, stop_kwok=started_kwok)
         if started_cluster and os.environ.get("K8S_LOCAL_KEEP") != "1":
             subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+
+
+@pytest.fixture
+def launcher(simulated, tmp_path, monkeypatch):
+    """make(placement values[, database_pod_labels]): the kubernetes platform as the CLI makes it, for a
+    target naming the fake database pods, with the placement values file in IOTBENCH_HELM_VALUES."""
+    from cli.platforms.kubernetes import KubernetesPlatform
+    from tests.kubernetes import simulated_nodes
+
+    monkeypatch.setenv("KUBECONFIG", str(KUBECONFIG))
+    monkeypatch.setenv("PATH", simulated.env["PATH"])  # helm
+
+    def make(placement: dict, database_pod_labels: dict[str, str] = simulated_nodes.DATABASE_POD_LABELS):
+        monkeypatch.setenv("IOTBENCH_HELM_VALUES", str(simulated_nodes.values_file(tmp_path / "placement.yaml", placement)))
+        chosen = simulated_nodes.config(database_pod_labels)
+        return KubernetesPlatform(chosen, chosen.target(simulated_nodes.TARGET), simulated_nodes.RUN_NAMESPACE)
+
+    return make

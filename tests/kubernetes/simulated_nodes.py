@@ -10,9 +10,11 @@ the placement values of `PLACEMENT` (nodeSelector type=kwok and the toleration o
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +26,9 @@ from kubernetes.client import (
 )
 from kubernetes.client.exceptions import ApiException
 
+from cli.config import Config, Image, Target
+from cli.platforms.kubernetes import KubernetesPlatform, release_name
+from simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 
 KWOK_SCRIPT = REPO_ROOT / "scripts" / "kwok.sh"
@@ -41,6 +46,9 @@ CLIENT_NODES = [f"{PREFIX}-client-{i}" for i in range(8)]
 RACK_A = {DB_NODES[0], *CLIENT_NODES[:4]}
 # Large nodes: 1,000 workers with the chart's requests (250m CPU, 256Mi) fit on the eight client nodes.
 CAPACITY = {"cpu": "64", "memory": "512Gi", "pods": "250"}
+TARGET = "cassandra-kwok"
+# The pods never run a container: the image is only a name.
+IMAGE = Image(repository="local.test/simulator", tag="kwok", pull_policy="Never")
 # The user's placement values (IOTBENCH_HELM_VALUES): only simulated nodes, tainted ones included.
 PLACEMENT = {
     role: {"nodeSelector": {"type": "kwok"}, "tolerations": [{**TAINT, "operator": "Equal"}]}
@@ -64,6 +72,27 @@ class SimulatedNodes:
         """Where the scheduler put the fake database pods."""
         pods = self.core.list_namespaced_pod(DB_NAMESPACE, label_selector=_selector(DATABASE_POD_LABELS)).items
         return {pod.spec.node_name for pod in pods}
+
+
+def config(database_pod_labels: dict[str, str]) -> Config:
+    """The tool's config.yaml: one target whose database pods are the fake ones."""
+    target = Target(module="postgres", connection_string="host=127.0.0.1 port=5432 dbname=kwok user=kwok",
+                    database_pod_labels=database_pod_labels)
+    return Config(namespace=RUN_NAMESPACE, image=IMAGE, targets={TARGET: target})
+
+
+def run_spec(workers: int) -> RunSpec:
+    return RunSpec(run_id=f"kwok-{workers}-{secrets.token_hex(3)}", task="insert", target=TARGET, module="postgres",
+                   workers=workers)
+
+
+@contextmanager
+def installed(platform: KubernetesPlatform, spec: RunSpec, folder: Path):
+    """One run's release, installed as the launcher installs it and always removed by its cleanup."""
+    try:
+        yield platform.install(spec, timeout=600, folder=folder)
+    finally:
+        platform.remove(release_name(spec.run_id))
 
 
 def kwok(command: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:

@@ -11,60 +11,21 @@ never gets a pod of these runs, and the database nodes are eligible but for the 
 from __future__ import annotations
 
 import re
-import secrets
 import subprocess
-from contextlib import contextmanager
 
 import pytest
 import yaml
 
-from cli.config import Config, Image, Target
-from cli.platforms.kubernetes import CHART, KubernetesPlatform, release_name
-from simulator.spec import RunSpec
+from cli.platforms.kubernetes import CHART
 from tests.conftest import run_cli
-from tests.kubernetes.conftest import KUBECONFIG
 from tests.kubernetes.simulated_nodes import (
-    CLIENT_NODES, DATABASE_POD_LABELS, DB_NODES, PLACEMENT, RACK_A, RACK_LABEL, RUN_NAMESPACE, is_running, per_node,
-    values_file, wait_for,
+    CLIENT_NODES, DATABASE_POD_LABELS, DB_NODES, PLACEMENT, RACK_A, RACK_LABEL, RUN_NAMESPACE, TARGET, config,
+    installed, is_running, per_node, run_spec, values_file, wait_for,
 )
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.kwok, pytest.mark.slow]
 
-TARGET = "cassandra-kwok"
 SPREAD = yaml.safe_load((CHART / "values.yaml").read_text())["worker"]["spreadOverNodes"]
-# The pods never run a container: the image is only a name.
-IMAGE = Image(repository="local.test/simulator", tag="kwok", pull_policy="Never")
-
-
-def config(database_pod_labels: dict[str, str]) -> Config:
-    target = Target(module="postgres", connection_string="host=127.0.0.1 port=5432 dbname=kwok user=kwok",
-                    database_pod_labels=database_pod_labels)
-    return Config(namespace=RUN_NAMESPACE, image=IMAGE, targets={TARGET: target})
-
-
-@pytest.fixture
-def launcher(simulated, tmp_path, monkeypatch):
-    """The launcher as the CLI makes it, with a placement values file in IOTBENCH_HELM_VALUES."""
-    monkeypatch.setenv("KUBECONFIG", str(KUBECONFIG))
-    monkeypatch.setenv("PATH", simulated.env["PATH"])  # helm
-
-    def make(placement: dict, database_pod_labels: dict[str, str] = DATABASE_POD_LABELS) -> KubernetesPlatform:
-        monkeypatch.setenv("IOTBENCH_HELM_VALUES", str(values_file(tmp_path / "placement.yaml", placement)))
-        chosen = config(database_pod_labels)
-        return KubernetesPlatform(chosen, chosen.target(TARGET), RUN_NAMESPACE)
-
-    return make
-
-
-@contextmanager
-def installed(platform: KubernetesPlatform, workers: int, folder):
-    """One run's release, installed with the launcher's values and always uninstalled by its cleanup."""
-    spec = RunSpec(run_id=f"kwok-{workers}-{secrets.token_hex(3)}", task="insert", target=TARGET, module="postgres",
-                   workers=workers)
-    try:
-        yield platform.install(spec, timeout=600, folder=folder)
-    finally:
-        platform.remove(release_name(spec.run_id))
 
 
 def placed(simulated, release: str, workers: int):
@@ -94,7 +55,7 @@ def skew(counts: dict[str, int]) -> int:
 def test_workers_and_collector_stay_off_database_nodes_and_spread_over_client_nodes(simulated, launcher, tmp_path, workers):
     assert simulated.database_nodes() == set(DB_NODES)
     platform = launcher(PLACEMENT)
-    with installed(platform, workers, tmp_path) as release:
+    with installed(platform, run_spec(workers), tmp_path) as release:
         collector, worker_pods = placed(simulated, release, workers)
         show(f"{workers} workers", collector, worker_pods, DB_NODES + CLIENT_NODES)
         used = {pod.spec.node_name for pod in worker_pods}
@@ -112,7 +73,7 @@ def test_without_database_pod_labels_the_database_nodes_get_workers_too(simulate
     """The control for the test above: the database nodes are eligible, only the anti-affinity keeps
     the workers off them; the spread rule then covers all eleven nodes."""
     platform = launcher(PLACEMENT, database_pod_labels={})
-    with installed(platform, 22, tmp_path) as release:
+    with installed(platform, run_spec(22), tmp_path) as release:
         collector, worker_pods = placed(simulated, release, 22)
         show("22 workers, no database_pod_labels", collector, worker_pods, DB_NODES + CLIENT_NODES)
         counts = per_node(worker_pods, DB_NODES + CLIENT_NODES)
@@ -126,7 +87,7 @@ def test_node_selector_narrows_the_nodes_and_the_anti_affinity_still_applies(sim
     narrow = {role: {**values, "nodeSelector": {**values["nodeSelector"], RACK_LABEL: "a"}} for role, values in PLACEMENT.items()}
     platform = launcher(narrow)
     rack_clients = sorted(RACK_A - set(DB_NODES))
-    with installed(platform, 16, tmp_path) as release:
+    with installed(platform, run_spec(16), tmp_path) as release:
         collector, worker_pods = placed(simulated, release, 16)
         show("16 workers, nodeSelector rack=a", collector, worker_pods, sorted(RACK_A))
         assert collector.spec.node_name in rack_clients
