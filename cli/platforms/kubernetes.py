@@ -25,6 +25,7 @@ import re
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,9 @@ WORKER_STOP_GRACE_S = 2
 # Deleting 1,000 pods in one call takes the API server some seconds.
 DELETE_PODS_TIMEOUT_S = 60
 PODS_GONE_WAIT_S = 120
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+FINALIZER_THREADS = 8
+LOG_THREADS = 8
 # The CLI enforces --timeout itself; the worker Job's deadline is the safety net for a CLI that was
 # killed, a little later so that it never races the CLI's own, faster cleanup.
 JOB_DEADLINE_MARGIN_S = 30
@@ -218,7 +222,7 @@ class KubernetesPlatform:
     def _delete_workers(self, release: str) -> None:
         """The worker Job without waiting for its pods, then all its pods in one server-side call. Left to
         helm's foreground deletion, the garbage collector deletes the pods one API call at a time, at
-        the controller manager's client rate (20/s by default): 76 s for 1,000 workers here."""
+        the controller manager's client rate (20/s by default): 76 s for 1,000 workers on the local cluster."""
         workers = f"app.kubernetes.io/instance={release},app.kubernetes.io/component=worker"
         try:
             # Gone at once, so that it cannot replace the pods deleted next.
@@ -226,8 +230,40 @@ class KubernetesPlatform:
                 self.namespace, label_selector=workers, propagation_policy="Background", _request_timeout=API_TIMEOUT_S,
             )
             self.core.delete_collection_namespaced_pod(self.namespace, label_selector=workers, _request_timeout=DELETE_PODS_TIMEOUT_S)
+            self._release_tracking_finalizers(workers)
         except API_ERRORS as error:
             log.debug("cannot delete the workers ahead of helm (helm removes them, more slowly): %s", error)
+
+    def _release_tracking_finalizers(self, selector: str) -> None:
+        """A Job's pods keep the finalizer batch.kubernetes.io/job-tracking until the Job controller has
+        counted them; for the pods of a deleted Job it removes them one API call at a time, at the same
+        20/s. Nothing counts these pods any more, so the CLI removes the finalizers itself, a few calls at a
+        time (the kubelet still stops the containers as usual). Where it may not (RBAC), the controller does."""
+        response = self.core.list_namespaced_pod(
+            self.namespace, label_selector=selector, _request_timeout=API_TIMEOUT_S, _preload_content=False,
+        )
+        try:
+            items = json.loads(response.data)["items"]
+        finally:
+            response.release_conn()
+        patches = []
+        for item in items:
+            finalizers = item["metadata"].get("finalizers") or []
+            if JOB_TRACKING_FINALIZER in finalizers:
+                path = f"/metadata/finalizers/{finalizers.index(JOB_TRACKING_FINALIZER)}"
+                # "test" first: the finalizers may have changed since the list.
+                patches.append((item["metadata"]["name"], [{"op": "test", "path": path, "value": JOB_TRACKING_FINALIZER},
+                                                           {"op": "remove", "path": path}]))
+
+        def release(patch: tuple[str, list[dict[str, str]]]) -> None:
+            try:
+                self.core.patch_namespaced_pod(patch[0], self.namespace, patch[1], _content_type="application/json-patch+json",
+                                               _request_timeout=API_TIMEOUT_S)
+            except API_ERRORS as error:
+                log.debug("cannot remove the Job's finalizer from pod %s: %s", patch[0], error)
+
+        with ThreadPoolExecutor(FINALIZER_THREADS) as pool:
+            list(pool.map(release, patches))
 
     def _wait_until_pods_gone(self, release: str) -> str | None:
         """helm waits for the objects it knows; the worker pods of the Job deleted before it may still be terminating."""
@@ -381,12 +417,17 @@ class PodWatch:
             self.pods = self._list_pods()
         except API_ERRORS as error:
             log.debug("cannot list the pods for their logs: %s", error)
-        for pod in self.pods:
+
+        def save(pod: V1Pod) -> None:
             try:
                 text = self._read_log(pod)
             except API_ERRORS as error:
                 text = f"(no log of pod {pod.metadata.name}, phase {pod.status.phase}: {_short(error)})\n"
             (self.log_dir / _log_name(pod)).write_text(text)
+
+        # A few at a time: one by one, 1,000 workers' logs take as many round trips to the kubelets.
+        with ThreadPoolExecutor(LOG_THREADS) as pool:
+            list(pool.map(save, self.pods))
 
 
 # -- helpers ---------------------------------------------------------------------------------------
