@@ -26,7 +26,7 @@ elif ! KUBECONFIG=/tmp/k8s-local/kubeconfig kubectl get --raw /readyz >/dev/null
     started_cluster=1
 fi
 # Stop the cluster again when this script started it (CI's machine stays clean).
-trap '[ -n "$cluster_pid" ] && kill "$cluster_pid" 2>/dev/null; [ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2; rm -f "$cluster_log"' EXIT
+trap 'scripts/kwok.sh stop 2>/dev/null; [ -n "$cluster_pid" ] && kill "$cluster_pid" 2>/dev/null; [ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2; rm -f "$cluster_log"' EXIT
 
 step "database servers"
 scripts/servers/start-all.sh
@@ -48,6 +48,7 @@ fi
 if [ -x "$K8S_LOCAL/up" ]; then
     export KUBECONFIG=/tmp/k8s-local/kubeconfig
     scripts/k8s-image.sh >&2
+    scripts/kwok.sh build >&2    # simulated nodes for tests/kubernetes/*_kwok.py (cold: 3-5 minutes, cached)
 fi
 
 step "lint"
