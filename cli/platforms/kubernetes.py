@@ -214,10 +214,16 @@ class KubernetesPlatform:
             print(f"kept helm release {release} (--keep); remove it with: helm uninstall {release} --namespace {self.namespace}",
                   file=sys.stderr)
             return
-        self._delete_workers(release)
-        problem = self.helm.uninstall(release) or self._wait_until_pods_gone(release)
+        try:
+            self._delete_workers(release)
+        finally:  # helm runs even after a second Ctrl-C here (it defers interrupts itself)
+            problem = self.helm.uninstall(release)
         if problem:
             print(f"warning: {problem}; remove it with: helm uninstall {release} --namespace {self.namespace}", file=sys.stderr)
+            return
+        lingering = self._wait_until_pods_gone(release)
+        if lingering:
+            print(f"warning: {lingering}", file=sys.stderr)
 
     def _delete_workers(self, release: str) -> None:
         """The worker Job without waiting for its pods, then all its pods in one server-side call. Left to
