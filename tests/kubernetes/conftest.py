@@ -166,7 +166,8 @@ def cluster(tmp_path_factory):
 def simulated():
     """Eleven KWOK nodes on the local cluster (tests/kubernetes/simulated_nodes.py), removed at the end
     together with everything on them; KWOK is built on first use and stopped again if started here."""
-    from kubernetes import client, config as kubeconfig_loader
+    from kubernetes import client
+    from kubernetes import config as kubeconfig_loader
 
     from tests.kubernetes import simulated_nodes
 

@@ -21,7 +21,16 @@ from pathlib import Path
 import pytest
 import yaml
 from kubernetes.client import (
-    CoreV1Api, V1Container, V1Namespace, V1Node, V1NodeSpec, V1NodeStatus, V1ObjectMeta, V1Pod, V1PodSpec, V1Taint,
+    CoreV1Api,
+    V1Container,
+    V1Namespace,
+    V1Node,
+    V1NodeSpec,
+    V1NodeStatus,
+    V1ObjectMeta,
+    V1Pod,
+    V1PodSpec,
+    V1Taint,
     V1Toleration,
 )
 from kubernetes.client.exceptions import ApiException
@@ -116,7 +125,7 @@ def is_running(pod: V1Pod) -> bool:
 
 def per_node(pods: list[V1Pod], nodes: list[str]) -> dict[str, int]:
     """Pods per node, the given nodes included when they got none."""
-    counts = {node: 0 for node in nodes}
+    counts = dict.fromkeys(nodes, 0)
     for pod in pods:
         counts[pod.spec.node_name] = counts.get(pod.spec.node_name, 0) + 1
     return counts

@@ -19,8 +19,21 @@ import yaml
 from cli.platforms.kubernetes import CHART
 from tests.conftest import run_cli
 from tests.kubernetes.simulated_nodes import (
-    CLIENT_NODES, DATABASE_POD_LABELS, DB_NODES, PLACEMENT, RACK_A, RACK_LABEL, RUN_NAMESPACE, TARGET, config,
-    installed, is_running, per_node, run_spec, values_file, wait_for,
+    CLIENT_NODES,
+    DATABASE_POD_LABELS,
+    DB_NODES,
+    PLACEMENT,
+    RACK_A,
+    RACK_LABEL,
+    RUN_NAMESPACE,
+    TARGET,
+    config,
+    installed,
+    is_running,
+    per_node,
+    run_spec,
+    values_file,
+    wait_for,
 )
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.kwok, pytest.mark.slow]
