@@ -48,7 +48,7 @@ def test_no_import_circle():
         state[node] = "open"
         for target in sorted(edges.get(node, ())):
             if state.get(target) == "open":
-                circles.append(path[path.index(target):] + [target] if target in path else [node, target])
+                circles.append([*path[path.index(target):], target] if target in path else [node, target])
             elif target not in state:
                 visit(target, [*path, target])
         state[node] = "done"
