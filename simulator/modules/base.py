@@ -57,6 +57,10 @@ class DatabaseModule(abc.ABC):
     # `self.while_waiting()` once its request is on the wire, and the next batch is prepared in the
     # same thread while the database works on the current one.
     prepare_next: ClassVar[str] = "helper_thread"
+    # Why the module runs only on the local platform (an embedded database whose processes share one
+    # machine's files, a driver that cannot go into the image); empty: it runs anywhere. The CLI
+    # refuses other platforms with this reason.
+    local_only: ClassVar[str] = ""
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
