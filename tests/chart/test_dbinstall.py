@@ -28,6 +28,7 @@ YAML_FILES = {
     "timescaledb-values.yaml": True,
     "timescaledb-prerequisites.yaml": False,  # certificate issuer
     "elastic-deployment.yaml": True,
+    "mongodb-community.yaml": True,
 }
 PASSWORD_KEYS = re.compile(r"(password|token|secretkey|^patroni_.*)$", re.IGNORECASE)
 
@@ -136,7 +137,7 @@ def test_readme_table_and_commands_cover_every_file():
     head = readme[: readme.index("\n## ")]
     assert "| target | service DNS name" in head
     for target in ("postgresql", "cockroachdb", "yugabyte_ysql", "yugabyte_ycql", "arangodb", "cassandra",
-                   "influxdb", "timescaledb", "elasticsearch", "adx"):
+                   "influxdb", "timescaledb", "elasticsearch", "adx", "mongodb"):
         assert f"| `{target}` |" in head, target
     for name in YAML_FILES:
         assert f"dbinstall/{name}" in readme, f"README has no install command for {name}"

@@ -1,0 +1,280 @@
+"""A FAKE MongoDB server for the tests: no MongoDB (nor FerretDB) can be installed on these machines.
+
+It speaks MongoDB's wire protocol over TCP on a loopback port, in threads of the test process: OP_MSG
+(body section and document sequences, BSON from the `bson` package that comes with pymongo), the
+only opcode pymongo 4 sends (another one drops the connection, which fails the test). It
+answers the commands the real pymongo sends for the mongodb module: hello/isMaster, buildInfo, ping,
+listCollections, create, drop, createIndexes, insert, aggregate with a cursor and getMore,
+killCursors, endSessions. Every command is recorded as received (BSON types kept: Int64, DatetimeMS)
+for the tests to check, and documents are stored so counts and queries run end to end.
+
+Aggregation pipelines are evaluated by a small interpreter over the stored documents: the stages
+and accumulators the module's pipelines and pymongo's count_documents use ($match on equality,
+$group with $sum/$min/$max/$avg/$first/$last, $sort, $count, $collStats). It is an interpreter of
+the documented semantics, not MongoDB: it says nothing about MongoDB's speed, and what it does not
+know fails loudly (an error reply naming the stage).
+"""
+
+from __future__ import annotations
+
+import socketserver
+import struct
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import bson
+from bson.codec_options import CodecOptions, DatetimeConversion
+from bson.objectid import ObjectId
+
+OP_MSG = 2013
+MORE_TO_COME = 1 << 1
+CODEC = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)  # keeps dates as DatetimeMS
+FIRST_BATCH = 101  # the server's default first batch when the command names none
+VERSION = "7.0.14"
+MAX_WIRE_VERSION = 21  # MongoDB 7.0
+
+
+@dataclass
+class Command:
+    name: str
+    body: dict
+    sequences: dict[str, list[dict]]
+    database: str
+    opcode: int
+
+
+@dataclass
+class Collection:
+    options: dict
+    documents: list[dict] = field(default_factory=list)
+    indexes: list[dict] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return "timeseries" if "timeseries" in self.options else "collection"
+
+
+@dataclass
+class FakeMongoState:
+    collections: dict[str, Collection] = field(default_factory=dict)  # "db.name" -> collection
+    commands: list[Command] = field(default_factory=list)
+    cursors: dict[int, tuple[str, list[dict]]] = field(default_factory=dict)
+    next_cursor: int = 7_000_000_001
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def of(self, name: str) -> list[Command]:
+        with self.lock:
+            return [c for c in self.commands if c.name == name]
+
+    def documents(self, namespace: str) -> list[dict]:
+        with self.lock:
+            return list(self.collections[namespace].documents)
+
+
+class CommandFailed(Exception):
+    def __init__(self, code: int, code_name: str, message: str):
+        super().__init__(message)
+        self.reply = {"ok": 0.0, "errmsg": message, "code": code, "codeName": code_name}
+
+
+class FakeMongoHandler(socketserver.BaseRequestHandler):
+    state: FakeMongoState
+
+    def handle(self) -> None:
+        while True:
+            header = self._read(16)
+            if header is None:
+                return
+            length, request_id, _, opcode = struct.unpack("<iiii", header)
+            payload = self._read(length - 16)
+            if payload is None:
+                return
+            if opcode == OP_MSG:
+                flags, command = self._op_msg(payload)
+                reply = self._answer(command)
+                if not flags & MORE_TO_COME:
+                    self._send(request_id, OP_MSG, struct.pack("<IB", 0, 0) + bson.encode(reply))
+            else:
+                return  # an opcode the driver does not send: drop the connection
+
+    def _read(self, size: int) -> bytes | None:
+        data = b""
+        while len(data) < size:
+            chunk = self.request.recv(size - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def _send(self, response_to: int, opcode: int, body: bytes) -> None:
+        self.request.sendall(struct.pack("<iiii", 16 + len(body), 0, response_to, opcode) + body)
+
+    @staticmethod
+    def _op_msg(payload: bytes) -> tuple[int, Command]:
+        (flags,) = struct.unpack_from("<I", payload)
+        end = len(payload) - (4 if flags & 1 else 0)  # bit 0: a CRC-32C checksum at the end
+        position, body, sequences = 4, None, {}
+        while position < end:
+            kind = payload[position]
+            position += 1
+            (size,) = struct.unpack_from("<i", payload, position)
+            if kind == 0:
+                body = bson.decode(payload[position : position + size], CODEC)
+            else:
+                name_end = payload.index(b"\0", position + 4)
+                identifier = payload[position + 4 : name_end].decode()
+                sequences[identifier] = bson.decode_all(payload[name_end + 1 : position + size], CODEC)
+            position += size
+        return flags, Command(next(iter(body)), body, sequences, body.get("$db", "admin"), OP_MSG)
+
+    def _answer(self, command: Command) -> dict:
+        with self.state.lock:
+            self.state.commands.append(command)
+            try:
+                return {**self._run(command), "ok": 1.0}
+            except CommandFailed as failure:
+                return failure.reply
+
+    # -- commands --------------------------------------------------------------------------
+    def _run(self, command: Command) -> dict:
+        state, body, db = self.state, command.body, command.database
+        name = command.name.lower()
+        if name in ("hello", "ismaster"):
+            return {"helloOk": True, "isWritablePrimary": True, "ismaster": True, "maxBsonObjectSize": 16 * 1024 * 1024,
+                    "maxMessageSizeBytes": 48_000_000, "maxWriteBatchSize": 100_000, "localTime": bson.datetime_ms.DatetimeMS(0),
+                    "logicalSessionTimeoutMinutes": 30, "connectionId": 1, "minWireVersion": 0, "maxWireVersion": MAX_WIRE_VERSION,
+                    "readOnly": False}
+        if name == "buildinfo":
+            return {"version": VERSION, "versionArray": [7, 0, 14, 0], "bits": 64, "maxBsonObjectSize": 16 * 1024 * 1024}
+        if name in ("ping", "endsessions"):
+            return {}
+        if name == "listcollections":
+            wanted = (body.get("filter") or {}).get("name")
+            found = [{"name": ns.split(".", 1)[1], "type": c.kind, "options": c.options, "info": {"readOnly": False}}
+                     for ns, c in state.collections.items() if ns.startswith(f"{db}.") and wanted in (None, ns.split(".", 1)[1])]
+            return {"cursor": {"id": 0, "ns": f"{db}.$cmd.listCollections", "firstBatch": found}}
+        namespace = f"{db}.{body[command.name]}" if isinstance(body[command.name], str) else None
+        if name == "create":
+            if namespace in state.collections:
+                raise CommandFailed(48, "NamespaceExists", f"Collection {namespace} already exists.")
+            options = {key: value for key, value in body.items() if key not in ("create", "$db", "lsid", "$readPreference")}
+            state.collections[namespace] = Collection(options)
+            return {}
+        if name == "drop":
+            if state.collections.pop(namespace, None) is None:
+                raise CommandFailed(26, "NamespaceNotFound", "ns not found")
+            return {"ns": namespace, "nIndexesWas": 1}
+        if name == "createindexes":
+            collection = self._collection(namespace)
+            collection.indexes.extend(body["indexes"])
+            return {"numIndexesBefore": 1, "numIndexesAfter": 1 + len(collection.indexes), "createdCollectionAutomatically": False}
+        if name == "insert":
+            documents = command.sequences.get("documents", body.get("documents", []))
+            collection = state.collections.setdefault(namespace, Collection({}))  # MongoDB creates a missing collection
+            for document in documents:
+                if collection.kind == "timeseries" and not isinstance(document.get(collection.options["timeseries"]["timeField"]),
+                                                                       bson.datetime_ms.DatetimeMS):
+                    raise CommandFailed(2, "BadValue", "'timestamp' must be present and contain a valid BSON UTC datetime value")
+                collection.documents.append({"_id": ObjectId(), **document} if "_id" not in document else dict(document))
+            return {"n": len(documents)}
+        if name == "aggregate":
+            rows = evaluate(self._collection(namespace), body["pipeline"], namespace)
+            return {"cursor": self._cursor(namespace, rows, body.get("cursor", {}).get("batchSize", FIRST_BATCH), "firstBatch")}
+        if name == "getmore":
+            cursor_id = body["getMore"]
+            namespace, rows = state.cursors.pop(cursor_id, (None, None))
+            if rows is None:
+                raise CommandFailed(43, "CursorNotFound", f"cursor id {cursor_id} not found")
+            return {"cursor": self._cursor(namespace, rows, body.get("batchSize", len(rows)), "nextBatch", cursor_id)}
+        if name == "killcursors":
+            killed = [c for c in body["cursors"] if state.cursors.pop(c, None) is not None]
+            return {"cursorsKilled": killed, "cursorsNotFound": [], "cursorsAlive": [], "cursorsUnknown": []}
+        raise CommandFailed(59, "CommandNotFound", f"no such command: '{command.name}' (the wire fake does not know it)")
+
+    def _collection(self, namespace: str) -> Collection:
+        collection = self.state.collections.get(namespace)
+        if collection is None:
+            raise CommandFailed(26, "NamespaceNotFound", f"collection {namespace} does not exist")
+        return collection
+
+    def _cursor(self, namespace: str, rows: list[dict], batch_size: int, batch_name: str, cursor_id: int | None = None) -> dict:
+        batch, rest = rows[:batch_size], rows[batch_size:]
+        if rest:
+            cursor_id = cursor_id or self.state.next_cursor
+            self.state.next_cursor += 1
+            self.state.cursors[cursor_id] = (namespace, rest)
+        return {"id": bson.int64.Int64(cursor_id if rest else 0), "ns": namespace, batch_name: batch}
+
+
+# -- aggregation -----------------------------------------------------------------------------
+def evaluate(collection: Collection, pipeline: list[dict], namespace: str) -> list[dict]:
+    rows = list(collection.documents)
+    for position, stage in enumerate(pipeline):
+        (operator, argument), = stage.items()
+        if operator == "$match":
+            rows = [row for row in rows if all(row.get(key) == value for key, value in argument.items())]
+        elif operator == "$count":
+            rows = [{argument: len(rows)}] if rows else []
+        elif operator == "$sort":
+            for key, direction in reversed(list(argument.items())):
+                rows.sort(key=lambda row, key=key: row.get(key), reverse=direction < 0)
+        elif operator == "$group":
+            rows = _group(rows, argument)
+        elif operator == "$collStats" and position == 0:
+            size = 64 * len(collection.documents)
+            rows = [{"ns": namespace, "storageStats": {"size": size, "count": len(collection.documents), "storageSize": size // 2,
+                                                       "totalIndexSize": 1000 * (1 + len(collection.indexes))}}]
+        else:
+            raise CommandFailed(40324, "UnknownStage", f"the wire fake cannot evaluate the stage {operator} at position {position}")
+    return rows
+
+
+def _value(expression: Any, row: dict) -> Any:
+    return row.get(expression[1:]) if isinstance(expression, str) and expression.startswith("$") else expression
+
+
+def _group(rows: list[dict], spec: dict) -> list[dict]:
+    groups: dict[Any, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(_value(spec["_id"], row), []).append(row)
+    out = []
+    for key, members in groups.items():
+        result = {"_id": key}
+        for name, accumulator in spec.items():
+            if name == "_id":
+                continue
+            (operator, expression), = accumulator.items()
+            values = [_value(expression, row) for row in members]
+            present = [value for value in values if value is not None]
+            if operator == "$sum":
+                result[name] = sum(present)
+            elif operator == "$min":
+                result[name] = min(present)
+            elif operator == "$max":
+                result[name] = max(present)
+            elif operator == "$avg":
+                result[name] = sum(present) / len(present)
+            elif operator == "$first":
+                result[name] = values[0]
+            elif operator == "$last":
+                result[name] = values[-1]
+            else:
+                raise CommandFailed(15952, "UnknownGroupOperator", f"the wire fake cannot evaluate the accumulator {operator}")
+        out.append(result)
+    return out
+
+
+@contextmanager
+def serving(state: FakeMongoState) -> Iterator[str]:
+    """Serve the fake on a free loopback port; yields its address, host:port."""
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), type("Handler", (FakeMongoHandler,), {"state": state}))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
