@@ -121,6 +121,8 @@ class Module(DatabaseModule):
         home = self._home
         if not home.parent.is_dir():
             raise ModuleError(f"cannot open the BerkeleyDB environment {home}: folder {home.parent} does not exist")
+        if self.spec.task == "query" and not home.is_dir():
+            raise ModuleError(f"there is no BerkeleyDB environment {home}: insert events first")
         home.mkdir(exist_ok=True)
         foreign = [path.name for path in sorted(home.iterdir()) if not _environment_file(path)]
         if foreign:

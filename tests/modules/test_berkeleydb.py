@@ -213,6 +213,9 @@ def test_refusals_are_one_line(bdb, tmp_path):
         assert result.code == 2 and f"module 'berkeleydb' does not support --primary-key {mode}" in result.stderr
 
     result = bdb("query", "-w", "1", "-r", "1")
+    assert result.code == 1 and "there is no BerkeleyDB environment env: insert events first" in result.stderr
+    (tmp_path / "env").mkdir()
+    result = bdb("query", "-w", "1", "-r", "1")
     assert result.code == 1 and "the BerkeleyDB environment env holds no tables: insert events first" in result.stderr
 
     assert_verified(bdb("insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "100", "--extra-option", "key_order=time"), [100])

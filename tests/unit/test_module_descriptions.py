@@ -29,6 +29,9 @@ def module(name="postgres", batch=1000, **options):
     (lambda: module("null", encoding="rows"), "nothing sent (rows encoding), size 1000"),
     (lambda: module("elasticsearch"), "_bulk request, size 1000"),
     (lambda: module("azure_data_explorer", **ADX), "queued ingestion, size 1000"),
+    (lambda: module("berkeleydb", key_order="time"), "puts in one transaction, size 1000, time-first keys"),
+    (lambda: module("mongodb"), "insert_many, unordered, size 1000, time series collection"),
+    (lambda: module("mongodb", batch=0, collection_type="plain"), "single inserts, plain collection"),
     (lambda: module(batch=0), "single inserts"),
 ])
 def test_insert_mode_labels(built, label):
