@@ -1,0 +1,365 @@
+"""The run's control plane at scale: one real collector process (`python -m simulator collector`, the
+`null` module, no database) serving N simulated workers that speak the real protocol through the
+project's own client (`simulator/collector_client.py`, the worker's `ProgressReporter`), in threads
+spread over a few processes. Each simulated worker registers (arrivals spread over --arrival-s, as
+pods come up), waits at the barrier, "runs" for --seconds while posting its progress every second,
+and posts a result with an HdrHistogram of realistic call latencies and a per-second series of the
+run's length. Meanwhile the CLI's own follower (`cli/platforms/follow.py`, with the live progress
+display rendered to /dev/null) follows the run and fetches the report, as it does in a real run.
+
+Printed for each N:
+- the collector's CPU (from /proc of its process) per second of the timed phase, of the barrier
+  wait, and in all (CPU seconds do not depend on how busy the machine is; wall times do);
+- the barrier's release skew: how late after the common start each simulated worker learned it
+  (negative: before; all on the clock when the latest is <= 0), and the report's start skew;
+- the time from the last result being acknowledged to the CLI's follower holding the parsed report,
+  and the report's size in bytes;
+- that every result arrived (the report's worker count, events and worker indices);
+- the CLI follower's /status round trips (median, max) during the run.
+
+    python benchmarks/collector_scale.py [--workers 100,300,1000] [--seconds 10] [--arrival-s 2] [--json]
+
+Goals (issue 16): collector CPU < 0.5 core at 1,000 workers; report within 2 s of the last result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from _common import REPO_ROOT, emit_json, print_table
+
+from cli.platforms.follow import Deadline, follow_run, wait_for_collector
+from cli.platforms.local import free_port
+from simulator.collector_client import CollectorClient
+from simulator.protocol import Status, WorkerResult
+from simulator.report import RunReport
+from simulator.spec import RunSpec
+from simulator.stats import new_histogram
+from simulator.worker import ProgressReporter
+
+GOAL_CPU_CORES = 0.5
+GOAL_REPORT_S = 2.0
+GOAL_WORKERS = 1000
+# What one simulated worker "does": its figures only shape the payloads (the null target's rate at
+# batch 1000 is about this many events per second per worker).
+EVENTS_PER_S = 20_000
+BATCH = 1000
+DISTINCT_HISTOGRAMS = 16
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+THREAD_STACK = 256 * 1024
+
+
+# -- the simulated workers, in generator processes --------------------------------------------------
+
+def realistic_histograms(seconds: float) -> list[str]:
+    """Encoded HdrHistograms of one worker's calls: log-normal latencies around 1 ms with a tail."""
+    generator = random.Random(16)
+    calls = int(EVENTS_PER_S * seconds / BATCH)
+    encoded = []
+    for _ in range(DISTINCT_HISTOGRAMS):
+        histogram = new_histogram()
+        for _ in range(calls):
+            histogram.record_value(max(1, int(generator.lognormvariate(7.0, 0.6))))
+        encoded.append(histogram.encode().decode("ascii"))
+    return encoded
+
+
+def simulated_worker(url: str, index: int, seconds: float, arrive_at: float, histogram: str, out: dict) -> None:
+    try:
+        time.sleep(max(0.0, arrive_at - time.time()))
+        client = CollectorClient(url, index)
+        started: list[float] = []
+
+        def read() -> tuple[int, int]:
+            return (int(min(time.time() - started[0], seconds) * EVENTS_PER_S) if started else 0), 0
+
+        client.register()
+        reporter = ProgressReporter(client, read)
+        reporter.start()
+        signal = client.wait_for_start()
+        out["learned_at"] = time.time()
+        if signal.start_at is None:
+            raise RuntimeError(f"no start: phase {signal.phase}")
+        out["start_at"] = signal.start_at
+        time.sleep(max(0.0, signal.start_at - time.time()))
+        started.append(time.time())
+        time.sleep(max(0.0, started[0] + seconds - time.time()))
+        finished = time.time()
+        reporter.stopped.set()
+        events = int(seconds * EVENTS_PER_S)
+        result = WorkerResult(
+            worker=index, started_at=started[0], finished_at=finished, events=events, calls=events // BATCH,
+            db_seconds=seconds * 0.9, histogram=histogram,
+            per_second=[EVENTS_PER_S] * int(seconds) + ([events - EVENTS_PER_S * int(seconds)] if seconds % 1 else []),
+        )
+        client.post("/result", result)
+        out["acked_at"] = time.time()
+        out["events"] = events
+    except Exception as error:  # counted as a lost worker in the summary
+        out["error"] = f"{type(error).__name__}: {error}"
+
+
+def generator_process(url: str, indices: list[int], seconds: float, begin_at: float, arrival_s: float, workers: int,
+                      histograms: list[str], answers) -> None:
+    threading.stack_size(THREAD_STACK)
+    records = {index: {} for index in indices}
+    threads = [threading.Thread(target=simulated_worker, daemon=True,
+                                args=(url, index, seconds, begin_at + arrival_s * index / workers,
+                                      histograms[index % len(histograms)], records[index]))
+               for index in indices]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    answers.put({"records": records, "cpu_s": usage.ru_utime + usage.ru_stime})
+
+
+# -- the collector and the CLI's follower, in this process -------------------------------------------
+
+class CollectorProcess:
+    def __init__(self, spec: RunSpec, folder: Path):
+        path = folder / "spec.json"
+        spec.dump(path)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(folder / "collector.log", "w+b")  # noqa: SIM115 (closed in stop())
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "simulator", "collector", "--spec", str(path), "--port", str(self.port)],
+            cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        )
+
+    def cpu_s(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+    def failure(self) -> str | None:
+        code = self.process.poll()
+        if code is None:
+            return None
+        self.log.seek(0)
+        return f"the collector exited with {code}: {self.log.read().decode(errors='replace')[-2000:]}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+        self.log.close()
+
+
+class CpuSampler(threading.Thread):
+    """(time, CPU seconds) of the collector every 0.1 s; CPU between two moments is interpolated."""
+
+    def __init__(self, collector: CollectorProcess):
+        super().__init__(daemon=True)
+        self.collector, self.samples, self.stopped = collector, [], threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                self.samples.append((time.time(), self.collector.cpu_s()))
+            except OSError:
+                return
+            self.stopped.wait(0.1)
+
+    def at(self, moment: float) -> float:
+        before = [s for s in self.samples if s[0] <= moment] or self.samples[:1]
+        after = [s for s in self.samples if s[0] >= moment] or self.samples[-1:]
+        (t0, c0), (t1, c1) = before[-1], after[0]
+        return c0 if t1 == t0 else c0 + (c1 - c0) * (moment - t0) / (t1 - t0)
+
+    def between(self, begin: float, end: float) -> float:
+        return self.at(end) - self.at(begin)
+
+
+class TimedClient(CollectorClient):
+    """The CLI's client, noting how long each /status took and what /report returned."""
+
+    def __init__(self, url: str):
+        super().__init__(url)
+        self.status_s: list[float] = []
+        self.report_bytes = 0
+        self.report_fetch_s = 0.0
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        begin = time.perf_counter()
+        code, body = super().get(path)
+        elapsed = time.perf_counter() - begin
+        if path == "/status":
+            self.status_s.append(elapsed)
+        elif path == "/report" and code == 200:
+            self.report_bytes, self.report_fetch_s = len(body), elapsed
+        return code, body
+
+
+def follow_like_the_cli(client: TimedClient, collector: CollectorProcess, outcome: dict) -> None:
+    """The CLI's follower with its live progress display (rendered to /dev/null as if to a terminal)."""
+    from rich.console import Console
+
+    from cli.progress import RunProgress
+    from cli.runner import PlannedRun
+
+    deadline = Deadline(600)
+    spec = outcome["spec"]
+    with open(os.devnull, "w") as sink, RunProgress(Console(file=sink, force_terminal=True, width=100)) as progress:
+        on_status = progress.start(PlannedRun(spec=spec, label=f"{spec.workers} workers", workers=spec.workers, run=1))
+        seen: list[Status] = []
+
+        def note(status: Status) -> None:
+            seen.append(status)
+            on_status(status)
+
+        try:
+            wait_for_collector(client, deadline, collector.failure)
+            outcome["report"] = follow_run(client, deadline, note, collector.failure)
+        except Exception as error:
+            outcome["error"] = f"{type(error).__name__}: {error}"
+        outcome["report_at"] = time.time()
+        outcome["statuses"] = len(seen)
+
+
+def measure(workers: int, seconds: float, arrival_s: float, processes: int) -> dict:
+    histograms = realistic_histograms(seconds)
+    spec = RunSpec(run_id=f"scale-{workers}", task="insert", target="null", module="null", workers=workers,
+                   num_inserts=int(seconds * EVENTS_PER_S), batch=BATCH)
+    context = multiprocessing.get_context("spawn")
+    answers = context.Queue()
+    with tempfile.TemporaryDirectory(prefix="iotdb-bench-scale-") as folder:
+        collector = CollectorProcess(spec, Path(folder))
+        try:
+            client = TimedClient(collector.url)
+            outcome: dict = {"spec": spec}
+            follower = threading.Thread(target=follow_like_the_cli, args=(client, collector, outcome), daemon=True)
+            follower.start()
+            while not collector.failure():  # prepared: the collector answers /health
+                code = _health(collector.url)
+                if code == 200:
+                    break
+                time.sleep(0.05)
+            sampler = CpuSampler(collector)
+            sampler.start()
+            begin_at = time.time() + 1.5  # the generators' interpreters start meanwhile
+            slices = [list(range(workers))[part::processes] for part in range(processes)]
+            generators = [context.Process(target=generator_process, daemon=True,
+                                          args=(collector.url, part, seconds, begin_at, arrival_s, workers, histograms, answers))
+                          for part in slices if part]
+            for generator in generators:
+                generator.start()
+            parts = [answers.get(timeout=seconds + arrival_s + 300) for _ in generators]
+            for generator in generators:
+                generator.join(30)
+            follower.join(120)
+            report_seen_at = time.time()
+            sampler.stopped.set()
+            sampler.join()
+            collector_total = collector.cpu_s()
+        finally:
+            collector.stop()
+    records = {index: record for part in parts for index, record in part["records"].items()}
+    return summarize(workers, seconds, begin_at, records, outcome, client, sampler, collector_total,
+                     sum(part["cpu_s"] for part in parts), report_seen_at)
+
+
+def _health(url: str) -> int | None:
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=2)
+        connection.request("GET", "/health")
+        return connection.getresponse().status
+    except OSError:
+        return None
+
+
+def summarize(workers: int, seconds: float, begin_at: float, records: dict, outcome: dict, client: TimedClient,
+              sampler: CpuSampler, collector_total: float, generators_cpu: float, report_seen_at: float) -> dict:
+    errors = [f"worker {i}: {r['error']}" for i, r in records.items() if "error" in r]
+    started = [r for r in records.values() if "start_at" in r]
+    report: RunReport | None = outcome.get("report")
+    if not started or report is None:
+        raise SystemExit(f"the run at {workers} workers failed: {outcome.get('error')}; {errors[:3]}")
+    start_at = started[0]["start_at"]
+    lateness = sorted(r["learned_at"] - start_at for r in started)
+    acked = [r["acked_at"] for r in records.values() if "acked_at" in r]
+    last_ack = max(acked)
+    finished_at = max(r.finished_at for r in report.workers) if report.workers else start_at + seconds
+    timed_begin, timed_end = start_at + 1.0, start_at + seconds - 0.5  # steady state: progress only
+    arrived = report.figures.workers == workers and report.figures.events == sum(r.get("events", 0) for r in records.values())
+    if report.workers:
+        arrived = arrived and sorted(w.worker for w in report.workers) == list(range(workers))
+    return {
+        "workers": workers,
+        "seconds": seconds,
+        "collector_cpu_cores_timed": sampler.between(timed_begin, timed_end) / (timed_end - timed_begin),
+        "collector_cpu_cores_barrier": sampler.between(begin_at, start_at) / max(start_at - begin_at, 1e-9),
+        "collector_cpu_s_results_to_report": sampler.between(finished_at, outcome["report_at"]),
+        "collector_cpu_s_total": collector_total,
+        "generators_cpu_s": generators_cpu,
+        "barrier_wait_s": start_at - begin_at,
+        "release_lateness_max_s": lateness[-1],
+        "release_lateness_p50_s": statistics.median(lateness),
+        "learned_late": sum(1 for late in lateness if late > 0),
+        "report_start_skew_s": report.figures.start_skew_s,
+        "last_result_to_report_s": outcome["report_at"] - last_ack,
+        "report_fetch_s": client.report_fetch_s,
+        "report_bytes": client.report_bytes,
+        "results_arrived": len(acked),
+        "all_results_in_report": arrived,
+        "errors": errors[:5],
+        "status_polls": len(client.status_s),
+        "status_median_ms": statistics.median(client.status_s) * 1e3,
+        "status_max_ms": max(client.status_s) * 1e3,
+        "load_average_1m_after": round(os.getloadavg()[0], 2),
+        "report_seen_after_s": report_seen_at - outcome["report_at"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", default="100,300,1000", help="comma-separated worker counts")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each simulated timed phase")
+    parser.add_argument("--arrival-s", type=float, default=2.0, help="registrations spread over this long, as pods come up")
+    parser.add_argument("--processes", type=int, default=4, help="processes the simulated workers are spread over")
+    parser.add_argument("--json", action="store_true", help="end with one JSON object on the last line")
+    args = parser.parse_args()
+
+    results = []
+    for workers in (int(part) for part in args.workers.split(",")):
+        load = round(os.getloadavg()[0], 2)
+        results.append({**measure(workers, args.seconds, args.arrival_s, args.processes), "load_average_1m_before": load})
+    print_table(
+        f"Collector with N simulated workers ({args.seconds:g} s timed phase, registrations over {args.arrival_s:g} s, null module)",
+        ["Workers", "CPU cores timed", "CPU cores barrier", "CPU s results→report", "Release late max ms", "Learned late",
+         "Report skew ms", "Last result→report s", "Report bytes", "All results", "/status median/max ms", "Load 1m"],
+        [[str(r["workers"]), f"{r['collector_cpu_cores_timed']:.3f}", f"{r['collector_cpu_cores_barrier']:.3f}",
+          f"{r['collector_cpu_s_results_to_report']:.2f}", f"{r['release_lateness_max_s'] * 1e3:.0f}",
+          f"{r['learned_late']}/{r['workers']}", f"{r['report_start_skew_s'] * 1e3:.0f}", f"{r['last_result_to_report_s']:.2f}",
+          f"{r['report_bytes']:,}", "yes" if r["all_results_in_report"] and not r["errors"] else f"NO {r['errors']}",
+          f"{r['status_median_ms']:.1f}/{r['status_max_ms']:.0f}", f"{r['load_average_1m_before']:.2f}"] for r in results],
+    )
+    at_goal = next((r for r in results if r["workers"] == GOAL_WORKERS), None)
+    if at_goal:
+        cpu_ok = at_goal["collector_cpu_cores_timed"] < GOAL_CPU_CORES
+        report_ok = at_goal["last_result_to_report_s"] <= GOAL_REPORT_S
+        print(f"Goals at {GOAL_WORKERS} workers: CPU < {GOAL_CPU_CORES} core {'met' if cpu_ok else 'NOT met'} "
+              f"({at_goal['collector_cpu_cores_timed']:.3f}); report within {GOAL_REPORT_S:g} s {'met' if report_ok else 'NOT met'} "
+              f"({at_goal['last_result_to_report_s']:.2f} s).")
+    if args.json:
+        emit_json({"benchmark": "collector_scale", "seconds": args.seconds, "arrival_s": args.arrival_s, "results": results,
+                   "goal_cpu_cores": GOAL_CPU_CORES, "goal_report_s": GOAL_REPORT_S, "goal_workers": GOAL_WORKERS})
+
+
+if __name__ == "__main__":
+    main()
