@@ -106,6 +106,8 @@ class CollectorClient:
             time.sleep(REGISTER_RETRY_S)
 
     def wait_for_start(self) -> StartSignal:
+        """Ready at the barrier: the collector holds each ask until the start is published (or for a
+        few seconds, then it is asked again)."""
         while True:
             signal = StartSignal.model_validate_json(self.post("/ready", WorkerHello(worker=self.worker)))
             if signal.start_at is not None or signal.phase == "failed":
