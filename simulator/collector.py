@@ -266,19 +266,22 @@ def create_app(spec: RunSpec) -> FastAPI:
     app = FastAPI(title="iotdb-bench collector", version="1")
     app.state.collector = collector
     threading.Thread(target=collector.prepare, daemon=True).start()
+    # The protocol's endpoints are coroutines: each does a moment's work under the state's lock, and
+    # answering on the event loop spares the hop to a thread (a third of a request's CPU; with 1,000
+    # workers posting progress every second that is what the collector spends).
 
     @app.get("/health")
-    def health() -> dict[str, str]:
+    async def health() -> dict[str, str]:
         if collector.state.phase == "preparing":
             raise HTTPException(status_code=503, detail="preparing the database")
         return {"phase": collector.state.phase}
 
     @app.get("/status")
-    def status() -> Status:
+    async def status() -> Status:
         return collector.state.status()
 
     @app.post("/register")
-    def register(hello: WorkerHello) -> StartSignal:
+    async def register(hello: WorkerHello) -> StartSignal:
         return collector.register(hello)
 
     @app.post("/ready")
@@ -286,15 +289,15 @@ def create_app(spec: RunSpec) -> FastAPI:
         return await collector.wait_for_start(hello)
 
     @app.post("/progress")
-    def progress(update: WorkerProgress) -> None:
+    async def progress(update: WorkerProgress) -> None:
         collector.record_progress(update)
 
     @app.post("/result")
-    def result(update: WorkerResult) -> None:
+    async def result(update: WorkerResult) -> None:
         collector.record_result(update)
 
     @app.post("/failure")
-    def failure(update: WorkerFailure) -> None:
+    async def failure(update: WorkerFailure) -> None:
         collector.record_failure(update)
 
     @app.get("/report", response_model=RunReport)
