@@ -17,7 +17,7 @@ Printed for each N:
 - that every result arrived (the report's worker count, events and worker indices);
 - the CLI follower's /status round trips (median, max) during the run.
 
-    python benchmarks/collector_scale.py [--workers 100,300,1000] [--seconds 10] [--arrival-s 2] [--json]
+    python benchmarks/collector_scale.py [--workers 100,300,1000] [--seconds 10] [--series-s S] [--arrival-s 2] [--json]
 
 Goals (issue 16): collector CPU < 0.5 core at 1,000 workers; report within 2 s of the last result.
 """
@@ -25,6 +25,7 @@ Goals (issue 16): collector CPU < 0.5 core at 1,000 workers; report within 2 s o
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import os
 import random
@@ -75,7 +76,7 @@ def realistic_histograms(seconds: float) -> list[str]:
     return encoded
 
 
-def simulated_worker(url: str, index: int, seconds: float, arrive_at: float, histogram: str, out: dict) -> None:
+def simulated_worker(url: str, index: int, seconds: float, series_s: int, arrive_at: float, histogram: str, out: dict) -> None:
     try:
         time.sleep(max(0.0, arrive_at - time.time()))
         client = CollectorClient(url, index)
@@ -101,7 +102,7 @@ def simulated_worker(url: str, index: int, seconds: float, arrive_at: float, his
         result = WorkerResult(
             worker=index, started_at=started[0], finished_at=finished, events=events, calls=events // BATCH,
             db_seconds=seconds * 0.9, histogram=histogram,
-            per_second=[EVENTS_PER_S] * int(seconds) + ([events - EVENTS_PER_S * int(seconds)] if seconds % 1 else []),
+            per_second=series(index, events, series_s),
         )
         client.post("/result", result)
         out["acked_at"] = time.time()
@@ -110,12 +111,21 @@ def simulated_worker(url: str, index: int, seconds: float, arrive_at: float, his
         out["error"] = f"{type(error).__name__}: {error}"
 
 
-def generator_process(url: str, indices: list[int], seconds: float, begin_at: float, arrival_s: float, workers: int,
+def series(index: int, events: int, length: int) -> list[int]:
+    """A per-second series of `length` windows adding up to `events`, uneven as real ones are."""
+    weights = [1000 + (index * 7919 + second * 104729) % 211 for second in range(length)]
+    total = sum(weights)
+    values = [events * weight // total for weight in weights]
+    values[-1] += events - sum(values)
+    return values
+
+
+def generator_process(url: str, indices: list[int], seconds: float, series_s: int, begin_at: float, arrival_s: float, workers: int,
                       histograms: list[str], answers) -> None:
     threading.stack_size(THREAD_STACK)
     records = {index: {} for index in indices}
     threads = [threading.Thread(target=simulated_worker, daemon=True,
-                                args=(url, index, seconds, begin_at + arrival_s * index / workers,
+                                args=(url, index, seconds, series_s, begin_at + arrival_s * index / workers,
                                       histograms[index % len(histograms)], records[index]))
                for index in indices]
     for thread in threads:
@@ -228,7 +238,7 @@ def follow_like_the_cli(client: TimedClient, collector: CollectorProcess, outcom
         outcome["statuses"] = len(seen)
 
 
-def measure(workers: int, seconds: float, arrival_s: float, processes: int) -> dict:
+def measure(workers: int, seconds: float, series_s: int, arrival_s: float, processes: int) -> dict:
     histograms = realistic_histograms(seconds)
     spec = RunSpec(run_id=f"scale-{workers}", task="insert", target="null", module="null", workers=workers,
                    num_inserts=int(seconds * EVENTS_PER_S), batch=BATCH)
@@ -251,7 +261,7 @@ def measure(workers: int, seconds: float, arrival_s: float, processes: int) -> d
             begin_at = time.time() + 1.5  # the generators' interpreters start meanwhile
             slices = [list(range(workers))[part::processes] for part in range(processes)]
             generators = [context.Process(target=generator_process, daemon=True,
-                                          args=(collector.url, part, seconds, begin_at, arrival_s, workers, histograms, answers))
+                                          args=(collector.url, part, seconds, series_s, begin_at, arrival_s, workers, histograms, answers))
                           for part in slices if part]
             for generator in generators:
                 generator.start()
@@ -266,7 +276,7 @@ def measure(workers: int, seconds: float, arrival_s: float, processes: int) -> d
         finally:
             collector.stop()
     records = {index: record for part in parts for index, record in part["records"].items()}
-    return summarize(workers, seconds, begin_at, records, outcome, client, sampler, collector_total,
+    return summarize(workers, seconds, series_s, begin_at, records, outcome, client, sampler, collector_total,
                      sum(part["cpu_s"] for part in parts), report_seen_at)
 
 
@@ -283,7 +293,7 @@ def _health(url: str) -> int | None:
         return None
 
 
-def summarize(workers: int, seconds: float, begin_at: float, records: dict, outcome: dict, client: TimedClient,
+def summarize(workers: int, seconds: float, series_s: int, begin_at: float, records: dict, outcome: dict, client: TimedClient,
               sampler: CpuSampler, collector_total: float, generators_cpu: float, report_seen_at: float) -> dict:
     errors = [f"worker {i}: {r['error']}" for i, r in records.items() if "error" in r]
     started = [r for r in records.values() if "start_at" in r]
@@ -302,6 +312,7 @@ def summarize(workers: int, seconds: float, begin_at: float, records: dict, outc
     return {
         "workers": workers,
         "seconds": seconds,
+        "series_s": series_s,
         "collector_cpu_cores_timed": sampler.between(timed_begin, timed_end) / (timed_end - timed_begin),
         "collector_cpu_cores_barrier": sampler.between(begin_at, start_at) / max(start_at - begin_at, 1e-9),
         "collector_cpu_s_results_to_report": sampler.between(finished_at, outcome["report_at"]),
@@ -330,6 +341,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", default="100,300,1000", help="comma-separated worker counts")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each simulated timed phase")
+    parser.add_argument("--series-s", type=int, help="length of each worker's per-second series (default: the timed phase's): "
+                        "the payload of a longer run without waiting for it")
     parser.add_argument("--arrival-s", type=float, default=2.0, help="registrations spread over this long, as pods come up")
     parser.add_argument("--processes", type=int, default=4, help="processes the simulated workers are spread over")
     parser.add_argument("--json", action="store_true", help="end with one JSON object on the last line")
@@ -338,9 +351,11 @@ def main() -> None:
     results = []
     for workers in (int(part) for part in args.workers.split(",")):
         load = round(os.getloadavg()[0], 2)
-        results.append({**measure(workers, args.seconds, args.arrival_s, args.processes), "load_average_1m_before": load})
+        series_s = args.series_s or math.ceil(args.seconds)
+        results.append({**measure(workers, args.seconds, series_s, args.arrival_s, args.processes), "load_average_1m_before": load})
     print_table(
-        f"Collector with N simulated workers ({args.seconds:g} s timed phase, registrations over {args.arrival_s:g} s, null module)",
+        f"Collector with N simulated workers ({args.seconds:g} s timed phase, per-second series of {args.series_s or math.ceil(args.seconds)} s, "
+        f"registrations over {args.arrival_s:g} s, null module)",
         ["Workers", "CPU cores timed", "CPU cores barrier", "CPU s results→report", "Release late max ms", "Learned late",
          "Report skew ms", "Last result→report s", "Report bytes", "All results", "/status median/max ms", "Load 1m"],
         [[str(r["workers"]), f"{r['collector_cpu_cores_timed']:.3f}", f"{r['collector_cpu_cores_barrier']:.3f}",
@@ -357,7 +372,7 @@ def main() -> None:
               f"({at_goal['collector_cpu_cores_timed']:.3f}); report within {GOAL_REPORT_S:g} s {'met' if report_ok else 'NOT met'} "
               f"({at_goal['last_result_to_report_s']:.2f} s).")
     if args.json:
-        emit_json({"benchmark": "collector_scale", "seconds": args.seconds, "arrival_s": args.arrival_s, "results": results,
+        emit_json({"benchmark": "collector_scale", "seconds": args.seconds, "series_s": args.series_s, "arrival_s": args.arrival_s, "results": results,
                    "goal_cpu_cores": GOAL_CPU_CORES, "goal_report_s": GOAL_REPORT_S, "goal_workers": GOAL_WORKERS})
 
 

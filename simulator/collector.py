@@ -39,6 +39,11 @@ BARRIER_HOLD_S = 10.0
 # Workers keep a connection per thread; a long keep-alive spares the main thread's, quiet during the
 # timed phase, from being closed (the client reconnects if it was anyway).
 KEEP_ALIVE_S = 300
+# Each worker's per-second series stays in the report while all of them hold at most this many values
+# (16 workers for 100 minutes, 1,000 workers for 100 s): beyond, the report would grow by megabytes
+# (1,000 workers for an hour: 22 MB) on its way through the port-forward and into results.json.
+# Their sum (figures.per_second) and every worker's own figures are always kept.
+WORKER_SERIES_BUDGET = 100_000
 # The database's counters are read until two reads this far apart agree (database-side cross-check).
 COUNTER_SETTLE_S = 0.05
 COUNTER_SETTLE_READS = 40
@@ -164,10 +169,12 @@ class Collector:
     def _report(self) -> RunReport:
         state, spec, module = self.state, self.spec, self.module
         results = [state.results[i] for i in sorted(state.results)]
+        series_kept = sum(len(result.per_second) for result in results) <= WORKER_SERIES_BUDGET
+        left_out = {"histogram": ""} if series_kept else {"histogram": "", "per_second": []}
         report = RunReport(
             run_id=spec.run_id, task=spec.task, spec=spec, start_at=state.start_at,
             insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
-            workers=[result.model_copy(update={"histogram": ""}) for result in results],
+            workers=[result.model_copy(update=left_out) for result in results], worker_series=series_kept,
         )
         if spec.task == "query":
             report.queries = {

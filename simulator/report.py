@@ -79,3 +79,5 @@ class RunReport(BaseModel):
     # query runs
     queries: dict[str, QueryFigures] = Field(default_factory=dict)
     workers: list[WorkerResult] = Field(default_factory=list, description="each worker's result, histograms left out")
+    worker_series: bool = Field(True, description="whether `workers` hold each worker's per-second series: left out when they "
+                                                  "would be large (many workers, long runs); figures.per_second has their sum")
