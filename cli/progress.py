@@ -34,6 +34,10 @@ class RunProgress:
         def on_status(status: Status) -> None:
             if status.phase == "waiting" and status.expected_prefill:
                 phase = f"prefill {status.prefilled:,}/{status.expected_prefill:,}"
+            elif status.phase == "waiting":  # many workers (pods) can take a while to come up
+                phase = f"waiting: {status.ready:,}/{status.workers:,} workers ready"
+            elif status.phase == "running" and status.finished:
+                phase = f"running: {status.finished:,}/{status.workers:,} workers done"
             else:
                 phase = status.phase
             done = status.events if planned.spec.task == "insert" else status.finished

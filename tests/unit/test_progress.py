@@ -1,0 +1,33 @@
+"""The live progress line of a run says what a large run is waiting for (many workers, many pods,
+can take a while to come up) and, near the end, how many workers are done."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from cli.progress import RunProgress
+from cli.runner import PlannedRun
+from simulator.protocol import Status
+from simulator.spec import RunSpec
+
+
+def shown(**status) -> str:
+    spec = RunSpec(run_id="r", task="insert", target="null", module="null", workers=1000, num_inserts=100)
+    screen = io.StringIO()
+    with RunProgress(Console(file=screen, width=120)) as progress:
+        on_status = progress.start(PlannedRun(label="1000 workers", spec=spec, workers=1000, run=1))
+        defaults = {"workers": 1000, "registered": 0, "ready": 0, "finished": 0, "events": 0, "expected_events": 100_000,
+                    "prefilled": 0, "expected_prefill": 0}
+        on_status(Status(**{**defaults, **status}))
+    return " ".join(screen.getvalue().split())
+
+
+def test_while_waiting_it_counts_the_workers_ready_at_the_barrier():
+    assert "waiting: 734/1,000 workers ready" in shown(phase="waiting", ready=734)
+
+
+def test_at_the_end_of_a_run_it_counts_the_workers_done():
+    assert "running: 998/1,000 workers done" in shown(phase="running", finished=998, events=99_800)
+    assert "running" in shown(phase="running", events=5_000) and "done" not in shown(phase="running", events=5_000)
