@@ -139,6 +139,9 @@ def generator_process(url: str, indices: list[int], seconds: float, series_s: in
 # -- the collector and the CLI's follower, in this process -------------------------------------------
 
 class CollectorProcess:
+    # Another checkout and interpreter can be measured with the same simulated workers (--collector).
+    python, repo = sys.executable, REPO_ROOT
+
     def __init__(self, spec: RunSpec, folder: Path):
         path = folder / "spec.json"
         spec.dump(path)
@@ -146,8 +149,8 @@ class CollectorProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(folder / "collector.log", "w+b")  # noqa: SIM115 (closed in stop())
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "simulator", "collector", "--spec", str(path), "--port", str(self.port)],
-            cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+            [self.python, "-m", "simulator", "collector", "--spec", str(path), "--port", str(self.port)],
+            cwd=self.repo, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(self.repo)},
         )
 
     def cpu_s(self) -> float:
@@ -346,8 +349,13 @@ def main() -> None:
                         "the payload of a longer run without waiting for it")
     parser.add_argument("--arrival-s", type=float, default=2.0, help="registrations spread over this long, as pods come up")
     parser.add_argument("--processes", type=int, default=4, help="processes the simulated workers are spread over")
+    parser.add_argument("--collector", metavar="PYTHON:CHECKOUT", help="run the collector of another checkout with another "
+                        "interpreter (e.g. an export of an earlier commit and its environment), against the same simulated workers")
     parser.add_argument("--json", action="store_true", help="end with one JSON object on the last line")
     args = parser.parse_args()
+    if args.collector:
+        python, _, checkout = args.collector.partition(":")
+        CollectorProcess.python, CollectorProcess.repo = python, Path(checkout)
 
     results = []
     for workers in (int(part) for part in args.workers.split(",")):
@@ -373,7 +381,7 @@ def main() -> None:
               f"({at_goal['collector_cpu_cores_timed']:.3f}); report within {GOAL_REPORT_S:g} s {'met' if report_ok else 'NOT met'} "
               f"({at_goal['last_result_to_report_s']:.2f} s).")
     if args.json:
-        emit_json({"benchmark": "collector_scale", "seconds": args.seconds, "series_s": args.series_s, "arrival_s": args.arrival_s, "results": results,
+        emit_json({"benchmark": "collector_scale", "collector": args.collector or "this checkout", "seconds": args.seconds, "series_s": args.series_s, "arrival_s": args.arrival_s, "results": results,
                    "goal_cpu_cores": GOAL_CPU_CORES, "goal_report_s": GOAL_REPORT_S, "goal_workers": GOAL_WORKERS})
 
 
