@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from fastapi import FastAPI, HTTPException
 
-from simulator import stats
+from simulator import open_files, stats
 from simulator.errors import described
 from simulator.modules import DatabaseModule, ModuleError, module_class
 from simulator.protocol import StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
@@ -332,6 +332,7 @@ def serve(spec: RunSpec, host: str, port: int) -> None:
                 signal.signal(number, _exit_now)
             yield
 
+    open_files.raise_limit(spec.workers)
     config = uvicorn.Config(create_app(spec), host=host, port=port, log_level="warning", access_log=False,
                             timeout_keep_alive=KEEP_ALIVE_S, lifespan="off")
     Server(config).run()
