@@ -164,6 +164,15 @@ class CollectorProcess:
         self.log.seek(0)
         return f"the collector exited with {code}: {self.log.read().decode(errors='replace')[-2000:]}"
 
+    def logged_at(self, text: str) -> float | None:
+        """When the collector logged a line containing `text` (its log's times have milliseconds)."""
+        self.log.seek(0)
+        for line in self.log.read().decode(errors="replace").splitlines():
+            if text in line:
+                stamp, milliseconds = line[:23].split(",")
+                return time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + int(milliseconds) / 1000
+        return None
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(10)
@@ -272,15 +281,15 @@ def measure(workers: int, seconds: float, series_s: int, arrival_s: float, proce
             for generator in generators:
                 generator.join(30)
             follower.join(120)
-            report_seen_at = time.time()
             sampler.stopped.set()
             sampler.join()
             collector_total = collector.cpu_s()
+            outcome["collector_finished_at"] = collector.logged_at("run finished")
         finally:
             collector.stop()
     records = {index: record for part in parts for index, record in part["records"].items()}
     return summarize(workers, seconds, series_s, begin_at, records, outcome, client, sampler, collector_total,
-                     sum(part["cpu_s"] for part in parts), report_seen_at)
+                     sum(part["cpu_s"] for part in parts))
 
 
 def _health(url: str) -> int | None:
@@ -297,7 +306,7 @@ def _health(url: str) -> int | None:
 
 
 def summarize(workers: int, seconds: float, series_s: int, begin_at: float, records: dict, outcome: dict, client: TimedClient,
-              sampler: CpuSampler, collector_total: float, generators_cpu: float, report_seen_at: float) -> dict:
+              sampler: CpuSampler, collector_total: float, generators_cpu: float) -> dict:
     errors = [f"worker {i}: {r['error']}" for i, r in records.items() if "error" in r]
     started = [r for r in records.values() if "start_at" in r]
     report: RunReport | None = outcome.get("report")
@@ -327,6 +336,8 @@ def summarize(workers: int, seconds: float, series_s: int, begin_at: float, reco
         "learned_late": sum(1 for late in lateness if late > 0),
         "report_start_skew_s": report.figures.start_skew_s,
         "last_result_to_report_s": outcome["report_at"] - last_ack,
+        # of which the collector's part: until it logged the report as made
+        "last_result_to_collector_report_s": (outcome["collector_finished_at"] or math.nan) - last_ack,
         "report_fetch_s": client.report_fetch_s,
         "report_bytes": client.report_bytes,
         "results_arrived": len(acked),
@@ -337,7 +348,6 @@ def summarize(workers: int, seconds: float, series_s: int, begin_at: float, reco
         "status_max_ms": max(s for _, s in client.status_s) * 1e3,
         "status_max_ms_timed": max((s for at, s in client.status_s if start_at <= at <= finished_at), default=0.0) * 1e3,
         "load_average_1m_after": round(os.getloadavg()[0], 2),
-        "report_seen_after_s": report_seen_at - outcome["report_at"],
     }
 
 
