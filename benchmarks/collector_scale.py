@@ -57,6 +57,7 @@ GOAL_WORKERS = 1000
 EVENTS_PER_S = 20_000
 BATCH = 1000
 DISTINCT_HISTOGRAMS = 16
+MIN_CALLS = 10_000
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 THREAD_STACK = 256 * 1024
 
@@ -64,9 +65,10 @@ THREAD_STACK = 256 * 1024
 # -- the simulated workers, in generator processes --------------------------------------------------
 
 def realistic_histograms(seconds: float) -> list[str]:
-    """Encoded HdrHistograms of one worker's calls: log-normal latencies around 1 ms with a tail."""
+    """Encoded HdrHistograms of one worker's calls: log-normal latencies around 1 ms with a tail (at
+    least MIN_CALLS of them, so that short runs post histograms as full as long runs do)."""
     generator = random.Random(16)
-    calls = int(EVENTS_PER_S * seconds / BATCH)
+    calls = max(int(EVENTS_PER_S * seconds / BATCH), MIN_CALLS)
     encoded = []
     for _ in range(DISTINCT_HISTOGRAMS):
         histogram = new_histogram()
