@@ -330,6 +330,10 @@ def summarize(workers: int, seconds: float, series_s: int, begin_at: float, reco
         "collector_cpu_cores_timed": sampler.between(timed_begin, timed_end) / (timed_end - timed_begin),
         "collector_cpu_cores_barrier": sampler.between(begin_at, start_at) / max(start_at - begin_at, 1e-9),
         "collector_cpu_s_results_to_report": sampler.between(finished_at, outcome["report_at"]),
+        # of which: taking the results in, making the report, serving it to the CLI's follower
+        "collector_cpu_s_results_in": sampler.between(finished_at, last_ack),
+        "collector_cpu_s_report_made": sampler.between(last_ack, outcome["collector_finished_at"] or last_ack),
+        "collector_cpu_s_report_served": sampler.between(outcome["collector_finished_at"] or last_ack, outcome["report_at"]),
         "collector_cpu_s_total": collector_total,
         "generators_cpu_s": generators_cpu,
         "barrier_wait_s": start_at - begin_at,

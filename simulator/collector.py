@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 
 from fastapi import FastAPI, HTTPException
+from hdrh.histogram import HdrHistogram
 
 from simulator import open_files, stats
 from simulator.errors import described
@@ -62,6 +63,7 @@ class RunState:
         self.progress: dict[int, int] = {}
         self.prefilled: dict[int, int] = {}
         self.results: dict[int, WorkerResult] = {}
+        self.latency = stats.new_histogram()  # the results' histograms, merged as they arrive
         self.start_at: float | None = None
         self.count_before: int | None = None
         self.counters_at_start: dict[str, int] | None = None
@@ -181,7 +183,7 @@ class Collector:
                 name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
             }
             return report
-        figures = report.figures = stats.insert_figures(state.start_at, results)
+        figures = report.figures = stats.insert_figures(state.start_at, results, state.latency)
         if state.count_before is not None:
             # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and
             # say how long storing took; the others return None.
@@ -251,14 +253,26 @@ class Collector:
 
     def record_result(self, result: WorkerResult) -> None:
         self._check_worker(result.worker)
+        histogram = self._decoded_histogram(result)
         with self.state.lock:
             repeated = result.worker in self.state.results  # a post sent again after a dropped connection
+            if histogram is not None and not repeated:
+                self.state.latency.add(histogram)
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
             complete = not repeated and len(self.state.results) == self.spec.workers
         if complete:
             threading.Thread(target=self.finish, daemon=True).start()
+
+    @staticmethod
+    def _decoded_histogram(result: WorkerResult) -> HdrHistogram | None:
+        if not result.histogram:
+            return None
+        try:
+            return HdrHistogram.decode(result.histogram)
+        except Exception as error:  # base64, zlib, or the format's own checks
+            raise HTTPException(status_code=400, detail=f"worker {result.worker}'s histogram cannot be decoded: {described(error)}") from None
 
     def record_failure(self, failure: WorkerFailure) -> None:
         self.state.fail(f"worker {failure.worker} failed: {failure.error}")

@@ -1,17 +1,20 @@
 """What the collector's report holds for many workers: every worker's figures always, each worker's
-per-second series only while they stay small (their sum is always in the figures)."""
+per-second series only while they stay small (their sum is always in the figures); histograms merged
+as the results arrive, each once."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from fastapi import HTTPException
 
 from simulator import collector as collector_module
 from simulator.collector import Collector
 from simulator.protocol import WorkerHello, WorkerResult
 from simulator.report import RunReport
 from simulator.spec import RunSpec
+from simulator.stats import CallRecorder
 
 
 def finished_run(workers: int, series_s: int) -> RunReport:
@@ -45,3 +48,18 @@ def test_each_workers_series_is_kept_only_within_the_budget(monkeypatch, series_
     # Every worker's own figures and the summed series stay either way.
     assert [(worker.worker, worker.events, worker.calls) for worker in report.workers] == [(w, (w + 1) * series_s, series_s) for w in range(4)]
     assert report.figures.per_second == [1 + 2 + 3 + 4] * series_s
+
+
+def test_a_result_posted_twice_is_merged_once_and_a_broken_histogram_is_refused():
+    collector = Collector(RunSpec(run_id="twice", task="insert", target="null", module="null", workers=2))
+    recorder = CallRecorder(0.0)
+    for _ in range(7):
+        recorder.record(10, 0.001, 0.5)
+    result = WorkerResult(worker=0, started_at=0.0, finished_at=1.0, events=70, calls=7, histogram=recorder.encoded_histogram())
+    collector.record_result(result)
+    collector.record_result(result)  # sent again after a dropped connection
+    assert collector.state.latency.get_total_count() == 7
+    with pytest.raises(HTTPException) as refused:
+        collector.record_result(result.model_copy(update={"worker": 1, "histogram": "not a histogram"}))
+    assert refused.value.status_code == 400 and "worker 1's histogram cannot be decoded" in refused.value.detail
+    assert 1 not in collector.state.results
