@@ -159,6 +159,12 @@ class CollectorProcess:
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
 
+    def peak_memory_mb(self) -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):  # the peak resident set, in kB
+                return int(line.split()[1]) / 1024
+        return math.nan
+
     def failure(self) -> str | None:
         code = self.process.poll()
         if code is None:
@@ -286,6 +292,7 @@ def measure(workers: int, seconds: float, series_s: int, arrival_s: float, proce
             sampler.stopped.set()
             sampler.join()
             collector_total = collector.cpu_s()
+            outcome["collector_peak_memory_mb"] = collector.peak_memory_mb()
             outcome["collector_finished_at"] = collector.logged_at("run finished")
         finally:
             collector.stop()
@@ -335,6 +342,7 @@ def summarize(workers: int, seconds: float, series_s: int, begin_at: float, reco
         "collector_cpu_s_report_made": sampler.between(last_ack, outcome["collector_finished_at"] or last_ack),
         "collector_cpu_s_report_served": sampler.between(outcome["collector_finished_at"] or last_ack, outcome["report_at"]),
         "collector_cpu_s_total": collector_total,
+        "collector_peak_memory_mb": outcome["collector_peak_memory_mb"],
         "generators_cpu_s": generators_cpu,
         "barrier_wait_s": start_at - begin_at,
         "release_lateness_max_s": lateness[-1],

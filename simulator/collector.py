@@ -63,7 +63,7 @@ class RunState:
         self.progress: dict[int, int] = {}
         self.prefilled: dict[int, int] = {}
         self.results: dict[int, WorkerResult] = {}
-        self.latency = stats.new_histogram()  # the results' histograms, merged as they arrive
+        self.totals = stats.Totals()  # the results' histograms and series, added up as they arrive
         self.start_at: float | None = None
         self.count_before: int | None = None
         self.counters_at_start: dict[str, int] | None = None
@@ -183,7 +183,7 @@ class Collector:
                 name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
             }
             return report
-        figures = report.figures = stats.insert_figures(state.start_at, results, state.latency)
+        figures = report.figures = stats.insert_figures(state.start_at, results, state.totals)
         if state.count_before is not None:
             # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and
             # say how long storing took; the others return None.
@@ -256,8 +256,8 @@ class Collector:
         histogram = self._decoded_histogram(result)
         with self.state.lock:
             repeated = result.worker in self.state.results  # a post sent again after a dropped connection
-            if histogram is not None and not repeated:
-                self.state.latency.add(histogram)
+            if not repeated:
+                self.state.totals.add(histogram, result.per_second)
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled

@@ -101,16 +101,34 @@ def latency_of(merged: HdrHistogram) -> Latency:
 def sum_series(series: Iterable[Sequence[int]]) -> list[int]:
     total: list[int] = []
     for one in series:
-        if len(one) > len(total):
-            total.extend([0] * (len(one) - len(total)))
-        for index, value in enumerate(one):
-            total[index] += value
+        add_series(total, one)
     return total
 
 
-def insert_figures(common_start: float, results: Sequence[WorkerResult], merged: HdrHistogram | None = None) -> InsertRunFigures:
-    """`merged`: the results' histograms, already merged (the collector adds each as it arrives: with
-    1,000 workers, merging them all after the last result took most of the time to the report)."""
+def add_series(total: list[int], one: Sequence[int]) -> None:
+    if len(one) > len(total):
+        total.extend([0] * (len(one) - len(total)))
+    for index, value in enumerate(one):
+        total[index] += value
+
+
+class Totals:
+    """The results' histograms merged and per-second series summed, one result at a time: the
+    collector adds each result as it arrives, so that little is left to do after the last one (with
+    1,000 workers, merging them all at the end took most of the time to the report)."""
+
+    def __init__(self):
+        self.histogram = new_histogram()
+        self.per_second: list[int] = []
+
+    def add(self, histogram: HdrHistogram | None, per_second: Sequence[int]) -> None:
+        if histogram is not None:
+            self.histogram.add(histogram)
+        add_series(self.per_second, per_second)
+
+
+def insert_figures(common_start: float, results: Sequence[WorkerResult], totals: Totals | None = None) -> InsertRunFigures:
+    """`totals`: the same results' histograms and series, already added up as they arrived."""
     events = sum(r.events for r in results)
     duration = max(r.finished_at for r in results) - common_start
     worker_durations = [r.finished_at - r.started_at for r in results]
@@ -124,8 +142,8 @@ def insert_figures(common_start: float, results: Sequence[WorkerResult], merged:
         duration_s=duration,
         throughput=_rate(events, duration),
         seed_formula_throughput=_rate(events, mean_worker_duration),
-        latency=latency_of(merged) if merged is not None else merge_latency(r.histogram for r in results),
-        per_second=sum_series(r.per_second for r in results),
+        latency=latency_of(totals.histogram) if totals is not None else merge_latency(r.histogram for r in results),
+        per_second=list(totals.per_second) if totals is not None else sum_series(r.per_second for r in results),
         client_overhead=max(0.0, 1.0 - db_total / timed_total) if timed_total > 0 else 0.0,
         start_skew_s=max(r.started_at for r in results) - min(r.started_at for r in results),
         retries=sum(r.retries for r in results),

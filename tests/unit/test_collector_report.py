@@ -55,10 +55,11 @@ def test_a_result_posted_twice_is_merged_once_and_a_broken_histogram_is_refused(
     recorder = CallRecorder(0.0)
     for _ in range(7):
         recorder.record(10, 0.001, 0.5)
-    result = WorkerResult(worker=0, started_at=0.0, finished_at=1.0, events=70, calls=7, histogram=recorder.encoded_histogram())
+    result = WorkerResult(worker=0, started_at=0.0, finished_at=1.0, events=70, calls=7, histogram=recorder.encoded_histogram(),
+                          per_second=[70])
     collector.record_result(result)
     collector.record_result(result)  # sent again after a dropped connection
-    assert collector.state.latency.get_total_count() == 7
+    assert collector.state.totals.histogram.get_total_count() == 7 and collector.state.totals.per_second == [70]
     with pytest.raises(HTTPException) as refused:
         collector.record_result(result.model_copy(update={"worker": 1, "histogram": "not a histogram"}))
     assert refused.value.status_code == 400 and "worker 1's histogram cannot be decoded" in refused.value.detail
