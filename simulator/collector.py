@@ -32,7 +32,7 @@ log = logging.getLogger("collector")
 # Time between the last worker becoming ready and the common start: long enough for every worker
 # to learn the start time so they all begin on the clock. Workers wait for it in a held request
 # (`/ready`), answered all at once when the start is published: the lead grows with the number of
-# answers to send (about 0.1 ms each measured at 1,000 workers; benchmarks/collector_scale.py).
+# answers to send (1,000 took 0.15 to 0.25 s in benchmarks/collector_scale.py; the lead is twice that).
 START_LEAD_S = 0.1
 START_LEAD_PER_WORKER_S = 0.0004
 # How long `/ready` holds a worker's request before answering "not yet" (the worker asks again).
