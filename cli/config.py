@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from cli.cost import Cost
 from cli.errors import UsageProblem
 from simulator import __version__
 from simulator.env_references import referenced_names
@@ -22,7 +23,7 @@ from simulator.validation import validation_problems
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
 Platform = Literal["local", "kubernetes"]
 # Keys of a target that configure the tool itself rather than the database module.
-TOOL_KEYS = {"module", "platform", "existing_secret", "database_pod_labels"}
+TOOL_KEYS = {"module", "platform", "existing_secret", "database_pod_labels", "database_process", "cost"}
 
 
 class Target(BaseModel):
@@ -31,7 +32,10 @@ class Target(BaseModel):
     module: str = Field(pattern=r"^[a-z_][a-z0-9_]*$")
     platform: Platform | None = Field(None, description="set to 'local' for targets that only run on the laptop")
     existing_secret: str | None = Field(None, description="Kubernetes Secret holding the env vars the options reference")
-    database_pod_labels: dict[str, str] = Field(default_factory=dict, description="keeps workers off these pods' nodes")
+    database_pod_labels: dict[str, str] = Field(default_factory=dict, description="keeps workers off these pods' nodes; their resources are sampled")
+    database_process: str | int | None = Field(None, description="local platform: the database's process (a pid or a process name), "
+                                               "when it is not the one listening on the target's address")
+    cost: Cost | None = Field(None, description="price of the database per hour or month: cost figures of the runs")
 
     @field_validator("module")
     @classmethod

@@ -16,6 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 import simulator
+from cli.cost import Cost, InsertCost, QueryCost
+from cli.resource_figures import ResourceFigures
 from simulator.report import RunReport
 from simulator.spec import RunSpec
 from simulator.stats import QueryFigures, Spread
@@ -72,6 +74,8 @@ class InsertRow(BaseModel):
     start_skew_s: float = Field(description="the largest start skew of the runs")
     retries: int
     count_check: str = Field(description="ok, FAILED or not applicable, over the runs")
+    resources: ResourceFigures | None = Field(None, description="what the runs cost the database and the client (means over the runs)")
+    cost: InsertCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
 
 
 class QueryRow(QueryFigures):
@@ -79,6 +83,7 @@ class QueryRow(QueryFigures):
 
     workers: int
     query: str
+    cost: QueryCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
 
 
 class ResultsDocument(BaseModel):
@@ -93,6 +98,7 @@ class ResultsDocument(BaseModel):
     worker_counts: list[int]
     runs_per_worker_count: int = 1
     steps: int = 0
+    cost: Cost | None = Field(None, description="the target's price when the runs were made")
     runs: list[RunRecord] = Field(default_factory=list)
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)

@@ -156,7 +156,7 @@ def _platform(choice: PlatformChoice, config: Config, target_config: Target):
     if choice.name == "local":
         from cli.platforms.local import LocalPlatform
 
-        return LocalPlatform()
+        return LocalPlatform(database_process=target_config.database_process)
     from cli.platforms.kubernetes import KubernetesPlatform
 
     return KubernetesPlatform(config, target_config, namespace=choice.namespace or config.namespace,
@@ -171,6 +171,7 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
     document = ResultsDocument(
         task=base.task, target=base.target, platform=choice.name, environment=Environment.here(), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
+        cost=target_config.cost,
     )
     progress = RunProgress(console)
     failure: Exception | None = None

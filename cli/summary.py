@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 
+from cli import cost, resource_figures
 from cli.document import InsertRow, QueryRow, ResultsDocument, RunRecord
 from simulator import stats
 
@@ -13,6 +14,10 @@ def summarise(document: ResultsDocument) -> None:
     """Fill the document's rows from its runs."""
     document.inserts = insert_rows(document.insert_runs())
     document.queries = query_rows(document.runs)
+    for row in document.inserts:
+        row.cost = cost.insert_cost(document.cost, row.throughput.avg)
+    for query in document.queries:
+        query.cost = cost.query_cost(document.cost, query.workers, query.avg_s)
 
 
 def insert_rows(runs: list[RunRecord]) -> list[InsertRow]:
@@ -38,6 +43,7 @@ def insert_rows(runs: list[RunRecord]) -> list[InsertRow]:
             start_skew_s=max(f.start_skew_s for f in figures),
             retries=sum(f.retries for f in figures),
             count_check=count_verdict([report.verification.verdict() for report in group if report.verification]),
+            resources=resource_figures.across_runs([resource_figures.run_figures(report) for report in group]),
         ))
     return rows
 

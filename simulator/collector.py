@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import resource
 import signal
 import threading
 import time
@@ -67,6 +68,10 @@ class RunState:
         self.start_at: float | None = None
         self.count_before: int | None = None
         self.counters_at_start: dict[str, int] | None = None
+        self.storage_at_start: int | None = None
+        # The collector's own CPU seconds (rusage) when the start is published and when the last result is in.
+        self.cpu_at_start: float | None = None
+        self.cpu_at_end: float | None = None
         self.releasing = False
         self.report: RunReport | None = None
         self.changed = Wakeup()  # announced when the start is published or the run fails
@@ -135,12 +140,23 @@ class Collector:
         except Exception as error:
             log.warning("could not read the database's counters: %s", described(error))
             counters = None
+        storage = self._storage_bytes()
         with self.state.lock:
-            self.state.counters_at_start = counters
+            self.state.counters_at_start, self.state.storage_at_start = counters, storage
+            self.state.cpu_at_start = process_cpu_s()
             if self.state.phase == "waiting":
                 self.state.start_at = time.time() + self.state.start_lead()
                 self.state.phase = "running"
         self.state.changed.announce()
+
+    def _storage_bytes(self) -> int | None:
+        """The data size before the timed phase (after the prefill), where the database exposes it."""
+        try:
+            with self.db_lock:
+                return self.module.storage_bytes()
+        except Exception as error:
+            log.warning("could not read the database's data size: %s", described(error))
+            return None
 
     def _settled_counters(self) -> dict[str, int] | None:
         """Counters read until two reads agree: nothing is inserting, so a change means statistics of
@@ -178,6 +194,8 @@ class Collector:
             insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
             workers=[result.model_copy(update=left_out) for result in results], worker_series=series_kept,
         )
+        if state.cpu_at_start is not None and state.cpu_at_end is not None:
+            report.collector_cpu_s = state.cpu_at_end - state.cpu_at_start
         if spec.task == "query":
             report.queries = {
                 name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
@@ -202,7 +220,7 @@ class Collector:
 
     def _server_side(self) -> ServerSide:
         """The database's own view of the run, where it exposes one (database-side cross-check)."""
-        server = ServerSide(counters_at_start=self.state.counters_at_start)
+        server = ServerSide(counters_at_start=self.state.counters_at_start, storage_bytes_at_start=self.state.storage_at_start)
         try:
             server.storage_bytes = self.module.storage_bytes()
             server.counters_at_end = self._settled_counters()
@@ -230,6 +248,7 @@ class Collector:
                     threading.Thread(target=self._sample_counters_then_start, daemon=True).start()
                 else:
                     state.start_at = time.time() + state.start_lead()
+                    state.cpu_at_start = process_cpu_s()
                     state.phase = "running"
                     state.changed.announce()
             return StartSignal(phase=state.phase, start_at=state.start_at)
@@ -262,6 +281,8 @@ class Collector:
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
             complete = not repeated and len(self.state.results) == self.spec.workers
+            if complete:
+                self.state.cpu_at_end = process_cpu_s()
         if complete:
             threading.Thread(target=self.finish, daemon=True).start()
 
@@ -280,6 +301,11 @@ class Collector:
     def _check_worker(self, worker: int) -> None:
         if worker >= self.spec.workers:
             raise HTTPException(status_code=400, detail=f"worker index {worker} out of range (run has {self.spec.workers})")
+
+
+def process_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def create_app(spec: RunSpec) -> FastAPI:

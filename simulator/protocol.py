@@ -43,6 +43,7 @@ class WorkerResult(BaseModel):
     retries: int = 0
     histogram: str = Field("", description="HdrHistogram of call latencies in microseconds, base64")
     per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
+    cpu_s: float | None = Field(None, description="CPU seconds (user + system, every thread) of this worker process in its timed phase, from its own rusage")
     queries: dict[str, QueryRuns] = Field(default_factory=dict)
 
 

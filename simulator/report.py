@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from simulator.protocol import WorkerResult
+from simulator.resources import ResourceUsage
 from simulator.spec import RunSpec
 from simulator.stats import InsertRunFigures, QueryFigures
 
@@ -60,6 +61,7 @@ class ServerSide(BaseModel):
     """The database's own view of an insert run, where it exposes one."""
 
     storage_bytes: int | None = None
+    storage_bytes_at_start: int | None = Field(None, description="data size before the timed phase (after the prefill)")
     counters_at_start: dict[str, int] | None = None
     counters_at_end: dict[str, int] | None = None
 
@@ -81,3 +83,6 @@ class RunReport(BaseModel):
     workers: list[WorkerResult] = Field(default_factory=list, description="each worker's result, histograms left out")
     worker_series: bool = Field(True, description="whether `workers` hold each worker's per-second series: left out when they "
                                                   "would be large (many workers, long runs); figures.per_second has their sum")
+    collector_cpu_s: float | None = Field(None, description="the collector's CPU seconds (rusage) from the common start to the last result")
+    # what the run cost the database and the client, sampled beside the run by the platform
+    resources: ResourceUsage | None = None

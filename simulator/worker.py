@@ -9,6 +9,7 @@ worker that fails posts its error to the collector before exiting non-zero, so t
 from __future__ import annotations
 
 import logging
+import resource
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -75,6 +76,12 @@ def prepared_during_calls(module: DatabaseModule, batches: Iterator[EventBatch])
 PIPELINES = {"helper_thread": prepared_ahead, "in_turn": prepared_in_turn, "during_call": prepared_during_calls}
 
 
+def process_cpu_s() -> float:
+    """CPU seconds this process has used so far, user + system, every thread (its own rusage)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 class ProgressReporter(threading.Thread):
     """Posts the worker's progress about once a second, off the hot path."""
 
@@ -98,6 +105,7 @@ class Worker:
         self.prefilled = 0
         self.recorder: CallRecorder | None = None
         self.module: DatabaseModule | None = None
+        self.cpu_at_start = 0.0
 
     def run(self) -> int:
         try:
@@ -150,6 +158,7 @@ class Worker:
             log.warning("learned the common start %.3f s after it; starting late", -ahead)
         time.sleep(max(0.0, ahead))
         self.recorder = CallRecorder(signal.start_at)
+        self.cpu_at_start = process_cpu_s()
         if self.spec.task == "insert":
             return self._insert(generator, first_timed)
         return self._query()
@@ -234,5 +243,6 @@ class Worker:
             retries=self.module.retries(),
             histogram=recorder.encoded_histogram() if recorder.calls else "",
             per_second=recorder.per_second,
+            cpu_s=process_cpu_s() - self.cpu_at_start,
             queries=queries or {},
         )

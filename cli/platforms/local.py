@@ -20,7 +20,10 @@ from pathlib import Path
 from cli.errors import RunFailed
 from cli.platforms import StatusCallback
 from cli.platforms.follow import Deadline, follow_run, wait_for_collector
+from cli.platforms.local_sampler import DatabaseProcesses, LocalSampler
 from simulator.collector_client import CollectorClient
+from simulator.modules import ModuleError, module_class
+from simulator.protocol import Status
 from simulator.report import RunReport
 from simulator.spec import RunSpec
 
@@ -81,16 +84,53 @@ def stop_all(children: list[Child]) -> None:
             child.process.wait()
 
 
+def database_sampler(spec: RunSpec, database_process: str | int | None) -> tuple[LocalSampler, bool]:
+    """A sampler of the run's database processes (and the tool's), and whether the database is
+    embedded in the workers."""
+    try:
+        module = module_class(spec.module)(spec)
+    except ModuleError as error:
+        return LocalSampler(None, f"the module's options cannot be read here: {error}"), False
+    location = module.database_location
+    if location == "embedded":
+        return LocalSampler(None, "an embedded database: its work is inside the worker processes (see the workers' figures)"), True
+    if location == "none":
+        return LocalSampler(None, f"module '{spec.module}' stores nothing: there is no database"), False
+    if location == "managed" and database_process is None:
+        return LocalSampler(None, "a managed service: its machines are not visible to the tool"), False
+    return LocalSampler(DatabaseProcesses(module.server_address(), database_process), None), False
+
+
+def marking(on_status: StatusCallback, sampler: LocalSampler, workers: int) -> StatusCallback:
+    """Passes the statuses on, and has the sampler read at once when the timed phase starts and when
+    the last worker has finished, so the window's edges fall close to readings."""
+    seen: set[str] = set()
+
+    def forward(status: Status) -> None:
+        for edge, reached in (("start", status.phase == "running"), ("end", status.finished >= workers)):
+            if reached and edge not in seen:
+                seen.add(edge)
+                sampler.mark()
+        on_status(status)
+
+    return forward
+
+
 class LocalPlatform:
+    def __init__(self, database_process: str | int | None = None):
+        self.database_process = database_process
+
     def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
         log_dir.mkdir(parents=True, exist_ok=True)
         deadline = Deadline(timeout)
         children: list[Child] = []
+        sampler, embedded = database_sampler(spec, self.database_process)
         with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
             spec_path = Path(folder) / "spec.json"
             spec.dump(spec_path)
             port = free_port()
             url = f"http://127.0.0.1:{port}"
+            sampler.start()
             try:
                 children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port)], log_dir / "collector.log"))
                 # Workers start together with the collector (they retry registering until it answers):
@@ -98,6 +138,8 @@ class LocalPlatform:
                 for index in range(spec.workers):
                     args = ["worker", "--spec", str(spec_path), "--index", str(index), "--collector", url]
                     children.append(Child(f"worker {index}", args, log_dir / f"worker-{index}.log"))
+                for child in children:
+                    sampler.watch(child.name, child.process.pid)
 
                 def check_processes() -> str | None:
                     return next(filter(None, (child.failure() for child in children)), None)
@@ -105,11 +147,17 @@ class LocalPlatform:
                 http = CollectorClient(url)
                 wait_for_collector(http, deadline, check_processes)
                 try:
-                    return follow_run(http, deadline, on_status, check_processes)
+                    report = follow_run(http, deadline, marking(on_status, sampler, spec.workers), check_processes)
                 except RunFailed as failure:
                     raise RunFailed(f"{failure}{self._log_hint(children)}") from None
             finally:
+                sampler.stop()
                 stop_all(children)
+            if report.start_at is not None and report.figures is not None:
+                report.resources = sampler.usage(report.start_at, report.start_at + report.figures.duration_s, embedded)
+            elif report.start_at is not None and report.workers:
+                report.resources = sampler.usage(report.start_at, max(w.finished_at for w in report.workers), embedded)
+            return report
 
     @staticmethod
     def _log_hint(children: list[Child]) -> str:

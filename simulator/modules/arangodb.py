@@ -85,6 +85,9 @@ class Module(DatabaseModule):
         return "import API" if self.options.batch_api == "import" else "document batch API"
 
     # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        return self.url_address(self.options.url.split(",")[0].strip(), 8529)
+
     def connect(self) -> None:
         from arango import ArangoClient
         from arango.http import DefaultHTTPClient

@@ -74,6 +74,7 @@ class AdxOptions(ModuleOptions):
 
 class Module(DatabaseModule):
     Options = AdxOptions
+    database_location = "managed"
     options: AdxOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
 

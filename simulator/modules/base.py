@@ -61,6 +61,10 @@ class DatabaseModule(abc.ABC):
     # machine's files, a driver that cannot go into the image); empty: it runs anywhere. The CLI
     # refuses other platforms with this reason.
     local_only: ClassVar[str] = ""
+    # Where the database's work happens, for the resource figures: "server" (processes or pods of
+    # their own, found from `server_address()`), "embedded" (inside the worker processes), "managed"
+    # (a cloud service whose machines the tool cannot see), "none".
+    database_location: ClassVar[str] = "server"
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
@@ -98,6 +102,19 @@ class DatabaseModule(abc.ABC):
     def batch_kind(self) -> str:
         """What one batch call is in this database (COPY, values lists, _bulk request...)."""
         return "batch"
+
+    def server_address(self) -> tuple[str, int] | None:
+        """Host (or a Unix socket's path) and port of the database server, for finding its processes
+        on this machine; None when the module cannot tell."""
+        return None
+
+    @staticmethod
+    def url_address(url: str, default_port: int) -> tuple[str, int]:
+        """(host, port) of an http(s) URL, for `server_address()`."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url if "//" in url else f"http://{url}")
+        return parts.hostname or "localhost", parts.port or default_port
 
     def notes(self) -> list[str]:
         """What a reader of this run's figures must know about the module (shown under the tables)."""

@@ -131,6 +131,9 @@ class Module(DatabaseModule):
         return f"{mode}, async, {calls} in flight" if calls > 1 else mode
 
     # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        return self.options.contact_points[0], self.options.port
+
     def connect(self) -> None:
         from cassandra import ConsistencyLevel, UnresolvableContactPoints
         from cassandra.auth import PlainTextAuthProvider

@@ -122,6 +122,9 @@ class Module(DatabaseModule):
         return "_bulk request"
 
     # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        return self.url_address(self.options.hosts[0], 9200)
+
     def connect(self) -> None:
         import httpx
 

@@ -79,6 +79,9 @@ class Module(DatabaseModule):
     def batch_kind(self) -> str:
         return "line protocol write"
 
+    def server_address(self) -> tuple[str, int] | None:
+        return self.url_address(self.options.url, 8086)
+
     def connect(self) -> None:
         from influxdb_client import InfluxDBClient
         from influxdb_client.client.write_api import SYNCHRONOUS

@@ -91,6 +91,9 @@ class Module(DatabaseModule):
                 else:
                     cursor.execute(f"SET SESSION max_execution_time = {int(self.spec.query_timeout * 1000)}")
 
+    def server_address(self) -> tuple[str, int] | None:
+        return self.options.host, self.options.port
+
     @property
     def is_mariadb(self) -> bool:
         return "MariaDB" in self._server_version

@@ -29,6 +29,7 @@ class Module(DatabaseModule):
     # Its calls send nothing, so there is no wait to overlap: a helper thread would only add its
     # hand-off to what this target measures, the client's own work per event.
     prepare_next = "in_turn"
+    database_location = "none"
 
     def __init__(self, spec):
         super().__init__(spec)

@@ -123,6 +123,12 @@ class Module(DatabaseModule):
             str(params.get("port") or os.environ.get("PGPORT", "5432")),
         )
 
+    def server_address(self) -> tuple[str, int] | None:
+        host, port = self._address()
+        host = host.split(",")[0]
+        # A Unix-socket folder: the server listens on the socket file named after the port.
+        return (f"{host}/.s.PGSQL.{port}" if host.startswith("/") else host), int(port.split(",")[0])
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()

@@ -34,6 +34,8 @@ class SqliteOptions(ModuleOptions):
 class Module(DatabaseModule):
     Options = SqliteOptions
     options: SqliteOptions
+    # SQLite runs inside the worker processes: their CPU is the database's work too.
+    database_location = "embedded"
 
     def __init__(self, spec):
         super().__init__(spec)
