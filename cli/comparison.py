@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from cli import crosscheck
+from cli import cost, crosscheck
+from cli.cost import QueryCost
 from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, ResultsDocument
 from simulator import stats
@@ -39,6 +40,7 @@ class CompareQueryDetail(BaseModel):
     unstable: bool | None
     rows: int | None
     errors: str
+    cost: QueryCost | None = None
 
 
 class CompareQueryRow(BaseModel):
@@ -99,6 +101,7 @@ def query_rows(documents: Sources) -> tuple[list[CompareQueryRow], list[CompareQ
                     avg_s=figures.avg_s, min_s=figures.min_s, max_s=figures.max_s, cold_avg_s=figures.cold_avg_s,
                     warm_avg_s=figures.warm_avg_s, executions=figures.executions, cv=spread.cv if spread else None,
                     unstable=spread.unstable if spread else None, rows=figures.rows, errors="; ".join(figures.errors),
+                    cost=cost.query_cost(document.cost, run.workers, figures.avg_s),
                 ))
             table.append(CompareQueryRow(database=document.target, source=source, workers=run.workers, cells=cells))
     return table, detail
@@ -123,16 +126,39 @@ def _query_cell(figures: stats.QueryFigures, spread: stats.Spread | None) -> str
 
 def insert_markdown(rows: list[CompareInsertRow]) -> str:
     with_levels = any(row.level is not None for row in rows)
+    currencies = sorted({row.cost.currency for row in rows if row.cost})
     header = ["Database", "Workers"] + (["Fill level"] if with_levels else []) + [
-        "Inserts/s", "CV", "Insert mode", "Primary-key mode", "p99 latency (ms)", "Database-side check"]
+        "Inserts/s", "CV", "Insert mode", "Primary-key mode", "p99 latency (ms)", "Database-side check",
+        "DB CPU s per M events", "DB peak memory (MB)", "Storage bytes/event", "Client CPU share", "Client may be the bottleneck"] + (
+        ["Cost per M inserts", "Inserts per unit of money"] if currencies else [])
     lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
     for row in rows:
         spread = row.throughput
         cells = [row.database, str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + [
             f"{spread.avg:,.0f}", f"{spread.cv:.1%}" + (" unstable" if spread.unstable else ""),
-            insert_mode_label(row), row.primary_key, f"{row.p99_ms.avg:.3g}", row.crosscheck]
+            insert_mode_label(row), row.primary_key, f"{row.p99_ms.avg:.3g}", row.crosscheck, *resource_markdown(row)]
+        if currencies:
+            cells += ["-", "-"] if row.cost is None or row.cost.per_million_inserts is None else [
+                f"{row.cost.per_million_inserts:.3g} {row.cost.currency}", f"{row.cost.inserts_per_unit:,.0f} per {row.cost.currency}"]
         lines.append(_markdown_row(cells))
     return "\n".join(lines) + "\n"
+
+
+def resource_markdown(row: InsertRow) -> list[str]:
+    """The resource cells of a compared row; "not measured" where a figure was not."""
+    r = row.resources
+    if r is None:
+        return ["not measured"] * 5
+    if r.database_in_workers:
+        database = ["in the workers", "in the workers"]
+    else:
+        database = [_or_not_measured(r.db_cpu_s_per_million, "{:.3g}"), _or_not_measured(r.db_memory_peak_bytes and r.db_memory_peak_bytes / 1e6, "{:,.0f}")]
+    flag = "-" if r.client_may_be_bottleneck is None else ("yes: " + (r.bottleneck_reason or "") if r.client_may_be_bottleneck else "no")
+    return [*database, _or_not_measured(r.storage_bytes_per_event, "{:.1f}"), _or_not_measured(r.client_share, "{:.0%}"), flag]
+
+
+def _or_not_measured(value: float | None, form: str) -> str:
+    return "not measured" if value is None else form.format(value)
 
 
 def query_markdown(rows: list[CompareQueryRow]) -> str:

@@ -32,6 +32,9 @@ def draw(document: ResultsDocument, folder: Path) -> list[Path]:
         written = [throughput(summary, folder / "inserts-per-second.png"), latency(summary, folder / "latency.png")]
     if series:
         written.append(events_over_time(series, folder / "events-per-second.png"))
+    from cli import resource_plots
+
+    written += resource_plots.draw(document, folder)
     return written
 
 

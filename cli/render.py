@@ -40,6 +40,8 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
         console.print(tables.insert_table(document.inserts, title(document)))
     for note in dict.fromkeys(note for run in document.runs for note in run.report.notes):
         console.print(f"Note: {note}", highlight=False)
+    for line in resource_lines(document):
+        console.print(line, highlight=False)
     for run in document.runs:
         if run.report.ingestion is not None:
             console.print(f"{run.label}: {run.report.ingestion.sentence()}", highlight=False)
@@ -49,6 +51,36 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
     elif checks:
         console.print(crosscheck_line(checks), highlight=False)
     console.print(f"Results saved in {folder}", highlight=False)
+
+
+def resource_lines(document: ResultsDocument) -> list[str]:
+    """What the runs cost the database and the client, one line per row; the client-bottleneck flag
+    in bold; why a database figure was not measured; the cost at the target's price."""
+    lines = []
+    for row in document.inserts:
+        who = f"step {row.step}" if row.step else f"{row.workers} worker" + ("" if row.workers == 1 else "s")
+        r = row.resources
+        if r is None:
+            continue
+        if r.database_in_workers:
+            database = "an embedded database, its work is inside the workers"
+        elif r.db_cpu_s is None:
+            database = f"database CPU not measured ({r.not_measured.get('cpu', 'not read')})"
+        else:
+            database = f"database {r.db_cores:.2f} cores, {r.db_cpu_s_per_million:.3g} CPU s per million events"
+            if r.db_memory_peak_bytes is not None:
+                database += f", memory peak {r.db_memory_peak_bytes / 1e6:,.0f} MB"
+            if r.written_bytes_per_event is not None:
+                database += f", {r.written_bytes_per_event:,.0f} bytes written per event"
+        client = "" if r.client_cpu_s_per_million is None else f"; client {r.client_cpu_s_per_million:.3g} CPU s per million events"
+        share = "" if r.client_share is None else f" (share {r.client_share:.0%})"
+        lines.append(f"Resources, {who}: {database}{client}{share}")
+        if r.client_may_be_bottleneck:
+            lines.append(f"[bold]Client may be the bottleneck[/bold], {who}: {r.bottleneck_reason}")
+        if row.cost is not None and row.cost.per_million_inserts is not None:
+            lines.append(f"Cost, {who}: {row.cost.per_million_inserts:.3g} {row.cost.currency} per million inserts, "
+                         f"{row.cost.inserts_per_unit:,.0f} inserts per {row.cost.currency}")
+    return lines
 
 
 def print_whole(table: Table) -> None:

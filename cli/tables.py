@@ -11,6 +11,7 @@ from rich.table import Table
 from cli.comparison import CompareInsertRow, CompareQueryRow, insert_mode_label
 from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, QueryRow
+from cli.resource_figures import ResourceFigures
 from simulator.stats import Spread
 
 
@@ -37,6 +38,35 @@ def _ci(spread: Spread) -> str:
     return "-" if spread.n < 2 else f"±{_rate((spread.ci95_high - spread.ci95_low) / 2)}"
 
 
+def _figure(value: float | None, digits: int = 3) -> str:
+    """A resource figure with `digits` significant digits; "n/m" when it was not measured."""
+    if value is None:
+        return "n/m"
+    return f"{value:,.0f}" if abs(value) >= 10 ** (digits - 1) else f"{value:.{digits}g}"
+
+
+def _megabytes(value: float | None) -> str:
+    return "n/m" if value is None else f"{value / 1e6:,.0f}"
+
+
+def _share(value: float | None) -> str:
+    return "n/m" if value is None else f"{value:.0%}"
+
+
+def _db_cpu(resources: ResourceFigures | None) -> str:
+    if resources is None:
+        return "n/m"
+    if resources.database_in_workers:
+        return "in workers"
+    return _figure(resources.db_cpu_s_per_million)
+
+
+def _bottleneck(resources: ResourceFigures | None) -> str:
+    if resources is None or resources.client_may_be_bottleneck is None:
+        return "-"
+    return "MAYBE" if resources.client_may_be_bottleneck else "no"
+
+
 def _table(title: str, columns: list[str], left: tuple[str, ...] = ()) -> Table:
     table = Table(title=title, title_justify="left")
     for name in columns:
@@ -47,18 +77,20 @@ def _table(title: str, columns: list[str], left: tuple[str, ...] = ()) -> Table:
 def insert_table(rows: list[InsertRow], title: str, details: bool = False) -> Table:
     if details:
         return _insert_details(rows, title)
-    table = _table(title, ["Workers", "Runs", "Avg", "Min–Max", "CV", "p99 ms", "Count check"], left=("Count check",))
+    table = _table(title, ["Workers", "Runs", "Avg", "Min–Max", "CV", "p99 ms", "DB CPU s/M", "Count check"], left=("Count check",))
     for row in rows:
         spread = row.throughput
         table.add_row(str(row.workers), str(row.runs), _rate(spread.avg), f"{_rate(spread.min)}–{_rate(spread.max)}",
-                      _cv(spread), _ms(row.p99_ms.avg), row.count_check)
-    table.caption = "Inserts/s across runs; CV over 10% = unstable; p99 per call. --details: all figures."
+                      _cv(spread), _ms(row.p99_ms.avg), _db_cpu(row.resources), row.count_check)
+    table.caption = ("Inserts/s across runs; CV over 10% = unstable; p99 per call; DB CPU s/M = database CPU seconds "
+                     "per million events (n/m: not measured). --details: all figures.")
     return table
 
 
 def _insert_details(rows: list[InsertRow], title: str) -> Table:
     columns = ["Workers", "Runs", "Min", "Avg", "Max", "Stdev", "CV", "95% CI", "Seed formula avg",
-               "p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Start skew", "Retries", "Count check"]
+               "p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Start skew", "Retries", "Count check",
+               *RESOURCE_COLUMNS, *_cost_columns(rows)]
     table = _table(title, columns, left=("Count check",))
     for row in rows:
         spread = row.throughput
@@ -67,29 +99,62 @@ def _insert_details(rows: list[InsertRow], title: str) -> Table:
             _rate(spread.stdev), _cv(spread), _ci(spread), _rate(row.seed_formula_throughput.avg),
             _ms(row.p50_ms), _ms(row.p95_ms), _ms(row.p99_ms.avg), _ms(row.max_ms),
             f"{row.client_overhead:.1%}", f"{row.start_skew_s * 1000:.0f} ms", str(row.retries), row.count_check,
+            *resource_cells(row.resources), *_cost_cells(row, rows),
         )
     table.caption = (
         "Inserts/s = events / (last worker end - common start). Seed formula = events / mean worker duration "
         "(the original tool's figure). CV = stdev / avg across runs, unstable above 10%; 95% CI = half width of the "
-        "average's 95% confidence interval (Student t). Latency per database call."
+        "average's 95% confidence interval (Student t). Latency per database call. Resources over the timed phase: "
+        "DB = the database's processes or pods (n/m = not measured, see the notes); s/M = CPU seconds per million "
+        "events; client = workers + collector + CLI; share = client / (client + database) CPU."
     )
     return table
 
 
+RESOURCE_COLUMNS = ["DB CPU s/M", "DB cores", "DB peak MB", "Written B/event", "Storage B/event", "Client CPU s/M",
+                    "Client share", "Client bottleneck?"]
+
+
+def resource_cells(resources: ResourceFigures | None) -> list[str]:
+    r = resources or ResourceFigures()
+    return [_db_cpu(resources), _figure(r.db_cores), _megabytes(r.db_memory_peak_bytes), _figure(r.written_bytes_per_event),
+            _figure(r.storage_bytes_per_event), _figure(r.client_cpu_s_per_million), _share(r.client_share), _bottleneck(resources)]
+
+
+def _cost_columns(rows: list[InsertRow]) -> list[str]:
+    currency = next((row.cost.currency for row in rows if row.cost), None)
+    return [f"{currency} per M inserts", f"Inserts per {currency}"] if currency else []
+
+
+def _cost_cells(row: InsertRow, rows: list[InsertRow]) -> list[str]:
+    if not _cost_columns(rows):
+        return []
+    if row.cost is None:
+        return ["-", "-"]
+    return [_figure(row.cost.per_million_inserts), _figure(row.cost.inserts_per_unit)]
+
+
 def steps_table(rows: list[InsertRow], step_size: int) -> Table:
-    table = _table(f"Fill level (step size {step_size:,} events)", ["Level", "Inserts/s", "p99 ms", "Count check"], left=("Count check",))
+    columns = ["Level", "Inserts/s", "p99 ms", "DB CPU s/M", "Storage B/event", "Count check"]
+    table = _table(f"Fill level (step size {step_size:,} events)", columns, left=("Count check",))
     for row in rows:
-        table.add_row("-" if row.level is None else f"{row.level:,}", _rate(row.throughput.avg), _ms(row.p99_ms.avg), row.count_check)
+        storage = row.resources.storage_bytes_per_event if row.resources else None
+        table.add_row("-" if row.level is None else f"{row.level:,}", _rate(row.throughput.avg), _ms(row.p99_ms.avg),
+                      _db_cpu(row.resources), "-" if storage is None else f"{storage:.1f}", row.count_check)
+    table.caption = "Storage B/event = data size after the step / events stored."
     return table
 
 
 def query_table(rows: list[QueryRow], title: str) -> Table:
-    table = _table(title, ["Workers", "Query", "Min", "Max", "Avg", "p95", "Cold", "Warm", "Rows", "Errors"], left=("Query", "Errors"))
+    currency = next((row.cost.currency for row in rows if row.cost), None)
+    costs = [f"{currency} per 1000", f"Queries per {currency}"] if currency else []
+    table = _table(title, ["Workers", "Query", "Min", "Max", "Avg", "p95", "Cold", "Warm", "Rows", *costs, "Errors"], left=("Query", "Errors"))
     for row in rows:
+        cost = ([_figure(row.cost.per_thousand_queries), _figure(row.cost.queries_per_unit)] if row.cost else ["-", "-"]) if currency else []
         table.add_row(
             str(row.workers), row.query, _seconds(row.min_s), _seconds(row.max_s), _seconds(row.avg_s),
             _seconds(row.p95_s), _seconds(row.cold_avg_s), _seconds(row.warm_avg_s),
-            "-" if row.rows is None else f"{row.rows:,}", "; ".join(row.errors),
+            "-" if row.rows is None else f"{row.rows:,}", *cost, "; ".join(row.errors),
         )
     table.caption = "Seconds per execution. Cold = first execution on each worker, warm = the others."
     return table
@@ -116,15 +181,22 @@ def crosscheck_table(rows: list[CrossCheck]) -> Table:
 
 
 def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
-    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", "Inserts/s", "CV", "95% CI", "p99 ms", "Runs", "Cross-check"]
+    currencies = sorted({row.cost.currency for row in rows if row.cost})
+    costs = ["Cost per M inserts"] if currencies else []
+    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", "Inserts/s", "CV", "95% CI", "p99 ms", "Runs",
+               "DB CPU s/M", *costs, "Cross-check"]
     table = _table("Inserts across runs", columns, left=("Database", "Insert mode", "Primary key", "Cross-check"))
     for row in rows:
         spread = row.throughput
+        cost = ([f"{_figure(row.cost.per_million_inserts)} {row.cost.currency}" if row.cost else "-"]) if currencies else []
+        flag = " client may be the bottleneck" if row.resources and row.resources.client_may_be_bottleneck else ""
         table.add_row(
             row.database, str(row.workers), "-" if row.level is None else f"{row.level:,}", insert_mode_label(row),
-            row.primary_key, _rate(spread.avg), _cv(spread), _ci(spread), _ms(row.p99_ms.avg), str(spread.n), row.crosscheck,
+            row.primary_key, _rate(spread.avg), _cv(spread), _ci(spread), _ms(row.p99_ms.avg), str(spread.n),
+            _db_cpu(row.resources), *cost, row.crosscheck + flag,
         )
-    table.caption = "Inserts/s: average over runs. p99: average of the runs' p99 call latency."
+    table.caption = ("Inserts/s: average over runs. p99: average of the runs' p99 call latency. DB CPU s/M: database CPU seconds "
+                     "per million events (n/m = not measured); client shares and memory: compare.md and inserts.csv.")
     return table
 
 
