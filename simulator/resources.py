@@ -120,8 +120,8 @@ def window_grid(start: float, end: float, step: float = 0.5) -> list[float]:
 def summarise(source: str, series: list[Series], start: float, end: float, not_measured: dict[str, str] | None = None) -> ResourceGroup:
     """A group's figures over [start, end] from its series; figures without readings are None and
     keep the reason given (or 'no readings')."""
-    missing = dict(not_measured or {})
-    group = ResourceGroup(source=source, series=series, not_measured=missing)
+    group = ResourceGroup(source=source, series=series, not_measured=dict(not_measured or {}))
+    missing = group.not_measured
     group.cpu_s = counter_delta(series, "cpu_s", start, end)
     group.written_bytes = _whole(counter_delta(series, "written_bytes", start, end))
     memory = [value for value in gauge_on_grid(series, "memory_bytes", window_grid(start, end)) if value is not None]

@@ -1,0 +1,169 @@
+"""What a run cost: figures over the timed phase from sampled series, the derived figures, the
+client-bottleneck flag, cost at a price, and how tables and files show them (never a 0 that was
+not measured)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from cli import render, tables
+from cli.config import Config
+from cli.cost import Cost, insert_cost, query_cost
+from cli.resource_figures import across_runs, run_figures
+from simulator.protocol import WorkerResult
+from simulator.resources import ResourceGroup, ResourceUsage, Sample, Series, counter_at, counter_delta, summarise
+from tests import factories
+
+
+def series(name: str, points: list[tuple[float, float, int, int]]) -> Series:
+    return Series(name=name, samples=[Sample(at=t, cpu_s=c, memory_bytes=m, written_bytes=w) for t, c, m, w in points])
+
+
+def test_a_counter_is_interpolated_between_readings_and_held_outside_them():
+    samples = series("db", [(10.0, 1.0, 0, 0), (12.0, 3.0, 0, 0)]).samples
+    assert counter_at(samples, "cpu_s", 11.0) == pytest.approx(2.0)
+    assert counter_at(samples, "cpu_s", 9.0) == 1.0 and counter_at(samples, "cpu_s", 13.0) == 3.0
+    assert counter_at([], "cpu_s", 11.0) is None
+
+
+def test_a_group_sums_its_series_over_the_window():
+    first = series("a", [(0.0, 0.0, 100, 0), (1.0, 1.0, 300, 1000), (2.0, 2.0, 100, 3000)])
+    second = series("b", [(0.5, 10.0, 50, 0), (2.5, 11.0, 50, 500)])
+    group = summarise("two trees", [first, second], 0.5, 1.5)
+    # a: 0.5 -> 1.5 s of cpu (1 s); b: 10.0 -> 10.5 (0.5 s)
+    assert group.cpu_s == pytest.approx(1.5)
+    assert group.written_bytes == 1500 + 250
+    assert group.memory_peak_bytes == 350 and group.not_measured == {}
+
+
+def test_a_group_without_readings_says_why_instead_of_zero():
+    group = summarise("gone", [Series(name="x")], 0.0, 1.0, {"cpu": "no permission"})
+    assert group.cpu_s is None and group.memory_peak_bytes is None and group.written_bytes is None
+    assert group.not_measured["cpu"] == "no permission" and group.not_measured["written"] == "no readings during the run"
+
+
+def usage(db_cpu: float | None, collector: float = 0.1, cli: float = 0.05, embedded: bool = False,
+          written: int | None = 4_000_000) -> ResourceUsage:
+    if db_cpu is None:
+        database = ResourceGroup(source="not measured", not_measured={"cpu": "no process listens on h:1", "memory": "x", "written": "x"})
+    else:
+        database = ResourceGroup(source="tree", cpu_s=db_cpu, memory_mean_bytes=1e8, memory_peak_bytes=2 * 10**8, written_bytes=written)
+    return ResourceUsage(window_start=0.0, window_end=2.0, database=database, database_in_workers=embedded,
+                         collector=ResourceGroup(source="c", cpu_s=collector), cli=ResourceGroup(source="cli", cpu_s=cli))
+
+
+def report(db_cpu: float | None, worker_cpu: list[float], **options):
+    """10,000 events in 2 s, one worker result per CPU figure."""
+    built = factories.insert_report([5000, 5000], 2.0, workers=len(worker_cpu))
+    built.workers = [WorkerResult(worker=i, started_at=0.0, finished_at=2.0, events=10_000 // len(worker_cpu), cpu_s=cpu)
+                     for i, cpu in enumerate(worker_cpu)]
+    built.collector_cpu_s = options.pop("collector_cpu_s", None)
+    built.resources = usage(db_cpu, **options)
+    built.server.storage_bytes, built.server.storage_bytes_at_start = 1_200_000, 200_000
+    return built
+
+
+def test_derived_figures_of_a_run():
+    figures = run_figures(report(1.0, [0.2, 0.3], collector_cpu_s=0.08))
+    assert figures.db_cpu_s_per_million == pytest.approx(100.0)  # 1 CPU s / 10,000 events
+    assert figures.db_cores == pytest.approx(0.5)
+    assert figures.written_bytes_per_event == pytest.approx(400.0)
+    assert figures.storage_bytes_per_event == pytest.approx(120.0)  # 1.2 MB / 10,000 counted
+    assert figures.storage_growth_per_event == pytest.approx(100.0)
+    # the collector's own rusage is preferred to the sampled figure
+    assert figures.client_cpu_s == pytest.approx(0.5 + 0.08 + 0.05)
+    assert figures.client_share == pytest.approx(0.63 / 1.63)
+    assert figures.worker_peak_core_share == pytest.approx(0.15)
+    assert figures.client_may_be_bottleneck is False and figures.bottleneck_reason is None
+
+
+def test_flag_when_the_workers_use_more_cpu_than_the_database():
+    figures = run_figures(report(0.4, [0.3, 0.3]))
+    assert figures.client_may_be_bottleneck is True
+    assert "more CPU" in figures.bottleneck_reason
+
+
+def test_flag_when_a_worker_saturates_its_core_even_without_database_figures():
+    figures = run_figures(report(None, [1.9]))
+    assert figures.client_may_be_bottleneck is True and "95% of a core" in figures.bottleneck_reason
+    assert figures.db_cpu_s_per_million is None and figures.not_measured["cpu"] == "no process listens on h:1"
+
+
+def test_no_judgement_without_database_figures_or_for_an_embedded_database():
+    assert run_figures(report(None, [0.5])).client_may_be_bottleneck is None
+    embedded = run_figures(report(None, [1.99], embedded=True))
+    assert embedded.client_may_be_bottleneck is None and embedded.database_in_workers and embedded.client_share is None
+
+
+def test_across_runs_means_and_any_flag():
+    row = across_runs([run_figures(report(1.0, [0.2])), run_figures(report(0.1, [0.3])), None])
+    assert row.db_cpu_s == pytest.approx(0.55)
+    assert row.client_may_be_bottleneck is True
+    assert across_runs([None]) is None
+
+
+def test_cost_per_million_and_per_unit():
+    hourly = Cost(per_hour=3.6, currency="USD")
+    assert hourly.per_million(1000.0) == pytest.approx(1.0)  # 1e6 events take 1000 s = 1 USD at 3.6/h
+    assert hourly.operations_per_unit(1000.0) == pytest.approx(1_000_000)
+    monthly = Cost(per_month=730, currency="EUR")
+    assert monthly.hourly == pytest.approx(1.0)
+    assert insert_cost(None, 1000.0) is None
+    queries = query_cost(hourly, workers=2, avg_s=0.5)  # 4 queries/s
+    assert queries.per_thousand_queries == pytest.approx(0.25) and queries.queries_per_unit == pytest.approx(4000)
+
+
+@pytest.mark.parametrize("bad", [{"currency": "USD"}, {"per_hour": 1, "per_month": 2, "currency": "USD"},
+                                 {"per_hour": -1, "currency": "USD"}, {"per_hour": 1, "currency": "USD", "per_day": 3}])
+def test_a_cost_needs_exactly_one_positive_price(bad):
+    with pytest.raises(ValidationError):
+        Cost.model_validate(bad)
+
+
+def test_cost_in_the_config_is_typed_and_not_a_module_option():
+    config = Config.model_validate({"targets": {"t": {"module": "sqlite", "path": "x", "cost": {"per_hour": 2, "currency": "USD"},
+                                                       "database_process": "sqlited"}}})
+    target = config.targets["t"]
+    assert target.cost.hourly == 2 and target.database_process == "sqlited"
+    assert target.connection == {"path": "x"}
+
+
+def test_summary_rows_carry_cost_only_with_a_price():
+    document = factories.document([(2, report(1.0, [0.2, 0.2]))])
+    assert document.inserts[0].cost is None and document.inserts[0].resources.db_cpu_s == 1.0
+    document.cost = Cost(per_hour=3.6, currency="USD")
+    from cli import summary
+
+    summary.summarise(document)
+    assert document.inserts[0].cost.per_million_inserts == pytest.approx(1_000_000 / 5000 / 1000)
+
+
+def _text(renderable, width: int = 100) -> str:
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_tables_show_not_measured_never_zero_and_stay_within_100_columns():
+    document = factories.document([(1, report(None, [0.2]))])
+    text = _text(tables.insert_table(document.inserts, "t"))
+    assert "DB CPU s/M" in text and "n/m" in text
+    assert max(len(line) for line in text.splitlines()) <= 100
+    lines = render.resource_lines(document)
+    assert "database CPU not measured (no process listens on h:1)" in lines[0]
+
+
+def test_the_flag_and_the_cost_are_printed():
+    document = factories.document([(2, report(0.1, [0.5, 0.5]))])
+    document.cost = Cost(per_hour=3.6, currency="USD")
+    from cli import summary
+
+    summary.summarise(document)
+    lines = render.resource_lines(document)
+    assert any("Client may be the bottleneck" in line for line in lines)
+    assert any("USD per million inserts" in line for line in lines)
+    details = _text(tables.insert_table(document.inserts, "t", details=True), width=400)
+    assert "MAYBE" in details and "USD per M inserts" in details
