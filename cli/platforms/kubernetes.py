@@ -37,6 +37,7 @@ from cli.errors import RunFailed, UsageProblem
 from cli.platforms import StatusCallback
 from cli.platforms.follow import Deadline, follow_run, wait_for_collector
 from cli.platforms.helm import Helm
+from cli.platforms.sampling import marking, timed_window
 from simulator.collector_client import CollectorClient
 from simulator.report import RunReport
 from simulator.spec import RunSpec
@@ -139,18 +140,28 @@ class KubernetesPlatform:
         deadline = Deadline(timeout)
         release = release_name(spec.run_id)
         pods = PodWatch(self.core, self.batch, self.namespace, release, log_dir)
+        from cli.platforms.kubelet_sampler import KubeletSampler
+
+        sampler = KubeletSampler(self.core, self.namespace, pods.selector, dict(self.target.database_pod_labels))
         finished = False
         with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
             try:
                 self.install(spec, timeout, Path(folder))
+                sampler.start()
                 try:
-                    report = self._follow(pods, deadline, on_status)
+                    report = self._follow(pods, deadline, marking(on_status, sampler, spec.workers))
                 except RunFailed as failure:
                     pods.problem(force=True)
                     raise type(failure)(f"{failure} (logs: {pods.failed_log or log_dir})") from None
+                sampler.stop()
+                window = timed_window(report)
+                if window is not None:
+                    report.resources = sampler.usage(*window)
                 finished = True
                 return report
             finally:
+                if sampler.is_alive():
+                    sampler.stop()
                 try:
                     pods.save_logs()
                     if not finished and not self.keep:

@@ -21,9 +21,9 @@ from cli.errors import RunFailed
 from cli.platforms import StatusCallback
 from cli.platforms.follow import Deadline, follow_run, wait_for_collector
 from cli.platforms.local_sampler import DatabaseProcesses, LocalSampler
+from cli.platforms.sampling import marking, timed_window
 from simulator.collector_client import CollectorClient
 from simulator.modules import ModuleError, module_class
-from simulator.protocol import Status
 from simulator.report import RunReport
 from simulator.spec import RunSpec
 
@@ -101,21 +101,6 @@ def database_sampler(spec: RunSpec, database_process: str | int | None) -> tuple
     return LocalSampler(DatabaseProcesses(module.server_address(), database_process), None), False
 
 
-def marking(on_status: StatusCallback, sampler: LocalSampler, workers: int) -> StatusCallback:
-    """Passes the statuses on, and has the sampler read at once when the timed phase starts and when
-    the last worker has finished, so the window's edges fall close to readings."""
-    seen: set[str] = set()
-
-    def forward(status: Status) -> None:
-        for edge, reached in (("start", status.phase == "running"), ("end", status.finished >= workers)):
-            if reached and edge not in seen:
-                seen.add(edge)
-                sampler.mark()
-        on_status(status)
-
-    return forward
-
-
 class LocalPlatform:
     def __init__(self, database_process: str | int | None = None):
         self.database_process = database_process
@@ -153,10 +138,9 @@ class LocalPlatform:
             finally:
                 sampler.stop()
                 stop_all(children)
-            if report.start_at is not None and report.figures is not None:
-                report.resources = sampler.usage(report.start_at, report.start_at + report.figures.duration_s, embedded)
-            elif report.start_at is not None and report.workers:
-                report.resources = sampler.usage(report.start_at, max(w.finished_at for w in report.workers), embedded)
+            window = timed_window(report)
+            if window is not None:
+                report.resources = sampler.usage(*window, embedded)
             return report
 
     @staticmethod

@@ -45,7 +45,7 @@ def test_many_runs_use_the_normal_quantile():
 
 
 def _text(table) -> str:
-    console = Console(record=True, width=250)
+    console = Console(record=True, width=400)
     console.print(table)
     return console.export_text()
 

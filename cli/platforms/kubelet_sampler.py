@@ -1,0 +1,169 @@
+"""Resource sampling on Kubernetes, beside the run, in the CLI, through the API server only: the
+kubelet's Summary API of each node that runs a sampled pod (GET nodes/NODE/proxy/stats/summary),
+about once a second. No metrics-server is needed.
+
+- the database: the pods selected by the target's `database_pod_labels` (in every namespace when
+  the user may list them there, else in the run's namespace);
+- the workers and the collector: the pods of the run's helm release.
+Per container: CPU = usageCoreNanoSeconds (cumulative), memory = workingSetBytes (what `kubectl
+top` shows), each with the kubelet's own timestamp of the reading. The Summary API reports no disk
+writes per pod, so bytes written are not measured on Kubernetes (the data size before and after is
+the database's own, read by the collector).
+
+Permissions (docs/kubernetes.md, the chart's resourceReader): get nodes/proxy, list pods. Without
+them every figure says "not measured" and why; the run itself goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import psutil
+
+from simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise
+
+INTERVAL_S = 1.0
+API_TIMEOUT_S = 5
+POD_LIST_INTERVAL_S = 5.0
+COMPONENT = "app.kubernetes.io/component"
+NO_DISK_WRITES = "the kubelet's Summary API reports no disk writes per pod"
+RBAC_HINT = "see 'Resource figures' in docs/kubernetes.md (the chart's resourceReader)"
+
+
+class KubeletSampler(threading.Thread):
+    def __init__(self, core, namespace: str, release_selector: str, database_labels: dict[str, str]):
+        super().__init__(daemon=True, name="kubelet-sampler")
+        self.core, self.namespace, self.release_selector = core, namespace, release_selector
+        self.database_labels = database_labels
+        self.series: dict[str, dict[str, Series]] = {"database": {}, "worker": {}, "collector": {}}
+        self.problems: dict[str, str] = {}
+        self.database_where = ""
+        self._pods: dict[str, list[Any]] = {}
+        self._listed_at = 0.0
+        self._cli = psutil.Process()
+        self.cli_series = Series(name="the CLI")
+        self._wake, self._stopped = threading.Event(), threading.Event()
+
+    def mark(self) -> None:
+        self._wake.set()
+
+    def run(self) -> None:
+        while not self._stopped.is_set():
+            self._read()
+            self._wake.wait(INTERVAL_S)
+            self._wake.clear()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._wake.set()
+        self.join()
+        self._read()
+
+    # -- reading ------------------------------------------------------------------------------
+    def _read(self) -> None:
+        times = self._cli.cpu_times()
+        self.cli_series.samples.append(Sample(at=time.time(), cpu_s=times.user + times.system, memory_bytes=self._cli.memory_info().rss))
+        try:
+            self._list_pods()
+        except Exception as error:  # the sampler never stops a run
+            self.problems.setdefault("pods", _reason(error, "list pods"))
+            return
+        nodes = {pod.spec.node_name for pods in self._pods.values() for pod in pods if pod.spec.node_name}
+        for node in sorted(nodes):
+            try:
+                summary = self._summary(node)
+            except Exception as error:
+                self.problems.setdefault("summary", _reason(error, f"get nodes/proxy (the kubelet Summary API of node {node})"))
+                continue
+            self._record(summary)
+
+    def _list_pods(self) -> None:
+        if time.monotonic() - self._listed_at < POD_LIST_INTERVAL_S and all(self._pods.get(k) for k in ("worker", "collector")):
+            return
+        self._listed_at = time.monotonic()
+        run = self.core.list_namespaced_pod(self.namespace, label_selector=self.release_selector, _request_timeout=API_TIMEOUT_S).items
+        self._pods["worker"] = [pod for pod in run if (pod.metadata.labels or {}).get(COMPONENT) == "worker"]
+        self._pods["collector"] = [pod for pod in run if (pod.metadata.labels or {}).get(COMPONENT) == "collector"]
+        if self.database_labels:
+            self._pods["database"] = self._database_pods()
+
+    def _database_pods(self) -> list[Any]:
+        from kubernetes.client.exceptions import ApiException
+
+        selector = ",".join(f"{key}={value}" for key, value in sorted(self.database_labels.items()))
+        try:
+            pods = self.core.list_pod_for_all_namespaces(label_selector=selector, _request_timeout=API_TIMEOUT_S).items
+            self.database_where = "in every namespace"
+        except ApiException as error:
+            if error.status != 403:
+                raise
+            pods = self.core.list_namespaced_pod(self.namespace, label_selector=selector, _request_timeout=API_TIMEOUT_S).items
+            self.database_where = f"in namespace {self.namespace} (the user may not list pods in every namespace)"
+        return [pod for pod in pods if pod.status.phase == "Running"]
+
+    def _summary(self, node: str) -> dict[str, Any]:
+        response = self.core.connect_get_node_proxy_with_path(node, "stats/summary", _preload_content=False, _request_timeout=API_TIMEOUT_S)
+        return json.loads(response.data)
+
+    def _record(self, summary: dict[str, Any]) -> None:
+        wanted = {(pod.metadata.namespace, pod.metadata.name): group for group, pods in self._pods.items() for pod in pods}
+        for pod in summary.get("pods", []):
+            reference = pod.get("podRef", {})
+            group = wanted.get((reference.get("namespace"), reference.get("name")))
+            if group is None:
+                continue
+            for container in pod.get("containers") or []:
+                cpu, memory = container.get("cpu") or {}, container.get("memory") or {}
+                if "usageCoreNanoSeconds" not in cpu:
+                    continue
+                name = f"{reference['namespace']}/{reference['name']}/{container.get('name')}"
+                series = self.series[group].setdefault(name, Series(name=name))
+                at = _epoch(cpu.get("time"))
+                if series.samples and series.samples[-1].at == at:
+                    continue  # the kubelet has not read the container again since
+                series.samples.append(Sample(at=at, cpu_s=cpu["usageCoreNanoSeconds"] / 1e9, memory_bytes=memory.get("workingSetBytes")))
+
+    # -- figures ------------------------------------------------------------------------------
+    def usage(self, start: float, end: float) -> ResourceUsage:
+        return ResourceUsage(
+            window_start=start, window_end=end, database=self._database(start, end),
+            workers=self._group("worker", "the worker pods", start, end),
+            collector=self._group("collector", "the collector pod", start, end),
+            cli=summarise("the CLI process", [self.cli_series], start, end, {WRITTEN: "not read for the CLI on Kubernetes"}),
+        )
+
+    def _database(self, start: float, end: float) -> ResourceGroup:
+        if not self.database_labels:
+            reason = "the target names no database_pod_labels (the labels of the database's pods)"
+            return ResourceGroup(source="not measured", not_measured=dict.fromkeys((CPU, MEMORY, WRITTEN), reason))
+        selector = ", ".join(f"{key}={value}" for key, value in sorted(self.database_labels.items()))
+        if not self.series["database"] and not self.problems and self._pods.get("database") == []:
+            reason = f"no running pod has the labels {selector}"
+            return ResourceGroup(source="not measured", not_measured=dict.fromkeys((CPU, MEMORY, WRITTEN), reason))
+        return self._group("database", f"the pods labelled {selector} {self.database_where}".strip(), start, end)
+
+    def _group(self, key: str, source: str, start: float, end: float) -> ResourceGroup:
+        series = list(self.series[key].values())
+        problem = next(iter(self.problems.values()), None)
+        missing = {WRITTEN: NO_DISK_WRITES}
+        if not series and problem:
+            missing.update(dict.fromkeys((CPU, MEMORY), problem))
+        return summarise(f"{source}, from the kubelet Summary API", series, start, end, missing)
+
+
+def _reason(error: Exception, what: str) -> str:
+    status = getattr(error, "status", None)
+    if status in (401, 403):
+        return f"the Kubernetes user may not {what}: forbidden; {RBAC_HINT}"
+    return f"could not {what}: {status or type(error).__name__} {getattr(error, 'reason', '') or error}".strip()
+
+
+def _epoch(stamp: str | None) -> float:
+    from datetime import datetime
+
+    if not stamp:
+        return time.time()
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
