@@ -23,7 +23,7 @@ from simulator.validation import validation_problems
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
 Platform = Literal["local", "kubernetes"]
 # Keys of a target that configure the tool itself rather than the database module.
-TOOL_KEYS = {"module", "platform", "existing_secret", "database_pod_labels", "database_process", "cost"}
+TOOL_KEYS = {"module", "platform", "existing_secret", "database_pod_labels", "avoid_database_nodes", "database_process", "cost"}
 
 
 class Target(BaseModel):
@@ -33,6 +33,7 @@ class Target(BaseModel):
     platform: Platform | None = Field(None, description="set to 'local' for targets that only run on the laptop")
     existing_secret: str | None = Field(None, description="Kubernetes Secret holding the env vars the options reference")
     database_pod_labels: dict[str, str] = Field(default_factory=dict, description="keeps workers off these pods' nodes; their resources are sampled")
+    avoid_database_nodes: bool = Field(True, description="keep workers off the nodes of the database_pod_labels pods")
     database_process: str | int | None = Field(None, description="local platform: the database's process (a pid or a process name), "
                                                "when it is not the one listening on the target's address")
     cost: Cost | None = Field(None, description="price of the database per hour or month: cost figures of the runs")

@@ -199,7 +199,7 @@ class KubernetesPlatform:
             "image": self.image,
             **self.credentials,
         }
-        if self.target.database_pod_labels:
+        if self.target.database_pod_labels and self.target.avoid_database_nodes:
             # Neither role on a database node: the collector serves every worker's progress.
             for role in ("collector", "worker"):
                 values[role] = {"avoidDatabaseNodes": {"enabled": True, "labelSelector": dict(self.target.database_pod_labels)}}
