@@ -12,7 +12,7 @@ from cli.config import Config
 from cli.cost import Cost, insert_cost, query_cost
 from cli.resource_figures import across_runs, run_figures
 from simulator.protocol import WorkerResult
-from simulator.resources import ResourceGroup, ResourceUsage, Sample, Series, counter_at, counter_delta, summarise
+from simulator.resources import ResourceGroup, ResourceUsage, Sample, Series, counter_at, summarise
 from tests import factories
 
 
