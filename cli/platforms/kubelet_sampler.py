@@ -10,6 +10,10 @@ top` shows), each with the kubelet's own timestamp of the reading. The Summary A
 writes per pod, so bytes written are not measured on Kubernetes (the data size before and after is
 the database's own, read by the collector).
 
+Where a node's Summary API cannot be read and the cluster serves metrics.k8s.io (a metrics-server),
+the pods' PodMetrics are read instead: their CPU is a mean rate over the metrics-server's window,
+integrated here into CPU seconds, and they refresh only every 15 s or so (the source says so).
+
 Permissions (docs/kubernetes.md, the chart's resourceReader): get nodes/proxy, list pods. Without
 them every figure says "not measured" and why; the run itself goes on.
 """
@@ -34,9 +38,11 @@ RBAC_HINT = "see 'Resource figures' in docs/kubernetes.md (the chart's resourceR
 
 
 class KubeletSampler(threading.Thread):
-    def __init__(self, core, namespace: str, release_selector: str, database_labels: dict[str, str]):
+    def __init__(self, core, namespace: str, release_selector: str, database_labels: dict[str, str], metrics=None):
         super().__init__(daemon=True, name="kubelet-sampler")
         self.core, self.namespace, self.release_selector = core, namespace, release_selector
+        self.metrics = metrics  # a CustomObjectsApi for metrics.k8s.io; made from `core` when needed
+        self.via: dict[str, str] = {}
         self.database_labels = database_labels
         self.series: dict[str, dict[str, Series]] = {"database": {}, "worker": {}, "collector": {}}
         self.problems: dict[str, str] = {}
@@ -77,8 +83,52 @@ class KubeletSampler(threading.Thread):
                 summary = self._summary(node)
             except Exception as error:
                 self.problems.setdefault("summary", _reason(error, f"get nodes/proxy (the kubelet Summary API of node {node})"))
+                self._pod_metrics(node)
                 continue
             self._record(summary)
+
+    def _pod_metrics(self, node: str) -> None:
+        """The PodMetrics of the sampled pods on `node`, from metrics.k8s.io, where it is served."""
+        if self.problems.get("metrics"):
+            return
+        if self.metrics is None:
+            from kubernetes.client import CustomObjectsApi
+
+            self.metrics = CustomObjectsApi(self.core.api_client)
+        for group, pods in self._pods.items():
+            for pod in pods:
+                if pod.spec.node_name != node:
+                    continue
+                try:
+                    item = self.metrics.get_namespaced_custom_object(
+                        "metrics.k8s.io", "v1beta1", pod.metadata.namespace, "pods", pod.metadata.name, _request_timeout=API_TIMEOUT_S)
+                except Exception as error:
+                    self.problems["metrics"] = _reason(error, "get pods.metrics.k8s.io")
+                    return
+                self._record_metrics(group, item)
+
+    def _record_metrics(self, group: str, item: dict[str, Any]) -> None:
+        from kubernetes.utils import parse_quantity
+
+        reference = item.get("metadata", {})
+        at = _epoch(item.get("timestamp"))
+        window = float(str(item.get("window", "0s")).rstrip("s") or 0)
+        for container in item.get("containers") or []:
+            usage = container.get("usage") or {}
+            if "cpu" not in usage:
+                continue
+            name = f"{reference.get('namespace')}/{reference.get('name')}/{container.get('name')}"
+            series = self.series[group].setdefault(name, Series(name=name))
+            cores = float(parse_quantity(usage["cpu"]))
+            memory = int(parse_quantity(usage["memory"])) if "memory" in usage else None
+            last = series.samples[-1] if series.samples else None
+            if last is not None and last.at >= at:
+                continue
+            if last is None:  # the rate covers the window that ends at `at`
+                series.samples.append(Sample(at=at - window, cpu_s=0.0, memory_bytes=memory))
+                last = series.samples[-1]
+            series.samples.append(Sample(at=at, cpu_s=last.cpu_s + cores * (at - last.at), memory_bytes=memory))
+            self.via[group] = "metrics.k8s.io (a mean rate over the metrics-server's window, integrated; coarse)"
 
     def _list_pods(self) -> None:
         if time.monotonic() - self._listed_at < POD_LIST_INTERVAL_S and all(self._pods.get(k) for k in ("worker", "collector")):
@@ -115,6 +165,7 @@ class KubeletSampler(threading.Thread):
             group = wanted.get((reference.get("namespace"), reference.get("name")))
             if group is None:
                 continue
+            self.via[group] = "the kubelet Summary API"
             for container in pod.get("containers") or []:
                 cpu, memory = container.get("cpu") or {}, container.get("memory") or {}
                 if "usageCoreNanoSeconds" not in cpu:
@@ -147,11 +198,11 @@ class KubeletSampler(threading.Thread):
 
     def _group(self, key: str, source: str, start: float, end: float) -> ResourceGroup:
         series = list(self.series[key].values())
-        problem = next(iter(self.problems.values()), None)
+        problem = "; ".join(self.problems.values()) or None
         missing = {WRITTEN: NO_DISK_WRITES}
         if not series and problem:
             missing.update(dict.fromkeys((CPU, MEMORY), problem))
-        return summarise(f"{source}, from the kubelet Summary API", series, start, end, missing)
+        return summarise(f"{source}, from {self.via.get(key, 'the kubelet Summary API')}", series, start, end, missing)
 
 
 def _reason(error: Exception, what: str) -> str:
