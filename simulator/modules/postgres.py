@@ -3,9 +3,9 @@
 Insert modes:
 - single (no --batch): one INSERT per event with autocommit, the durable-per-message case;
 - batch, COPY (default): one binary COPY per batch, built with NumPy, committed on its own: into one
-  table the COPY runs in autocommit (the server commits it; no BEGIN and COMMIT round trips, which
-  cost the client more CPU than the COPY itself), into several tables the batch's COPYs in one
-  transaction;
+  table the COPY runs in autocommit (the server commits it; no BEGIN and COMMIT round trips), sent
+  through the driver's libpq wrapper (simulator/wire/pg_copy_call.py: half the client CPU of its
+  Copy objects); into several tables the batch's COPYs in one transaction;
 - batch, values lists (`use_values_lists=true` or `batch_mode=values`): multi-row INSERTs, then COMMIT;
 - batch, transaction (`batch_mode=transaction`): N single-row INSERTs pipelined, then one COMMIT.
 Serialisation failures, deadlocks and CockroachDB's restart errors are retried a bounded number of times.
@@ -25,6 +25,7 @@ from simulator.retry import Retry
 from simulator.spec import QUERY_VARIANTS, PrimaryKey
 from simulator.wire import sql as sql_common
 from simulator.wire.pg_copy import CopyRowEncoder
+from simulator.wire.pg_copy_call import copy_in
 
 # SQLSTATEs worth retrying: serialization_failure, deadlock_detected.
 RETRYABLE_SQLSTATES = {"40001", "40P01"}
@@ -76,6 +77,7 @@ class Module(DatabaseModule):
         self._copy_statements = {
             table: f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)" for table in self.spec.table_names
         }
+        self._copy_statement_bytes = {table: statement.encode() for table, statement in self._copy_statements.items()}
 
     def validate(self) -> None:
         super().validate()
@@ -208,6 +210,10 @@ class Module(DatabaseModule):
         return [(table, encode(part)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: Any) -> None:
+        if self._one_copy_per_batch and self._conn.autocommit:
+            [(table, buffer)] = prepared
+            self.retry.call(lambda: copy_in(self._conn, self._copy_statement_bytes[table], buffer, self.while_waiting))
+            return
         insert = {"copy": self._copy, "values": self._values_lists, "transaction": self._transaction}[self.batch_mode]
 
         def transaction() -> None:
