@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import psutil
@@ -32,9 +33,30 @@ from simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsa
 INTERVAL_S = 1.0
 API_TIMEOUT_S = 5
 POD_LIST_INTERVAL_S = 5.0
+# Nodes that run only workers are read a few per reading, in turn: a run of hundreds of workers on
+# tens of nodes must not ask every kubelet every second (counters interpolate between readings).
+WORKER_NODES_PER_READING = 4
 COMPONENT = "app.kubernetes.io/component"
 NO_DISK_WRITES = "the kubelet's Summary API reports no disk writes per pod"
 RBAC_HINT = "see 'Resource figures' in docs/kubernetes.md (the chart's resourceReader)"
+
+
+@dataclass(frozen=True)
+class Pod:
+    namespace: str
+    name: str
+    node: str | None
+    component: str | None
+    running: bool
+
+
+def _pods(response) -> list[Pod]:
+    """Pods from a list answer read as plain JSON (a thousand worker pods parse in milliseconds, the
+    client's models take seconds)."""
+    items = json.loads(response.data).get("items") or []
+    return [Pod(namespace=item["metadata"]["namespace"], name=item["metadata"]["name"], node=(item.get("spec") or {}).get("nodeName"),
+                component=(item["metadata"].get("labels") or {}).get(COMPONENT), running=(item.get("status") or {}).get("phase") == "Running")
+            for item in items]
 
 
 class KubeletSampler(threading.Thread):
@@ -47,8 +69,9 @@ class KubeletSampler(threading.Thread):
         self.series: dict[str, dict[str, Series]] = {"database": {}, "worker": {}, "collector": {}}
         self.problems: dict[str, str] = {}
         self.database_where = ""
-        self._pods: dict[str, list[Any]] = {}
+        self._pods: dict[str, list[Pod]] = {}
         self._listed_at = 0.0
+        self._turn = 0
         self._cli = psutil.Process()
         self.cli_series = Series(name="the CLI")
         self._wake, self._stopped = threading.Event(), threading.Event()
@@ -77,8 +100,7 @@ class KubeletSampler(threading.Thread):
         except Exception as error:  # the sampler never stops a run
             self.problems.setdefault("pods", _reason(error, "list pods"))
             return
-        nodes = {pod.spec.node_name for pods in self._pods.values() for pod in pods if pod.spec.node_name}
-        for node in sorted(nodes):
+        for node in self._nodes_to_read():
             try:
                 summary = self._summary(node)
             except Exception as error:
@@ -86,6 +108,16 @@ class KubeletSampler(threading.Thread):
                 self._pod_metrics(node)
                 continue
             self._record(summary)
+
+    def _nodes_to_read(self) -> list[str]:
+        """Every node of the database and the collector; the workers' other nodes a few at a time."""
+        always = sorted({pod.node for key in ("database", "collector") for pod in self._pods.get(key, []) if pod.node})
+        others = sorted({pod.node for pod in self._pods.get("worker", []) if pod.node} - set(always))
+        if len(others) > WORKER_NODES_PER_READING:
+            start = self._turn % len(others)
+            self._turn += WORKER_NODES_PER_READING
+            others = (others[start:] + others[:start])[:WORKER_NODES_PER_READING]
+        return always + others
 
     def _pod_metrics(self, node: str) -> None:
         """The PodMetrics of the sampled pods on `node`, from metrics.k8s.io, where it is served."""
@@ -97,11 +129,11 @@ class KubeletSampler(threading.Thread):
             self.metrics = CustomObjectsApi(self.core.api_client)
         for group, pods in self._pods.items():
             for pod in pods:
-                if pod.spec.node_name != node:
+                if pod.node != node:
                     continue
                 try:
                     item = self.metrics.get_namespaced_custom_object(
-                        "metrics.k8s.io", "v1beta1", pod.metadata.namespace, "pods", pod.metadata.name, _request_timeout=API_TIMEOUT_S)
+                        "metrics.k8s.io", "v1beta1", pod.namespace, "pods", pod.name, _request_timeout=API_TIMEOUT_S)
                 except Exception as error:
                     self.problems["metrics"] = _reason(error, "get pods.metrics.k8s.io")
                     return
@@ -134,32 +166,34 @@ class KubeletSampler(threading.Thread):
         if time.monotonic() - self._listed_at < POD_LIST_INTERVAL_S and all(self._pods.get(k) for k in ("worker", "collector")):
             return
         self._listed_at = time.monotonic()
-        run = self.core.list_namespaced_pod(self.namespace, label_selector=self.release_selector, _request_timeout=API_TIMEOUT_S).items
-        self._pods["worker"] = [pod for pod in run if (pod.metadata.labels or {}).get(COMPONENT) == "worker"]
-        self._pods["collector"] = [pod for pod in run if (pod.metadata.labels or {}).get(COMPONENT) == "collector"]
+        run = _pods(self.core.list_namespaced_pod(self.namespace, label_selector=self.release_selector, _request_timeout=API_TIMEOUT_S,
+                                                  _preload_content=False))
+        self._pods["worker"] = [pod for pod in run if pod.component == "worker"]
+        self._pods["collector"] = [pod for pod in run if pod.component == "collector"]
         if self.database_labels:
             self._pods["database"] = self._database_pods()
 
-    def _database_pods(self) -> list[Any]:
+    def _database_pods(self) -> list[Pod]:
         from kubernetes.client.exceptions import ApiException
 
         selector = ",".join(f"{key}={value}" for key, value in sorted(self.database_labels.items()))
+        options = {"label_selector": selector, "_request_timeout": API_TIMEOUT_S, "_preload_content": False}
         try:
-            pods = self.core.list_pod_for_all_namespaces(label_selector=selector, _request_timeout=API_TIMEOUT_S).items
+            pods = _pods(self.core.list_pod_for_all_namespaces(**options))
             self.database_where = "in every namespace"
         except ApiException as error:
             if error.status != 403:
                 raise
-            pods = self.core.list_namespaced_pod(self.namespace, label_selector=selector, _request_timeout=API_TIMEOUT_S).items
+            pods = _pods(self.core.list_namespaced_pod(self.namespace, **options))
             self.database_where = f"in namespace {self.namespace} (the user may not list pods in every namespace)"
-        return [pod for pod in pods if pod.status.phase == "Running"]
+        return [pod for pod in pods if pod.running]
 
     def _summary(self, node: str) -> dict[str, Any]:
         response = self.core.connect_get_node_proxy_with_path(node, "stats/summary", _preload_content=False, _request_timeout=API_TIMEOUT_S)
         return json.loads(response.data)
 
     def _record(self, summary: dict[str, Any]) -> None:
-        wanted = {(pod.metadata.namespace, pod.metadata.name): group for group, pods in self._pods.items() for pod in pods}
+        wanted = {(pod.namespace, pod.name): group for group, pods in self._pods.items() for pod in pods}
         for pod in summary.get("pods", []):
             reference = pod.get("podRef", {})
             group = wanted.get((reference.get("namespace"), reference.get("name")))

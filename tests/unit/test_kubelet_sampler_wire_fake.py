@@ -15,12 +15,16 @@ from kubernetes.client.exceptions import ApiException
 from cli.platforms.kubelet_sampler import KubeletSampler
 
 
-def pod(name: str, namespace: str = "bench", component: str | None = None, labels: dict | None = None):
+def pod(name: str, namespace: str = "bench", component: str | None = None, labels: dict | None = None, node: str = "node-1") -> dict:
     labels = dict(labels or {})
     if component:
         labels["app.kubernetes.io/component"] = component
-    return SimpleNamespace(metadata=SimpleNamespace(name=name, namespace=namespace, labels=labels),
-                           spec=SimpleNamespace(node_name="node-1"), status=SimpleNamespace(phase="Running"))
+    return {"metadata": {"name": name, "namespace": namespace, "labels": labels}, "spec": {"nodeName": node}, "status": {"phase": "Running"}}
+
+
+def pod_list(*pods: dict) -> SimpleNamespace:
+    """A list answer as the client returns it unparsed (_preload_content=False)."""
+    return SimpleNamespace(data=json.dumps({"kind": "PodList", "items": list(pods)}).encode())
 
 
 class FakeCore:
@@ -30,13 +34,13 @@ class FakeCore:
 
     def list_namespaced_pod(self, namespace, label_selector, **_):
         if label_selector.startswith("app.kubernetes.io/instance"):
-            return SimpleNamespace(items=[pod("w0", component="worker"), pod("c", component="collector")])
-        return SimpleNamespace(items=[pod("pg-0", labels={"role": "db"})])
+            return pod_list(pod("w0", component="worker"), pod("c", component="collector"))
+        return pod_list(pod("pg-0", labels={"role": "db"}))
 
     def list_pod_for_all_namespaces(self, label_selector, **_):
         if self.forbid_all_namespaces:
             raise ApiException(status=403, reason="Forbidden")
-        return SimpleNamespace(items=[pod("pg-0", namespace="databases", labels={"role": "db"})])
+        return pod_list(pod("pg-0", namespace="databases", labels={"role": "db"}))
 
     def connect_get_node_proxy_with_path(self, node, path, **_):
         if self.summaries is None:
@@ -123,3 +127,16 @@ def test_no_labels_no_database_figures():
     taken._read()
     usage = taken.usage(EPOCH_2030, EPOCH_2030 + 1)
     assert "names no database_pod_labels" in usage.database.not_measured["cpu"]
+
+
+def test_worker_only_nodes_are_read_a_few_at_a_time():
+    core = FakeCore([], forbid_all_namespaces=True)
+    workers = [pod(f"w{i}", component="worker", node=f"node-{i % 10}") for i in range(100)]
+    core.list_namespaced_pod = lambda namespace, label_selector, **_: (
+        pod_list(*workers, pod("c", component="collector", node="node-0")) if label_selector.startswith("app.")
+        else pod_list(pod("pg-0", labels={"role": "db"}, node="db-node")))
+    taken = sampler(core)
+    taken._list_pods()
+    first, second = taken._nodes_to_read(), taken._nodes_to_read()
+    assert first[:2] == ["db-node", "node-0"] and len(first) == 6 and len(second) == 6
+    assert set(first[2:]).isdisjoint(second[2:])  # the worker-only nodes take turns
