@@ -81,10 +81,26 @@ def counter_at(samples: Sequence[Sample], field: str, at: float) -> float | None
     return v0 + (v1 - v0) * (at - t0) / (t1 - t0) if t1 > t0 else float(v1)
 
 
+# A series whose readings span less than this share of the window says too little about it (a pod
+# whose container ended, and was last read, before most of the window had passed).
+MIN_COVERAGE = 0.5
+
+
+def coverage(samples: Sequence[Sample], field: str, start: float, end: float) -> float:
+    """The share of [start, end] that lies between the first and the last reading of `field`."""
+    stamps = [s.at for s in samples if getattr(s, field) is not None]
+    if len(stamps) < 2 or end <= start:
+        return 0.0
+    return max(0.0, min(stamps[-1], end) - max(stamps[0], start)) / (end - start)
+
+
 def counter_delta(series: Sequence[Series], field: str, start: float, end: float) -> float | None:
-    """The sum over the series of each counter's growth from `start` to `end`; None without readings."""
+    """The sum over the series of each counter's growth from `start` to `end`; None without readings
+    that span at least half of the window."""
     total, seen = 0.0, False
     for one in series:
+        if coverage(one.samples, field, start, end) < MIN_COVERAGE:
+            continue
         first, last = counter_at(one.samples, field, start), counter_at(one.samples, field, end)
         if first is not None and last is not None:
             total, seen = total + max(last - first, 0.0), True
@@ -130,7 +146,7 @@ def summarise(source: str, series: list[Series], start: float, end: float, not_m
         group.memory_peak_bytes = int(max(memory))
     for figure, value in ((CPU, group.cpu_s), (MEMORY, group.memory_peak_bytes), (WRITTEN, group.written_bytes)):
         if value is None:
-            missing.setdefault(figure, "no readings during the run")
+            missing.setdefault(figure, "no readings spanning the timed phase")
         else:
             missing.pop(figure, None)
     return group

@@ -118,7 +118,9 @@ def test_database_pod_cpu_and_memory(cluster, config, tmp_path):
     assert database["cpu_s"] == pytest.approx(independent, rel=0.25)
     assert database["memory_peak_bytes"] > 10_000_000
     assert database["written_bytes"] is None and "no disk writes per pod" in database["not_measured"]["written"]
-    assert usage["workers"]["cpu_s"] > 0 and len(usage["workers"]["series"]) == 2
+    assert all(worker["cpu_s"] > 0 for worker in document["runs"][0]["report"]["workers"])  # their own rusage, in the pods
+    sampled = usage["workers"]  # the worker pods as the kubelet saw them: read, or said why not
+    assert sampled["cpu_s"] > 0 if sampled["cpu_s"] is not None else sampled["not_measured"]["cpu"]
     row = document["inserts"][0]["resources"]
     assert row["db_cpu_s_per_million"] > 0 and 0 < row["client_share"] < 1
     assert (result.results_folders()[-1] / "resources-2-workers.png").is_file()

@@ -37,10 +37,16 @@ def test_a_group_sums_its_series_over_the_window():
     assert group.memory_peak_bytes == 350 and group.not_measured == {}
 
 
+def test_readings_that_miss_most_of_the_window_do_not_count():
+    ended_early = series("pod", [(0.0, 1.0, 10, 0), (0.4, 1.2, 10, 0)])  # last read before most of [0, 2] passed
+    assert summarise("x", [ended_early], 0.0, 2.0).cpu_s is None
+    assert summarise("x", [ended_early], 0.0, 0.5).cpu_s == pytest.approx(0.2)
+
+
 def test_a_group_without_readings_says_why_instead_of_zero():
     group = summarise("gone", [Series(name="x")], 0.0, 1.0, {"cpu": "no permission"})
     assert group.cpu_s is None and group.memory_peak_bytes is None and group.written_bytes is None
-    assert group.not_measured["cpu"] == "no permission" and group.not_measured["written"] == "no readings during the run"
+    assert group.not_measured["cpu"] == "no permission" and group.not_measured["written"] == "no readings spanning the timed phase"
 
 
 def usage(db_cpu: float | None, collector: float = 0.1, cli: float = 0.05, embedded: bool = False,
