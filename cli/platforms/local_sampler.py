@@ -25,6 +25,10 @@ import psutil
 from simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise
 
 INTERVAL_S = 1.0
+# Listing a tree's descendants scans every process of the machine (milliseconds): done every few
+# seconds and at the timed phase's edges. A child that comes and goes in between still counts, in
+# its parent's reaped-children time.
+LIST_INTERVAL_S = 5.0
 ALL_FIGURES = (CPU, MEMORY, WRITTEN)
 
 
@@ -35,12 +39,19 @@ class ProcessTree:
         self.root, self.name, self.descendants = root, name, descendants
         self.uses_rss = False
         self.series = Series(name=name)
+        self._processes: list[psutil.Process] = [root]
+        self._listed_at = -LIST_INTERVAL_S
 
-    def read(self, at: float) -> None:
-        try:
-            processes = [self.root, *(self.root.children(recursive=True) if self.descendants else [])]
-        except psutil.Error:
+    def read(self, at: float, relist: bool = False) -> None:
+        if not self.root.is_running():
             return  # the root has ended: its figures stop where they were
+        if self.descendants and (relist or time.monotonic() - self._listed_at >= LIST_INTERVAL_S):
+            try:
+                self._processes = [self.root, *self.root.children(recursive=True)]
+            except psutil.Error:
+                return
+            self._listed_at = time.monotonic()
+        processes = self._processes
         cpu = memory = written = 0.0
         cpu_read = memory_read = written_read = False
         for process in processes:
@@ -159,27 +170,28 @@ class LocalSampler(threading.Thread):
                 self.workers.append(tree)
 
     def mark(self) -> None:
-        """Read now (the start or the end of the timed phase was just seen)."""
+        """Read now (the start or the end of the timed phase was just seen), with fresh process lists."""
         self._wake.set()
 
     def run(self) -> None:
+        relist = True
         while not self._stopped.is_set():
-            self._read_all()
-            self._wake.wait(INTERVAL_S)
+            self._read_all(relist)
+            relist = self._wake.wait(INTERVAL_S)
             self._wake.clear()
 
     def stop(self) -> None:
         self._stopped.set()
         self._wake.set()
         self.join()
-        self._read_all()
+        self._read_all(relist=True)
 
-    def _read_all(self) -> None:
+    def _read_all(self, relist: bool = False) -> None:
         at = time.time()
         with self._lock:
             trees = [*(self.database.trees if self.database else []), *self.workers, *filter(None, [self.collector]), self.cli]
             for tree in trees:
-                tree.read(at)
+                tree.read(at, relist)
 
     # -- figures ------------------------------------------------------------------------------
     def usage(self, start: float, end: float, embedded: bool) -> ResourceUsage:
