@@ -72,6 +72,7 @@ class KubeletSampler(threading.Thread):
         self._pods: dict[str, list[Pod]] = {}
         self._listed_at = 0.0
         self._turn = 0
+        self._unreadable_nodes: set[str] = set()  # asked once, refused or unreachable: not asked again
         self._cli = psutil.Process()
         self.cli_series = Series(name="the CLI")
         self._wake, self._stopped = threading.Event(), threading.Event()
@@ -86,10 +87,13 @@ class KubeletSampler(threading.Thread):
             self._wake.clear()
 
     def stop(self) -> None:
+        """The last reading, unless the API is so slow that a reading is still under way: the run's end
+        must not wait for the sampler."""
         self._stopped.set()
         self._wake.set()
-        self.join()
-        self._read()
+        self.join(API_TIMEOUT_S)
+        if not self.is_alive():
+            self._read()
 
     # -- reading ------------------------------------------------------------------------------
     def _read(self) -> None:
@@ -101,10 +105,14 @@ class KubeletSampler(threading.Thread):
             self.problems.setdefault("pods", _reason(error, "list pods"))
             return
         for node in self._nodes_to_read():
+            if node in self._unreadable_nodes:  # its Summary API failed once: metrics.k8s.io, if served
+                self._pod_metrics(node)
+                continue
             try:
                 summary = self._summary(node)
             except Exception as error:
                 self.problems.setdefault("summary", _reason(error, f"get nodes/proxy (the kubelet Summary API of node {node})"))
+                self._unreadable_nodes.add(node)
                 self._pod_metrics(node)
                 continue
             self._record(summary)
