@@ -94,8 +94,9 @@ def _figure(runs: list[RunRecord], path: Path) -> Path:
     memory_mb = [None if value is None else value / 1e6 for value in means["db_memory"]]
     _line(memory_axes, edges, memory_mb, "database", database, in_workers)
     memory_axes.set(ylabel="database memory MB", xlabel="seconds since the common start")
-    for axes in (events_axes, cpu_axes, memory_axes):
-        axes.set_ylim(bottom=0)
+    for axes, values in ((events_axes, means["events"]), (cpu_axes, means["db_cores"] + means["client_cores"]), (memory_axes, memory_mb)):
+        top = max((value for value in values if value is not None), default=0.0)
+        axes.set_ylim(0, top * 1.15 if top > 0 else 1.0)  # a flat line must not sit on the frame
         axes.set_xlim(left=0)
         axes.grid(alpha=0.3)
     figure.savefig(path, dpi=110)

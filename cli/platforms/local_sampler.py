@@ -66,6 +66,13 @@ class ProcessTree:
                     written_read = True
             except psutil.Error:
                 continue  # ended between the listing and the reading, or not readable
+        # Counters never go back: a child that has ended but is not yet reaped is unreadable for a moment
+        # (a zombie) before its time reaches its parent's; the tree's count holds until it does.
+        last = self.series.samples[-1] if self.series.samples else None
+        if last is not None and last.cpu_s is not None and cpu_read:
+            cpu = max(cpu, last.cpu_s)
+        if last is not None and last.written_bytes is not None and written_read:
+            written = max(written, last.written_bytes)
         self.series.samples.append(Sample(
             at=at, cpu_s=cpu if cpu_read else None, memory_bytes=int(memory) if memory_read else None,
             written_bytes=int(written) if written_read else None,
