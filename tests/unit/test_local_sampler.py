@@ -1,0 +1,58 @@
+"""Finding the database's processes on this machine, and reading a process tree (real processes and
+sockets of this machine, no fakes)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import psutil
+
+from cli.platforms.local_sampler import DatabaseProcesses, ProcessTree
+from simulator.resources import Sample
+
+
+def test_the_server_listening_on_the_address_is_found_with_its_children():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            found = DatabaseProcesses(("localhost", server.getsockname()[1]), None)
+            assert found.problem is None, found.problem
+            [tree] = found.trees
+            assert tree.root.pid in {p.pid for p in [psutil.Process(), *psutil.Process().parents()]}
+            tree.read(time.time(), relist=True)
+            assert child.pid in {p.pid for p in tree._processes}
+            assert tree.series.samples[-1].cpu_s > 0 and tree.series.samples[-1].memory_bytes > 0
+        finally:
+            child.kill()
+            child.wait()
+
+
+def test_why_a_database_is_not_found():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # bound, not listening
+        assert DatabaseProcesses(("127.0.0.1", port), None).problem == f"no process listens on 127.0.0.1:{port}"
+    remote = DatabaseProcesses(("192.0.2.10", 5432), None).problem  # TEST-NET-1, never this machine
+    assert remote == "the database at 192.0.2.10:5432 does not run on this machine (its processes cannot be read from here)"
+    assert "names no server address" in DatabaseProcesses(None, None).problem
+    assert DatabaseProcesses(None, 2**22 + 12345).problem == f"no process {2**22 + 12345} (target option database_process)"
+
+
+def test_a_process_named_by_id():
+    found = DatabaseProcesses(None, os.getpid())
+    assert found.problem is None and found.trees[0].root.pid == os.getpid()
+
+
+def test_counters_of_a_tree_never_go_back():
+    tree = ProcessTree(psutil.Process(), "this process", descendants=False)
+    tree.series.samples.append(Sample(at=0.0, cpu_s=1e9, memory_bytes=1, written_bytes=10**15))
+    tree.read(1.0)
+    last = tree.series.samples[-1]
+    assert last.cpu_s == 1e9 and last.written_bytes == 10**15  # held, as while a child is a zombie
+    assert last.memory_bytes > 1  # memory is not a counter: read as it is
