@@ -83,6 +83,8 @@ class Module(DatabaseModule):
     Options = BerkeleydbOptions
     options: BerkeleydbOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
+    # BerkeleyDB runs inside the worker processes: their CPU is the database's work too.
+    database_location = "embedded"
     local_only = "BerkeleyDB is embedded: the run's processes share one environment folder, and its bindings are not in the image"
 
     def __init__(self, spec):

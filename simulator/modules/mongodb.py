@@ -102,6 +102,12 @@ class Module(DatabaseModule):
         return self.options.collection_type == "timeseries"
 
     # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        if self.options.uri.startswith("mongodb+srv://"):
+            return None  # the hosts come from DNS records
+        first = urlsplit(self.options.uri).netloc.rsplit("@", 1)[-1].split(",")[0]
+        return self.url_address(first, 27017)
+
     def connect(self) -> None:
         from pymongo import MongoClient
         from pymongo.errors import OperationFailure, PyMongoError
