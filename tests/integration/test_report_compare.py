@@ -18,7 +18,8 @@ def test_insert_run_leaves_plots_and_report_reprints_them(cli):
     run = cli("insert", "--target", "sqlite", "-w", "1,2", "-r", "2", "--batch", "200", "--num-inserts", "2000")
     assert run.code == 0, run.stderr
     folder = run.results_folders()[-1]
-    assert pngs(folder) == ["events-per-second.png", "inserts-per-second.png", "latency.png"]
+    assert pngs(folder) == ["events-per-second.png", "inserts-per-second.png", "latency.png",
+                            "resources-1-workers.png", "resources-2-workers.png"]
     assert (folder / "crosscheck.csv").is_file()
     assert "Database-side check: within 2%" in run.stdout  # one line by default, the table with --details
     for png in folder.glob("*.png"):
@@ -26,7 +27,8 @@ def test_insert_run_leaves_plots_and_report_reprints_them(cli):
 
     again = cli("report", str(folder), "--details")
     assert again.code == 0, again.stderr
-    assert pngs(folder) == ["events-per-second.png", "inserts-per-second.png", "latency.png"]
+    assert pngs(folder) == ["events-per-second.png", "inserts-per-second.png", "latency.png",
+                            "resources-1-workers.png", "resources-2-workers.png"]
     summary = run.results()["inserts"]
     for row in summary:  # the re-printed table shows the saved averages
         assert f"{row['throughput']['avg']:,.0f}" in again.stdout
@@ -36,7 +38,7 @@ def test_insert_run_leaves_plots_and_report_reprints_them(cli):
 def test_steps_and_query_plots(cli):
     steps = cli("insert", "--target", "sqlite", "-w", "2", "-r", "1", "--batch", "500", "--num-inserts", "1000", "--steps", "3")
     assert steps.code == 0, steps.stderr
-    assert pngs(steps.results_folders()[-1]) == ["events-per-second.png", "fill-level.png"]
+    assert pngs(steps.results_folders()[-1]) == ["events-per-second.png", "fill-level.png", "resources-2-workers.png"]
     query = cli("query", "--target", "sqlite", "-w", "1", "-r", "2")
     assert query.code == 0, query.stderr
     assert pngs(query.results_folders()[-1]) == ["query-durations.png"]
