@@ -106,7 +106,8 @@ class Module(DatabaseModule):
             zone_id="UTC", connection_timeout_in_ms=round(options.connect_timeout * 1000),
         )
         if not self._tree:
-            session.sql_dialect = "table"  # what TableSession does; one Session type for both models
+            # What TableSession does; one Session type for both models. The database need not exist yet.
+            session.sql_dialect, session.database = "table", options.database
         try:
             session.open(options.rpc_compression)
         except (IoTDBConnectionException, StatementExecutionException, OSError) as error:
