@@ -29,8 +29,12 @@ YAML_FILES = {
     "timescaledb-prerequisites.yaml": False,  # certificate issuer
     "elastic-deployment.yaml": True,
     "mongodb-community.yaml": True,
+    "iotdb-standalone.yaml": True,
+    "clickhouse-installation.yaml": True,
 }
 PASSWORD_KEYS = re.compile(r"(password|token|secretkey|^patroni_.*)$", re.IGNORECASE)
+# Keys whose value names a Secret (namespace/secret/key) instead of holding a password.
+SECRET_REFERENCE_KEYS = re.compile(r"/k8s_secret_password$")
 
 
 def load(name: str) -> list[Any]:
@@ -78,7 +82,7 @@ def test_database_pods_go_to_database_nodes(name):
 def test_no_password_in_plain_text(name):
     for doc in load(name):
         for key, value in walk(doc):
-            if PASSWORD_KEYS.search(key) and isinstance(value, (str, int)) and str(value):
+            if PASSWORD_KEYS.search(key) and not SECRET_REFERENCE_KEYS.search(key) and isinstance(value, (str, int)) and str(value):
                 pytest.fail(f"{name}: {key} holds a literal value; passwords belong in Secrets")
 
 
@@ -137,8 +141,25 @@ def test_readme_table_and_commands_cover_every_file():
     head = readme[: readme.index("\n## ")]
     assert "| target | service DNS name" in head
     for target in ("postgresql", "cockroachdb", "yugabyte_ysql", "yugabyte_ycql", "arangodb", "cassandra",
-                   "influxdb", "timescaledb", "elasticsearch", "adx", "mongodb"):
+                   "influxdb", "timescaledb", "elasticsearch", "adx", "mongodb", "iotdb", "clickhouse"):
         assert f"| `{target}` |" in head, target
     for name in YAML_FILES:
         assert f"dbinstall/{name}" in readme, f"README has no install command for {name}"
     assert "azure_data_explorer" in readme
+
+
+def test_iotdb_statefulset_is_valid_kubernetes_and_serves_the_target():
+    service, statefulset = load("iotdb-standalone.yaml")
+    for document in (service, statefulset):
+        kubernetes_validate.validate(document, "1.33", strict=True)
+    assert service["metadata"]["name"] == "iotdb-datanode" and service["spec"]["ports"][0]["port"] == 6667
+    assert statefulset["spec"]["template"]["metadata"]["labels"][ROLE_KEY] == ROLE_VALUE
+
+
+def test_clickhouse_password_comes_from_the_benchmark_secret():
+    (installation,) = load("clickhouse-installation.yaml")
+    assert installation["metadata"]["name"] == "iotbench"  # the operator's service: clickhouse-iotbench
+    users = installation["spec"]["configuration"]["users"]
+    assert users["iotbench/k8s_secret_password"] == "default/iotdb-bench-clickhouse/CLICKHOUSE_PASSWORD"
+    (template,) = installation["spec"]["templates"]["podTemplates"]
+    assert template["metadata"]["labels"][ROLE_KEY] == ROLE_VALUE

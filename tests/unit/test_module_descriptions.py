@@ -32,6 +32,11 @@ def module(name="postgres", batch=1000, **options):
     (lambda: module("berkeleydb", key_order="time"), "puts in one transaction, size 1000, time-first keys"),
     (lambda: module("mongodb"), "insert_many, unordered, size 1000, time series collection"),
     (lambda: module("mongodb", batch=0, collection_type="plain"), "single inserts, plain collection"),
+    (lambda: module("iotdb"), "aligned tablets, one per device, size 1000"),
+    (lambda: module("iotdb", model="table"), "tablet per table, size 1000"),
+    (lambda: module("iotdb", batch=0), "single inserts (insert_aligned_record)"),
+    (lambda: module("clickhouse"), "columnar INSERT (NumPy), size 1000"),
+    (lambda: module("clickhouse", async_insert="true", wait_for_async_insert="false"), "columnar INSERT (NumPy), size 1000, async_insert without waiting"),
     (lambda: module(batch=0), "single inserts"),
 ])
 def test_insert_mode_labels(built, label):

@@ -1,0 +1,264 @@
+"""ClickHouse through clickhouse-driver over the native protocol (TCP, port 9000 by default).
+
+One MergeTree table per run table, sorted by (device_id, timestamp) and partitioned by month:
+    timestamp, device_id, sequence_number, temperature
+A batch is one INSERT whose rows travel as NumPy columns (`use_numpy`, columnar), one block per
+table; a single insert is a one-row INSERT. With `async_insert` the server buffers inserts and
+writes them as parts in the background (a feature of servers from 21.11 on): with
+`wait_for_async_insert` (the default) each INSERT still returns once its rows are written;
+without it, it returns when they are buffered, and the count check waits for them.
+
+The schema adapts to the server's version, read when connecting (see ServerDialect): the 18.16
+server Debian ships has no DateTime64, allows LowCardinality only behind an experimental setting
+and knows no async_insert, so there timestamps are Int64 epoch milliseconds and device ids plain
+Strings. MergeTree keeps every row (its sorting key is not unique): --primary-key db (the default)
+and none both mean "no key column"; the other modes are refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from simulator.errors import one_line
+from simulator.events import EventBatch
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.report import IngestionWait
+from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
+from simulator.wire.sql import EVENT_COLUMNS
+
+log = logging.getLogger("clickhouse")
+
+# Server-side codes: authentication failed (old and new servers), unknown database.
+AUTHENTICATION_CODES = {192, 193, 516}
+# Rows buffered by async inserts without waiting are written within async_insert_busy_timeout_ms
+# (200 ms by default); the count check waits this long at most.
+ASYNC_INSERT_COUNT_LIMIT_S = 60.0
+
+
+class ClickhouseOptions(ModuleOptions):
+    host: str = "127.0.0.1"
+    port: int = Field(9000, ge=1, le=65535, description="native protocol port")
+    user: str = "default"
+    password: str = ""
+    database: str = Field("iotbench", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    secure: bool = Field(False, description="TLS on the native protocol (port 9440 usually)")
+    compression: bool = Field(False, description="LZ4 compression of the blocks")
+    async_insert: bool = Field(False, description="server-side buffering of inserts (ClickHouse 21.11 and later)")
+    wait_for_async_insert: bool = Field(True, description="with async_insert: an INSERT returns once its rows are written")
+    timestamp_type: Literal["auto", "DateTime64", "Int64"] = Field("auto", description="auto: DateTime64(3) where the server has it, else Int64 epoch ms")
+    device_type: Literal["auto", "LowCardinality", "String"] = Field("auto", description="auto: LowCardinality(String) where the server allows it, else String")
+    connect_timeout: float = Field(10.0, gt=0)
+    send_receive_timeout: float = Field(300.0, gt=0, description="seconds one call may take")
+
+
+@dataclass(frozen=True)
+class ServerDialect:
+    """What the server's version offers, and the SQL the module writes for it."""
+
+    version: tuple[int, int]
+    datetime64: bool  # DateTime64(3): timestamps as milliseconds; else Int64 epoch ms
+    low_cardinality: bool  # LowCardinality(String) for device ids
+
+    # Releases that brought the features (ClickHouse's changelog).
+    DATETIME64_SINCE = (20, 1)
+    LOW_CARDINALITY_SINCE = (19, 9)  # allowed without allow_experimental_low_cardinality_type
+    ASYNC_INSERT_SINCE = (21, 11)
+
+    @classmethod
+    def for_server(cls, version: tuple[int, int], options: ClickhouseOptions) -> ServerDialect:
+        has_datetime64, has_low_cardinality = version >= cls.DATETIME64_SINCE, version >= cls.LOW_CARDINALITY_SINCE
+        shown = ".".join(map(str, version))
+        if options.timestamp_type == "DateTime64" and not has_datetime64:
+            raise ModuleError(f"ClickHouse {shown} has no DateTime64 (it came in {'.'.join(map(str, cls.DATETIME64_SINCE))}); use timestamp_type: Int64 or auto")
+        if options.device_type == "LowCardinality" and not has_low_cardinality:
+            raise ModuleError(f"ClickHouse {shown} allows LowCardinality only as an experimental feature; use device_type: String or auto")
+        if options.async_insert and version < cls.ASYNC_INSERT_SINCE:
+            raise ModuleError(f"ClickHouse {shown} has no async_insert (it came in {'.'.join(map(str, cls.ASYNC_INSERT_SINCE))}); remove the option async_insert")
+        return cls(
+            version=version,
+            datetime64=options.timestamp_type == "DateTime64" or (options.timestamp_type == "auto" and has_datetime64),
+            low_cardinality=options.device_type == "LowCardinality" or (options.device_type == "auto" and has_low_cardinality),
+        )
+
+    def create_table(self, qualified_table: str) -> str:
+        timestamp = "DateTime64(3, 'UTC')" if self.datetime64 else "Int64"
+        device = "LowCardinality(String)" if self.low_cardinality else "String"
+        return (f"CREATE TABLE IF NOT EXISTS {qualified_table} (timestamp {timestamp}, device_id {device}, "
+                f"sequence_number Int64, temperature Float64) ENGINE = MergeTree() "
+                f"PARTITION BY toYYYYMM({self.as_datetime('timestamp')}) ORDER BY (device_id, timestamp)")
+
+    def as_datetime(self, column: str) -> str:
+        """An expression of DateTime (seconds) for the stored timestamp column."""
+        return column if self.datetime64 else f"toDateTime(intDiv({column}, 1000))"
+
+    def queries(self, qualified_table: str) -> dict[str, str]:
+        table = qualified_table
+        return {
+            "count-events": f"SELECT count() FROM {table}",
+            "temperature-min-max": f"SELECT min(temperature), max(temperature) FROM {table}",
+            "temperature-stats": f"SELECT min(temperature), avg(temperature), max(temperature) FROM {table}",
+            "temperature-stats-per-device": f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id",
+            # argMax: the temperature of the row with the largest timestamp, per device, in one pass.
+            "newest-per-device": f"SELECT device_id, max(timestamp), argMax(temperature, timestamp) FROM {table} GROUP BY device_id",
+        }
+
+
+class ClickhouseError(Exception):
+    """The server refused a statement: its code and the first line of its message (no stack trace)."""
+
+
+class Module(DatabaseModule):
+    Options = ClickhouseOptions
+    options: ClickhouseOptions
+    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._client = None
+        self.dialect: ServerDialect | None = None
+        database = self.options.database
+        self._tables = {table: f"{database}.{table}" for table in self.spec.table_names}
+        self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(EVENT_COLUMNS)}) VALUES" for table, qualified in self._tables.items()}
+
+    def validate(self) -> None:
+        if self.spec.primary_key not in self.primary_keys:
+            raise ModuleError(
+                f"module 'clickhouse' stores events in a MergeTree sorted by (device_id, timestamp), which has no unique key: "
+                f"--primary-key {self.spec.primary_key.value} does not apply; use db (the default) or none"
+            )
+
+    # -- how the module describes its runs -------------------------------------------------
+    def batch_kind(self) -> str:
+        return "columnar INSERT (NumPy)"
+
+    def insert_mode(self) -> str:
+        mode = super().insert_mode()
+        if self.options.async_insert:
+            mode += ", async_insert" + ("" if self.options.wait_for_async_insert else " without waiting")
+        return mode
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.dialect is not None and not self.dialect.datetime64:
+            notes.append(f"ClickHouse {'.'.join(map(str, self.dialect.version))}: timestamps stored as Int64 epoch milliseconds (no DateTime64 before 20.1)")
+        if self.spec.task == "insert" and not self.spec.batch and not self.options.async_insert:
+            notes.append("single inserts: every INSERT writes a part of its own, which MergeTree merges later (async_insert buffers them on 21.11+)")
+        return notes
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        from clickhouse_driver import Client
+
+        options = self.options
+        settings: dict[str, Any] = {"use_numpy": True}
+        if self.spec.task == "query" and self.spec.query_timeout:
+            settings["max_execution_time"] = max(1, round(self.spec.query_timeout))
+        self._client = Client(
+            host=options.host, port=options.port, user=options.user, password=options.password, secure=options.secure,
+            compression=options.compression, connect_timeout=options.connect_timeout,
+            send_receive_timeout=options.send_receive_timeout, settings=settings,
+        )
+        version = self._server_version()
+        self.dialect = ServerDialect.for_server(version, options)
+        if options.async_insert:
+            self._client.settings.update(async_insert=1, wait_for_async_insert=int(options.wait_for_async_insert))
+        log.info("connected to ClickHouse %s at %s:%s", ".".join(map(str, version)), options.host, options.port)
+
+    def _server_version(self) -> tuple[int, int]:
+        from clickhouse_driver.errors import Error, NetworkError, ServerException, SocketTimeoutError
+
+        address = f"{self.options.host}:{self.options.port}"
+        try:
+            self._client.execute("SELECT 1")  # connects; the handshake tells the server's version
+        except (NetworkError, SocketTimeoutError, OSError, EOFError) as error:
+            raise ModuleError(f"cannot connect to ClickHouse at {address}: {one_line(error)}") from None
+        except ServerException as error:
+            if error.code in AUTHENTICATION_CODES:
+                raise ModuleError(f"ClickHouse at {address} refused user '{self.options.user}': {_first_line(error)}") from None
+            raise ModuleError(f"ClickHouse at {address}: {_first_line(error)}") from None
+        except Error as error:
+            raise ModuleError(f"ClickHouse at {address}: {one_line(error)}") from None
+        info = self._client.connection.server_info
+        return info.version_major, info.version_minor
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.disconnect()
+            self._client = None
+
+    def _execute(self, statement: str, *args, **kwargs) -> Any:
+        """Run a statement; a refusal becomes a ClickhouseError with the server's code and first line."""
+        from clickhouse_driver.errors import ServerException
+
+        try:
+            return self._client.execute(statement, *args, **kwargs)
+        except ServerException as error:
+            raise ClickhouseError(f"ClickHouse refused '{statement[:120]}': {_first_line(error)}") from None
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        self._execute(f"CREATE DATABASE IF NOT EXISTS {self.options.database}")
+        for qualified in self._tables.values():
+            if self.spec.clean:
+                self._execute(f"DROP TABLE IF EXISTS {qualified}")
+            self._execute(self.dialect.create_table(qualified))
+
+    def count(self) -> int:
+        return sum(int(self._execute(f"SELECT count() FROM {qualified}", columnar=True)[0][0]) for qualified in self._tables.values())
+
+    def storage_bytes(self) -> int | None:
+        names = ", ".join(f"'{table}'" for table in self._tables)
+        rows = self._execute("SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = %(database)s "
+                             f"AND table IN ({names})", {"database": self.options.database}, columnar=True)
+        return int(rows[0][0])
+
+    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
+        if not (self.options.async_insert and not self.options.wait_for_async_insert):
+            return None
+        return self.count_until(expected, run_ended_at, limit_s=ASYNC_INSERT_COUNT_LIMIT_S, poll_s=0.1)
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
+        return [(self._inserts[table], _columns(part)) for table, part in self.per_table(batch)]
+
+    def insert_batch(self, prepared: list[tuple[str, list[np.ndarray]]]) -> None:
+        for statement, columns in prepared:
+            self._execute(statement, columns, columnar=True)
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
+        return [(self._inserts[table], [column[i : i + 1] for column in _columns(part)])
+                for table, part in self.per_table(batch) for i in range(len(part))]
+
+    def insert_single(self, item: tuple[str, list[np.ndarray]]) -> None:
+        statement, columns = item
+        self._execute(statement, columns, columnar=True)
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        return {name: self._rows(statement) for name, statement in self.dialect.queries(self._tables[SINGLE_TABLE_NAME]).items()}
+
+    def _rows(self, statement: str) -> Query:
+        def run() -> int:
+            return len(self._execute(statement))
+
+        return run
+
+
+def _columns(batch: EventBatch) -> list[np.ndarray]:
+    """The event columns in EVENT_COLUMNS order; timestamps as epoch ms, which is also how DateTime64(3)
+    takes them (the driver writes integers as the column's raw ticks)."""
+    return [batch.timestamp_ms, batch.device_id, batch.sequence_number, batch.temperature]
+
+
+def _first_line(error: Exception) -> str:
+    """A ClickHouse server exception's text without the C++ stack trace it carries."""
+    text = str(getattr(error, "message", "") or error)
+    head = text.split("Stack trace:", 1)[0]
+    code = getattr(error, "code", None)
+    line = one_line(head.splitlines()[0] if head.strip() else head, limit=300)
+    return f"Code {code}: {line}" if code is not None and not line.startswith("Code:") else line

@@ -1,0 +1,349 @@
+"""Apache IoTDB 2.x through its Python Session (`apache-iotdb`, Thrift RPC on port 6667).
+
+Two data models, chosen with the option `model`:
+- tree (default): one aligned device per simulated device, path root.<database>.<table>.`<device id>`,
+  measurements sequence_number (INT64) and temperature (DOUBLE). A batch is one aligned tablet
+  (NumPy columns) per device of the batch, all sent in one `insert_aligned_tablets` call; a single
+  insert is one `insert_aligned_record`. setup() creates every device's aligned timeseries of the
+  run, so the schema is not created by the first timed insert.
+- table: the table model of IoTDB 2 (database <database>, table events with device_id as TAG and
+  the two FIELDs). A batch is one tablet per table with all its devices; a single insert is a
+  one-row tablet. Devices are registered by the first insert that names them.
+
+IoTDB identifies a point by its series and time (a later write at the same time overwrites), so
+there is no key column: --primary-key db (the default) and none are accepted and mean the same.
+Tablets are encoded (big-endian columns, the device ids' STRING column) in prepare_batch, outside
+the timed call. IoTDB counts data points (rows x measurements, seed 003's unit): see notes().
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from simulator.errors import one_line
+from simulator.events import TIME_ORIGIN_MS, EventBatch, device_ids
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
+
+log = logging.getLogger("iotdb")
+
+MEASUREMENTS = ["sequence_number", "temperature"]
+TABLE_COLUMNS = ["device_id", *MEASUREMENTS]
+# Status codes of IoTDB 2.0 (TSStatusCode) the module handles.
+PATH_NOT_EXIST = 508
+# setup() writes one point here (outside the run's tables) so the database's data regions exist
+# before the timed phase: IoTDB creates them with the first write, which takes 0.2-1 s.
+SETUP_MARKER = "iotbench_setup"
+
+
+class IotdbOptions(ModuleOptions):
+    host: str = "127.0.0.1"
+    port: int = Field(6667, ge=1, le=65535)
+    user: str = "root"
+    password: str = "root"
+    model: Literal["tree", "table"] = Field("tree", description="tree: aligned devices under root.<database>; table: IoTDB 2's table model")
+    database: str = Field("iotbench", pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$", description="tree: root.<database>; table: <database>")
+    data_region_groups: int | None = Field(None, ge=1, le=64, description="DATA_REGION_GROUP_NUM of a database the module creates; unset = the server's default")
+    connect_timeout: float = Field(10.0, gt=0, description="seconds; also the socket timeout of every call")
+    fetch_size: int = Field(5000, ge=1, description="rows per fetch of a query")
+    rpc_compression: bool = False
+
+
+class Module(DatabaseModule):
+    Options = IotdbOptions
+    options: IotdbOptions
+    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._session = None
+        self._tree = self.options.model == "tree"
+        self._paths: dict[tuple[str, bytes], str] = {}  # (table, device id) -> device path
+
+    def validate(self) -> None:
+        if self.spec.primary_key not in self.primary_keys:
+            raise ModuleError(
+                f"module 'iotdb' identifies a point by its series and time and has no key column: "
+                f"--primary-key {self.spec.primary_key.value} does not apply; use db (the default) or none"
+            )
+
+    # -- how the module describes its runs -------------------------------------------------
+    def batch_kind(self) -> str:
+        return "aligned tablets, one per device" if self._tree else "tablet per table"
+
+    def insert_mode(self) -> str:
+        if not self.spec.batch:
+            return "single inserts (insert_aligned_record)" if self._tree else "single inserts (one-row tablets)"
+        return super().insert_mode()
+
+    def notes(self) -> list[str]:
+        notes = [
+            "IoTDB counts data points (rows x measurements, seed 003's unit): an event is one row with one measured "
+            "value (temperature), so points/s = inserts/s; sequence_number is stored beside it as a second series "
+            "(2 values per row on disk)",
+        ]
+        if self._tree:
+            notes.append("tree model: setup creates the devices' aligned timeseries and the database's data regions (one "
+                         f"point in root.{self.options.database}.{SETUP_MARKER}) before the timed phase")
+        else:
+            notes.append(f"table model: setup creates the database's data regions (one row in {SETUP_MARKER}); a device is "
+                         "registered by the first insert that names it, inside the timed phase (--prefill absorbs it)")
+        return notes
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        from iotdb.Session import Session
+        from iotdb.utils.exception import IoTDBConnectionException, StatementExecutionException
+
+        options = self.options
+        session = Session.init_from_node_urls(
+            [f"{options.host}:{options.port}"], user=options.user, password=options.password, fetch_size=options.fetch_size,
+            zone_id="UTC", connection_timeout_in_ms=round(options.connect_timeout * 1000),
+        )
+        if not self._tree:
+            # What TableSession does; one Session type for both models. The database need not exist yet.
+            session.sql_dialect, session.database = "table", options.database
+        try:
+            session.open(options.rpc_compression)
+        except (IoTDBConnectionException, StatementExecutionException, OSError) as error:
+            raise ModuleError(f"cannot connect to IoTDB at {options.host}:{options.port}: {one_line(error)}") from None
+        self._session = session
+
+    def close(self) -> None:
+        if self._session is not None:
+            try:
+                self._session.close()
+            except Exception as error:  # a dead connection cannot be closed politely
+                log.debug("closing the session: %s", one_line(error))
+            self._session = None
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        if self._tree:
+            self._setup_tree()
+        else:
+            self._setup_table()
+
+    def _database_clause(self) -> str:
+        groups = self.options.data_region_groups
+        if groups is None:
+            return ""
+        return f" WITH DATA_REGION_GROUP_NUM={groups}" if self._tree else f" WITH (DATA_REGION_GROUP_NUM={groups})"
+
+    def _setup_tree(self) -> None:
+        database = f"root.{self.options.database}"
+        if database not in self._column(f"SHOW DATABASES {database}", "Database"):
+            self._statement(f"CREATE DATABASE {database}{self._database_clause()}")
+        for table in self.spec.table_names:
+            existing: set[str] = set()
+            if self.spec.clean:
+                self._statement(f"DELETE TIMESERIES {database}.{table}.**", missing_ok=True)
+            else:
+                existing = set(self._column(f"SHOW DEVICES {database}.{table}.*", "Device"))
+            wanted = [path for (name, _), path in self._run_devices().items() if name == table and path not in existing]
+            for path in wanted:
+                self._statement(f"CREATE ALIGNED TIMESERIES {path}(sequence_number INT64, temperature DOUBLE)")
+            log.info("%s: %d devices created, %d existed", table, len(wanted), len(existing))
+        self._statement(f"INSERT INTO {database}.{SETUP_MARKER}(timestamp, ready) VALUES ({TIME_ORIGIN_MS}, true)")
+
+    def _setup_table(self) -> None:
+        database = self.options.database
+        self._statement(f"CREATE DATABASE IF NOT EXISTS {database}{self._database_clause()}")
+        self._statement(f"USE {database}")
+        for table in self.spec.table_names:
+            if self.spec.clean:
+                self._statement(f"DROP TABLE IF EXISTS {table}")
+            self._statement(f"CREATE TABLE IF NOT EXISTS {table} (device_id STRING TAG, sequence_number INT64 FIELD, temperature DOUBLE FIELD)")
+        self._statement(f"CREATE TABLE IF NOT EXISTS {SETUP_MARKER} (ready BOOLEAN FIELD)")
+        self._statement(f"INSERT INTO {SETUP_MARKER}(time, ready) VALUES ({TIME_ORIGIN_MS}, true)")
+
+    def _run_devices(self) -> dict[tuple[str, bytes], str]:
+        """Every device of the run (all workers), keyed by (table, device id), with its tree path."""
+        tables = self.spec.table_names
+        devices = {}
+        for worker in range(self.spec.workers):
+            for index, device in enumerate(device_ids(worker, self.spec.devices_per_worker)):
+                table = tables[index % len(tables)]
+                devices[(table, bytes(device))] = self._path(table, bytes(device))
+        return devices
+
+    def _path(self, table: str, device: bytes) -> str:
+        path = self._paths.get((table, device))
+        if path is None:
+            path = self._paths[(table, device)] = f"root.{self.options.database}.{table}.`{device.decode()}`"
+        return path
+
+    def count(self) -> int:
+        if self._tree:
+            series = ", ".join(f"root.{self.options.database}.{table}.*" for table in self.spec.table_names)
+            values = self._first_row(f"SELECT count(temperature) FROM {series} GROUP BY LEVEL = 1")
+        else:
+            values = [sum(self._first_row(f"SELECT count(*) FROM {table}")[0] for table in self.spec.table_names)]
+        return int(values[0]) if values else 0
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> list[Any]:
+        if self._tree:
+            return [tablet for table, part in self.per_table(batch) for tablet in self._device_tablets(table, part)]
+        return [self._table_tablet(table, part) for table, part in self.per_table(batch)]
+
+    def insert_batch(self, prepared: list[Any]) -> None:
+        if self._tree:
+            self._session.insert_aligned_tablets(prepared)
+        else:
+            for tablet in prepared:
+                self._session.insert_relational_tablet(tablet)
+
+    def prepare_single(self, batch: EventBatch) -> list[Any]:
+        if not self._tree:
+            return [self._table_tablet(table, part.select(slice(i, i + 1))) for table, part in self.per_table(batch) for i in range(len(part))]
+        items = []
+        for table, part in self.per_table(batch):
+            for timestamp, device, sequence, temperature in zip(part.timestamp_ms.tolist(), part.device_id.tolist(),
+                                                                part.sequence_number.tolist(), part.temperature.tolist()):
+                items.append((self._path(table, device), timestamp, [sequence, temperature]))
+        return items
+
+    def insert_single(self, item: Any) -> None:
+        if self._tree:
+            from iotdb.utils.IoTDBConstants import TSDataType
+
+            path, timestamp, values = item
+            self._session.insert_aligned_record(path, timestamp, MEASUREMENTS, [TSDataType.INT64, TSDataType.DOUBLE], values)
+        else:
+            self._session.insert_relational_tablet(item)
+
+    def _device_tablets(self, table: str, part: EventBatch) -> list[Any]:
+        """One aligned tablet per device of `part`, each in time order, columns already big-endian."""
+        from iotdb.utils.IoTDBConstants import TSDataType
+
+        order = np.argsort(part.device_index, kind="stable")
+        devices = part.device_index[order]
+        starts = np.flatnonzero(np.r_[True, devices[1:] != devices[:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        timestamps = part.timestamp_ms[order].astype(">i8")
+        sequence = part.sequence_number[order].astype(">i8")
+        temperature = part.temperature[order].astype(">f8")
+        tablet = _encoded_tablet_class()
+        return [
+            tablet(self._path(table, bytes(part.device_id[order[start]])), MEASUREMENTS, [TSDataType.INT64, TSDataType.DOUBLE],
+                   [sequence[start:end], temperature[start:end]], timestamps[start:end])
+            for start, end in zip(starts.tolist(), ends.tolist())
+        ]
+
+    def _table_tablet(self, table: str, part: EventBatch) -> Any:
+        """One tablet of the table model holding every device of `part` (time order within a device is kept)."""
+        from iotdb.utils.IoTDBConstants import TSDataType
+        from iotdb.utils.Tablet import ColumnType
+
+        return _encoded_tablet_class()(
+            table, TABLE_COLUMNS, [TSDataType.STRING, TSDataType.INT64, TSDataType.DOUBLE],
+            [part.device_id, part.sequence_number.astype(">i8"), part.temperature.astype(">f8")], part.timestamp_ms.astype(">i8"),
+            column_types=[ColumnType.TAG, ColumnType.FIELD, ColumnType.FIELD],
+        )
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        if self._tree:
+            # The queries read the table `events`, as every module's do. GROUP BY LEVEL = 1 merges the
+            # devices' series into one (the tree model has no other cross-series aggregate).
+            series = f"root.{self.options.database}.{SINGLE_TABLE_NAME}.*"
+            statements = {
+                "count-events": f"SELECT count(temperature) FROM {series} GROUP BY LEVEL = 1",
+                "temperature-min-max": f"SELECT min_value(temperature), max_value(temperature) FROM {series} GROUP BY LEVEL = 1",
+                "temperature-stats": f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {series} GROUP BY LEVEL = 1",
+                "temperature-stats-per-device": f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {series} ALIGN BY DEVICE",
+                # One row per series: the device's newest time and value (served from IoTDB's last cache).
+                "newest-per-device": f"SELECT LAST temperature FROM {series}",
+            }
+        else:
+            table = SINGLE_TABLE_NAME
+            statements = {
+                "count-events": f"SELECT count(*) FROM {table}",
+                "temperature-min-max": f"SELECT min(temperature), max(temperature) FROM {table}",
+                "temperature-stats": f"SELECT min(temperature), avg(temperature), max(temperature) FROM {table}",
+                "temperature-stats-per-device": f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id",
+                "newest-per-device": f"SELECT device_id, last(time), last_by(temperature, time) FROM {table} GROUP BY device_id",
+            }
+        return {name: self._rows(statement) for name, statement in statements.items()}
+
+    def _rows(self, statement: str) -> Query:
+        def run() -> int:
+            return len(self._fetch(statement, timeout_s=self.spec.query_timeout))
+
+        return run
+
+    # -- statements ------------------------------------------------------------------------
+    def _statement(self, statement: str, missing_ok: bool = False) -> None:
+        from iotdb.utils.exception import StatementExecutionException
+
+        try:
+            self._session.execute_non_query_statement(statement)
+        except StatementExecutionException as error:
+            if missing_ok and _status_code(error) == PATH_NOT_EXIST:
+                return
+            raise ModuleError(f"IoTDB refused '{statement}': {one_line(error)}") from None
+
+    def _fetch(self, statement: str, timeout_s: float = 0) -> list[list[Any]]:
+        """Every row of a query, as lists of Python values (all rows are fetched)."""
+        with self._session.execute_query_statement(statement, timeout=round(timeout_s * 1000)) as data:
+            frame = data.todf()
+        return frame.to_numpy().tolist()
+
+    def _first_row(self, statement: str) -> list[Any]:
+        rows = self._fetch(statement)
+        return rows[0] if rows else []
+
+    def _column(self, statement: str, name: str) -> list[Any]:
+        with self._session.execute_query_statement(statement) as data:
+            frame = data.todf()
+        return frame[name].tolist() if name in frame else []
+
+
+def _status_code(error: Exception) -> int | None:
+    """The IoTDB status code at the start of a StatementExecutionException's text ("508: Path ...")."""
+    head = str(error).split(":", 1)[0].strip()
+    return int(head) if head.isdigit() else None
+
+
+@functools.cache
+def _encoded_tablet_class() -> type:
+    """NumpyTablet whose values are encoded once, when it is made (in prepare_batch, outside the timed
+    call), with the device ids' STRING column packed by NumPy instead of the driver's per-value loop."""
+    from iotdb.utils.IoTDBConstants import TSDataType
+    from iotdb.utils.NumpyTablet import NumpyTablet
+
+    class EncodedTablet(NumpyTablet):
+        def __init__(self, target, columns, types, values, timestamps, column_types=None):
+            if len(timestamps) > 1 and not np.all(timestamps[1:] >= timestamps[:-1]):
+                # Tablets are sorted by time (the driver would sort the other columns, not ours).
+                order = np.argsort(timestamps, kind="stable")
+                timestamps, values = timestamps[order], [column[order] for column in values]
+            strings = {i: values[i] for i, kind in enumerate(types) if kind == TSDataType.STRING}
+            # The driver would turn byte strings into str; it only needs them for its own encoding.
+            super().__init__(target, columns, types, [np.zeros(len(v), ">i8") if i in strings else v for i, v in enumerate(values)],
+                             timestamps, column_types=column_types)
+            self._encoded = b"".join(_string_column(strings[i]) if i in strings else column.tobytes()
+                                     for i, column in enumerate(self.get_values()))
+
+        def get_binary_values(self) -> bytes:
+            return self._encoded
+
+    return EncodedTablet
+
+
+def _string_column(values: np.ndarray) -> bytes:
+    """A STRING column as IoTDB's tablet format wants it: per value a big-endian int32 length, then the
+    bytes. Device ids are fixed-width byte strings, so every value has the same length."""
+    width = values.dtype.itemsize
+    if not (values.dtype.kind == "S" and np.all(np.char.str_len(values) == width)):
+        raise ValueError("device ids must be fixed-width byte strings")
+    packed = np.empty((len(values), 4 + width), dtype=np.uint8)
+    packed[:, :4] = np.frombuffer(np.array(width, dtype=">i4").tobytes(), dtype=np.uint8)
+    packed[:, 4:] = values.view(np.uint8).reshape(len(values), width)
+    return packed.tobytes()

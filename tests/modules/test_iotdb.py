@@ -1,0 +1,242 @@
+"""The iotdb module against the real Apache IoTDB 2.0.1-beta of scripts/servers/start-iotdb.sh.
+
+End to end through the CLI (local platform) in both data models, with the stored points read back
+by the test itself through the driver's Session; plus the module's own pieces (schema made in
+setup, the tablets' encoding against the driver's). Every test uses the suite's own databases
+(tree root.<name>, table <name>), deleted at the end. Each database is made with one data region
+group: a data region reserves 32 MiB of the DataNode's direct memory for its write-ahead log, and
+the test server has 256 MiB of it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import numpy as np
+import pytest
+
+from simulator.events import EventGenerator
+from simulator.modules.iotdb import Module, _encoded_tablet_class
+from simulator.spec import RunSpec
+from tests.conftest import assert_verified, rows_per_query
+
+pytestmark = pytest.mark.iotdb
+
+HOST = os.environ.get("IOTDB_HOST", "127.0.0.1")
+PORT = int(os.environ.get("IOTDB_PORT", "6667"))
+DATABASE = f"iotbench_test_{os.getpid()}"
+DEVICES = 10  # the CLI's default devices per worker
+
+CONFIG = """\
+platform: local
+targets:
+  iotdb:
+    module: iotdb
+    host: {host}
+    port: {port}
+    user: root
+    password: root
+    database: {database}
+    data_region_groups: 1
+"""
+
+
+def session(model: str = "tree"):
+    from iotdb.Session import Session
+
+    opened = Session.init_from_node_urls([f"{HOST}:{PORT}"], user="root", password="root", zone_id="UTC")
+    if model == "table":
+        opened.sql_dialect = "table"
+    opened.open(False)
+    return opened
+
+
+def fetch(opened, statement: str) -> list[list]:
+    with opened.execute_query_statement(statement) as data:
+        return data.todf().to_numpy().tolist()
+
+
+@pytest.fixture(scope="module")
+def iotdb():
+    """Sessions in both dialects; fails (never skips) when IoTDB is down; deletes the suite's databases."""
+    from iotdb.utils.exception import IoTDBConnectionException
+
+    try:
+        tree, table = session("tree"), session("table")
+    except IoTDBConnectionException as error:
+        pytest.fail(f"IoTDB is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-iotdb.sh")
+    yield tree, table
+    if fetch(tree, f"SHOW DATABASES root.{DATABASE}"):
+        tree.execute_non_query_statement(f"DELETE DATABASE root.{DATABASE}")
+    table.execute_non_query_statement(f"DROP DATABASE IF EXISTS {DATABASE}")
+    tree.close()
+    table.close()
+
+
+@pytest.fixture
+def run(cli, tmp_path, iotdb):
+    """`run("insert", ..., model="table")`: the CLI against the suite's database in one data model."""
+
+    def invoke(*args: str, model: str = "tree", port: int = PORT):
+        (tmp_path / "config.yaml").write_text(CONFIG.format(host=HOST, port=port, database=DATABASE))
+        return cli(args[0], "--config", "config.yaml", "--target", "iotdb", "--platform", "local",
+                   "--extra-option", f"model={model}", *args[1:], timeout=300)
+
+    return invoke
+
+
+def generated(worker: int, device: int, events: int) -> list[list]:
+    """(time ms, sequence_number, temperature) the generator gives one device of a worker, in time order."""
+    batch = EventGenerator(1, worker, DEVICES).batch(0, events)
+    mine = batch.device_index == device
+    return [list(row) for row in zip(batch.timestamp_ms[mine].tolist(), batch.sequence_number[mine].tolist(), batch.temperature[mine].tolist())]
+
+
+def tree_points(tree, table: str, device: str) -> list[list]:
+    rows = fetch(tree, f"SELECT sequence_number, temperature FROM root.{DATABASE}.{table}.`{device}` ALIGN BY DEVICE")
+    return [[time, sequence, temperature] for time, _, sequence, temperature in rows]
+
+
+def table_points(table_session, table: str, device: str) -> list[list]:
+    rows = fetch(table_session, f"SELECT time, sequence_number, temperature FROM {DATABASE}.{table} WHERE device_id = '{device}' ORDER BY time")
+    return [[int(time.value // 1_000_000), sequence, temperature] for time, sequence, temperature in rows]
+
+
+def test_tree_batches_are_aligned_tablets_with_the_generated_points(run, iotdb):
+    tree, _ = iotdb
+    reports = assert_verified(run("insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000, 8000])
+    assert [r["figures"]["latency"]["calls"] for r in reports] == [2, 8]  # one insert_aligned_tablets call per batch
+    assert tree_points(tree, "events", "w000003-d000007") == generated(3, 7, 2000)
+    devices = fetch(tree, f"SHOW DEVICES root.{DATABASE}.events.*")
+    assert len(devices) == 4 * DEVICES
+    assert {str(aligned).lower() for _, aligned, *_ in devices} == {"true"}
+
+
+def test_tree_single_inserts_one_and_four_workers(run, iotdb):
+    tree, _ = iotdb
+    reports = assert_verified(run("insert", "-w", "1,4", "-r", "1", "--num-inserts", "200"), [200, 800])
+    assert [r["figures"]["latency"]["calls"] for r in reports] == [200, 800]  # one insert_aligned_record per event
+    assert tree_points(tree, "events", "w000002-d000004") == generated(2, 4, 200)
+
+
+def test_table_model_batches_and_single_inserts(run, iotdb):
+    _, table_session = iotdb
+    reports = assert_verified(run("insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "2000", model="table"), [2000, 8000])
+    assert [r["figures"]["latency"]["calls"] for r in reports] == [2, 8]  # one tablet per batch (one table)
+    assert table_points(table_session, "events", "w000001-d000009") == generated(1, 9, 2000)
+    per_device = fetch(table_session, f"SELECT device_id, count(*) FROM {DATABASE}.events GROUP BY device_id")
+    assert len(per_device) == 4 * DEVICES and {count for _, count in per_device} == {2000 // DEVICES}
+
+    assert_verified(run("insert", "-w", "1,4", "-r", "1", "--num-inserts", "150", model="table"), [150, 600])
+    assert table_points(table_session, "events", "w000003-d000000") == generated(3, 0, 150)
+
+
+@pytest.mark.parametrize("model", ["tree", "table"])
+def test_multiple_tables_keep_each_device_in_one_table(run, iotdb, model):
+    tree, table_session = iotdb
+    assert_verified(run("insert", "-w", "4", "-r", "1", "--batch", "500", "--num-inserts", "2000", "--tables", "multiple", model=model), [8000])
+    per_device = 4 * 2000 // DEVICES
+    for table in range(4):
+        devices = len(range(table, DEVICES, 4))  # device index modulo 4
+        if model == "tree":
+            counted = fetch(tree, f"SELECT count(temperature) FROM root.{DATABASE}.events{table}.* GROUP BY LEVEL = 2")[0][0]
+        else:
+            counted = fetch(table_session, f"SELECT count(*) FROM {DATABASE}.events{table}")[0][0]
+        assert counted == devices * per_device
+    points = tree_points(tree, "events2", "w000001-d000006") if model == "tree" else table_points(table_session, "events2", "w000001-d000006")
+    assert points == generated(1, 6, 2000)
+
+
+@pytest.mark.parametrize("model", ["tree", "table"])
+def test_queries_return_one_row_per_device(run, model):
+    assert_verified(run("insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000", "--devices-per-worker", "5",
+                        "--prefill", "2000", model=model), [8000])
+    result = run("query", "-w", "1", "-r", "2", model=model)
+    assert result.query_rows() == rows_per_query(2 * 5)
+
+
+def test_steps_keep_the_data_and_add_up(run):
+    # --steps continues each worker's stream where the last step ended; only the first step cleans.
+    result = run("insert", "-w", "2", "-r", "1", "--batch", "100", "--num-inserts", "200", "--steps", "2")
+    assert result.code == 0, result.stderr
+    verifications = [entry["report"]["verification"] for entry in result.results()["runs"]]
+    assert [(v["count_before"], v["counted"]) for v in verifications] == [(0, 400), (400, 800)]
+    assert all(v["ok"] for v in verifications)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--primary-key", "client"), "has no key column"),
+    (("--primary-key", "uuid"), "has no key column"),
+    (("--extra-option", "model=graph"), "model"),
+    (("--extra-option", "database=no-dashes"), "database"),
+])
+def test_refused_up_front_in_one_line(run, args, message):
+    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "10", *args)
+    assert result.code == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_unreachable_port_is_one_line_naming_host_and_port(run):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind((HOST, 0))
+        port = probe.getsockname()[1]
+    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "100", "--batch", "100", port=port)
+    assert result.code == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert f"cannot connect to IoTDB at {HOST}:{port}" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def module_for(model: str, workers: int = 3, clean: bool = True) -> Module:
+    spec = RunSpec(run_id="iotdb-test", task="insert", target="iotdb", module="iotdb", workers=workers, batch=1000, clean=clean,
+                   tables="multiple", connection={"host": HOST, "port": PORT, "database": DATABASE, "model": model, "data_region_groups": 1})
+    return Module(spec)
+
+
+def test_setup_creates_every_device_before_the_first_insert(iotdb):
+    tree, _ = iotdb
+    module = module_for("tree")
+    module.connect()
+    try:
+        module.setup()
+        assert module.count() == 0
+        devices = sorted(device for device, *_ in fetch(tree, f"SHOW DEVICES root.{DATABASE}.events1.*"))
+        assert devices == sorted(f"root.{DATABASE}.events1.`w{w:06d}-d{d:06d}`" for w in range(3) for d in (1, 5, 9))
+        # Without clean the existing devices stay and only the missing ones are created.
+        module.close()
+        module = module_for("tree", workers=4, clean=False)
+        module.connect()
+        module.setup()
+        assert len(fetch(tree, f"SHOW DEVICES root.{DATABASE}.events1.*")) == 4 * 3
+    finally:
+        module.close()
+
+
+@pytest.mark.parametrize("model", ["tree", "table"])
+def test_tablets_encode_like_the_driver(model):
+    """The tablets made in prepare_batch carry exactly the bytes the driver's NumpyTablet would send."""
+    from iotdb.utils.NumpyTablet import NumpyTablet
+
+    module = module_for(model)
+    batch = EventGenerator(7, 2, 6).batch(123, 500)
+    for tablet in module.prepare_batch(batch):
+        values = tablet.get_values()
+        if model == "table":
+            values = [batch.device_id[np.isin(batch.timestamp_ms, tablet.get_timestamps())].astype(str), *values[1:]]
+        reference = NumpyTablet(tablet.get_insert_target_name(), tablet.get_measurements(), tablet.get_data_types(), values,
+                                tablet.get_timestamps(), column_types=tablet.get_column_categories())
+        assert tablet.get_binary_values() == reference.get_binary_values()
+        assert tablet.get_binary_timestamps() == reference.get_binary_timestamps()
+
+
+def test_unsorted_table_tablet_keeps_rows_together():
+    """A tablet whose events are not in time order is sorted with every column, device ids included."""
+    from iotdb.utils.IoTDBConstants import TSDataType
+
+    devices = np.array([b"b", b"a", b"c"], dtype="S1")
+    tablet = _encoded_tablet_class()("t", ["device_id", "v"], [TSDataType.STRING, TSDataType.INT64],
+                                     [devices, np.array([2, 1, 3], dtype=">i8")], np.array([20, 10, 30], dtype=">i8"))
+    assert tablet.get_timestamps().tolist() == [10, 20, 30]
+    assert tablet.get_binary_values() == b"".join(len(d).to_bytes(4, "big") + d for d in (b"a", b"b", b"c")) + np.array([1, 2, 3], ">i8").tobytes()
