@@ -21,6 +21,8 @@ started_cluster=""
 if [ ! -x "$K8S_LOCAL/up" ]; then
     echo "k8s-local not found at $K8S_LOCAL (set K8S_LOCAL): the chart and kubernetes tests will fail" >&2
 elif ! KUBECONFIG=/tmp/k8s-local/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1; then
+    # A cluster of an earlier session that was never stopped leaves mounts that make `up` fail.
+    if grep -q " /tmp/k8s-local/" /proc/mounts; then "$K8S_LOCAL/down" >/dev/null 2>&1 || true; fi
     "$K8S_LOCAL/up" >"$cluster_log" 2>&1 &
     cluster_pid=$!
     started_cluster=1
