@@ -24,9 +24,6 @@ from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, QueryRow, ResultsDocument
 from simulator.stats import Spread
 
-# Above this share of the timed phase spent outside database calls, the workers rather than the
-# database may be what limits the figures (the null target, by design, always is).
-CLIENT_BOUND_OVERHEAD = 0.5
 REPORT = "report.html"
 COMPARE = "compare.html"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -156,9 +153,8 @@ def flags(document: ResultsDocument) -> list[str]:
             found.append(f"{where}: unstable, inserts/s vary by {row.throughput.cv:.1%} across runs (above 10%)")
         if row.count_check == "FAILED":
             found.append(f"{where}: count check FAILED (the database does not hold the events the workers reported)")
-        if row.client_overhead > CLIENT_BOUND_OVERHEAD:
-            found.append(f"{where}: the client may be the bottleneck: the workers spent {row.client_overhead:.0%} of the timed phase "
-                         "outside database calls")
+        if row.resources is not None and row.resources.client_may_be_bottleneck:
+            found.append(f"{where}: the client may be the bottleneck: {row.resources.bottleneck_reason}")
     for check in crosscheck.run_checks(document):
         if check.flagged:
             found.append(f"{check.label}: the database counted {check.difference:+.1%} rows against the workers' report (over 2%)")
@@ -182,6 +178,8 @@ def sections(document: ResultsDocument) -> list[Section]:
     found = []
     if document.inserts:
         found.append(insert_section(document.inserts, bool(document.steps)))
+        found += model_sections(document.inserts, lambda row: [str(row.workers)] + ([str(row.step)] if document.steps else []),
+                                ["Workers"] + (["Step"] if document.steps else []))
         found.append(runs_section(document))
     if document.queries:
         found.append(query_section(document.queries))
@@ -262,6 +260,48 @@ def crosscheck_section(checks: list[CrossCheck]) -> Section:
     )
 
 
+# Figures kept in sub-models of the rows (what the runs cost the database and the client, and at the
+# target's price), shown whole: every field the model has, as it has it.
+MODEL_SECTIONS = {"resources": "Resources: what the runs cost the database and the client", "cost": "Cost at the target's price"}
+
+
+def model_sections(rows: list, keys, key_columns: list[str]) -> list[Section]:
+    found = []
+    for attribute, title in MODEL_SECTIONS.items():
+        present = [(row, getattr(row, attribute, None)) for row in rows if getattr(row, attribute, None) is not None]
+        if not present:
+            continue
+        flat = [(row, _flat(model.model_dump(mode="json"))) for row, model in present]
+        columns = [name for name in dict.fromkeys(name for _, values in flat for name in values)
+                   if any(values.get(name) not in (None, "", {}) for _, values in flat)]
+        body = [[*keys(row), *(_cell(values.get(name)) for name in columns)] for row, values in flat]
+        found.append(Section(title, key_columns + [name.replace("_", " ") for name in columns], body,
+                             "Every figure of the rows' " + attribute + " (see results.json for their definitions)."))
+    return found
+
+
+def _flat(values: dict, prefix: str = "") -> dict:
+    flat = {}
+    for name, value in values.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flat(value, f"{prefix}{name}."))
+        else:
+            flat[f"{prefix}{name}"] = value
+    return flat
+
+
+def _cell(value) -> str:
+    if value is None or value == {}:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
 def notes(document: ResultsDocument) -> list[str]:
     return list(dict.fromkeys(note for run in document.runs for note in run.report.notes))
 
@@ -296,8 +336,8 @@ def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQ
             found.append(f"{where}: database-side check {row.crosscheck}")
         if row.status != "ok":
             found.append(f"{where}: the invocation ended with status {row.status}")
-        if row.client_overhead > CLIENT_BOUND_OVERHEAD:
-            found.append(f"{where}: the client may be the bottleneck ({row.client_overhead:.0%} of the timed phase outside database calls)")
+        if row.resources is not None and row.resources.client_may_be_bottleneck:
+            found.append(f"{where}: the client may be the bottleneck: {row.resources.bottleneck_reason}")
     for item in detail:
         if item.unstable:
             found.append(f"{item.database} ({item.source}), query {item.query}: unstable executions (CV {item.cv:.1%})")
@@ -328,6 +368,8 @@ def compare_sections(insert_rows: list[CompareInsertRow], query_rows: list[Compa
                              "differ from the other rows' (server version, batch, shape, platform or node type): compare with care.",
                              numeric=("Workers", "Fill level", "Runs", "Min", "Avg", "Max", "CV", "95% CI", "Seed formula avg", "p50 ms",
                                       "p95 ms", "p99 ms", "max ms", "Client overhead", "Retries")))
+        found += model_sections(insert_rows, lambda row: [row.database + (" †" if row.differs else ""), row.source, str(row.workers)],
+                                ["Database", "Source", "Workers"])
     if query_rows:
         columns = ["Database", "Source", "Workers", *queries]
         body = [[row.database + (" †" if row.differs else ""), row.source, str(row.workers), *(row.cells.get(name, "-") for name in queries)]

@@ -166,7 +166,6 @@ def test_query_report_and_compare_in_a_real_browser(cli, browser, tmp_path):
     assert "batch 100 (others: 1000)" in text and "sqlite †" in text
     assert "batch 100 (others: 1000)" in result.stdout
     assert "count-events" in text and "null" in text
-    assert "null (" in text and "the client may be the bottleneck" in text  # the null target measures the client alone
     browser.screenshot(page, DESKTOP, "compare-desktop.png")
     browser.screenshot(page, PHONE, "compare-phone.png")
     browser.pdf(page)
