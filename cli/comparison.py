@@ -5,9 +5,9 @@ the insert mode is the label each database module gave its runs."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from cli import cost, crosscheck
+from cli import cost, crosscheck, run_conditions
 from cli.cost import QueryCost
 from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, ResultsDocument
@@ -17,7 +17,14 @@ from simulator.spec import QUERY_NAMES
 Sources = list[tuple[str, ResultsDocument]]
 
 
-class CompareInsertRow(InsertRow):
+class Conditions(BaseModel):
+    """A compared row's key conditions and, when they set it apart from the other rows, how."""
+
+    conditions: dict[str, str] = Field(default_factory=dict, description="server version, batch, shape, platform, node type")
+    differs: list[str] = Field(default_factory=list, description="conditions in which this row differs from the others")
+
+
+class CompareInsertRow(InsertRow, Conditions):
     database: str
     source: str
     primary_key: str
@@ -43,11 +50,17 @@ class CompareQueryDetail(BaseModel):
     cost: QueryCost | None = None
 
 
-class CompareQueryRow(BaseModel):
+class CompareQueryRow(Conditions):
     database: str
     source: str
     workers: int
     cells: dict[str, str]
+
+
+def mark_differences(rows: list[Conditions]) -> None:
+    """Mark the rows whose conditions differ from the others' in ways that matter (run_conditions.differences)."""
+    for row, differs in zip(rows, run_conditions.differences([row.conditions for row in rows])):
+        row.differs = differs
 
 
 def insert_rows(documents: Sources) -> list[CompareInsertRow]:
@@ -57,12 +70,14 @@ def insert_rows(documents: Sources) -> list[CompareInsertRow]:
         if document.task != "insert":
             continue
         checks = crosscheck.run_checks(document)
+        conditions = run_conditions.key_conditions(document)
         for row in document.inserts:
             group = [check for check in checks if check.workers == row.workers and check.step == row.step]
             rows.append(CompareInsertRow(
                 **row.model_dump(), database=document.target, source=source, primary_key=document.spec.primary_key.value,
-                crosscheck=crosscheck_verdict(group), status=document.status,
+                crosscheck=crosscheck_verdict(group), status=document.status, conditions=conditions,
             ))
+    mark_differences(rows)
     return rows
 
 
@@ -103,7 +118,9 @@ def query_rows(documents: Sources) -> tuple[list[CompareQueryRow], list[CompareQ
                     unstable=spread.unstable if spread else None, rows=figures.rows, errors="; ".join(figures.errors),
                     cost=cost.query_cost(document.cost, run.workers, figures.avg_s),
                 ))
-            table.append(CompareQueryRow(database=document.target, source=source, workers=run.workers, cells=cells))
+            table.append(CompareQueryRow(database=document.target, source=source, workers=run.workers, cells=cells,
+                                         conditions=run_conditions.key_conditions(document)))
+    mark_differences(table)
     return table, detail
 
 
@@ -134,7 +151,7 @@ def insert_markdown(rows: list[CompareInsertRow]) -> str:
     lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
     for row in rows:
         spread = row.throughput
-        cells = [row.database, str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + [
+        cells = [row.database + (" †" if row.differs else ""), str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + [
             f"{spread.avg:,.0f}", f"{spread.cv:.1%}" + (" unstable" if spread.unstable else ""),
             insert_mode_label(row), row.primary_key, f"{row.p99_ms.avg:.3g}", row.crosscheck, *resource_markdown(row)]
         if currencies:
@@ -166,7 +183,7 @@ def query_markdown(rows: list[CompareQueryRow]) -> str:
     header = ["Database / Query", "Workers", *columns]
     lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
     for row in rows:
-        lines.append(_markdown_row([row.database, str(row.workers), *(row.cells.get(name, "-") for name in columns)]))
+        lines.append(_markdown_row([row.database + (" †" if row.differs else ""), str(row.workers), *(row.cells.get(name, "-") for name in columns)]))
     return "\n".join(lines) + "\n"
 
 

@@ -11,13 +11,16 @@ import os
 import platform
 import sys
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 import simulator
 from cli.cost import Cost, InsertCost, QueryCost
 from cli.resource_figures import ResourceFigures
+from cli import host as host_info
+from cli.host import Host
+from simulator import conditions
 from simulator.report import RunReport
 from simulator.spec import RunSpec
 from simulator.stats import QueryFigures, Spread
@@ -27,23 +30,40 @@ Status = Literal["running", "ok", "failed", "interrupted"]
 
 
 class Environment(BaseModel):
-    """Where and how the invocation ran."""
+    """Where and how the invocation ran: the CLI's build and machine, and every option it was given.
+    (What the collector and the workers ran, and where, is in each run report's `conditions`.)"""
 
     tool_version: str = ""
+    commit: str = Field("", description="git commit of the CLI's checkout, 'unknown' outside one")
+    modified: bool | None = Field(None, description="the checkout had uncommitted changes")
     python: str = ""
     platform: str = ""
     machine: str = ""
     cpus: int | None = None
+    host: Host | None = Field(None, description="the CLI's machine; on the local platform, also the run's")
     created: str = ""
     command: list[str] = Field(default_factory=list)
+    options: dict[str, Any] = Field(default_factory=dict, description="every option of the command, defaults included")
 
     @classmethod
-    def here(cls) -> Environment:
+    def here(cls, options: dict[str, Any] | None = None) -> Environment:
+        build = conditions.build()
         return cls(
-            tool_version=simulator.__version__, python=sys.version.split()[0], platform=platform.platform(),
-            machine=platform.node(), cpus=os.cpu_count(), created=datetime.now(UTC).isoformat(timespec="seconds"),
-            command=sys.argv,
+            tool_version=simulator.__version__, commit=build.commit, modified=build.modified, python=sys.version.split()[0],
+            platform=platform.platform(), machine=platform.node(), cpus=os.cpu_count(), host=host_info.describe(),
+            created=datetime.now(UTC).isoformat(timespec="seconds"), command=sys.argv, options=_plain(options or {}),
         )
+
+
+def _plain(value: Any) -> Any:
+    """Option values as JSON has them (paths and tuples from click)."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
 
 
 class RunRecord(BaseModel):

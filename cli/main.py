@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from cli import results, runner, summary
+from cli.cleanup import cleanup
 from cli.config import Config, Target, load_config
 from cli.document import Environment, ResultsDocument
 from cli.errors import RunFailed, UsageProblem
@@ -46,6 +47,21 @@ def main() -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Options every command shares but none of them reads itself: kept in the context's meta."""
+    ctx.meta[param.name] = value
+    return value
+
+
+def _options() -> dict[str, Any]:
+    """Every option of the running command, defaults included (recorded with the results)."""
+    ctx = click.get_current_context()
+    return {**ctx.params, **{name: ctx.meta[name] for name in ("heartbeat_timeout",) if name in ctx.meta}}
+
+
 def common_options(command):
     options = [
         click.option("--target", required=True, help="Target name from the config (e.g. sqlite, postgresql-local)."),
@@ -57,6 +73,9 @@ def common_options(command):
         click.option("--namespace", help="Kubernetes namespace [default: the config's]."),
         click.option("--context", "kube_context", help="kubeconfig context [default: the current one; KUBECONFIG is honoured]."),
         click.option("--keep", is_flag=True, help="Kubernetes: leave the helm release installed after the run, for debugging."),
+        click.option("--heartbeat-timeout", type=click.FloatRange(min=0), default=DEFAULT_HEARTBEAT_TIMEOUT_S, show_default=True,
+                     expose_value=False, callback=_remember, help="Seconds without word from this command after which a run stops by "
+                     "itself (a killed CLI); 0 = never."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -128,6 +147,7 @@ def _resolve(config_path: Path | None, target: str, platform: str | None) -> tup
 
 
 def _spec(target: str, target_config: Target, extra_options: tuple[str, ...], **fields: Any) -> RunSpec:
+    fields.setdefault("heartbeat_timeout", click.get_current_context().meta.get("heartbeat_timeout", DEFAULT_HEARTBEAT_TIMEOUT_S))
     spec = RunSpec(
         run_id=runner.new_run_id(), target=target, module=target_config.module,
         connection=target_config.connection, extra=parse_extra_options(extra_options), **fields,
@@ -169,7 +189,7 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
     platform = _platform(choice, config, target_config)
     folder = results.results_folder(output, base.target, base.task)
     document = ResultsDocument(
-        task=base.task, target=base.target, platform=choice.name, environment=Environment.here(), spec=base,
+        task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options()), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
         cost=target_config.cost,
     )
@@ -195,3 +215,4 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
 
 commands.add_command(report)
 commands.add_command(compare)
+commands.add_command(cleanup)

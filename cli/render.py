@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from cli import crosscheck, tables
+from cli import crosscheck, run_conditions, tables
 from cli.comparison import crosscheck_verdict
 from cli.crosscheck import CrossCheck
 from cli.document import ResultsDocument
@@ -31,13 +31,13 @@ def title(document: ResultsDocument) -> str:
 
 def show(document: ResultsDocument, folder: Path, details: bool = False) -> None:
     if document.task == "query" and document.queries:
-        console.print(tables.query_table(document.queries, title(document)))
+        console.print(with_conditions(tables.query_table(document.queries, title(document)), document))
     elif document.steps and document.inserts:
-        console.print(tables.steps_table(document.inserts, document.spec.num_inserts * document.spec.workers))
+        console.print(with_conditions(tables.steps_table(document.inserts, document.spec.num_inserts * document.spec.workers), document))
     elif document.inserts and details:
-        print_whole(tables.insert_table(document.inserts, title(document), details=True))
+        print_whole(with_conditions(tables.insert_table(document.inserts, title(document), details=True), document))
     elif document.inserts:
-        console.print(tables.insert_table(document.inserts, title(document)))
+        console.print(with_conditions(tables.insert_table(document.inserts, title(document)), document))
     for note in dict.fromkeys(note for run in document.runs for note in run.report.notes):
         console.print(f"Note: {note}", highlight=False)
     for line in resource_lines(document):
@@ -51,6 +51,15 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
     elif checks:
         console.print(crosscheck_line(checks), highlight=False)
     console.print(f"Results saved in {folder}", highlight=False)
+    if (folder / "report.html").is_file():
+        console.print(f"Report: {folder / 'report.html'}", highlight=False)
+
+
+def with_conditions(table: Table, document: ResultsDocument) -> Table:
+    """The conditions the figures were measured under, in the caption: a copied table keeps them."""
+    table.caption = "\n".join(filter(None, [table.caption, run_conditions.caption(document)]))
+    table.caption_justify = "left"
+    return table
 
 
 def resource_lines(document: ResultsDocument) -> list[str]:

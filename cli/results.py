@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from cli import crosscheck, plots, summary
+from cli import crosscheck, html_report, plots, summary
 from cli.document import FORMAT_VERSION, ResultsDocument
 from cli.errors import UsageProblem
 from cli.terminal import warning_line
@@ -91,12 +91,23 @@ def write_csv(path: Path, rows: list[BaseModel] | list[dict[str, Any]]) -> None:
 
 
 def write_figures(folder: Path, document: ResultsDocument) -> None:
-    """Plots and the cross-check file of a finished invocation; a problem here is reported as a
-    warning and never hides the outcome of the runs themselves."""
+    """Plots, the cross-check file and report.html of a finished invocation; a problem here is
+    reported as a warning and never hides the outcome of the runs themselves."""
+    drawn: list[Path] = []
     try:
         checks = crosscheck.run_checks(document)
         if checks:
             write_csv(folder / "crosscheck.csv", checks)
-        plots.draw(document, folder)
+        drawn = plots.draw(document, folder)
     except Exception as error:  # the figures are already saved; the plots are a bonus
         warning_line(f"could not draw the plots: {type(error).__name__}: {error}")
+    write_report(folder, document, drawn)
+
+
+def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> Path | None:
+    """report.html from the saved figures and the plots drawn for them; a warning if it cannot be written."""
+    try:
+        return html_report.write_report(folder, document, drawn)
+    except Exception as error:  # results.json holds every figure; the page is a view of it
+        warning_line(f"could not write {folder / html_report.REPORT}: {type(error).__name__}: {error}")
+        return None

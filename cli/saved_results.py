@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cli import comparison, plots, results, tables
+from cli import comparison, html_report, plots, results, run_conditions, tables
 from cli.comparison import CompareInsertRow, CompareQueryRow, Sources
 from cli.errors import UsageProblem
 from cli.render import show
@@ -19,14 +19,16 @@ from cli.terminal import console, handle_errors
 @click.option("--details", is_flag=True, help="Show every figure in the tables.")
 @handle_errors
 def report(folder: Path, details: bool) -> None:
-    """Print a saved run's tables again and redraw its plots.
+    """Print a saved run's tables again, redraw its plots and rewrite its report.html.
 
     FOLDER is a results folder (it holds results.json)."""
     document = results.read(folder)
     if document.status != "ok":
         console.print(f"This invocation ended with status '{document.status}': {document.error or ''}", highlight=False)
+    drawn = plots.draw(document, folder)
+    results.write_report(folder, document, drawn)
     show(document, folder, details)
-    for path in plots.draw(document, folder):
+    for path in drawn:
         console.print(f"Plot: {path}", highlight=False)
 
 
@@ -50,26 +52,41 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     except OSError as error:
         raise UsageProblem(f"cannot create the output folder {output}: {error.strerror}") from None
 
+    queries = comparison.query_columns(query_table_rows)
     if insert_rows:
-        console.print(tables.compare_insert_table(insert_rows))
+        console.print(_with_differences(tables.compare_insert_table(insert_rows), insert_rows))
         results.write_csv(output / "inserts.csv", insert_rows)
     if query_table_rows:
-        console.print(tables.compare_query_table(query_table_rows, comparison.query_columns(query_table_rows)))
+        console.print(_with_differences(tables.compare_query_table(query_table_rows, queries), query_table_rows))
         results.write_csv(output / "queries.csv", query_detail)
     (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows))
-    plots.comparison(insert_rows, query_table_rows, query_detail, comparison.query_columns(query_table_rows), output / "compare.png")
+    drawn = plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")
+    page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn])
     console.print(f"Comparison saved in {output}", highlight=False)
+    console.print(f"Report: {page}", highlight=False)
+
+
+def _differences(rows: list[CompareInsertRow] | list[CompareQueryRow]) -> list[str]:
+    """One line per row measured under other conditions than the rest (marked † in the tables)."""
+    return [f"† {row.database} ({row.source}, {row.workers} workers): {'; '.join(row.differs)}" for row in rows if row.differs]
+
+
+def _with_differences(table, rows):
+    lines = _differences(rows)
+    if lines:
+        table.caption = "\n".join([table.caption or "", "Measured under other conditions than the other rows:", *lines])
+    return table
 
 
 def _markdown(documents: Sources, insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow]) -> str:
     parts = ["# Comparison of saved runs\n"]
     if insert_rows:
-        parts += ["## Inserts\n", comparison.insert_markdown(insert_rows),
+        parts += ["## Inserts\n", comparison.insert_markdown(insert_rows), *_markdown_differences(insert_rows),
                   "Inserts/s: events / (last worker end - common start), average over runs; CV = stdev / average, "
                   "unstable above 10%. Database-side check: rows the database itself counted as inserted during "
                   "the timed phase, against the rows the workers reported (flagged above 2%).\n"]
     if query_rows:
-        parts += ["## Queries (average seconds per execution)\n", comparison.query_markdown(query_rows),
+        parts += ["## Queries (average seconds per execution)\n", comparison.query_markdown(query_rows), *_markdown_differences(query_rows),
                   "A trailing asterisk marks a query whose executions vary by more than 10% (coefficient of "
                   "variation); cold and warm averages are in queries.csv.\n"]
     parts.append("## Sources\n")
@@ -80,4 +97,10 @@ def _markdown(documents: Sources, insert_rows: list[CompareInsertRow], query_row
             f"status {document.status}, {environment.created or '?'}, machine {environment.machine or '?'} "
             f"with {environment.cpus or '?'} CPUs, iotdb-bench {environment.tool_version or '?'}"
         )
+        parts.append(f"  - {run_conditions.caption(document)}")
     return "\n".join(parts) + "\n"
+
+
+def _markdown_differences(rows) -> list[str]:
+    lines = _differences(rows)
+    return ["Measured under other conditions than the other rows:\n\n" + "\n".join(f"- {line}" for line in lines) + "\n"] if lines else []

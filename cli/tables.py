@@ -191,7 +191,7 @@ def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
         cost = ([f"{_figure(row.cost.per_million_inserts)} {row.cost.currency}" if row.cost else "-"]) if currencies else []
         flag = " client may be the bottleneck" if row.resources and row.resources.client_may_be_bottleneck else ""
         table.add_row(
-            row.database, str(row.workers), "-" if row.level is None else f"{row.level:,}", insert_mode_label(row),
+            row.database + (" †" if row.differs else ""), str(row.workers), "-" if row.level is None else f"{row.level:,}", insert_mode_label(row),
             row.primary_key, _rate(spread.avg), _cv(spread), _ci(spread), _ms(row.p99_ms.avg), str(spread.n),
             _db_cpu(row.resources), *cost, row.crosscheck + flag,
         )
@@ -203,6 +203,6 @@ def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
 def compare_query_table(rows: list[CompareQueryRow], queries: tuple[str, ...]) -> Table:
     table = _table("Queries across runs (average seconds per execution)", ["Database", "Workers", *queries], left=("Database",))
     for row in rows:
-        table.add_row(row.database, str(row.workers), *(row.cells.get(name, "-") for name in queries))
+        table.add_row(row.database + (" †" if row.differs else ""), str(row.workers), *(row.cells.get(name, "-") for name in queries))
     table.caption = "* = coefficient of variation over the executions above 10% (see the CSV for cold and warm)."
     return table

@@ -67,9 +67,15 @@ tar -C "$repo" --exclude=__pycache__ --exclude='*.pyc' --exclude=Dockerfile --ex
 chroot "$root" /usr/bin/python3 -m compileall -q -j 0 /opt/app >/dev/null || die "compileall failed"
 chmod -R a+rX "$root/opt/app"
 
+# The commit the image is built from, recorded with every run's figures (the image has no .git).
+commit=$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)
+if [[ "$commit" != unknown ]] && [[ -n "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+    commit="$commit-modified"
+fi
+
 log "loading $image"
 "$K8S_LOCAL/load-image" "$root" "$image" \
     --entrypoint '["python3", "-m", "simulator"]' --workdir /opt/app --user 10001:10001 \
-    --env PYTHONPATH=/opt/app/deps:/opt/app --env PYTHONUNBUFFERED=1 --env PYTHONDONTWRITEBYTECODE=1 --env HOME=/tmp
+    --env PYTHONPATH=/opt/app/deps:/opt/app --env PYTHONUNBUFFERED=1 --env PYTHONDONTWRITEBYTECODE=1 --env HOME=/tmp --env "IOTBENCH_COMMIT=$commit"
 log "image $image ready in the local cluster"
 echo "$image"

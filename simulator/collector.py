@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from fastapi import FastAPI, HTTPException
 from hdrh.histogram import HdrHistogram
 
-from simulator import open_files, stats
+from simulator import conditions, open_files, stats
 from simulator.errors import described
 from simulator.modules import DatabaseModule, ModuleError, module_class
-from simulator.protocol import StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
 from simulator.report import RunReport, ServerSide, Verification
 from simulator.spec import RunSpec
 from simulator.wakeup import Wakeup
@@ -49,6 +49,10 @@ WORKER_SERIES_BUDGET = 100_000
 # The database's counters are read until two reads this far apart agree (database-side cross-check).
 COUNTER_SETTLE_S = 0.05
 COUNTER_SETTLE_READS = 40
+# The dead-man switch looks this often (at most) whether the CLI was heard from in time.
+WATCHDOG_INTERVAL_S = 1.0
+# Phases in which nobody following the run means nobody will ever stop it.
+ACTIVE_PHASES = ("preparing", "waiting", "running")
 
 
 class RunState:
@@ -75,6 +79,29 @@ class RunState:
         self.releasing = False
         self.report: RunReport | None = None
         self.changed = Wakeup()  # announced when the start is published or the run fails
+        self.conditions = conditions.RunConditions()
+        # When the CLI last asked for the status (the heartbeat of the dead-man switch); the clock
+        # starts with the collector, so a CLI that dies before its first request is noticed too.
+        self.heard_from_cli = time.monotonic()
+        self.abandoned = False
+
+    def heard(self) -> None:
+        with self.lock:
+            self.heard_from_cli = time.monotonic()
+
+    def abandon_if_silent(self, timeout: float) -> bool:
+        """The dead-man switch: fail the run when the CLI has been silent for `timeout` seconds while
+        the run is active. True once the run is over (abandoned or not): nothing left to watch."""
+        with self.lock:
+            if self.phase not in ACTIVE_PHASES:
+                return True
+            silent = time.monotonic() - self.heard_from_cli
+            if silent < timeout:
+                return False
+            self.abandoned = True
+        self.fail(f"run abandoned: the CLI has not asked for the run's status for {silent:.0f} s (heartbeat timeout {timeout:g} s); "
+                  "the workers stop")
+        return True
 
     def start_lead(self) -> float:
         return START_LEAD_S + START_LEAD_PER_WORKER_S * self.spec.workers
@@ -115,6 +142,7 @@ class Collector:
         try:
             self.module = module_class(self.spec.module)(self.spec)
             self.module.connect()
+            self._read_conditions()
             with self.db_lock:
                 if self.spec.task == "insert":
                     self.module.setup()
@@ -130,6 +158,17 @@ class Collector:
             if self.state.phase == "preparing":
                 self.state.phase = "waiting"
         log.info("database prepared, %s events present", count)
+
+    def _read_conditions(self) -> None:
+        """What the figures will be measured under: this build, its drivers, the server's own version."""
+        found = self.state.conditions
+        found.software = conditions.software(self.module.drivers)
+        try:
+            with self.db_lock:
+                found.server_version = self.module.server_version()
+        except Exception as error:  # the figures do not depend on it: say why it is missing
+            found.server_version_error = described(error)
+            log.warning("could not read the server's version: %s", found.server_version_error)
 
     def _sample_counters_then_start(self) -> None:
         """Read the database's counters while every worker waits at the barrier (prefill done, no timed
@@ -192,6 +231,7 @@ class Collector:
         report = RunReport(
             run_id=spec.run_id, task=spec.task, spec=spec, start_at=state.start_at,
             insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
+            conditions=state.conditions.model_copy(deep=True),
             workers=[result.model_copy(update=left_out) for result in results], worker_series=series_kept,
         )
         if state.cpu_at_start is not None and state.cpu_at_end is not None:
@@ -264,11 +304,18 @@ class Collector:
                 signal = StartSignal(phase=state.phase, start_at=state.start_at)
         return signal
 
-    def record_progress(self, progress: WorkerProgress) -> None:
+    def record_progress(self, progress: WorkerProgress) -> ProgressAnswer:
         self._check_worker(progress.worker)
         with self.state.lock:
             self.state.progress[progress.worker] = progress.events
             self.state.prefilled[progress.worker] = progress.prefilled
+            return ProgressAnswer(phase=self.state.phase, error=self.state.error)
+
+    def watch_heartbeat(self) -> None:
+        """Runs in a thread while the run is active (spec.heartbeat_timeout > 0)."""
+        timeout = self.spec.heartbeat_timeout
+        while not self.state.abandon_if_silent(timeout):
+            time.sleep(min(WATCHDOG_INTERVAL_S, timeout / 4))
 
     def record_result(self, result: WorkerResult) -> None:
         self._check_worker(result.worker)
@@ -316,6 +363,8 @@ def create_app(spec: RunSpec) -> FastAPI:
     # The protocol's endpoints are coroutines: each does a moment's work under the state's lock, and
     # answering on the event loop spares the hop to a thread (a third of a request's CPU; with 1,000
     # workers posting progress every second that is what the collector spends).
+    if spec.heartbeat_timeout > 0:
+        threading.Thread(target=collector.watch_heartbeat, name="dead-man switch", daemon=True).start()
 
     @app.get("/health")
     async def health() -> dict[str, str]:
@@ -325,6 +374,8 @@ def create_app(spec: RunSpec) -> FastAPI:
 
     @app.get("/status")
     async def status() -> Status:
+        # Only the CLI asks for the status: each request is its heartbeat (probes use /health).
+        collector.state.heard()
         return collector.state.status()
 
     @app.post("/register")
@@ -336,8 +387,8 @@ def create_app(spec: RunSpec) -> FastAPI:
         return await collector.wait_for_start(hello)
 
     @app.post("/progress")
-    async def progress(update: WorkerProgress) -> None:
-        collector.record_progress(update)
+    async def progress(update: WorkerProgress) -> ProgressAnswer:
+        return collector.record_progress(update)
 
     @app.post("/result")
     async def result(update: WorkerResult) -> None:

@@ -47,6 +47,14 @@ class WorkerResult(BaseModel):
     queries: dict[str, QueryRuns] = Field(default_factory=dict)
 
 
+class ProgressAnswer(BaseModel):
+    """The collector's answer to a progress report: a worker stops when the run has failed (another
+    worker failed, or the CLI was not heard from: the dead-man switch)."""
+
+    phase: Phase
+    error: str | None = None
+
+
 class StartSignal(BaseModel):
     start_at: float | None = None
     phase: Phase

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from simulator.conditions import RunConditions
 from simulator.protocol import WorkerResult
 from simulator.resources import ResourceUsage
 from simulator.spec import RunSpec
@@ -73,6 +74,7 @@ class RunReport(BaseModel):
     start_at: float | None = Field(description="the common start of the timed phase, epoch seconds")
     insert_mode: str = Field("", description="how events reach the database, as the module names it")
     notes: list[str] = Field(default_factory=list, description="what a reader of the figures must know about the module")
+    conditions: RunConditions | None = Field(None, description="software, server version and (Kubernetes) placement of the run")
     # insert runs
     figures: InsertRunFigures | None = None
     verification: Verification | None = None

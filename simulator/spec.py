@@ -77,6 +77,10 @@ class RunSpec(_Frozen):
     query_runs: int = Field(default=3, ge=1)
     query_timeout: float = Field(default=0, ge=0, description="seconds per query execution, 0 = none")
 
+    # Dead-man switch: the collector stops the run, and the workers stop working, when the CLI has
+    # not asked for the run's status for this many seconds (a killed CLI); 0 = never.
+    heartbeat_timeout: float = Field(default=0, ge=0)
+
     @model_validator(mode="after")
     def _known_queries(self) -> RunSpec:
         unknown = [q for q in self.queries if q not in QUERY_NAMES + QUERY_VARIANTS]

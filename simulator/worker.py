@@ -20,7 +20,7 @@ from simulator.collector_client import CollectorClient, CollectorError
 from simulator.errors import one_line
 from simulator.events import EventBatch, EventGenerator
 from simulator.modules import DatabaseModule, module_class
-from simulator.protocol import QueryRuns, WorkerFailure, WorkerProgress, WorkerResult
+from simulator.protocol import ProgressAnswer, QueryRuns, WorkerFailure, WorkerProgress, WorkerResult
 from simulator.spec import PREFILL_BATCH, RunSpec
 from simulator.stats import CallRecorder
 
@@ -82,20 +82,51 @@ def process_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-class ProgressReporter(threading.Thread):
-    """Posts the worker's progress about once a second, off the hot path."""
+class RunStopped(Exception):
+    """The run was stopped from outside: the collector failed it (another worker failed, or the CLI
+    went silent), or the collector itself could not be reached for too long."""
 
-    def __init__(self, client: CollectorClient, read: Callable[[], tuple[int, int]]):
+
+class ProgressReporter(threading.Thread):
+    """Posts the worker's progress about once a second, off the hot path. Its answers are the worker's
+    side of the dead-man switch: `halt` is set when the collector says the run failed, or when the
+    collector has not been reachable for `unreachable_limit_s` (0 = no limit)."""
+
+    def __init__(self, client: CollectorClient, read: Callable[[], tuple[int, int]], unreachable_limit_s: float = 0):
         super().__init__(daemon=True)
         self.client, self.read, self.stopped = client, read, threading.Event()
+        self.unreachable_limit_s = unreachable_limit_s
+        self.halt = threading.Event()
+        self.reason = ""
 
     def run(self) -> None:
+        reached = time.monotonic()
         while not self.stopped.wait(PROGRESS_INTERVAL_S):
             events, prefilled = self.read()
             try:
-                self.client.post("/progress", WorkerProgress(worker=self.client.worker, events=events, prefilled=prefilled))
+                answer = self.client.post("/progress", WorkerProgress(worker=self.client.worker, events=events, prefilled=prefilled))
             except CollectorError as error:
                 log.warning("progress report failed: %s", error)
+                silent = time.monotonic() - reached
+                if self.unreachable_limit_s and silent >= self.unreachable_limit_s:
+                    self._halt_with(f"the collector has not been reachable for {silent:.0f} s: {error}")
+                continue
+            reached = time.monotonic()
+            if answer.strip() not in (b"", b"null"):
+                progress = ProgressAnswer.model_validate_json(answer)
+                if progress.phase == "failed":
+                    self._halt_with(f"the collector stopped the run: {progress.error or 'the run failed'}")
+
+    def _halt_with(self, reason: str) -> None:
+        if not self.halt.is_set():
+            self.reason = reason
+            log.error("stopping: %s", reason)
+            self.halt.set()
+
+    def check(self) -> None:
+        """Called by the worker between database calls: raise once the run is to stop."""
+        if self.halt.is_set():
+            raise RunStopped(self.reason)
 
 
 class Worker:
@@ -106,6 +137,7 @@ class Worker:
         self.recorder: CallRecorder | None = None
         self.module: DatabaseModule | None = None
         self.cpu_at_start = 0.0
+        self.reporter: ProgressReporter | None = None
 
     def run(self) -> int:
         try:
@@ -115,7 +147,7 @@ class Worker:
                 return 1
             self.module = module_class(self.spec.module)(self.spec)
             self.module.connect()
-            reporter = ProgressReporter(self.client, self._progress)
+            reporter = self.reporter = ProgressReporter(self.client, self._progress, self.spec.heartbeat_timeout)
             reporter.start()
             try:
                 result = self._run_phases()
@@ -143,6 +175,10 @@ class Worker:
     def _progress(self) -> tuple[int, int]:
         return (self.recorder.events if self.recorder else 0), self.prefilled
 
+    def _check_stop(self) -> None:
+        if self.reporter is not None:
+            self.reporter.check()
+
     def _run_phases(self) -> WorkerResult | None:
         generator = EventGenerator(self.spec.seed, self.index, self.spec.devices_per_worker)
         first_timed = self.spec.stream_offset
@@ -165,6 +201,7 @@ class Worker:
 
     def _prefill(self, generator: EventGenerator, start: int, count: int) -> None:
         for batch in generator.batches(start, count, PREFILL_BATCH):
+            self._check_stop()
             self.module.insert_batch(self.module.prepare_batch(batch))
             self.prefilled += len(batch)
         self.module.flush()
@@ -185,9 +222,13 @@ class Worker:
 
         module.on_call_done = record
         clock = time.perf_counter
+        # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
+        halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
         if spec.batch:
             batches = generator.batches(start, spec.num_inserts, spec.batch)
             for events, prepared in PIPELINES[module.prepare_next](module, batches):
+                if halted():
+                    self._check_stop()
                 begin = clock()
                 module.insert_batch(prepared)
                 if not module.times_own_calls:
@@ -195,6 +236,7 @@ class Worker:
                     recorder.record(events, end - begin, started_at + end - started_clock)
         else:
             for batch in generator.batches(start, spec.num_inserts, SINGLE_MODE_CHUNK):
+                self._check_stop()
                 for item in module.prepare_single(batch):
                     begin = clock()
                     module.insert_single(item)
@@ -214,6 +256,7 @@ class Worker:
                 outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
                 continue
             for _ in range(self.spec.query_runs):
+                self._check_stop()
                 begin = time.perf_counter()
                 try:
                     outcome.rows = available[name]()

@@ -38,6 +38,7 @@ from cli.platforms import StatusCallback
 from cli.platforms.follow import Deadline, follow_run, wait_for_collector
 from cli.platforms.helm import Helm
 from cli.platforms.sampling import marking, timed_window
+from cli.terminal import warning_line
 from simulator.collector_client import CollectorClient
 from simulator.report import RunReport
 from simulator.spec import RunSpec
@@ -50,6 +51,7 @@ try:
 except ImportError:
     raise UsageProblem("the kubernetes platform needs the kubernetes package: pip install -r requirements.txt") from None
 
+from cli.platforms import placement, releases
 from cli.platforms.portforward import PodPortForward
 
 log = logging.getLogger(__name__)
@@ -100,6 +102,9 @@ class KubernetesPlatform:
         client = ApiClient(self.configuration)
         self.core, self.batch = CoreV1Api(client), BatchV1Api(client)
         self._check_namespace()
+        left_behind = releases.warning(self.core, self.namespace)
+        if left_behind:
+            warning_line(left_behind)
         self.credentials = self._credentials()
 
     # -- checks before the first run ------------------------------------------------------------
@@ -144,10 +149,13 @@ class KubernetesPlatform:
 
         sampler = KubeletSampler(self.core, self.namespace, pods.selector, dict(self.target.database_pod_labels))
         finished = False
+        heartbeat: releases.Heartbeat | None = None
         with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
             try:
                 self.install(spec, timeout, Path(folder))
                 sampler.start()
+                # Tells `cleanup` (and later runs) that this release's CLI is alive.
+                heartbeat = releases.Heartbeat(self.core, self.namespace, release, spec.heartbeat_timeout).started()
                 try:
                     report = self._follow(pods, deadline, marking(on_status, sampler, spec.workers))
                 except RunFailed as failure:
@@ -157,9 +165,13 @@ class KubernetesPlatform:
                 window = timed_window(report)
                 if window is not None:
                     report.resources = sampler.usage(*window)
+                report.conditions = placement.record(report.conditions, self.core, self.namespace, pods.selector,
+                                                     self.target.database_pod_labels)
                 finished = True
                 return report
             finally:
+                if heartbeat is not None:
+                    heartbeat.stop(kept=self.keep)
                 if sampler.is_alive():
                     sampler.stop()
                 try:

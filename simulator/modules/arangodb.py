@@ -66,6 +66,7 @@ class Module(DatabaseModule):
     Options = ArangoOptions
     options: ArangoOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client, PrimaryKey.uuid})
+    drivers = ("python-arango",)
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -128,6 +129,10 @@ class Module(DatabaseModule):
                 collection = self._db.collection(name)
                 for fields in (["temperature"], ["device_id", "temperature"]):
                     collection.add_index({"type": "persistent", "fields": fields, "name": f"{name}_{'_'.join(fields)}"})
+
+    def server_version(self) -> str | None:
+        details = self._db.version(details=True)
+        return f"ArangoDB {details['version']}" + (f" ({details['license']})" if details.get("license") else "")
 
     def count(self) -> int:
         return sum(self._db.collection(name).count() for name in self.spec.table_names)

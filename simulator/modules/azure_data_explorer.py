@@ -75,6 +75,7 @@ class AdxOptions(ModuleOptions):
 class Module(DatabaseModule):
     Options = AdxOptions
     database_location = "managed"
+    drivers = ("azure-kusto-data", "azure-kusto-ingest")
     options: AdxOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
 
@@ -166,6 +167,10 @@ class Module(DatabaseModule):
                     f"'{{\"MaximumBatchingTimeSpan\": \"{span}\", \"MaximumNumberOfItems\": 500, \"MaximumRawDataSizeMB\": 1024}}'"
                 )
         return commands
+
+    def server_version(self) -> str | None:
+        row = self._mgmt(".show version").primary_results[0][0]
+        return f"{row['ServiceType'] or 'Kusto'} {row['BuildVersion']}"
 
     def count(self) -> int:
         return sum(int(self._rows(f"{table} | count")[0][0]) for table in self.spec.table_names)

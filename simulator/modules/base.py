@@ -65,6 +65,9 @@ class DatabaseModule(abc.ABC):
     # their own, found from `server_address()`), "embedded" (inside the worker processes), "managed"
     # (a cloud service whose machines the tool cannot see), "none".
     database_location: ClassVar[str] = "server"
+    # The distributions (as pip names them) of the drivers this module imports: their versions are
+    # recorded with every run's figures.
+    drivers: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
@@ -136,6 +139,11 @@ class DatabaseModule(abc.ABC):
     @abc.abstractmethod
     def count(self) -> int:
         """Events stored in all of the run's tables."""
+
+    def server_version(self) -> str | None:
+        """The database server's version as the server itself reports it (e.g. `SELECT version()`),
+        recorded with the run's figures; called by the collector once connected. None: no server."""
+        return None
 
     def server_counters(self) -> dict[str, int] | None:
         """The database's own insert counters, if it exposes them (for the database-side cross-check)."""

@@ -86,6 +86,7 @@ class Module(DatabaseModule):
     # BerkeleyDB runs inside the worker processes: their CPU is the database's work too.
     database_location = "embedded"
     local_only = "BerkeleyDB is embedded: the run's processes share one environment folder, and its bindings are not in the image"
+    drivers = ("berkeleydb",)
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -217,6 +218,10 @@ class Module(DatabaseModule):
                 path.unlink()
         self._open()
         self._env.txn_checkpoint()
+
+    def server_version(self) -> str | None:
+        # Embedded: the library the bindings were built against is the database engine.
+        return self._db.DB_VERSION_STRING
 
     def count(self) -> int:
         return sum(table.stat()["ndata"] for table in self._tables.values())

@@ -98,6 +98,7 @@ class InsertFailed(RuntimeError):
 class Module(DatabaseModule):
     Options = CassandraOptions
     options: CassandraOptions
+    drivers = ("cassandra-driver",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
     # Batch requests are timed here, one latency per CQL request, in both sync and async mode.
     times_own_calls = True
@@ -200,6 +201,10 @@ class Module(DatabaseModule):
             "PRIMARY KEY ((device_id), timestamp, sequence_number)"
             ") WITH CLUSTERING ORDER BY (timestamp DESC, sequence_number DESC)"
         )
+
+    def server_version(self) -> str | None:
+        row = self._session.execute("SELECT release_version FROM system.local", timeout=DDL_TIMEOUT_S).one()
+        return f"Cassandra {row[0]}"
 
     def count(self) -> int:
         from cassandra import ConsistencyLevel

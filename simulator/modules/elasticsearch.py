@@ -101,6 +101,7 @@ class BulkRequest:
 class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
+    drivers = ("httpx",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
 
     def __init__(self, spec):
@@ -221,6 +222,17 @@ class Module(DatabaseModule):
             error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
             missing = error.get("index", self._indices)
             raise ModuleError(f"index {missing} does not exist in {PRODUCT} at {self._address()} (insert events first)")
+
+    def server_version(self) -> str | None:
+        """OpenSearch names its distribution at GET /; Elasticsearch 8's test build refuses GET /, so
+        the nodes' own versions are asked then (only Elasticsearch reports a build flavor)."""
+        status, answer = self._request("GET", "/", accept=(200, 405))
+        if status == 200 and isinstance(answer.get("version"), dict):
+            version = answer["version"]
+            return f"{str(version.get('distribution') or 'elasticsearch').capitalize()} {version.get('number')}"
+        nodes = self._request("GET", "/_nodes/_local", params={"filter_path": "nodes.*.version,nodes.*.build_flavor"})[1]["nodes"]
+        product = "Elasticsearch" if any("build_flavor" in node for node in nodes.values()) else PRODUCT
+        return f"{product} {', '.join(sorted({node['version'] for node in nodes.values()}))}"
 
     def server_counters(self) -> dict[str, int] | None:
         """Documents indexed into the primaries of the run's indices (indexing.index_total)."""

@@ -65,6 +65,7 @@ class InfluxServerError(Exception):
 class Module(DatabaseModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
+    drivers = ("influxdb-client",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
 
     def __init__(self, spec):
@@ -74,6 +75,7 @@ class Module(DatabaseModule):
         self._write = None
         self._query = None
         self._v1: bool | None = self.options.v1_compat
+        self._version: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def batch_kind(self) -> str:
@@ -94,7 +96,7 @@ class Module(DatabaseModule):
 
         self._client = client(self.options.timeout)
         try:
-            version = self._call("GET /ping", self._client.version)
+            version = self._version = self._call("GET /ping", self._client.version)
         except InfluxServerError as error:
             raise ModuleError(f"the server at {self._address()} does not answer like InfluxDB: {error}") from None
         if self._v1 is None:
@@ -183,6 +185,9 @@ class Module(DatabaseModule):
         errors = [r["error"] for r in _results(response) if "error" in r]
         if response.status_code != 200 or errors:
             raise InfluxServerError(f"{statement} failed with {response.status_code}: {'; '.join(errors) or response.text.strip()}")
+
+    def server_version(self) -> str | None:
+        return f"InfluxDB {self._version}"  # the X-Influxdb-Version header of GET /ping, read at connect
 
     def count(self) -> int:
         """Events in the run's measurements: the number of temperature values over all time."""

@@ -74,6 +74,7 @@ class Module(DatabaseModule):
     Options = MongodbOptions
     options: MongodbOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
+    drivers = ("pymongo",)
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -162,6 +163,9 @@ class Module(DatabaseModule):
             if self.options.create_indices:
                 for keys in INDEXES:
                     self._collections[name].create_index(keys, name=f"{name}_{'_'.join(field for field, _ in keys)}")
+
+    def server_version(self) -> str | None:
+        return f"MongoDB {self._client.server_info()['version']}"  # the buildInfo command
 
     def count(self) -> int:
         return sum(collection.count_documents({}) for collection in self._collections.values())

@@ -48,6 +48,7 @@ class MysqlOptions(ModuleOptions):
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
+    drivers = ("PyMySQL",)
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -174,6 +175,9 @@ class Module(DatabaseModule):
                 cursor.execute(f"SELECT count(*) FROM {table}")
                 total += cursor.fetchone()[0]
             return total
+
+    def server_version(self) -> str | None:
+        return self._server_version  # SELECT VERSION() at connect, e.g. "10.11.6-MariaDB-0+deb12u1"
 
     def server_counters(self) -> dict[str, int] | None:
         """The server's row-write counter: server-wide, so other clients' writes are included.

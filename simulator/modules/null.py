@@ -48,6 +48,9 @@ class Module(DatabaseModule):
     def setup(self) -> None:
         pass
 
+    def server_version(self) -> str | None:
+        return "none (the null target sends nothing anywhere)"
+
     def count(self) -> None:
         """None: nothing was stored, so the collector reports the count check as not applicable."""
         return None

@@ -66,6 +66,7 @@ class PostgresOptions(ModuleOptions):
 class Module(DatabaseModule):
     Options = PostgresOptions
     options: PostgresOptions
+    drivers = ("psycopg", "psycopg-binary")
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -186,6 +187,18 @@ class Module(DatabaseModule):
     def count(self) -> int:
         with self._conn.cursor() as cursor:
             return sum(cursor.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in self.spec.table_names)
+
+    def server_version(self) -> str | None:
+        # version() rather than server_version: wire-compatible servers name themselves there.
+        return str(self.read_one("SELECT version()")[0])
+
+    def read_one(self, statement: str) -> tuple | None:
+        """One row of a read-only statement, leaving no transaction open (batch mode turns autocommit off)."""
+        with self._conn.cursor() as cursor:
+            row = cursor.execute(statement).fetchone()
+        if not self._conn.autocommit:
+            self._conn.rollback()
+        return row
 
     def server_counters(self) -> dict[str, int] | None:
         """Rows inserted into the run's tables according to the server's statistics."""

@@ -90,6 +90,10 @@ class Module(DatabaseModule):
         except sqlite3.OperationalError as error:
             raise ModuleError(f"SQLite database {self.options.path}: {error}") from None
 
+    def server_version(self) -> str | None:
+        # Embedded: the library the Python process runs is the database engine.
+        return f"SQLite {self._conn.execute('SELECT sqlite_version()').fetchone()[0]}"
+
     def server_counters(self) -> dict[str, int] | None:
         # SQLite keeps no insert statistics; the row count read by the database itself stands in.
         return {"rows": self.count()}

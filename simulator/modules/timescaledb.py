@@ -50,6 +50,11 @@ class Module(postgres.Module):
             raise ModuleError(f"chunk_interval '{self.options.chunk_interval}' is not an interval like '1 day' or '6 hours'")
 
     # -- collector -------------------------------------------------------------------------
+    def server_version(self) -> str | None:
+        row = self.read_one("SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'")
+        extension = f"TimescaleDB {row[0]}" if row else "TimescaleDB extension not installed"
+        return f"{super().server_version()}; {extension}"
+
     def setup(self) -> None:
         self._conn.autocommit = True
         with self._conn.cursor() as cursor:

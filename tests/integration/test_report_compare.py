@@ -55,7 +55,7 @@ def test_compare_sqlite_and_null_runs(cli, tmp_path):
     result = cli("compare", *folders)  # default output folder: results/compare-<time>
     assert result.code == 0, result.stderr
     [output] = list((tmp_path / "results").glob("compare-*"))
-    assert sorted(path.name for path in output.iterdir()) == ["compare.md", "compare.png", "inserts.csv", "queries.csv"]
+    assert sorted(path.name for path in output.iterdir()) == ["compare.html", "compare.md", "compare.png", "inserts.csv", "queries.csv"]
     with (output / "inserts.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     by_database = {row["database"]: row for row in rows}

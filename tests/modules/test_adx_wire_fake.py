@@ -110,6 +110,9 @@ class FakeKustoHandler(FakeServiceHandler):
                          ("TempStorage", f"{root}/tempstorage?sv=fake"),
                          ("IngestionsStatusTable", f"{root}/ingestionsstatus?sv=fake")]
             return _v1(["ResourceTypeName", "StorageRoot"], [list(r) for r in resources])
+        if command == ".show version":  # the engine's documented columns
+            return _v1(["BuildVersion", "BuildTime", "ServiceType", "ProductVersion"],
+                       [["1.0.9064.18720", "2026-10-01T00:00:00Z", "Engine", "KustoMain_2026.10.01"]])
         if command == ".get kusto identity token":
             return _v1(["AuthorizationContext"], [["fake-authorization-context"]])
         if match := re.match(r"\.drop table (\w+) ifexists$", command):
@@ -202,6 +205,8 @@ def test_adx_wire_fake_streaming_ingestion_end_to_end(adx_cli):
     assert result.code == 0, result.stderr
     report = result.results()["runs"][0]["report"]
     assert report["verification"]["ok"] and report["verification"]["counted"] == 240
+    assert report["conditions"]["server_version"] == "Engine 1.0.9064.18720"
+    assert set(report["conditions"]["software"]["drivers"]) == {"azure-kusto-data", "azure-kusto-ingest"}
     # Tables, the CSV mapping and the streaming policy, in the management commands the client sent.
     commands = [command for database, command in state.mgmt]
     assert all(database == DATABASE for database, _ in state.mgmt)

@@ -100,6 +100,8 @@ class FakeArangoHandler(FakeServiceHandler):
             return 201, {"error": False, "code": 201, "id": f"{params['collection']}/{state.next_id}", "isNewlyCreated": True, **body}
         if parts[:2] == ["_api", "cursor"]:
             return self._cursor(method, parts[2:], body)
+        if parts == ["_api", "version"] and method == "GET":  # as ArangoDB documents GET /_api/version?details=true
+            return 200, {"server": "arango", "version": "3.12.4", "license": "community", "details": {"mode": "server"}}
         return 404, {"error": True, "code": 404, "errorNum": 404, "errorMessage": f"fake has no route for {method} {path}"}
 
     def _insert(self, name: str, body, params: dict):
@@ -213,6 +215,8 @@ def test_arangodb_wire_fake_batches_send_documents_with_client_keys(arango):
     state, run = arango
     report = verified(run("insert", "-w", "2", "--num-inserts", "60", "--batch", "30", "--primary-key", "client"), 120)
     assert report["figures"]["latency"]["calls"] == 4
+    assert report["conditions"]["server_version"] == "ArangoDB 3.12.4 (community)"
+    assert report["conditions"]["software"]["drivers"]["python-arango"] == "8.3.7"
     assert state.collections["events"]["keyOptions"] == {"type": "traditional", "allowUserKeys": True}
     assert "numberOfShards" not in state.collections["events"] and state.collections["events"]["replicationFactor"] == 1
     assert state.collections["events"]["waitForSync"] is False

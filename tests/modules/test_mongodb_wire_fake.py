@@ -64,8 +64,9 @@ def inserts(state: FakeMongoState) -> list:
 
 def test_mongodb_wire_fake_time_series_batches_insert_many_unordered(mongo):
     state, run = mongo
-    assert_verified(run("insert", "-w", "1,4", "--batch", "500", "--num-inserts", "1500"), [1500, 6000])
+    reports = assert_verified(run("insert", "-w", "1,4", "--batch", "500", "--num-inserts", "1500"), [1500, 6000])
     assert counted(state) == 6000
+    assert reports[0]["conditions"]["server_version"] == "MongoDB 7.0.14"  # from buildInfo
     creates = [c.body for c in state.of("create")]
     assert len(creates) == 2 and all(body["create"] == "events" for body in creates)
     assert all(body["timeseries"] == {"timeField": "timestamp", "metaField": "device_id", "granularity": "seconds"} for body in creates)

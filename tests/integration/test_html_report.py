@@ -1,0 +1,171 @@
+"""report.html and compare.html opened in a real headless Chromium (Debian's, installed by
+scripts/install-chromium.sh): the key figures and conditions are in the rendered page, the page
+fetches nothing, a screenshot at phone and desktop width is not blank, and it prints to PDF."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+# As the machine notes say: without the background-networking flags Chromium tries to reach the
+# network at start, which this machine (and CI's) refuses.
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic", "--hide-scrollbars"]
+PHONE = "412,915"
+DESKTOP = "1280,2000"
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    done = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "install-chromium.sh")], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, f"scripts/install-chromium.sh failed:\n{done.stderr[-3000:]}"
+    return done.stdout.strip().splitlines()[-1]
+
+
+class Browser:
+    def __init__(self, binary: str, scratch: Path):
+        self.binary, self.scratch, self.profiles = binary, scratch, 0
+
+    def _run(self, page: Path, *args: str) -> subprocess.CompletedProcess:
+        self.profiles += 1
+        profile = self.scratch / f"profile-{self.profiles}"  # a fresh profile for every start
+        done = subprocess.run([self.binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.resolve().as_uri()],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done
+
+    def dom(self, page: Path) -> str:
+        """The page as Chromium rendered it (--dump-dom), tags stripped to text."""
+        html = self._run(page, "--dump-dom").stdout
+        assert "<table" in html
+        return " ".join(re.sub(r"<[^>]+>", " ", html).replace("&nbsp;", " ").replace("&amp;", "&").split())
+
+    def screenshot(self, page: Path, size: str, name: str) -> Path:
+        """A screenshot beside the browser's profiles (never in a results folder)."""
+        path = self.scratch / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._run(page, f"--window-size={size}", f"--screenshot={path}")
+        assert_not_blank(path)
+        return path
+
+    def pdf(self, page: Path) -> Path:
+        path = self.scratch / (page.stem + ".pdf")
+        self._run(page, f"--print-to-pdf={path}", "--no-pdf-header-footer")
+        data = path.read_bytes()
+        assert data.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page[^s]", data)) >= 1
+        return path
+
+
+@pytest.fixture
+def browser(chromium, tmp_path) -> Browser:
+    return Browser(chromium, tmp_path / "chromium")
+
+
+def assert_not_blank(path: Path) -> None:
+    """A screenshot of a page that rendered: many colours, and a fair share of pixels not background."""
+    from matplotlib.image import imread
+
+    pixels = imread(path)[:, :, :3]
+    colours = {tuple(pixel) for pixel in pixels.reshape(-1, 3)[::7].round(2).tolist()}
+    inked = float((pixels.min(axis=2) < 0.9).mean())
+    assert len(colours) > 30, f"{path}: only {len(colours)} colours"
+    assert inked > 0.01, f"{path}: {inked:.1%} of the pixels differ from white"
+
+
+def assert_self_contained(page: Path) -> None:
+    """Nothing is fetched when the page is opened: no script, every image inline."""
+    html = page.read_text()
+    assert "<script" not in html and "<link" not in html and "@import" not in html
+    assert re.findall(r'src="([^"]*)"', html) == [source for source in re.findall(r'src="([^"]*)"', html) if source.startswith("data:image/png;base64,")]
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+
+
+def git_head() -> str:
+    return subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_insert_report_in_a_real_browser(cli, browser):
+    result = cli("insert", "--target", "sqlite", "-w", "1,2", "-r", "2", "--num-inserts", "3000", "--batch", "500")
+    assert result.code == 0, result.stderr
+    folder = result.results_folders()[-1]
+    document = json.loads((folder / "results.json").read_text())
+
+    # The conditions in results.json, against the machine and the server.
+    environment = document["environment"]
+    assert environment["commit"] == git_head()
+    assert environment["host"]["memory_bytes"] == int(re.search(r"MemTotal:\s+(\d+) kB", Path("/proc/meminfo").read_text())[1]) * 1024
+    assert environment["host"]["cpu_model"] in Path("/proc/cpuinfo").read_text()
+    assert environment["options"]["worker_counts"] == [1, 2] and environment["options"]["batch"] == 500
+    assert environment["options"]["heartbeat_timeout"] == 30
+    conditions = document["runs"][0]["report"]["conditions"]
+    assert conditions["server_version"] == f"SQLite {sqlite3.sqlite_version}"
+    assert conditions["software"]["build"]["commit"] == git_head()
+    assert "Conditions: iotdb-bench" in result.stdout and f"SQLite {sqlite3.sqlite_version}" in result.stdout
+
+    page = folder / "report.html"
+    assert f"Report: {page.relative_to(result.cwd)}" in result.stdout
+    assert_self_contained(page)
+    text = browser.dom(page)
+    for row in document["inserts"]:
+        assert f"{row['throughput']['avg']:,.0f}" in text  # every row's average inserts/s
+        assert f"{row['throughput']['min']:,.0f}" in text
+    for run in document["runs"]:
+        assert run["report"]["run_id"] in text  # every run, by its id
+    assert "Count checks and database-side cross-check" in text and " ok " in text
+    assert f"SQLite {sqlite3.sqlite_version}" in text and git_head()[:12] in text
+    assert "spec.batch 500" in text and "--heartbeat-timeout 30" in text
+    assert text.count("Plots") == 1
+    pngs = sorted(path.name for path in folder.glob("*.png"))
+    assert len(pngs) == 3
+    assert page.read_text().count("data:image/png;base64,") == len(pngs)
+    browser.screenshot(page, PHONE, "report-phone.png")
+    browser.screenshot(page, DESKTOP, "report-desktop.png")
+    browser.pdf(page)
+
+    # `report DIR` writes it again from results.json.
+    page.unlink()
+    again = cli("report", str(folder))
+    assert again.code == 0, again.stderr
+    assert page.is_file() and f"{document['inserts'][0]['throughput']['avg']:,.0f}" in browser.dom(page)
+
+
+def test_query_report_and_compare_in_a_real_browser(cli, browser, tmp_path):
+    inserts = cli("insert", "--target", "sqlite", "-w", "2", "-r", "1", "--num-inserts", "2000", "--batch", "1000")
+    other_batch = cli("insert", "--target", "sqlite", "-w", "2", "-r", "1", "--num-inserts", "2000", "--batch", "100")
+    null = cli("insert", "--target", "null", "--platform", "local", "-w", "2", "-r", "1", "--num-inserts", "2000", "--batch", "1000")
+    queries = cli("query", "--target", "sqlite", "-w", "1", "-r", "2")
+    assert inserts.code == other_batch.code == null.code == queries.code == 0
+    query_folder = queries.results_folders()[-1]
+    document = json.loads((query_folder / "results.json").read_text())
+    text = browser.dom(query_folder / "report.html")
+    for row in document["queries"]:
+        assert row["query"] in text
+    assert "Seconds per execution" in text
+    browser.screenshot(query_folder / "report.html", PHONE, "query-report-phone.png")
+
+    output = tmp_path / "comparison"
+    result = cli("compare", *(str(path) for path in queries.results_folders()), "--output", str(output))
+    assert result.code == 0, result.stderr
+    page = output / "compare.html"
+    assert_self_contained(page)
+    text = browser.dom(page)
+    rows = [json.loads((folder / "results.json").read_text()) for folder in queries.results_folders()]
+    for document in rows:
+        for row in document["inserts"]:
+            assert f"{row['throughput']['avg']:,.0f}" in text
+    # The sqlite run with batch 100 is marked: its conditions differ from the other rows'.
+    assert "batch 100 (others: 1000)" in text and "sqlite †" in text
+    assert "batch 100 (others: 1000)" in result.stdout
+    assert "count-events" in text and "null" in text
+    browser.screenshot(page, DESKTOP, "compare-desktop.png")
+    browser.screenshot(page, PHONE, "compare-phone.png")
+    browser.pdf(page)

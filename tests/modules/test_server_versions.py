@@ -1,0 +1,103 @@
+"""Every module reports its database server's version as the server itself reports it, checked
+against the real servers of scripts/servers/ asked directly (ArangoDB and Azure Data Explorer, which
+cannot run here, are checked in their wire-fake tests)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import httpx
+import pytest
+
+from simulator.modules import DatabaseModule, module_class, module_names
+from simulator.spec import RunSpec
+from tests.conftest import postgres_env
+
+
+def module(name: str, task: str = "insert", **connection) -> DatabaseModule:
+    spec = RunSpec(run_id="versions", task=task, target=name, module=name, workers=1, batch=100, connection=connection)
+    built = module_class(name)(spec)
+    built.connect()
+    return built
+
+
+def test_every_module_implements_server_version():
+    for name in module_names():
+        assert module_class(name).server_version is not DatabaseModule.server_version, f"module {name} does not report its server's version"
+
+
+def test_sqlite_reports_the_library_it_runs(tmp_path):
+    assert module("sqlite", path=str(tmp_path / "db.sqlite3")).server_version() == f"SQLite {sqlite3.sqlite_version}"
+
+
+def test_null_says_there_is_no_server():
+    assert module("null").server_version().startswith("none")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("name", ["postgres", "timescaledb"])
+def test_postgres_family_reports_version_and_leaves_no_transaction_open(pg_env, name):
+    import psycopg
+
+    env = postgres_env()
+    connection_string = f"host={env['PGHOST']} port={env['PGPORT']} dbname={env['PGDATABASE']} user={env['PGUSER']}"
+    with psycopg.connect(connection_string, password=env["PGPASSWORD"]) as direct:
+        version = direct.execute("SELECT version()").fetchone()[0]
+        extension = direct.execute("SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'").fetchone()
+    found = module(name, connection_string=connection_string, password=env["PGPASSWORD"])
+    reported = found.server_version()
+    assert reported.startswith(version) and version.startswith("PostgreSQL ")
+    if name == "timescaledb":
+        assert reported.endswith(f"; TimescaleDB {extension[0]}" if extension else "; TimescaleDB extension not installed")
+    # Batch mode runs without autocommit: reading the version must not leave a transaction behind
+    # (setup switches autocommit on, which psycopg refuses inside one).
+    assert found._conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    found._conn.autocommit = True
+    found.close()
+
+
+@pytest.mark.mysql
+def test_mysql_reports_version():
+    import pymysql
+
+    options = {"host": os.environ.get("MYSQL_HOST", "127.0.0.1"), "port": int(os.environ.get("MYSQL_PORT", "3306")),
+               "user": os.environ.get("MYSQL_USER", "bench"), "database": os.environ.get("MYSQL_DATABASE", "bench")}
+    password = os.environ.get("MYSQL_PASSWORD", "bench")
+    with pymysql.connect(password=password, **options) as direct, direct.cursor() as cursor:
+        cursor.execute("SELECT VERSION()")
+        version = cursor.fetchone()[0]
+    assert module("mysql", password=password, **options).server_version() == version
+
+
+@pytest.mark.cassandra
+def test_cassandra_reports_release_version():
+    from cassandra.cluster import Cluster
+
+    host, port = os.environ.get("CASSANDRA_HOST", "127.0.0.1"), int(os.environ.get("CASSANDRA_PORT", "9042"))
+    cluster = Cluster([host], port=port, connect_timeout=5)
+    try:
+        release = cluster.connect().execute("SELECT release_version FROM system.local").one()[0]
+    finally:
+        cluster.shutdown()
+    found = module("cassandra", contact_points=host, port=port, keyspace="iotbench_versions", replication_factor=1)
+    try:
+        assert found.server_version() == f"Cassandra {release}"
+    finally:
+        found.close()
+
+
+@pytest.mark.elasticsearch
+@pytest.mark.parametrize("url, product", [(os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:9200"), "Elasticsearch"),
+                                          (os.environ.get("OPENSEARCH_URL", "http://127.0.0.1:9201"), "Opensearch")])
+def test_search_servers_report_product_and_version(url, product):
+    nodes = httpx.get(f"{url}/_nodes/_local", timeout=10).json()["nodes"]
+    [version] = {node["version"] for node in nodes.values()}
+    assert module("elasticsearch", hosts=url).server_version() == f"{product} {version}"
+
+
+@pytest.mark.influxdb
+def test_influxdb_reports_the_ping_header():
+    url = os.environ.get("INFLUXDB_URL", "http://127.0.0.1:8086")
+    version = httpx.get(f"{url}/ping", timeout=10).headers["X-Influxdb-Version"]
+    assert module("influxdb", url=url, token="-", org="-", bucket="versions/autogen").server_version() == f"InfluxDB {version}"
