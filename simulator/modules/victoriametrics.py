@@ -285,22 +285,26 @@ class Module(DatabaseModule):
 
     def _query(self, expression: str, rows: Callable[[list[dict]], list[tuple]]) -> Query:
         def run() -> int:
-            return len(rows(self._instant(expression)))
+            return len(rows(self._instant(expression, bounded=True)))
 
         return run
 
-    def _instant(self, expression: str) -> list[dict]:
+    def _instant(self, expression: str, bounded: bool = False) -> list[dict]:
         """An instant MetricsQL query evaluated after the newest possible event, `{window}` in the
-        expression replaced by a window reaching back before the oldest (the data lies in the past)."""
+        expression replaced by a window reaching back before the oldest (the data lies in the past).
+        `bounded`: one of the run's queries, which --query-timeout limits (counts are not)."""
         at = time.time() + FUTURE_LIMIT_S
         window_s = int(at - TIME_ORIGIN_MS / 1000) + DAY_S
         params = {"query": expression.replace("{window}", f"{window_s}s"), "time": f"{at:.3f}", "nocache": "1"}
-        timeout = None
-        if self.spec.task == "query" and self.spec.query_timeout:
-            params["timeout"] = f"{self.spec.query_timeout}s"
-            timeout = self.spec.query_timeout + 1.0  # the server's own limit answers first
-        kwargs = {"timeout": timeout} if timeout else {}
-        answer = self._request("MetricsQL query", "GET", "/api/v1/query", params=params, **kwargs).json()
+        limit = self.spec.query_timeout if bounded and self.spec.task == "query" else 0
+        if limit:  # the server stops the query; the client gives up waiting at the same time
+            params["timeout"] = f"{max(1, round(limit * 1000))}ms"
+        started = time.perf_counter()
+        response = self._request("MetricsQL query", "GET", "/api/v1/query", params=params, **({"timeout": limit} if limit else {}))
+        # httpx limits each socket operation, not the call: an answer that came in late is late all the same.
+        if limit and time.perf_counter() - started > limit:
+            raise VictoriaMetricsError("MetricsQL query timed out")
+        answer = response.json()
         if answer.get("status") != "success":
             raise VictoriaMetricsError(f"MetricsQL query failed: {one_line(answer.get('error') or answer, limit=300)}")
         return answer["data"]["result"]

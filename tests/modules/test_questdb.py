@@ -165,6 +165,21 @@ def test_commit_wait_is_bounded(questdb):
     assert wait.sentence() == "only 1,000 of 1,001 events stored within 0.3 s"
 
 
+def test_query_timeout_reaches_the_server(questdb):
+    """--query-timeout becomes the connection's statement_timeout: QuestDB aborts a query that runs longer."""
+    spec = RunSpec(run_id="questdb-test", task="query", target="quest", module="questdb", workers=1, query_timeout=0.2,
+                   connection={"host": HOST, "http_port": HTTP_PORT, "pg_port": PG_PORT})
+    module = module_class("questdb")(spec)
+    module.connect()
+    try:
+        started = time.perf_counter()
+        with pytest.raises(psycopg.DatabaseError, match="timeout, query aborted"):
+            module._conn.execute("SELECT sum(x * x) FROM long_sequence(5000000000)").fetchall()
+        assert time.perf_counter() - started < 5
+    finally:
+        module.close()
+
+
 def test_row_encoding_needs_no_pandas(questdb):
     """The NumPy-only path: with pandas unimportable, batch_encoding=rows stores a batch, and the default
     DataFrame path says in one line what is missing."""

@@ -136,6 +136,15 @@ def test_no_clean_and_steps_continue_the_series(cli, victoriametrics):
     assert in_time_order(*exported("events_temperature")[("events_temperature", "w000000-d000004")]) == (temperatures, timestamps)
 
 
+def test_query_timeout_is_reported_per_query(cli, victoriametrics):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000])
+    result = run(cli, "query", "-w", "1", "-r", "1", "--query-timeout", "0.000001")
+    assert result.code == 0, result.stderr  # the collector's count is not bound by the query timeout
+    summary = result.results()["queries"]
+    assert len(summary) == 5
+    assert all(row["errors"] == ["MetricsQL query timed out"] for row in summary), summary
+
+
 @pytest.fixture
 def second_server(tmp_path) -> Iterator:
     """Starts another real VictoriaMetrics with the flags a test gives, on a free port; stops it after."""
