@@ -104,7 +104,8 @@ class Module(DatabaseModule):
 
     def notes(self) -> list[str]:
         samples = "two samples per event (temperature, sequence number)" if self.options.store_sequence_number else "one sample per event (temperature)"
-        return [f"VictoriaMetrics stores {samples}, one series per device"]
+        return [f"VictoriaMetrics stores {samples}, one series per device",
+                "inserts/s counts acknowledged samples; the time until all were found by queries is reported separately"]
 
     @property
     def samples_per_event(self) -> int:
