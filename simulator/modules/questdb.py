@@ -185,7 +185,10 @@ class Module(DatabaseModule):
         self._sender.flush(prepared)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple]:
-        return [row for table, part in self.per_table(batch) for row in self._rows(table, part)]
+        """(table, event...) per event, in the batch's order."""
+        names = self.spec.table_names
+        tables = [names[index % len(names)] for index in batch.device_index.tolist()]
+        return [(table, *row) for table, row in zip(tables, batch.rows(with_client_key=self._with_key))]
 
     def insert_single(self, item: tuple) -> None:
         self._add_row(self._sender, item)

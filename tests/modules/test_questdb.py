@@ -104,6 +104,13 @@ def test_single_rows_one_and_four_workers(cli, questdb):
     assert stored("events", 2) == generated(2, 150)
 
 
+def test_single_rows_into_four_tables(cli, questdb):
+    assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--num-inserts", "100", "--tables", "multiple"), [200])
+    for table in range(4):
+        devices = rows(f"SELECT device_id, count() FROM events{table}")
+        assert devices and all(int(device[-6:]) % 4 == table and count == 10 for device, count in devices)
+
+
 def test_row_encoded_batches_four_tables_client_keys_dedup_and_hour_partitions(cli, questdb):
     result = run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "500", "--num-inserts", "2000", "--tables", "multiple",
                  "--primary-key", "client", "--extra-option", "batch_encoding=rows", "--extra-option", "dedup=true",
