@@ -87,6 +87,9 @@ class Module(DatabaseModule):
                 "the time until all were visible is reported separately"]
 
     # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        return self.options.host, self.options.http_port
+
     def connect(self) -> None:
         import psycopg
 

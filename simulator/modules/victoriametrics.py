@@ -54,6 +54,8 @@ FUTURE_LIMIT_S = 2 * DAY_S
 RETENTION_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": DAY_S, "w": 7 * DAY_S, "y": 365 * DAY_S}
 MONTH_S = 31 * DAY_S
 ENDPOINTS = {"import": "/api/v1/import", "influx": "/write"}
+# How long VictoriaMetrics serves a rendered copy of /metrics before rendering it again.
+METRICS_CACHE_S = 1.0
 # The server-wide counter of samples received per ingestion protocol (/metrics).
 INSERTED_COUNTER = {"import": 'vm_rows_inserted_total{type="vmimport"}', "influx": 'vm_rows_inserted_total{type="influx"}'}
 
@@ -112,6 +114,9 @@ class Module(DatabaseModule):
         return 2 if self.options.store_sequence_number else 1
 
     # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        return self.url_address(self.options.url, 8428)
+
     def connect(self) -> None:
         import httpx
 
@@ -186,7 +191,11 @@ class Module(DatabaseModule):
 
     def server_counters(self) -> dict[str, int] | None:
         """Events as the server counted them: its samples received over the run's protocol (server-wide,
-        so other clients' writes count too) divided by the samples per event."""
+        so other clients' writes count too) divided by the samples per event. VictoriaMetrics renders
+        /metrics at most once a second and serves that copy meanwhile: the second of two reads a
+        second apart is rendered after the first was asked for."""
+        self._request("reading /metrics", "GET", "/metrics")
+        time.sleep(METRICS_CACHE_S + 0.05)
         metrics = self._request("reading /metrics", "GET", "/metrics").text
         name = INSERTED_COUNTER[self.options.ingestion]
         for line in metrics.splitlines():
