@@ -31,6 +31,8 @@ YAML_FILES = {
     "mongodb-community.yaml": True,
     "iotdb-standalone.yaml": True,
     "clickhouse-installation.yaml": True,
+    "questdb-values.yaml": True,
+    "victoriametrics-values.yaml": True,
 }
 PASSWORD_KEYS = re.compile(r"(password|token|secretkey|^patroni_.*)$", re.IGNORECASE)
 # Keys whose value names a Secret (namespace/secret/key) instead of holding a password.
@@ -141,7 +143,8 @@ def test_readme_table_and_commands_cover_every_file():
     head = readme[: readme.index("\n## ")]
     assert "| target | service DNS name" in head
     for target in ("postgresql", "cockroachdb", "yugabyte_ysql", "yugabyte_ycql", "arangodb", "cassandra",
-                   "influxdb", "timescaledb", "elasticsearch", "adx", "mongodb", "iotdb", "clickhouse"):
+                   "influxdb", "timescaledb", "elasticsearch", "adx", "mongodb", "iotdb", "clickhouse",
+                   "questdb", "victoriametrics"):
         assert f"| `{target}` |" in head, target
     for name in YAML_FILES:
         assert f"dbinstall/{name}" in readme, f"README has no install command for {name}"

@@ -1,0 +1,356 @@
+"""VictoriaMetrics (single node) over its HTTP API, with httpx.
+
+A metrics store keeps samples (series, timestamp, float value), so events are mapped to series:
+one series per device and table, `<table>_temperature{device_id="..."}` (`events_temperature`, or
+`events0_temperature`..`events3_temperature` with --tables multiple), one sample per event. The
+sequence number is not a measurement: it is dropped by default; `store_sequence_number=true` writes it
+as a second series `<table>_sequence_number` (a float sample, exact up to 2^53), which doubles the
+samples. An event has no identity beyond (series, timestamp): no primary key can be stored (a key
+label would make a series per event), so `--primary-key db` (the default) and `none` mean the same
+and the other modes are refused.
+
+Ingestion (`ingestion` option), one HTTP request per call, its body built outside the timed call:
+- `import` (default): `POST /api/v1/import`, JSON lines, one line per series of the batch with its
+  values and millisecond timestamps (single inserts: one line per event);
+- `influx`: `POST /write?precision=ms`, InfluxDB line protocol, one line per event
+  (`events,device_id=... temperature=...`); VictoriaMetrics names the series `<measurement>_<field>`,
+  the same series as `import`.
+
+Samples are buffered in memory before they are searchable: `count()` first calls
+`/internal/force_flush`, and the count check after a run repeats it until every acknowledged sample is
+counted (bounded by `visible_wait_s`: series created by the run were seen to stay unfound for up to
+10 s after the flush), reporting the wait. The data lies in the past (events start 2026-01-01), so the
+server's `-retentionPeriod` must reach back that far (the default, one month, drops older samples silently):
+`setup()` reads the server's flags from /metrics and refuses to run when it does not, or when
+`-dedup.minScrapeInterval` is set (it would merge a device's samples). Queries are MetricsQL instant
+queries (`/api/v1/query`, `nocache=1`) whose window covers every time an event can have: from the
+generator's origin to now + 2 days (the newest timestamp VictoriaMetrics accepts).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from simulator.errors import one_line
+from simulator.events import TIME_ORIGIN_MS, EventBatch
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.report import IngestionWait
+from simulator.spec import PrimaryKey
+from simulator.wire import text_rows
+
+log = logging.getLogger("victoriametrics")
+
+DAY_S = 86_400
+# VictoriaMetrics refuses samples more than two days ahead of its clock.
+FUTURE_LIMIT_S = 2 * DAY_S
+RETENTION_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": DAY_S, "w": 7 * DAY_S, "y": 365 * DAY_S}
+MONTH_S = 31 * DAY_S
+ENDPOINTS = {"import": "/api/v1/import", "influx": "/write"}
+# How long VictoriaMetrics serves a rendered copy of /metrics before rendering it again.
+METRICS_CACHE_S = 1.0
+# The server-wide counter of samples received per ingestion protocol (/metrics).
+INSERTED_COUNTER = {"import": 'vm_rows_inserted_total{type="vmimport"}', "influx": 'vm_rows_inserted_total{type="influx"}'}
+
+
+class VictoriametricsOptions(ModuleOptions):
+    url: str = "http://localhost:8428"
+    ingestion: Literal["import", "influx"] = Field("import", description="/api/v1/import JSON lines, or InfluxDB line protocol on /write")
+    store_sequence_number: bool = Field(False, description="write each event's sequence number as a second series")
+    timeout: float = Field(60.0, gt=0, description="seconds one HTTP call may take")
+    visible_wait_s: float = Field(30, ge=0, description="longest wait, after a run, for every acknowledged sample to be searchable")
+    visible_poll_s: float = Field(0.1, gt=0, description="seconds between counts while waiting")
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"'{url}' is not an http:// or https:// URL")
+        return url.rstrip("/")
+
+
+class VictoriaMetricsError(Exception):
+    """The server refused a call, or the call got no answer."""
+
+
+class Module(DatabaseModule):
+    Options = VictoriametricsOptions
+    options: VictoriametricsOptions
+    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._client = None
+        tables = self.spec.table_names
+        self._temperature = [f"{table}_temperature" for table in tables]
+        # --clean removes both, whatever this run stores: a table is its series.
+        self._metrics = self._temperature + [f"{table}_sequence_number" for table in tables]
+
+    def validate(self) -> None:
+        if self.spec.primary_key not in self.primary_keys:
+            raise ModuleError(
+                f"module 'victoriametrics' does not support --primary-key {self.spec.primary_key.value}: a sample is identified by its "
+                "series and time only (db and none mean the same)"
+            )
+
+    # -- how the module describes its runs -------------------------------------------------
+    def batch_kind(self) -> str:
+        return "/api/v1/import request" if self.options.ingestion == "import" else "line protocol request"
+
+    def notes(self) -> list[str]:
+        samples = "two samples per event (temperature, sequence number)" if self.options.store_sequence_number else "one sample per event (temperature)"
+        return [f"VictoriaMetrics stores {samples}, one series per device",
+                "inserts/s counts acknowledged samples; the time until all were found by queries is reported separately"]
+
+    @property
+    def samples_per_event(self) -> int:
+        return 2 if self.options.store_sequence_number else 1
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        return self.url_address(self.options.url, 8428)
+
+    def connect(self) -> None:
+        import httpx
+
+        self._client = httpx.Client(base_url=self.options.url, timeout=self.options.timeout)
+        try:
+            self._client.get("/health").raise_for_status()
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+            self.close()
+            raise ModuleError(f"cannot connect to VictoriaMetrics at {self._address()}: {one_line(error)}") from None
+        except httpx.HTTPError as error:
+            self.close()
+            raise ModuleError(f"the server at {self._address()} does not answer like VictoriaMetrics: {one_line(error)}") from None
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _address(self) -> str:
+        parts = urlsplit(self.options.url)
+        return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+    def _request(self, what: str, method: str, path: str, **kwargs) -> Any:
+        """One call; a refusal or a call without answer raises VictoriaMetricsError naming `what`."""
+        import httpx
+
+        try:
+            response = self._client.request(method, path, **kwargs)
+        except httpx.TimeoutException:
+            raise VictoriaMetricsError(f"{what} timed out") from None
+        except httpx.TransportError as error:
+            raise VictoriaMetricsError(f"{what} failed: {one_line(error)}") from None
+        if response.status_code >= 300:
+            raise VictoriaMetricsError(f"{what} failed with {response.status_code}: {one_line(response.text, limit=300)}")
+        return response
+
+    # -- collector -------------------------------------------------------------------------
+    def setup(self) -> None:
+        self._check_flags(_flags(self._request("reading /metrics", "GET", "/metrics").text))
+        if self.spec.clean:
+            self._request("deleting the run's series", "POST", "/api/v1/admin/tsdb/delete_series", data={"match[]": self._selector(self._metrics)})
+
+    def _check_flags(self, flags: dict[str, str]) -> None:
+        """Refuse a server that would drop the run's samples: a retention that does not reach back to
+        the events' times, or deduplication."""
+        retention = flags.get("retentionPeriod")
+        if retention is None:
+            log.warning("VictoriaMetrics at %s does not show its flags on /metrics: retention not checked", self._address())
+        else:
+            kept_s = _retention_seconds(retention)
+            needed_s = time.time() - TIME_ORIGIN_MS / 1000
+            if kept_s is not None and kept_s < needed_s:
+                raise ModuleError(
+                    f"VictoriaMetrics at {self._address()} keeps samples for -retentionPeriod={retention}, but the events start at "
+                    f"2026-01-01 ({needed_s / DAY_S:.0f} days ago) and would be dropped: start it with -retentionPeriod=100y"
+                )
+        dedup = flags.get("dedup.minScrapeInterval", "0s")
+        if dedup not in ("0s", "0", ""):
+            raise ModuleError(f"VictoriaMetrics at {self._address()} deduplicates samples (-dedup.minScrapeInterval={dedup}), which merges a "
+                              "device's events: run it without that flag")
+
+    def count(self) -> int:
+        """Temperature samples of the run's series, after the server flushed its in-memory buffers."""
+        self._request("flushing", "GET", "/internal/force_flush")
+        result = self._instant(f"sum(count_over_time({self._selector(self._temperature)}[{{window}}]))")
+        return round(float(result[0]["value"][1])) if result else 0
+
+    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
+        """Acknowledged samples are searchable after a flush, but series the run created were seen to
+        stay unfound for up to 10 s: count (each time after a flush) until all are there, bounded."""
+        return self.count_until(expected, run_ended_at, self.options.visible_wait_s, self.options.visible_poll_s)
+
+    def server_counters(self) -> dict[str, int] | None:
+        """Events as the server counted them: its samples received over the run's protocol (server-wide,
+        so other clients' writes count too) divided by the samples per event. VictoriaMetrics renders
+        /metrics at most once a second and serves that copy meanwhile: the second of two reads a
+        second apart is rendered after the first was asked for."""
+        self._request("reading /metrics", "GET", "/metrics")
+        time.sleep(METRICS_CACHE_S + 0.05)
+        metrics = self._request("reading /metrics", "GET", "/metrics").text
+        name = INSERTED_COUNTER[self.options.ingestion]
+        for line in metrics.splitlines():
+            if line.startswith(name + " "):
+                return {"events_inserted_server_wide": int(float(line.split()[-1])) // self.samples_per_event}
+        return None
+
+    # -- workers ---------------------------------------------------------------------------
+    def prepare_batch(self, batch: EventBatch) -> bytes:
+        if self.options.ingestion == "influx":
+            return text_rows.compact(self._line_protocol(batch))
+        return b"".join(self._import_lines(table, part) for table, part in self.per_table(batch))
+
+    def insert_batch(self, prepared: bytes) -> None:
+        self._write(prepared)
+
+    def prepare_single(self, batch: EventBatch) -> list[bytes]:
+        rows = self._line_protocol(batch) if self.options.ingestion == "influx" else self._import_event_lines(batch)
+        return [row[row != 0].tobytes() for row in rows]
+
+    def insert_single(self, item: bytes) -> None:
+        self._write(item)
+
+    def _write(self, body: bytes) -> None:
+        params = {"precision": "ms"} if self.options.ingestion == "influx" else None
+        self._request("write", "POST", ENDPOINTS[self.options.ingestion], content=body, params=params)
+
+    def _table_names(self, batch: EventBatch) -> np.ndarray:
+        names = np.array(self.spec.table_names, dtype="S")
+        return names[batch.device_index % len(names)]
+
+    def _line_protocol(self, batch: EventBatch) -> np.ndarray:
+        """One line per event: `<table>,device_id=<id> temperature=<t>[,sequence_number=<n>i] <ms>`."""
+        columns = [text_rows.fixed(self._table_names(batch)), text_rows.constant(",device_id="), text_rows.fixed(batch.device_id),
+                   text_rows.constant(" temperature="), text_rows.decimals(batch.temperature)]
+        if self.options.store_sequence_number:
+            columns += [text_rows.constant(",sequence_number="), text_rows.integers(batch.sequence_number), text_rows.constant("i")]
+        columns += [text_rows.constant(" "), text_rows.integers(batch.timestamp_ms), text_rows.constant("\n")]
+        return text_rows.text_rows(columns, len(batch))
+
+    def _import_lines(self, table: str, batch: EventBatch) -> bytes:
+        """JSON lines for /api/v1/import: one per series of the batch, its values and timestamps in the
+        batch's order (a Python loop per series, none per event)."""
+        order = np.argsort(batch.device_index, kind="stable")
+        devices = batch.device_index[order]
+        starts = np.flatnonzero(np.r_[True, devices[1:] != devices[:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        timestamps = _separated(text_rows.integers(batch.timestamp_ms[order]))
+        values = [(f"{table}_temperature", _separated(text_rows.decimals(batch.temperature[order])))]
+        if self.options.store_sequence_number:
+            values.append((f"{table}_sequence_number", _separated(text_rows.integers(batch.sequence_number[order]))))
+        lines = []
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            device = batch.device_id[order[start]].decode()
+            times = text_rows.compact(timestamps[start:end])[:-1].decode()
+            for name, text in values:
+                lines.append(f'{{"metric":{{"__name__":"{name}","device_id":"{device}"}},'
+                             f'"values":[{text_rows.compact(text[start:end])[:-1].decode()}],"timestamps":[{times}]}}\n')
+        return "".join(lines).encode()
+
+    def _import_event_lines(self, batch: EventBatch) -> np.ndarray:
+        """One row per event holding its JSON line(s) for /api/v1/import (single inserts)."""
+
+        def line(metric: str, value: np.ndarray) -> list[np.ndarray]:
+            return [text_rows.constant('{"metric":{"__name__":"'), text_rows.fixed(self._table_names(batch)), text_rows.constant(f'_{metric}","device_id":"'),
+                    text_rows.fixed(batch.device_id), text_rows.constant('"},"values":['), value,
+                    text_rows.constant('],"timestamps":['), text_rows.integers(batch.timestamp_ms), text_rows.constant("]}\n")]
+
+        columns = line("temperature", text_rows.decimals(batch.temperature))
+        if self.options.store_sequence_number:
+            columns += line("sequence_number", text_rows.integers(batch.sequence_number))
+        return text_rows.text_rows(columns, len(batch))
+
+    # -- queries ---------------------------------------------------------------------------
+    def queries(self) -> dict[str, Query]:
+        series = self._selector(self._temperature)
+
+        def over(function: str) -> str:
+            return f"{function}({series}[{{window}}])"
+
+        def named(**expressions: str) -> str:
+            """Several results in one answer, each series labelled `stat` with its name."""
+            return "union(" + ", ".join(f'label_set({expression}, "stat", "{name}")' for name, expression in expressions.items()) + ")"
+
+        return {
+            "count-events": self._query(f"sum({over('count_over_time')})", one_row),
+            "temperature-min-max": self._query(named(min=f"min({over('min_over_time')})", max=f"max({over('max_over_time')})"), one_row),
+            "temperature-stats": self._query(named(
+                min=f"min({over('min_over_time')})",
+                avg=f"sum({over('sum_over_time')}) / sum({over('count_over_time')})",
+                max=f"max({over('max_over_time')})"), one_row),
+            "temperature-stats-per-device": self._query(named(
+                min=over("min_over_time"), avg=over("avg_over_time"), max=over("max_over_time")), per_device),
+            # The newest sample of each series: its value and (tlast_over_time) its own time.
+            "newest-per-device": self._query(named(value=over("last_over_time"), time=over("tlast_over_time")), per_device),
+        }
+
+    def _query(self, expression: str, rows: Callable[[list[dict]], list[tuple]]) -> Query:
+        def run() -> int:
+            return len(rows(self._instant(expression, bounded=True)))
+
+        return run
+
+    def _instant(self, expression: str, bounded: bool = False) -> list[dict]:
+        """An instant MetricsQL query evaluated after the newest possible event, `{window}` in the
+        expression replaced by a window reaching back before the oldest (the data lies in the past).
+        `bounded`: one of the run's queries, which --query-timeout limits (counts are not)."""
+        at = time.time() + FUTURE_LIMIT_S
+        window_s = int(at - TIME_ORIGIN_MS / 1000) + DAY_S
+        params = {"query": expression.replace("{window}", f"{window_s}s"), "time": f"{at:.3f}", "nocache": "1"}
+        limit = self.spec.query_timeout if bounded and self.spec.task == "query" else 0
+        if limit:  # the server stops the query; the client gives up waiting at the same time
+            params["timeout"] = f"{max(1, round(limit * 1000))}ms"
+        started = time.perf_counter()
+        response = self._request("MetricsQL query", "GET", "/api/v1/query", params=params, **({"timeout": limit} if limit else {}))
+        # httpx limits each socket operation, not the call: an answer that came in late is late all the same.
+        if limit and time.perf_counter() - started > limit:
+            raise VictoriaMetricsError("MetricsQL query timed out")
+        answer = response.json()
+        if answer.get("status") != "success":
+            raise VictoriaMetricsError(f"MetricsQL query failed: {one_line(answer.get('error') or answer, limit=300)}")
+        return answer["data"]["result"]
+
+    def _selector(self, metrics: list[str]) -> str:
+        return '{__name__=~"' + "|".join(metrics) + '"}'
+
+
+def one_row(result: list[dict]) -> list[tuple]:
+    """The `stat`-labelled results of a global aggregation as one row (none when there is no data)."""
+    values = {series["metric"].get("stat", "value"): float(series["value"][1]) for series in result}
+    return [tuple(values[name] for name in sorted(values))] if values else []
+
+
+def per_device(result: list[dict]) -> list[tuple]:
+    """The `stat`-labelled per-series results as one row per device: (device_id, value per stat...)."""
+    devices: dict[str, dict[str, float]] = {}
+    for series in result:
+        devices.setdefault(series["metric"]["device_id"], {})[series["metric"]["stat"]] = float(series["value"][1])
+    return [(device, *(stats[name] for name in sorted(stats))) for device, stats in sorted(devices.items())]
+
+
+def _separated(rows: np.ndarray) -> np.ndarray:
+    """Rows of text, each followed by a comma."""
+    return np.concatenate([rows, np.full((len(rows), 1), ord(","), dtype=np.uint8)], axis=1)
+
+
+def _flags(metrics: str) -> dict[str, str]:
+    """The server's command-line flags, as /metrics lists them: `flag{name="...", value="..."} 1`."""
+    return dict(re.findall(r'^flag\{name="([^"]+)", value="([^"]*)"', metrics, flags=re.MULTILINE))
+
+
+def _retention_seconds(value: str) -> float | None:
+    """A -retentionPeriod value in seconds: a number with a unit (s, m, h, d, w, y), months without one."""
+    match = re.fullmatch(r"([0-9.]+)([smhdwy]?)", value.strip())
+    if not match:
+        return None
+    number, unit = float(match.group(1)), match.group(2)
+    return number * (RETENTION_UNITS_S[unit] if unit else MONTH_S)

@@ -1,0 +1,255 @@
+"""The questdb module end to end through the CLI, against the real QuestDB 9 of
+scripts/servers/start-questdb.sh (ILP over HTTP on 9000, PostgreSQL wire protocol on 8812). The tests
+read what was stored with psycopg themselves."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import psycopg
+import pytest
+
+from simulator.events import EventGenerator
+from simulator.modules import module_class
+from simulator.spec import RunSpec
+from tests.conftest import REPO_ROOT, assert_verified, rows_per_query
+
+pytestmark = pytest.mark.questdb
+
+HOST = os.environ.get("QUESTDB_HOST", "127.0.0.1")
+HTTP_PORT = int(os.environ.get("QUESTDB_HTTP_PORT", "9000"))
+PG_PORT = int(os.environ.get("QUESTDB_PG_PORT", "8812"))
+UNUSED_PORT = 9098
+
+CONFIG = """\
+platform: local
+targets:
+  quest:
+    module: questdb
+    host: {host}
+    http_port: {http_port}
+    pg_port: {pg_port}
+"""
+
+
+def connect() -> psycopg.Connection:
+    return psycopg.connect(host=HOST, port=PG_PORT, user="admin", password="quest", dbname="qdb", autocommit=True, connect_timeout=10)
+
+
+@pytest.fixture
+def questdb(tmp_path):
+    """A config with a `quest` target in the test folder; fails (never skips) without the server."""
+    try:
+        connect().close()
+    except psycopg.OperationalError as error:
+        pytest.fail(f"QuestDB is not reachable at {HOST}:{PG_PORT} ({error}); start it with scripts/servers/start-questdb.sh")
+    (tmp_path / "config.yaml").write_text(CONFIG.format(host=HOST, http_port=HTTP_PORT, pg_port=PG_PORT))
+
+
+def run(cli, *args):
+    return cli(*args, "--config", "config.yaml", "--target", "quest", "--platform", "local", timeout=300)
+
+
+def rows(statement: str, *params) -> list[tuple]:
+    with connect() as conn:
+        return conn.execute(statement, params or None).fetchall()
+
+
+def table_info(table: str) -> tuple:
+    return rows("SELECT designatedTimestamp, partitionBy, walEnabled, dedup FROM tables() WHERE table_name = %s", table)[0]
+
+
+def generated(worker: int, count: int, devices: int = 10) -> list[tuple]:
+    batch = EventGenerator(1, worker, devices).batch(0, count)
+    return list(zip(batch.timestamp_ms.tolist(), batch.device_id.astype("U15").tolist(), batch.sequence_number.tolist(), batch.temperature.tolist()))
+
+
+def stored(table: str, worker: int) -> list[tuple]:
+    """(epoch ms, device_id, sequence_number, temperature) of one worker's events, in time order."""
+    found = rows(f"SELECT timestamp, device_id, sequence_number, temperature FROM {table} WHERE device_id LIKE %s ORDER BY timestamp",
+                 f"w{worker:06d}-%")
+    # TIMESTAMP comes back as a naive datetime in UTC.
+    return [(round(ts.replace(tzinfo=dt.UTC).timestamp() * 1000), device, sequence, temperature)
+            for ts, device, sequence, temperature in found]
+
+
+def test_dataframe_batches_one_and_four_workers_then_the_five_queries(cli, questdb):
+    reports = assert_verified(run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "3000"), [3000, 12000])
+    assert [r["figures"]["latency"]["calls"] for r in reports] == [3, 12]  # one ILP request per batch
+    assert rows("SELECT count() FROM events") == [(12000,)]
+    # The commit wait is measured and reported (WAL tables apply asynchronously).
+    assert all(r["ingestion"]["reached"] and r["ingestion"]["counted"] == r["ingestion"]["expected"] for r in reports)
+    assert reports[0]["insert_mode"] == "ILP/HTTP request (DataFrame), size 1000"
+    # The table was made by the module: designated timestamp, partitioned by day, WAL, no dedup.
+    assert table_info("events") == ("timestamp", "DAY", True, False)
+    assert stored("events", 0) == generated(0, 3000)
+    assert stored("events", 3) == generated(3, 3000)
+    assert reports[1]["server"]["counters_at_end"] == {"rows": 12000}
+    assert reports[1]["server"]["storage_bytes"] > 0
+
+    result = run(cli, "query", "-w", "1", "-r", "2")
+    assert result.query_rows() == rows_per_query(40)
+
+
+def test_single_rows_one_and_four_workers(cli, questdb):
+    reports = assert_verified(run(cli, "insert", "-w", "1,4", "-r", "1", "--num-inserts", "150"), [150, 600])
+    assert [r["figures"]["latency"]["calls"] for r in reports] == [150, 600]  # one request per event
+    assert reports[0]["insert_mode"] == "single inserts"
+    assert rows("SELECT count() FROM events") == [(600,)]
+    assert stored("events", 2) == generated(2, 150)
+
+
+def test_single_rows_into_four_tables(cli, questdb):
+    assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--num-inserts", "100", "--tables", "multiple"), [200])
+    for table in range(4):
+        devices = rows(f"SELECT device_id, count() FROM events{table}")
+        assert devices and all(int(device[-6:]) % 4 == table and count == 10 for device, count in devices)
+
+
+def test_row_encoded_batches_four_tables_client_keys_dedup_and_hour_partitions(cli, questdb):
+    result = run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "500", "--num-inserts", "2000", "--tables", "multiple",
+                 "--primary-key", "client", "--extra-option", "batch_encoding=rows", "--extra-option", "dedup=true",
+                 "--extra-option", "partition_by=HOUR")
+    reports = assert_verified(result, [2000, 8000])
+    assert reports[0]["insert_mode"] == "ILP/HTTP request (rows), size 500"
+    total = 0
+    for table in range(4):
+        assert table_info(f"events{table}") == ("timestamp", "HOUR", True, True)
+        devices = rows(f"SELECT DISTINCT device_id FROM events{table}")
+        assert devices and all(int(device[-6:]) % 4 == table for (device,) in devices)  # a device stays in one table
+        total += rows(f"SELECT count() FROM events{table}")[0][0]
+    assert total == 8000
+    # The worker's key is stored with each event (worker 1's devices 1, 5, 9 are in events1).
+    expected = EventGenerator(1, 1, 10).batch(0, 2000)
+    keys = dict(zip(expected.sequence_number.tolist(), expected.client_key.astype("U28").tolist()))
+    stored_keys = rows("SELECT sequence_number, id FROM events1 WHERE device_id LIKE 'w000001-%'")
+    assert len(stored_keys) == 600 and all(keys[sequence] == key for sequence, key in stored_keys)
+
+
+def _module(**options: str) -> object:
+    spec = RunSpec(run_id="questdb-test", task="insert", target="quest", module="questdb", workers=1, batch=1000,
+                   connection={"host": HOST, "http_port": HTTP_PORT, "pg_port": PG_PORT}, extra=options)
+    module = module_class("questdb")(spec)
+    module.connect()
+    module.setup()
+    return module
+
+
+def _stored_after_two_writes(**options: str) -> int:
+    module = _module(**options)
+    try:
+        batch = EventGenerator(7, 0, 10).batch(0, 1000)
+        module.insert_batch(module.prepare_batch(batch))
+        module.insert_batch(module.prepare_batch(batch))  # the same events again
+        wait = module.wait_for_count(2000, time.time())
+        return wait.counted
+    finally:
+        module.close()
+
+
+def test_dedup_replaces_repeated_events_and_without_it_they_add_up(questdb):
+    assert _stored_after_two_writes(commit_wait_s="3") == 2000
+    # With dedup the second write replaces the first: the count never reaches 2000 and the wait gives up at its limit.
+    assert _stored_after_two_writes(dedup="true", commit_wait_s="1") == 1000
+    assert rows("SELECT count(), count_distinct(sequence_number) FROM events") == [(1000, 1000)]
+
+
+def test_commit_wait_is_bounded(questdb):
+    module = _module(commit_wait_s="0.3", commit_poll_s="0.05")
+    try:
+        module.insert_batch(module.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
+        started = time.time()
+        wait = module.wait_for_count(1001, started)
+    finally:
+        module.close()
+    assert not wait.reached and wait.counted == 1000 and wait.limit_s == 0.3
+    assert 0.3 <= wait.waited_s < 2.0
+    assert wait.sentence() == "only 1,000 of 1,001 events stored within 0.3 s"
+
+
+def test_query_timeout_reaches_the_server(questdb):
+    """--query-timeout becomes the connection's statement_timeout: QuestDB aborts a query that runs longer."""
+    spec = RunSpec(run_id="questdb-test", task="query", target="quest", module="questdb", workers=1, query_timeout=0.2,
+                   connection={"host": HOST, "http_port": HTTP_PORT, "pg_port": PG_PORT})
+    module = module_class("questdb")(spec)
+    module.connect()
+    try:
+        started = time.perf_counter()
+        with pytest.raises(psycopg.DatabaseError, match="timeout, query aborted"):
+            module._conn.execute("SELECT sum(x * x) FROM long_sequence(5000000000)").fetchall()
+        assert time.perf_counter() - started < 5
+    finally:
+        module.close()
+
+
+def test_row_encoding_needs_no_pandas(questdb):
+    """The NumPy-only path: with pandas unimportable, batch_encoding=rows stores a batch, and the default
+    DataFrame path says in one line what is missing."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["pandas"] = None  # import pandas now raises ImportError
+        from simulator.events import EventGenerator
+        from simulator.modules import ModuleError, module_class
+        from simulator.spec import RunSpec
+        def module(**extra):
+            spec = RunSpec(run_id="nopandas", task="insert", target="q", module="questdb", workers=1, batch=1000,
+                           connection={{"host": "{HOST}", "http_port": {HTTP_PORT}, "pg_port": {PG_PORT}}}, extra=extra)
+            return module_class("questdb")(spec)
+        try:
+            module().connect()
+        except ModuleError as error:
+            print("refused:", error)
+        rows = module(batch_encoding="rows")
+        rows.connect(); rows.setup()
+        rows.insert_batch(rows.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
+        print("stored:", rows.wait_for_count(1000, 0).counted)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "refused: questdb: batch_encoding dataframe needs pandas; install it or use batch_encoding=rows", "stored: 1000"]
+
+
+def test_no_clean_and_steps_continue_the_streams(cli, questdb):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "300"), [300])
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "200", "--steps", "2")
+    assert result.code == 0, result.stderr
+    verifications = [run["report"]["verification"] for run in result.results()["runs"]]
+    assert [(v["count_before"], v["counted"]) for v in verifications] == [(0, 200), (200, 400)]
+    assert stored("events", 0) == generated(0, 400)  # the second step continued the stream
+
+
+def test_prefill_is_counted(cli, questdb):
+    reports = assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--batch", "500", "--num-inserts", "1000", "--prefill", "3000"), [5000])
+    assert reports[0]["verification"]["prefilled"] == 3000
+
+
+@pytest.mark.parametrize("mode", ["sql", "uuid"])
+def test_key_modes_questdb_cannot_honour_are_refused(cli, questdb, mode):
+    result = run(cli, "insert", "-w", "1", "--primary-key", mode)
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: module 'questdb' does not support --primary-key {mode}: QuestDB generates no keys "
+        "(db and none mean the same: no key column; client stores the worker's key)"]
+
+
+def test_bad_partitioning_is_a_usage_error(cli, questdb):
+    result = run(cli, "insert", "-w", "1", "--extra-option", "partition_by=NONE")
+    assert result.code == 2
+    assert "partition_by" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("port_option", "message"), [
+    ("pg_port", f"cannot connect to QuestDB's PostgreSQL wire protocol at {HOST}:{UNUSED_PORT}"),
+    ("http_port", f"cannot connect to QuestDB's ILP over HTTP at {HOST}:{UNUSED_PORT}"),
+])
+def test_unreachable_port_is_one_line_naming_host_and_port(cli, questdb, port_option, message):
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "100", "--extra-option", f"{port_option}={UNUSED_PORT}")
+    assert result.code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
