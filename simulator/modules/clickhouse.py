@@ -208,6 +208,9 @@ class Module(DatabaseModule):
                 self._execute(f"DROP TABLE IF EXISTS {qualified}")
             self._execute(self.dialect.create_table(qualified))
 
+    def server_version(self) -> str | None:
+        return f"ClickHouse {self._execute('SELECT version()')[0][0]}"
+
     def count(self) -> int:
         return sum(int(self._execute(f"SELECT count() FROM {qualified}", columnar=True)[0][0]) for qualified in self._tables.values())
 

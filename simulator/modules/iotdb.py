@@ -178,6 +178,10 @@ class Module(DatabaseModule):
             path = self._paths[(table, device)] = f"root.{self.options.database}.{table}.`{device.decode()}`"
         return path
 
+    def server_version(self) -> str | None:
+        version = self._first_row("SHOW VERSION")  # Version, BuildInfo
+        return f"IoTDB {' '.join(str(part) for part in version)}" if version else "IoTDB (version not reported)"
+
     def count(self) -> int:
         if self._tree:
             series = ", ".join(f"root.{self.options.database}.{table}.*" for table in self.spec.table_names)

@@ -153,6 +153,10 @@ class Module(DatabaseModule):
             statement += f" DEDUP UPSERT KEYS({', '.join(keys)})"
         return statement
 
+    def server_version(self) -> str | None:
+        # build() answers "Build Information: QuestDB 9.2.2, JDK ..., Commit Hash ..."
+        return self._conn.execute("SELECT build()").fetchone()[0].removeprefix("Build Information: ")
+
     def count(self) -> int:
         return sum(self._conn.execute(f"SELECT count() FROM {table}").fetchone()[0] for table in self.spec.table_names)
 

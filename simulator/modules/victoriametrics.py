@@ -178,6 +178,13 @@ class Module(DatabaseModule):
             raise ModuleError(f"VictoriaMetrics at {self._address()} deduplicates samples (-dedup.minScrapeInterval={dedup}), which merges a "
                               "device's events: run it without that flag")
 
+    def server_version(self) -> str | None:
+        """From the vm_app_version metric; Debian's build leaves its version label empty and says so."""
+        metrics = self._request("reading /metrics", "GET", "/metrics").text
+        found = re.search(r'^vm_app_version\{version="([^"]*)"', metrics, re.MULTILINE)
+        version = found.group(1) if found else ""
+        return f"VictoriaMetrics {version}" if version else "VictoriaMetrics (this build does not report its version)"
+
     def count(self) -> int:
         """Temperature samples of the run's series, after the server flushed its in-memory buffers."""
         self._request("flushing", "GET", "/internal/force_flush")

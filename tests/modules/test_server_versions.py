@@ -101,3 +101,47 @@ def test_influxdb_reports_the_ping_header():
     url = os.environ.get("INFLUXDB_URL", "http://127.0.0.1:8086")
     version = httpx.get(f"{url}/ping", timeout=10).headers["X-Influxdb-Version"]
     assert module("influxdb", url=url, token="-", org="-", bucket="versions/autogen").server_version() == f"InfluxDB {version}"
+
+
+@pytest.mark.questdb
+def test_questdb_reports_its_build():
+    host = os.environ.get("QUESTDB_HOST", "127.0.0.1")
+    http_port = int(os.environ.get("QUESTDB_HTTP_PORT", "9000"))
+    answer = httpx.get(f"http://{host}:{http_port}/exec", params={"query": "SELECT build()"}, timeout=10).json()
+    build = answer["dataset"][0][0]
+    reported = module("questdb", host=host, http_port=http_port, pg_port=int(os.environ.get("QUESTDB_PG_PORT", "8812"))).server_version()
+    assert reported.startswith("QuestDB ") and build.endswith(reported)
+
+
+@pytest.mark.clickhouse
+def test_clickhouse_reports_version():
+    host = os.environ.get("CLICKHOUSE_HOST", "127.0.0.1")
+    http_port = int(os.environ.get("CLICKHOUSE_HTTP_PORT", "18123"))
+    version = httpx.get(f"http://{host}:{http_port}/", params={"query": "SELECT version()"}, timeout=10).text.strip()
+    found = module("clickhouse", host=host, port=int(os.environ.get("CLICKHOUSE_PORT", "19000")))
+    assert found.server_version() == f"ClickHouse {version}"
+
+
+@pytest.mark.iotdb
+def test_iotdb_reports_show_version():
+    from iotdb.Session import Session
+
+    host, port = os.environ.get("IOTDB_HOST", "127.0.0.1"), int(os.environ.get("IOTDB_PORT", "6667"))
+    session = Session(host, port, "root", "root")
+    session.open(False)
+    try:
+        with session.execute_query_statement("SHOW VERSION") as data:
+            version = str(data.todf().iloc[0, 0])
+    finally:
+        session.close()
+    reported = module("iotdb", host=host, port=port).server_version()
+    assert reported.startswith(f"IoTDB {version}") and version[0].isdigit()
+
+
+@pytest.mark.victoriametrics
+def test_victoriametrics_reports_its_version_label():
+    url = os.environ.get("VICTORIAMETRICS_URL", "http://127.0.0.1:8428")
+    line = next(line for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines() if line.startswith("vm_app_version{"))
+    label = line.split('version="', 1)[1].split('"', 1)[0]
+    reported = module("victoriametrics", url=url).server_version()
+    assert reported == (f"VictoriaMetrics {label}" if label else "VictoriaMetrics (this build does not report its version)")
