@@ -16,10 +16,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 import simulator
-from cli.cost import Cost, InsertCost, QueryCost
-from cli.resource_figures import ResourceFigures
 from cli import host as host_info
+from cli.cost import Cost, InsertCost, QueryCost
 from cli.host import Host
+from cli.resource_figures import ResourceFigures
 from simulator import conditions
 from simulator.report import RunReport
 from simulator.spec import RunSpec
