@@ -11,6 +11,7 @@ step() { printf '\n==== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)" >&2; }
 
 step "Debian packages of the servers (dpkg takes one apt-get at a time)"
 IOTBENCH_PACKAGES_ONLY=1 scripts/servers/start-all.sh
+scripts/install-chromium.sh >/dev/null    # the headless browser of tests/integration/test_html_report.py
 
 # The local Kubernetes (built once into /var/cache/k8s-local; cold, a 15-minute compile) comes up in
 # the background while the servers start and the test environment is made.
