@@ -27,6 +27,7 @@ from simulator.stats import QueryFigures, Spread
 
 FORMAT_VERSION = 2
 Status = Literal["running", "ok", "failed", "interrupted"]
+Task = Literal["insert", "query", "scan"]
 
 
 class Environment(BaseModel):
@@ -106,9 +107,27 @@ class QueryRow(QueryFigures):
     cost: QueryCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
 
 
+class ScanRow(BaseModel):
+    """One worker count's scan runs."""
+
+    workers: int
+    runs: int
+    devices: int
+    rows: int = Field(description="rows read per run (of the last run)")
+    rows_per_s: Spread = Field(description="rows read by all workers per second, across runs")
+    window_min: float | None = Field(None, description="slowest 10,000-row window of any worker in any run, rows/s")
+    window_avg: float | None = Field(None, description="mean over the runs of their windows' mean rate, rows/s per worker")
+    window_max: float | None = None
+    page_p50_ms: float = Field(description="mean of the runs' p50 latency per page or fetch")
+    page_p99_ms: float
+    page_max_ms: float
+    check: str = Field(description="ok, FAILED, or order ok, counts not checked; over the runs")
+    problem: str | None = Field(None, description="the first failed check, or why counts were not checked")
+
+
 class ResultsDocument(BaseModel):
     format_version: int = FORMAT_VERSION
-    task: Literal["insert", "query"]
+    task: Task
     target: str
     platform: str
     status: Status = "running"
@@ -122,6 +141,7 @@ class ResultsDocument(BaseModel):
     runs: list[RunRecord] = Field(default_factory=list)
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
+    scans: list[ScanRow] = Field(default_factory=list)
 
     def insert_runs(self) -> list[RunRecord]:
         """The runs that finished with insert figures."""

@@ -125,12 +125,27 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
 @click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
 @handle_errors
 def query(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, query_names, query_timeout) -> None:
-    """Run the five analytic queries against the data already in the database."""
+    """Run the analytic queries against the data already in the database and check every answer
+    against what the tool inserted (exit 1 on a wrong answer)."""
     queries = parse_queries(query_names, QUERY_NAMES, QUERY_VARIANTS)
     config, target_config, platform_name = _resolve(config_path, target, platform)
     base = _spec(target, target_config, extra_options, task="query", workers=worker_counts[0], queries=queries,
                  query_runs=runs, query_timeout=query_timeout, clean=False)
     invocation = runner.Invocation(base, worker_counts, 1, 0, timeout)
+    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
+
+
+@commands.command()
+@common_options
+@click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Workers sharing the devices (a set is allowed).")
+@click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Scans per worker count; figures are averaged.")
+@click.option("--page-size", type=click.IntRange(min=1, max=1_000_000), default=10_000, show_default=True, help="Readings per page or fetch.")
+@handle_errors
+def scan(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, page_size) -> None:
+    """Read every reading of every device back in time order, streaming, and check order and counts (exit 1 when wrong)."""
+    config, target_config, platform_name = _resolve(config_path, target, platform)
+    base = _spec(target, target_config, extra_options, task="scan", workers=worker_counts[0], scan_page_size=page_size, clean=False)
+    invocation = runner.Invocation(base, worker_counts, runs, 0, timeout)
     _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
 
 

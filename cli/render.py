@@ -22,6 +22,8 @@ def title(document: ResultsDocument) -> str:
     spec = document.spec
     if document.task == "query":
         return f"{document.target}: queries, {spec.query_runs} executions each per worker"
+    if document.task == "scan":
+        return f"{document.target}: scans of every device's readings in time order, pages of {spec.scan_page_size:,}"
     modes = list(dict.fromkeys(run.report.insert_mode for run in document.insert_runs() if run.report.insert_mode))
     mode = ", ".join(modes) or (f"batch {spec.batch}" if spec.batch else "single inserts")
     extra = ", ".join(f"{key}={value}" for key, value in spec.extra.items())
@@ -32,6 +34,13 @@ def title(document: ResultsDocument) -> str:
 def show(document: ResultsDocument, folder: Path, details: bool = False) -> None:
     if document.task == "query" and document.queries:
         console.print(with_conditions(tables.query_table(document.queries, title(document)), document))
+        for line in answer_lines(document):
+            console.print(line, highlight=False)
+    elif document.task == "scan" and document.scans:
+        console.print(with_conditions(tables.scan_table(document.scans, title(document)), document))
+        for row in document.scans:
+            if row.problem:
+                console.print(f"{row.workers} workers: {row.problem}", highlight=False)
     elif document.steps and document.inserts:
         console.print(with_conditions(tables.steps_table(document.inserts, document.spec.num_inserts * document.spec.workers), document))
     elif document.inserts and details:
@@ -89,6 +98,14 @@ def resource_lines(document: ResultsDocument) -> list[str]:
         if row.cost is not None and row.cost.per_million_inserts is not None:
             lines.append(f"Cost, {who}: {row.cost.per_million_inserts:.3g} {row.cost.currency} per million inserts, "
                          f"{row.cost.inserts_per_unit:,.0f} inserts per {row.cost.currency}")
+    return lines
+
+
+def answer_lines(document: ResultsDocument) -> list[str]:
+    """Each wrong answer's first difference, and once why answers were not checked."""
+    lines = [f"Wrong answer: {row.query} ({row.workers} workers): {row.answer_detail}" for row in document.queries if row.answer == "wrong"]
+    reasons = dict.fromkeys(row.answer_detail for row in document.queries if row.answer == "not checked" and row.answer_detail)
+    lines += [f"Answers not checked: {reason}" for reason in reasons]
     return lines
 
 

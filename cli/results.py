@@ -30,7 +30,7 @@ def results_folder(output: Path, target: str, task: str) -> Path:
 
 def save(folder: Path, document: ResultsDocument) -> None:
     (folder / "results.json").write_text(document.model_dump_json(indent=2))
-    write_csv(folder / "summary.csv", document.inserts or document.queries)
+    write_csv(folder / "summary.csv", document.inserts or document.queries or document.scans)
 
 
 def read(folder: Path) -> ResultsDocument:
@@ -43,7 +43,7 @@ def read(folder: Path) -> ResultsDocument:
         raw = json.loads(path.read_text())
     except (OSError, ValueError) as error:
         raise UsageProblem(f"cannot read {path}: {error}") from None
-    if not isinstance(raw, dict) or raw.get("task") not in ("insert", "query") or "spec" not in raw:
+    if not isinstance(raw, dict) or raw.get("task") not in ("insert", "query", "scan") or "spec" not in raw:
         raise UsageProblem(f"{path} is not a results file of this tool")
     version = raw.get("format_version", 1)
     if version > FORMAT_VERSION:

@@ -1,5 +1,5 @@
 """Plans the runs of one invocation (worker counts x runs, or fill-level steps), executes them on a
-platform, and verifies every insert run against the database's own count."""
+platform, and fails the invocation on the first run whose check did not pass."""
 
 from __future__ import annotations
 
@@ -47,6 +47,12 @@ def plan(invocation: Invocation) -> list[PlannedRun]:
             PlannedRun(f"{w} workers", base.model_copy(update={"workers": w, "run_id": new_run_id()}), w, 1)
             for w in invocation.worker_counts
         ]
+    if base.task == "scan":
+        return [
+            PlannedRun(f"{w} workers, run {run}/{invocation.runs}" if invocation.runs > 1 else f"{w} workers",
+                       base.model_copy(update={"workers": w, "run_id": new_run_id()}), w, run)
+            for w in invocation.worker_counts for run in range(1, invocation.runs + 1)
+        ]
     planned: list[PlannedRun] = []
     # Without cleaning, data accumulates: each run continues the workers' event streams where the
     # previous one stopped, so client-generated keys never repeat within an invocation.
@@ -72,12 +78,13 @@ def execute(
     log_dir: Path,
     on_start: Callable[[PlannedRun], StatusCallback],
 ) -> list[RunRecord]:
-    """Run every planned run in order; stop at the first failure (already finished runs are kept)."""
+    """Run every planned run in order; stop at the first failure (already finished runs are kept): a
+    run that failed, or one whose check did not pass (count, query answers, scan order and counts)."""
     for planned in plan(invocation):
         on_status = on_start(planned)
         report = platform.run(planned.spec, invocation.timeout, on_status, log_dir / planned.spec.run_id)
         invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report))
-        failure = report.verification.failure() if report.verification else None
+        failure = report.failure()
         if failure:
-            raise RunFailed(f"verification failed: {failure}")
+            raise RunFailed(failure)
     return invocation.finished

@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 
 from cli import cost, resource_figures
-from cli.document import InsertRow, QueryRow, ResultsDocument, RunRecord
+from cli.document import InsertRow, QueryRow, ResultsDocument, RunRecord, ScanRow
 from simulator import stats
 
 
@@ -14,6 +14,7 @@ def summarise(document: ResultsDocument) -> None:
     """Fill the document's rows from its runs."""
     document.inserts = insert_rows(document.insert_runs())
     document.queries = query_rows(document.runs)
+    document.scans = scan_rows(document.runs)
     for row in document.inserts:
         row.cost = cost.insert_cost(document.cost, row.throughput.avg)
     for query in document.queries:
@@ -63,3 +64,26 @@ def query_rows(runs: list[RunRecord]) -> list[QueryRow]:
         for run in runs
         for name, figures in run.report.queries.items()
     ]
+
+
+def scan_rows(runs: list[RunRecord]) -> list[ScanRow]:
+    """One row per worker count of the scan runs, in the order they ran."""
+    rows = []
+    for workers in dict.fromkeys(run.workers for run in runs if run.report.scan is not None):
+        group = [run.report.scan for run in runs if run.workers == workers and run.report.scan is not None]
+        low = [scan.window_min for scan in group if scan.window_min is not None]
+        mean = [scan.window_avg for scan in group if scan.window_avg is not None]
+        high = [scan.window_max for scan in group if scan.window_max is not None]
+        checks = [scan.check() for scan in group]
+        check = "FAILED" if "FAILED" in checks else checks[-1] if len(set(checks)) == 1 else "order ok, counts not checked"
+        problem = next((scan.failure() for scan in group if scan.failure()), None) or next((scan.count_note for scan in group if scan.count_note), None)
+        rows.append(ScanRow(
+            workers=workers, runs=len(group), devices=group[-1].devices, rows=group[-1].rows,
+            rows_per_s=stats.spread([scan.rows_per_s for scan in group]),
+            window_min=min(low) if low else None, window_avg=statistics.fmean(mean) if mean else None, window_max=max(high) if high else None,
+            page_p50_ms=statistics.fmean(scan.latency.p50_ms for scan in group),
+            page_p99_ms=statistics.fmean(scan.latency.p99_ms for scan in group),
+            page_max_ms=max(scan.latency.max_ms for scan in group),
+            check=check, problem=problem,
+        ))
+    return rows

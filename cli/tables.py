@@ -10,7 +10,7 @@ from rich.table import Table
 
 from cli.comparison import CompareInsertRow, CompareQueryRow, insert_mode_label
 from cli.crosscheck import CrossCheck
-from cli.document import InsertRow, QueryRow
+from cli.document import InsertRow, QueryRow, ScanRow
 from cli.resource_figures import ResourceFigures
 from simulator.stats import Spread
 
@@ -148,16 +148,42 @@ def steps_table(rows: list[InsertRow], step_size: int) -> Table:
 def query_table(rows: list[QueryRow], title: str) -> Table:
     currency = next((row.cost.currency for row in rows if row.cost), None)
     costs = [f"{currency} per 1000", f"Queries per {currency}"] if currency else []
-    table = _table(title, ["Workers", "Query", "Min", "Max", "Avg", "p95", "Cold", "Warm", "Rows", *costs, "Errors"], left=("Query", "Errors"))
+    columns = ["Workers", "Query", "Min", "Max", "Avg", "p95", "Cold", "Warm", "Rows", "Answer", *costs, "Errors"]
+    table = _table(title, columns, left=("Query", "Answer", "Errors"))
     for row in rows:
         cost = ([_figure(row.cost.per_thousand_queries), _figure(row.cost.queries_per_unit)] if row.cost else ["-", "-"]) if currency else []
         table.add_row(
             str(row.workers), row.query, _seconds(row.min_s), _seconds(row.max_s), _seconds(row.avg_s),
             _seconds(row.p95_s), _seconds(row.cold_avg_s), _seconds(row.warm_avg_s),
-            "-" if row.rows is None else f"{row.rows:,}", *cost, "; ".join(row.errors),
+            "-" if row.rows is None else f"{row.rows:,}", _answer(row.answer), *cost, "; ".join(row.errors),
         )
-    table.caption = "Seconds per execution. Cold = first execution on each worker, warm = the others."
+    table.caption = ("Seconds per execution. Cold = first execution on each worker, warm = the others. Answer: every "
+                     "execution's rows checked against what the tool inserted (counts, min, max, newest exact; averages "
+                     "within a relative 1e-9).")
     return table
+
+
+def _answer(verdict: str | None) -> str:
+    return {"wrong": "WRONG", None: "-"}.get(verdict, verdict)
+
+
+def scan_table(rows: list[ScanRow], title: str) -> Table:
+    columns = ["Workers", "Runs", "Rows", "Rows/s", "CV", "Window min", "Window avg", "Window max", "p50 ms", "p99 ms", "Check"]
+    table = _table(title, columns, left=("Check",))
+    for row in rows:
+        table.add_row(
+            str(row.workers), str(row.runs), f"{row.rows:,}", _rate(row.rows_per_s.avg), _cv(row.rows_per_s),
+            _optional_rate(row.window_min), _optional_rate(row.window_avg), _optional_rate(row.window_max),
+            _ms(row.page_p50_ms), _ms(row.page_p99_ms), row.check,
+        )
+    table.caption = ("Rows/s = rows read by all workers / run duration, average across runs. Windows: each worker's rate "
+                     "over every 10,000 rows it read (per worker). Latency per page or fetch. Check: timestamps never "
+                     "decrease within a device, and each device holds as many readings as the tool wrote.")
+    return table
+
+
+def _optional_rate(value: float | None) -> str:
+    return "-" if value is None else _rate(value)
 
 
 def crosscheck_table(rows: list[CrossCheck]) -> Table:

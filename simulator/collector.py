@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from fastapi import FastAPI, HTTPException
 from hdrh.histogram import HdrHistogram
 
-from simulator import conditions, open_files, stats
+from simulator import conditions, open_files, scan, stats
 from simulator.errors import described
+from simulator.expected import Expected, ExpectedRecord, merge_all
 from simulator.modules import DatabaseModule, ModuleError, module_class
 from simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
 from simulator.report import RunReport, ServerSide, Verification
@@ -76,6 +77,7 @@ class RunState:
         # The collector's own CPU seconds (rusage) when the start is published and when the last result is in.
         self.cpu_at_start: float | None = None
         self.cpu_at_end: float | None = None
+        self.record_base: ExpectedRecord | None = None  # insert runs: the record this run adds to
         self.releasing = False
         self.report: RunReport | None = None
         self.changed = Wakeup()  # announced when the start is published or the run fails
@@ -147,6 +149,8 @@ class Collector:
                 if self.spec.task == "insert":
                     self.module.setup()
                 count = self.module.count()
+                if self.spec.task == "insert":
+                    self.state.record_base = self._start_record(count)
         except ModuleError as error:
             self.state.fail(str(error))
             return
@@ -169,6 +173,38 @@ class Collector:
         except Exception as error:  # the figures do not depend on it: say why it is missing
             found.server_version_error = described(error)
             log.warning("could not read the server's version: %s", found.server_version_error)
+
+    def _start_record(self, count: int | None) -> ExpectedRecord:
+        """The record this insert run will add to, saved at once marked incomplete: a run that does not
+        finish leaves a record that says so, and a later query does not trust it."""
+        tables = self.spec.table_names
+        if self.spec.clean or not count:
+            base = ExpectedRecord(tables=tables, complete=True)
+        else:
+            base = ExpectedRecord.load(self.module.stored_record())
+            if base is None:
+                base = ExpectedRecord(tables=tables, complete=True, problem=(
+                    f"the tables held {count:,} events before the tool's first recorded insert (written by something else)"))
+            elif base.usable() is not None:
+                base = base.model_copy(update={"problem": base.usable()})  # stays unusable until a clean run
+            elif base.expected.count != count:
+                base = base.model_copy(update={"problem": (
+                    f"the tables held {count:,} events before an insert run, but the record accounts for {base.expected.count:,}")})
+        base = base.model_copy(update={"tables": tables})
+        self.module.store_record(base.model_copy(update={"complete": False}).dump())
+        return base
+
+    def _finish_record(self, results: list[WorkerResult]) -> str:
+        """Add the workers' tallies to the record and save it; says what was left."""
+        base = self.state.record_base
+        if base is None:
+            return "no record kept (the database was not prepared)"
+        merged = merge_all((r.expected or Expected() for r in results), base.expected)
+        record = base.model_copy(update={"complete": True, "insert_runs": base.insert_runs + 1, "expected": merged})
+        self.module.store_record(record.dump())
+        if record.problem:
+            return f"record saved, but it does not describe the data: {record.problem}"
+        return f"record saved: {len(merged.devices.device):,} devices, {merged.count:,} events over {record.insert_runs} insert run(s)"
 
     def _sample_counters_then_start(self) -> None:
         """Read the database's counters while every worker waits at the barrier (prefill done, no timed
@@ -232,10 +268,13 @@ class Collector:
             run_id=spec.run_id, task=spec.task, spec=spec, start_at=state.start_at,
             insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
             conditions=state.conditions.model_copy(deep=True),
-            workers=[result.model_copy(update=left_out) for result in results], worker_series=series_kept,
+            workers=[result.model_copy(update={**left_out, "expected": None}) for result in results], worker_series=series_kept,
         )
         if state.cpu_at_start is not None and state.cpu_at_end is not None:
             report.collector_cpu_s = state.cpu_at_end - state.cpu_at_start
+        if spec.task == "scan":
+            report.scan = stats.scan_figures(state.start_at, results, scan.WINDOW_ROWS)
+            return report
         if spec.task == "query":
             report.queries = {
                 name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
@@ -256,6 +295,7 @@ class Collector:
             counted=count_after, applicable=applicable, ok=count_after == expected if applicable else None,
         )
         report.server = self._server_side()
+        report.expected_record = self._finish_record(results)
         return report
 
     def _server_side(self) -> ServerSide:

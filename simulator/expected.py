@@ -196,12 +196,6 @@ class Tally:
     def for_worker(cls, worker_index: int, devices: int) -> Tally:
         return cls(device_ids(worker_index, devices))
 
-    def tallied(self, batches: Iterable[EventBatch]):
-        """The batches, each tallied as it passes (the worker's hook)."""
-        for batch in batches:
-            self.add(batch)
-            yield batch
-
     def add(self, batch: EventBatch) -> None:
         start = self._filled
         end = start + len(batch.timestamp_ms)

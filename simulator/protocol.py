@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from simulator.expected import Expected
+
 Phase = Literal["preparing", "waiting", "running", "done", "failed"]
 
 
@@ -30,6 +32,25 @@ class QueryRuns(BaseModel):
     seconds: list[float] = Field(default_factory=list)
     rows: int | None = None
     error: str | None = None
+    answer: Literal["ok", "wrong", "not checked"] | None = Field(None, description="the check of the answers (wrong if any execution was)")
+    answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
+
+
+class ScanOutcome(BaseModel):
+    """One worker's scan: what it read, its checks, and its rate over windows of 10,000 rows."""
+
+    devices: int = 0
+    rows: int = 0
+    order_problems: int = 0
+    first_order_problem: str | None = None
+    counts_checked: bool = False
+    count_note: str | None = Field(None, description="why the counts were not checked")
+    count_problems: int = 0
+    first_count_problem: str | None = None
+    windows: int = 0
+    window_min: float | None = None
+    window_max: float | None = None
+    window_sum: float = Field(0.0, description="sum of the window rates (their mean is window_sum / windows)")
 
 
 class WorkerResult(BaseModel):
@@ -45,6 +66,8 @@ class WorkerResult(BaseModel):
     per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
     cpu_s: float | None = Field(None, description="CPU seconds (user + system, every thread) of this worker process in its timed phase, from its own rusage")
     queries: dict[str, QueryRuns] = Field(default_factory=dict)
+    expected: Expected | None = Field(None, description="insert runs: aggregates of every event this worker inserted (prefill included)")
+    scan: ScanOutcome | None = None
 
 
 class ProgressAnswer(BaseModel):

@@ -14,7 +14,7 @@ from simulator.conditions import RunConditions
 from simulator.protocol import WorkerResult
 from simulator.resources import ResourceUsage
 from simulator.spec import RunSpec
-from simulator.stats import InsertRunFigures, QueryFigures
+from simulator.stats import InsertRunFigures, QueryFigures, ScanFigures
 
 
 class IngestionWait(BaseModel):
@@ -69,7 +69,7 @@ class ServerSide(BaseModel):
 
 class RunReport(BaseModel):
     run_id: str
-    task: Literal["insert", "query"]
+    task: Literal["insert", "query", "scan"]
     spec: RunSpec
     start_at: float | None = Field(description="the common start of the timed phase, epoch seconds")
     insert_mode: str = Field("", description="how events reach the database, as the module names it")
@@ -80,11 +80,27 @@ class RunReport(BaseModel):
     verification: Verification | None = None
     server: ServerSide | None = None
     ingestion: IngestionWait | None = None
+    expected_record: str | None = Field(None, description="insert runs: what the run left as the record of expected answers")
     # query runs
     queries: dict[str, QueryFigures] = Field(default_factory=dict)
+    # scan runs
+    scan: ScanFigures | None = None
     workers: list[WorkerResult] = Field(default_factory=list, description="each worker's result, histograms left out")
     worker_series: bool = Field(True, description="whether `workers` hold each worker's per-second series: left out when they "
                                                   "would be large (many workers, long runs); figures.per_second has their sum")
     collector_cpu_s: float | None = Field(None, description="the collector's CPU seconds (rusage) from the common start to the last result")
     # what the run cost the database and the client, sampled beside the run by the platform
     resources: ResourceUsage | None = None
+
+    def failure(self) -> str | None:
+        """Why the run must count as failed although it ran to the end (a check that did not pass), or None."""
+        if self.verification is not None and self.verification.failure():
+            return f"verification failed: {self.verification.failure()}"
+        wrong = {name: figures for name, figures in self.queries.items() if figures.answer == "wrong"}
+        if wrong:
+            name, figures = next(iter(wrong.items()))
+            others = f" (and {len(wrong) - 1} more: {', '.join(list(wrong)[1:])})" if len(wrong) > 1 else ""
+            return f"wrong answer from query {name}: {figures.answer_detail}{others}"
+        if self.scan is not None and self.scan.failure():
+            return f"scan check failed: {self.scan.failure()}"
+        return None

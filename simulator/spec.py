@@ -20,6 +20,7 @@ QUERY_NAMES = (
     "temperature-stats",
     "temperature-stats-per-device",
     "newest-per-device",
+    "device-downsample",
 )
 
 # Opt-in variants, reported under their own names beside the canonical queries, never instead of
@@ -53,7 +54,7 @@ class RunSpec(_Frozen):
     """Everything one run needs; identical for the collector and every worker."""
 
     run_id: str = Field(min_length=1, max_length=40, pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
-    task: Literal["insert", "query"]
+    task: Literal["insert", "query", "scan"]
     target: str
     module: str = Field(pattern=r"^[a-z_][a-z0-9_]*$")
     connection: dict[str, Any] = Field(default_factory=dict)
@@ -80,6 +81,9 @@ class RunSpec(_Frozen):
     # Dead-man switch: the collector stops the run, and the workers stop working, when the CLI has
     # not asked for the run's status for this many seconds (a killed CLI); 0 = never.
     heartbeat_timeout: float = Field(default=0, ge=0)
+
+    # scan
+    scan_page_size: int = Field(default=10_000, ge=1, le=1_000_000, description="readings per page or fetch of a scan")
 
     @model_validator(mode="after")
     def _known_queries(self) -> RunSpec:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field
 
-from simulator.protocol import QueryRuns, WorkerResult
+from simulator.protocol import QueryRuns, ScanOutcome, WorkerResult
 
 # Call latencies in microseconds, from 1 us to 1 hour, 3 significant digits.
 _LOWEST_US, _HIGHEST_US, _DIGITS = 1, 3_600_000_000, 3
@@ -166,6 +166,8 @@ class QueryFigures(BaseModel):
     warm_avg_s: float | None = Field(None, description="every later execution")
     rows: int | None = None
     errors: list[str] = Field(default_factory=list)
+    answer: str | None = Field(None, description="ok, wrong or not checked: the check of every execution's answer")
+    answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
 
 
 def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
@@ -178,6 +180,12 @@ def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
         rows=rows[0] if rows else None,
         errors=[runs.error for runs in per_worker if runs.error],
     )
+    checked = [runs for runs in per_worker if runs.answer]
+    for verdict in ("wrong", "not checked", "ok"):
+        first = next((runs for runs in checked if runs.answer == verdict), None)
+        if first is not None:
+            figures.answer, figures.answer_detail = verdict, first.answer_detail
+            break
     if seconds:
         figures.min_s, figures.avg_s, figures.max_s = min(seconds), statistics.fmean(seconds), max(seconds)
         figures.p95_s = percentile(seconds, 95.0)
@@ -192,6 +200,66 @@ def percentile(values: Sequence[float], p: float) -> float:
     position = (len(ordered) - 1) * p / 100.0
     low, high = math.floor(position), math.ceil(position)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+class ScanFigures(BaseModel):
+    """A scan run: every reading of every device read back in order, across the workers."""
+
+    workers: int
+    devices: int
+    rows: int
+    pages: int
+    duration_s: float
+    rows_per_s: float = Field(description="rows read by all workers / (latest worker end - common start)")
+    window_rows: int = Field(description="rows per window of the window rates")
+    windows: int
+    window_min: float | None = Field(None, description="slowest window of any worker, rows/s")
+    window_avg: float | None = Field(None, description="mean rate of the windows of all workers, rows/s per worker")
+    window_max: float | None = None
+    latency: Latency = Field(description="per page or fetch")
+    per_second: list[int]
+    order_problems: int
+    first_order_problem: str | None = None
+    counts_checked: bool
+    count_note: str | None = None
+    count_problems: int
+    first_count_problem: str | None = None
+
+    def check(self) -> str:
+        """ok, FAILED, or 'order ok, counts not checked'."""
+        if self.order_problems or self.count_problems:
+            return "FAILED"
+        return "ok" if self.counts_checked else "order ok, counts not checked"
+
+    def failure(self) -> str | None:
+        problems = [p for p in (self.first_order_problem, self.first_count_problem) if p]
+        if not problems:
+            return None
+        counts = [f"{self.order_problems:,} readings out of order"] if self.order_problems else []
+        counts += [f"{self.count_problems:,} devices with a wrong count"] if self.count_problems else []
+        return f"{', '.join(counts)}; first: {'; '.join(problems)}"
+
+
+def scan_figures(common_start: float, results: Sequence[WorkerResult], window_rows: int) -> ScanFigures:
+    outcomes = [r.scan or ScanOutcome() for r in results]
+    rows = sum(o.rows for o in outcomes)
+    duration = max(r.finished_at for r in results) - common_start
+    windows = sum(o.windows for o in outcomes)
+    low = [o.window_min for o in outcomes if o.window_min is not None]
+    high = [o.window_max for o in outcomes if o.window_max is not None]
+    return ScanFigures(
+        workers=len(results), devices=sum(o.devices for o in outcomes), rows=rows, pages=sum(r.calls for r in results),
+        duration_s=duration, rows_per_s=_rate(rows, duration), window_rows=window_rows, windows=windows,
+        window_min=min(low) if low else None, window_max=max(high) if high else None,
+        window_avg=sum(o.window_sum for o in outcomes) / windows if windows else None,
+        latency=merge_latency(r.histogram for r in results), per_second=sum_series(r.per_second for r in results),
+        order_problems=sum(o.order_problems for o in outcomes),
+        first_order_problem=next((o.first_order_problem for o in outcomes if o.first_order_problem), None),
+        counts_checked=all(o.counts_checked for o in outcomes),
+        count_note=next((o.count_note for o in outcomes if o.count_note), None),
+        count_problems=sum(o.count_problems for o in outcomes),
+        first_count_problem=next((o.first_count_problem for o in outcomes if o.first_count_problem), None),
+    )
 
 
 class Spread(BaseModel):

@@ -16,11 +16,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from simulator.answers import AnswerChecker
 from simulator.collector_client import CollectorClient, CollectorError
 from simulator.errors import one_line
 from simulator.events import EventBatch, EventGenerator
+from simulator.expected import ExpectedRecord, Tally
 from simulator.modules import DatabaseModule, module_class
-from simulator.protocol import ProgressAnswer, QueryRuns, WorkerFailure, WorkerProgress, WorkerResult
+from simulator.protocol import ProgressAnswer, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
+from simulator.scan import ScanCheck, scan_share
 from simulator.spec import PREFILL_BATCH, RunSpec
 from simulator.stats import CallRecorder
 
@@ -138,6 +141,7 @@ class Worker:
         self.module: DatabaseModule | None = None
         self.cpu_at_start = 0.0
         self.reporter: ProgressReporter | None = None
+        self.tally: Tally | None = None  # of the events this worker inserts: the expected answers
 
     def run(self) -> int:
         try:
@@ -186,6 +190,9 @@ class Worker:
             share = self.spec.prefill_share(self.index)
             self._prefill(generator, self.spec.stream_offset, share)
             first_timed += share
+        elif self.spec.task == "scan":
+            record = ExpectedRecord.load(self.module.stored_record())
+            devices = scan_share(self.module.scan_devices(), record, self.index, self.spec.workers)
         signal = self.client.wait_for_start()
         if signal.phase == "failed":
             return None
@@ -197,10 +204,12 @@ class Worker:
         self.cpu_at_start = process_cpu_s()
         if self.spec.task == "insert":
             return self._insert(generator, first_timed)
+        if self.spec.task == "scan":
+            return self._scan(devices, record)
         return self._query()
 
     def _prefill(self, generator: EventGenerator, start: int, count: int) -> None:
-        for batch in generator.batches(start, count, PREFILL_BATCH):
+        for batch in self._tallied(generator.batches(start, count, PREFILL_BATCH)):
             self._check_stop()
             self.module.insert_batch(self.module.prepare_batch(batch))
             self.prefilled += len(batch)
@@ -225,7 +234,7 @@ class Worker:
         # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
         halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
         if spec.batch:
-            batches = generator.batches(start, spec.num_inserts, spec.batch)
+            batches = self._tallied(generator.batches(start, spec.num_inserts, spec.batch))
             for events, prepared in PIPELINES[module.prepare_next](module, batches):
                 if halted():
                     self._check_stop()
@@ -235,7 +244,7 @@ class Worker:
                     end = clock()
                     recorder.record(events, end - begin, started_at + end - started_clock)
         else:
-            for batch in generator.batches(start, spec.num_inserts, SINGLE_MODE_CHUNK):
+            for batch in self._tallied(generator.batches(start, spec.num_inserts, SINGLE_MODE_CHUNK)):
                 self._check_stop()
                 for item in module.prepare_single(batch):
                     begin = clock()
@@ -246,7 +255,16 @@ class Worker:
         module.flush()
         return self._result(started_at, time.time())
 
+    def _tallied(self, batches: Iterator[EventBatch]) -> Iterator[EventBatch]:
+        """Each generated batch, added to the expected answers as it passes (simulator/expected.py)."""
+        if self.tally is None:
+            self.tally = Tally.for_worker(self.index, self.spec.devices_per_worker)
+        for batch in batches:
+            self.tally.add(self.module.stored_events(batch))
+            yield batch
+
     def _query(self) -> WorkerResult:
+        checker = AnswerChecker(ExpectedRecord.load(self.module.stored_record()))
         started_at = time.time()
         available = self.module.queries()
         runs: dict[str, QueryRuns] = {}
@@ -259,21 +277,54 @@ class Worker:
                 self._check_stop()
                 begin = time.perf_counter()
                 try:
-                    outcome.rows = available[name]()
+                    answer = available[name]()
+                    seconds = time.perf_counter() - begin
+                    rows = answer.normalised()  # untimed: the common form the check reads
                 except Exception as error:  # recorded, and the other queries still run
                     outcome.error = one_line(error)
                     log.warning("query %s failed: %s", name, outcome.error)
                     self._recover_after_query_error()
                     break
-                outcome.seconds.append(time.perf_counter() - begin)
+                outcome.seconds.append(seconds)
+                outcome.rows = len(rows)
+                self._check_answer(checker, name, rows, outcome)
         return self._result(started_at, time.time(), queries=runs)
+
+    @staticmethod
+    def _check_answer(checker: AnswerChecker, name: str, rows: list[tuple], outcome: QueryRuns) -> None:
+        """Check one execution's answer; the first wrong one is kept (the others still run)."""
+        check = checker.check(name, rows)
+        if outcome.answer != "wrong":
+            outcome.answer, outcome.answer_detail = check.answer, check.detail
+        if check.answer == "wrong":
+            log.warning("query %s answered wrong: %s", name, check.detail)
+
+    def _scan(self, devices: list[str], record: ExpectedRecord | None) -> WorkerResult:
+        """Read every reading of each of this worker's devices in timestamp order, a page at a time."""
+        module, recorder, clock = self.module, self.recorder, time.perf_counter
+        started_at, started_clock = time.time(), clock()
+        check = ScanCheck(record, started_clock)
+        for device in devices:
+            check.start_device(device)
+            pages = module.scan(device, self.spec.scan_page_size)
+            while True:
+                begin = clock()
+                page = next(pages, None)
+                end = clock()
+                if page is None:
+                    break
+                recorder.record(len(page), end - begin, started_at + end - started_clock)
+                check.page(page, end)
+            check.end_device()
+        return self._result(started_at, time.time(), scan=check.finish())
 
     def _recover_after_query_error(self) -> None:
         """A failed statement can leave the session unusable; start a fresh one."""
         self.module.close()
         self.module.connect()
 
-    def _result(self, started_at: float, finished_at: float, queries: dict[str, QueryRuns] | None = None) -> WorkerResult:
+    def _result(self, started_at: float, finished_at: float, queries: dict[str, QueryRuns] | None = None,
+                scan: ScanOutcome | None = None) -> WorkerResult:
         recorder = self.recorder
         return WorkerResult(
             worker=self.index,
@@ -288,4 +339,6 @@ class Worker:
             per_second=recorder.per_second,
             cpu_s=process_cpu_s() - self.cpu_at_start,
             queries=queries or {},
+            expected=self.tally.result() if self.tally is not None else None,
+            scan=scan,
         )

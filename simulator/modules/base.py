@@ -14,12 +14,14 @@ from __future__ import annotations
 import abc
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from simulator import env_references
+from simulator.answers import Query
 from simulator.events import EventBatch
 from simulator.report import IngestionWait
 from simulator.retry import Retry
@@ -39,8 +41,8 @@ class ModuleOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-# A query runs against the database and returns the number of rows it fetched.
-Query = Callable[[], int]
+# Where a module keeps the record of expected answers (its own table, collection, index...).
+RECORD_NAME = "iotbench_expected"
 
 
 class DatabaseModule(abc.ABC):
@@ -149,6 +151,19 @@ class DatabaseModule(abc.ABC):
         """The database's own insert counters, if it exposes them (for the database-side cross-check)."""
         return None
 
+    def store_record(self, text: str) -> None:
+        """Save the record of expected answers (JSON text) with the data of the run's tables, replacing
+        the one saved before for the same tables (see simulator/expected.py)."""
+        raise NotImplementedError(f"module '{self.spec.module}' cannot save a record of expected answers")
+
+    def stored_record(self) -> str | None:
+        """The record saved by `store_record` for the run's tables; None when there is none."""
+        return None
+
+    def record_key(self) -> str:
+        """The tables a record describes: records of other table layouts are kept apart."""
+        return ",".join(self.spec.table_names)
+
     def storage_bytes(self) -> int | None:
         """Bytes used by the run's tables and their indexes, if the database exposes it."""
         return None
@@ -179,6 +194,11 @@ class DatabaseModule(abc.ABC):
         names = self.spec.table_names
         return [(names[index], part) for index, part in batch.split_by_table(len(names))]
 
+    def stored_events(self, batch: EventBatch) -> EventBatch:
+        """The events as this module stores them, of which the expected answers are kept: the batch
+        itself, unless the module rewrites events (TimescaleDB's restarted timestamps)."""
+        return batch
+
     def prepare_batch(self, batch: EventBatch) -> Any:
         """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""
         return batch
@@ -200,7 +220,19 @@ class DatabaseModule(abc.ABC):
 
     @abc.abstractmethod
     def queries(self) -> dict[str, Query]:
-        """The five named queries, each fetching all its rows."""
+        """The named queries (spec.QUERY_NAMES, and any variants), each fetching all its rows and
+        returning them as an `Answer` the check can read (see simulator/answers.py)."""
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        """Every device that has readings in the run's tables, sorted (untimed: before the scan)."""
+        raise NotImplementedError(f"module '{self.spec.module}' cannot scan")
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        """Every reading of `device`, in timestamp order as the database returns it, streamed: a page
+        (server-side cursor, paging, export chunk) at a time of about `page_size` readings, each
+        page the readings' timestamps as int64 epoch milliseconds. Memory must not grow with the data."""
+        raise NotImplementedError(f"module '{self.spec.module}' cannot scan")
 
     def retries(self) -> int:
         """How many calls had to be retried (serialisation failures and the like)."""

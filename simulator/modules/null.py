@@ -6,13 +6,18 @@ real one, but the call itself returns at once. A run against `null` therefore me
 alone: the ceiling any database figure of the same machine can reach.
 
 There is no database to count in, so the collector's count check is reported as not applicable
-(never as passed), and there are no server-side counters or sizes.
+(never as passed), and there are no server-side counters or sizes. Nothing is stored, so no record
+of expected answers is kept either: query answers are "not checked", a scan reads nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal
 
+import numpy as np
+
+from simulator.answers import Answer
 from simulator.events import EventBatch
 from simulator.modules.base import DatabaseModule, ModuleOptions, Query
 from simulator.spec import QUERY_NAMES, PrimaryKey
@@ -69,5 +74,14 @@ class Module(DatabaseModule):
     def insert_single(self, item: tuple[str, tuple]) -> None:
         pass
 
+    def store_record(self, text: str) -> None:
+        """Nothing is stored, so there is nothing to describe."""
+
     def queries(self) -> dict[str, Query]:
-        return {name: (lambda: 0) for name in QUERY_NAMES}
+        return {name: (lambda: Answer([])) for name in QUERY_NAMES}
+
+    def scan_devices(self) -> list[str]:
+        return []
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        return iter(())

@@ -2,19 +2,23 @@
 
 WAL journal and a busy timeout let concurrent workers wait for the write lock instead of failing;
 batches take the lock up front (BEGIN IMMEDIATE) so two writers never deadlock on an upgrade.
-Timestamps are stored as integer epoch milliseconds.
+Timestamps are stored as integer epoch milliseconds. The record of expected answers is a table of its
+own in the same file (`iotbench_expected`), so it travels with the data.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
+from simulator.answers import Answer
 from simulator.events import EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import PrimaryKey
 from simulator.wire import sql as sql_common
 
@@ -133,8 +137,34 @@ class Module(DatabaseModule):
         table, row = item
         self._conn.execute(sql_common.insert_statement(table, self._columns, 1, "?"), row)
 
-    def queries(self) -> dict[str, Query]:
-        def query(statement: str) -> Query:
-            return lambda: len(self._conn.execute(statement).fetchall())
+    def store_record(self, text: str) -> None:
+        self._conn.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables TEXT PRIMARY KEY, record TEXT NOT NULL)")
+        self._conn.execute(f"INSERT OR REPLACE INTO {RECORD_NAME} (tables, record) VALUES (?, ?)", (self.record_key(), text))
 
-        return {name: query(statement) for name, statement in sql_common.QUERIES.items()}
+    def stored_record(self) -> str | None:
+        try:
+            row = self._conn.execute(f"SELECT record FROM {RECORD_NAME} WHERE tables = ?", (self.record_key(),)).fetchone()
+        except sqlite3.OperationalError:  # no such table: nothing recorded here
+            return None
+        return row[0] if row else None
+
+    def queries(self) -> dict[str, Query]:
+        def query(name: str, statement: str) -> Query:
+            return lambda: Answer(self._conn.execute(statement).fetchall())
+
+        statements = {**sql_common.QUERIES, "device-downsample": sql_common.downsample_query(
+            "timestamp - timestamp % 60000", str(sql_common.DOWNSAMPLE_START_MS), str(sql_common.DOWNSAMPLE_END_MS))}
+        return {name: query(name, statement) for name, statement in statements.items()}
+
+    def scan_devices(self) -> list[str]:
+        return [row[0] for row in self._conn.execute(sql_common.devices_statement(self.spec.table_names))]
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # SQLite steps the statement as rows are fetched: a page at a time, nothing read ahead.
+        statement, binds = sql_common.scan_statement(self.spec.table_names, "timestamp", "?")
+        cursor = self._conn.execute(statement, (device,) * binds)
+        try:
+            while rows := cursor.fetchmany(page_size):
+                yield np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        finally:
+            cursor.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from simulator.answers import Answer, with_times
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from simulator.spec import SINGLE_TABLE_NAME
 
 EVENT_COLUMNS = ("timestamp", "device_id", "sequence_number", "temperature")
@@ -22,6 +24,38 @@ QUERIES = {
         f"FROM {SINGLE_TABLE_NAME}) ranked WHERE newest = 1"
     ),
 }
+
+# The columns of each query's rows that are timestamps (converted to epoch ms for the answer check).
+TIME_COLUMNS = {"newest-per-device": (1,), "device-downsample": (0,)}
+DOWNSAMPLE_END_MS = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
+
+
+def downsample_query(minute: str, start: str, end: str) -> str:
+    """device-downsample (seed 003's read-latency query): min, avg and max per minute of one device's
+    readings within one hour. `minute` buckets `timestamp` per minute; `start` and `end` are the
+    hour's bounds as literals of the dialect."""
+    return (f"SELECT {minute} AS minute, min(temperature), avg(temperature), max(temperature) FROM {SINGLE_TABLE_NAME} "
+            f"WHERE device_id = '{DOWNSAMPLE_DEVICE}' AND timestamp >= {start} AND timestamp < {end} GROUP BY 1 ORDER BY 1")
+
+
+def scan_statement(tables: list[str], timestamp_ms: str, placeholder: str) -> tuple[str, int]:
+    """Every reading (epoch ms, value) of one device in timestamp order, over the run's tables; returns
+    the statement and how many times the device id is bound."""
+    parts = [f"SELECT {timestamp_ms} AS ms, temperature FROM {table} WHERE device_id = {placeholder}" for table in tables]
+    if len(parts) == 1:
+        return f"{parts[0]} ORDER BY timestamp", 1
+    return f"SELECT ms, temperature FROM ({' UNION ALL '.join(parts)}) readings ORDER BY ms", len(parts)
+
+
+def devices_statement(tables: list[str]) -> str:
+    return " UNION ".join(f"SELECT DISTINCT device_id FROM {table}" for table in tables) + " ORDER BY 1"
+
+
+def answer(query: str, rows) -> Answer:
+    """A SQL query's rows as an answer (timestamp columns converted after the timed call)."""
+    columns = TIME_COLUMNS.get(query.split(" (")[0])
+    return Answer(rows, with_times(*columns) if columns else None)
+
 
 # Indices the seed tool used for the query test: on temperature, and on device and temperature.
 INDEX_STATEMENTS = (
