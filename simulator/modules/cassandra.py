@@ -15,6 +15,12 @@ Insert modes:
 
 Writes are upserts of the natural key, so retrying a timed-out or refused write is safe: timeouts,
 unavailable replicas and overloaded coordinators are retried up to `max_retries` times.
+
+Reading back: device-downsample groups by `floor(timestamp, 1m)` on the server (Cassandra 4+); with
+`per_device_queries=client` (YugabyteDB YCQL) the readings of the hour are fetched and bucketed per
+minute on the client, inside the timed query. Scans read one partition at a time in ascending
+timestamp order (the reverse of the clustering order), paged with the driver's fetch size. The
+record of expected answers is a table of its own in the keyspace, `iotbench_expected`.
 """
 
 from __future__ import annotations
@@ -24,15 +30,18 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
 
+from simulator.answers import Answer, epoch_ms, with_times
 from simulator.errors import one_line
 from simulator.events import EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.retry import RetriesExhausted, Retry
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
@@ -42,6 +51,7 @@ ConsistencyName = Literal["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_
 # Column order of the INSERT: the order of `EventBatch.rows()`, so rows bind as they are.
 INSERT_COLUMNS = ("timestamp", "device_id", "sequence_number", "temperature")
 QUERY_FETCH_SIZE = 5000
+DOWNSAMPLE_END_MS = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
 DDL_TIMEOUT_S = 120.0
 # The driver leaves Nagle's algorithm on: with delayed ACKs every small request then waits ~40 ms.
 NO_DELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
@@ -108,6 +118,7 @@ class Module(DatabaseModule):
         self._cluster = None
         self._session = None
         self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
+        self._scans: dict[str, Any] = {}  # table -> prepared scan of one device
         self._in_flight = _InFlight(self.options.max_sync_calls)
         self.retry = Retry(self.options.max_retries, _is_retryable, first_delay_s=0.05, max_delay_s=2.0)
 
@@ -179,7 +190,7 @@ class Module(DatabaseModule):
         if self._cluster is not None:
             self._cluster.shutdown()
         self._cluster = self._session = None
-        self._inserts = {}
+        self._inserts, self._scans = {}, {}
 
     # -- collector -------------------------------------------------------------------------
     def setup(self) -> None:
@@ -319,9 +330,26 @@ class Module(DatabaseModule):
         timer.daemon = True
         timer.start()
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        table = f"{self.options.keyspace}.{RECORD_NAME}"
+        self._session.execute(f"CREATE TABLE IF NOT EXISTS {table} (tables text PRIMARY KEY, record text)", timeout=DDL_TIMEOUT_S)
+        self._session.execute(f"INSERT INTO {table} (tables, record) VALUES (%s, %s)", (self.record_key(), text))
+
+    def stored_record(self) -> str | None:
+        exists = self._session.execute(
+            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+            (self.options.keyspace, RECORD_NAME)).one()
+        if exists is None:
+            return None
+        row = self._session.execute(f"SELECT record FROM {self.options.keyspace}.{RECORD_NAME} WHERE tables = %s",
+                                    (self.record_key(),)).one()
+        return row[0] if row else None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
         table = f"{self.options.keyspace}.{SINGLE_TABLE_NAME}"
+        hour = f"device_id = '{DOWNSAMPLE_DEVICE}' AND timestamp >= {DOWNSAMPLE_START_MS} AND timestamp < {DOWNSAMPLE_END_MS}"
         whole_table = {
             "count-events": f"SELECT count(*) FROM {table}",
             "temperature-min-max": f"SELECT min(temperature), max(temperature) FROM {table}",
@@ -333,33 +361,54 @@ class Module(DatabaseModule):
                 f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id"
             )
             queries["newest-per-device"] = self._query(
-                f"SELECT device_id, timestamp, temperature FROM {table} PER PARTITION LIMIT 1"
+                f"SELECT device_id, timestamp, temperature FROM {table} PER PARTITION LIMIT 1", times=(1,)
+            )
+            queries["device-downsample"] = self._query(
+                f"SELECT floor(timestamp, 1m), min(temperature), avg(temperature), max(temperature) FROM {table} "
+                f"WHERE {hour} GROUP BY device_id, floor(timestamp, 1m)", times=(0,)
             )
         else:
             queries["temperature-stats-per-device"] = self._per_device_query(
                 f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} WHERE device_id = ?"
             )
             queries["newest-per-device"] = self._per_device_query(
-                f"SELECT device_id, timestamp, temperature FROM {table} WHERE device_id = ? LIMIT 1"
+                f"SELECT device_id, timestamp, temperature FROM {table} WHERE device_id = ? LIMIT 1", times=(1,)
             )
+            queries["device-downsample"] = self._bucketed_on_client(f"SELECT timestamp, temperature FROM {table} WHERE {hour}")
         return queries
 
     def _timeout(self) -> float | None:
         return self.spec.query_timeout or None
 
-    def _query(self, cql: str) -> Query:
-        def run() -> int:
+    def _query(self, cql: str, times: tuple[int, ...] = ()) -> Query:
+        def run() -> Answer:
             from cassandra.query import SimpleStatement
 
             result = self._session.execute(SimpleStatement(cql, fetch_size=QUERY_FETCH_SIZE), timeout=self._timeout())
-            return sum(1 for _ in result)
+            return Answer(list(result), with_times(*times))
 
         return run
 
-    def _per_device_query(self, cql: str) -> Query:
+    def _bucketed_on_client(self, cql: str) -> Query:
+        """device-downsample where CQL cannot group by time (YugabyteDB YCQL): the hour's readings,
+        bucketed per minute here, as part of the query's time."""
+
+        def run() -> Answer:
+            from cassandra.query import SimpleStatement
+
+            buckets: dict[int, list[float]] = {}
+            for timestamp, value in self._session.execute(SimpleStatement(cql, fetch_size=QUERY_FETCH_SIZE), timeout=self._timeout()):
+                minute = epoch_ms(timestamp) // MINUTE_MS * MINUTE_MS
+                bucket = buckets.setdefault(minute, [value, 0.0, value, 0])
+                bucket[0], bucket[1], bucket[2], bucket[3] = min(bucket[0], value), bucket[1] + value, max(bucket[2], value), bucket[3] + 1
+            return Answer([(minute, low, total / count, high) for minute, (low, total, high, count) in sorted(buckets.items())])
+
+        return run
+
+    def _per_device_query(self, cql: str, times: tuple[int, ...] = ()) -> Query:
         """Lists the partitions (SELECT DISTINCT), then runs `cql` once per device, concurrently."""
 
-        def run() -> int:
+        def run() -> Answer:
             from cassandra.concurrent import execute_concurrent_with_args
             from cassandra.query import SimpleStatement
 
@@ -368,9 +417,38 @@ class Module(DatabaseModule):
             devices = [(row[0],) for row in self._session.execute(listing, timeout=self._timeout())]
             statement = self._session.prepare(cql)
             results = execute_concurrent_with_args(self._session, statement, devices, concurrency=32, raise_on_first_error=True)
-            return sum(1 for _ok, rows in results for _ in rows)
+            return Answer([row for _ok, rows in results for row in rows], with_times(*times))
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        from cassandra.query import SimpleStatement
+
+        devices: set[str] = set()
+        for table in self.spec.table_names:
+            listing = SimpleStatement(f"SELECT DISTINCT device_id FROM {self.options.keyspace}.{table}", fetch_size=QUERY_FETCH_SIZE)
+            devices.update(row[0] for row in self._session.execute(listing, timeout=self.options.count_timeout))
+        return sorted(devices)
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # One partition per device: ascending timestamps are the clustering order reversed, which
+        # Cassandra reads without sorting. A device lives in one table; the others return nothing.
+        for table in self.spec.table_names:
+            if table not in self._scans:
+                self._scans[table] = self._session.prepare(
+                    f"SELECT toUnixTimestamp(timestamp), temperature FROM {self.options.keyspace}.{table} "
+                    "WHERE device_id = ? ORDER BY timestamp ASC")
+            statement = self._scans[table].bind((device,))
+            statement.fetch_size = page_size
+            result = self._session.execute(statement, timeout=self.options.request_timeout)
+            while True:
+                rows = result.current_rows
+                if rows:
+                    yield np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+                if not result.has_more_pages:
+                    break
+                result.fetch_next_page()
 
 
 class _InFlight:

@@ -7,18 +7,23 @@ Insert modes, after the blog post that compared them (naive vs transaction inser
 Statements are rendered to SQL text while preparing (outside the timed calls): every value is a
 generated number, timestamp or fixed-alphabet id, so no escaping is needed and a timed call is
 only the round trips to the server. Deadlocks and lock wait timeouts are retried.
+
+Reading back: the six queries (device-downsample buckets with TIMESTAMPDIFF in minutes) and scans
+through an unbuffered cursor (SSCursor: rows stream from the server as they are fetched). The record
+of expected answers is a table of its own, `iotbench_expected`.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.retry import Retry
 from simulator.spec import PrimaryKey
 from simulator.wire import sql as sql_common
@@ -260,18 +265,62 @@ class Module(DatabaseModule):
             ]
         return [f"('{ts}','{device}',{seq},{temp!r})" for ts, device, seq, temp in zip(timestamps, devices, sequences, temperatures)]
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        with self._conn.cursor() as cursor:
+            cursor.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables VARCHAR(255) NOT NULL PRIMARY KEY, record LONGTEXT NOT NULL)")
+            cursor.execute(f"REPLACE INTO {RECORD_NAME} (tables, record) VALUES (%s, %s)", (self.record_key(), text))
+        self._fresh_snapshot()
+
+    def stored_record(self) -> str | None:
+        self._fresh_snapshot()
+        with self._conn.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = %s", (RECORD_NAME,))
+            if not cursor.fetchone()[0]:
+                return None
+            cursor.execute(f"SELECT record FROM {RECORD_NAME} WHERE tables = %s", (self.record_key(),))
+            row = cursor.fetchone()
+        return row[0] if row else None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
-        return {name: self._query(statement) for name, statement in sql_common.QUERIES.items()}
+        epoch = "'1970-01-01 00:00:00'"
+        statements = {**sql_common.QUERIES, "device-downsample": sql_common.downsample_query(
+            f"TIMESTAMPDIFF(MINUTE, {epoch}, timestamp) * 60000", _datetime(sql_common.DOWNSAMPLE_START_MS),
+            _datetime(sql_common.DOWNSAMPLE_END_MS))}
+        return {name: self._query(name, statement) for name, statement in statements.items()}
 
-    def _query(self, statement: str) -> Query:
-        def run() -> int:
+    def _query(self, name: str, statement: str) -> Query:
+        def run():
             self._fresh_snapshot()
             with self._conn.cursor() as cursor:
                 cursor.execute(statement)
-                return len(cursor.fetchall())
+                return sql_common.answer(name, cursor.fetchall())
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        self._fresh_snapshot()
+        with self._conn.cursor() as cursor:
+            cursor.execute(sql_common.devices_statement(self.spec.table_names))
+            return [row[0] for row in cursor.fetchall()]
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        import pymysql.cursors
+
+        self._fresh_snapshot()
+        milliseconds = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', timestamp) DIV 1000"
+        statement, binds = sql_common.scan_statement(self.spec.table_names, milliseconds, "%s")
+        with self._conn.cursor(pymysql.cursors.SSCursor) as cursor:
+            cursor.execute(statement, (device,) * binds)
+            while rows := cursor.fetchmany(page_size):
+                yield np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+
+
+def _datetime(ms: int) -> str:
+    """A DATETIME literal (UTC, the session's time zone) for epoch milliseconds."""
+    return "'" + np.datetime_as_string(np.datetime64(ms, "ms")).replace("T", " ") + "'"
 
 
 def _is_retryable(error: BaseException) -> bool:

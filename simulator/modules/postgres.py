@@ -9,18 +9,24 @@ Insert modes:
 - batch, values lists (`use_values_lists=true` or `batch_mode=values`): multi-row INSERTs, then COMMIT;
 - batch, transaction (`batch_mode=transaction`): N single-row INSERTs pipelined, then one COMMIT.
 Serialisation failures, deadlocks and CockroachDB's restart errors are retried a bounded number of times.
+
+Reading back: the six queries (device-downsample with `date_trunc`), and scans through a server-side
+cursor (DECLARE / FETCH, which CockroachDB and YugabyteDB YSQL also support) inside a read-only
+transaction. The record of expected answers is a table of its own, `iotbench_expected`.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
 from simulator.errors import one_line
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.retry import Retry
 from simulator.spec import QUERY_VARIANTS, PrimaryKey
 from simulator.wire import sql as sql_common
@@ -272,22 +278,64 @@ class Module(DatabaseModule):
     def _transaction(self, cursor, table: str, rows: list[tuple]) -> None:
         cursor.executemany(sql_common.insert_statement(table, self._columns, 1, "%s"), rows)
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        with self._conn.cursor() as cursor:
+            cursor.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables TEXT PRIMARY KEY, record TEXT NOT NULL)")
+            cursor.execute(f"INSERT INTO {RECORD_NAME} (tables, record) VALUES (%s, %s) "
+                           "ON CONFLICT (tables) DO UPDATE SET record = EXCLUDED.record", (self.record_key(), text))
+        if not self._conn.autocommit:
+            self._conn.commit()
+
+    def stored_record(self) -> str | None:
+        with self._conn.cursor() as cursor:
+            found = cursor.execute("SELECT to_regclass(%s)", (RECORD_NAME,)).fetchone()[0]
+            row = cursor.execute(f"SELECT record FROM {RECORD_NAME} WHERE tables = %s", (self.record_key(),)).fetchone() if found else None
+        if not self._conn.autocommit:
+            self._conn.commit()
+        return row[0] if row else None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
-        queries = {name: self._query(statement) for name, statement in sql_common.QUERIES.items()}
-        # Offered beside the canonical query, never instead of it: it runs only when a run names it.
-        queries[NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN] = self._query(LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE)
-        return queries
+        statements = {**sql_common.QUERIES, "device-downsample": self.downsample_statement(),
+                      # Offered beside the canonical query, never instead of it: it runs only when a run names it.
+                      NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN: LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE}
+        return {name: self._query(name, statement) for name, statement in statements.items()}
 
-    def _query(self, statement: str) -> Query:
-        def run() -> int:
+    def downsample_statement(self) -> str:
+        return sql_common.downsample_query("date_trunc('minute', timestamp)", _timestamptz(sql_common.DOWNSAMPLE_START_MS),
+                                           _timestamptz(sql_common.DOWNSAMPLE_END_MS))
+
+    def _query(self, name: str, statement: str) -> Query:
+        def run():
             with self._conn.cursor() as cursor:
                 rows = cursor.execute(statement).fetchall()
             if not self._conn.autocommit:
                 self._conn.commit()
-            return len(rows)
+            return sql_common.answer(name, rows)
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        with self._conn.cursor() as cursor:
+            devices = [row[0] for row in cursor.execute(sql_common.devices_statement(self.spec.table_names))]
+        if not self._conn.autocommit:
+            self._conn.commit()
+        return devices
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # extract(epoch ...) is numeric (exact) on PostgreSQL 14+: milliseconds as bigint, no datetime objects.
+        statement, binds = sql_common.scan_statement(self.spec.table_names, "(extract(epoch FROM timestamp) * 1000)::bigint", "%s")
+        with self._conn.transaction(), self._conn.cursor(name="iotbench_scan") as cursor:
+            cursor.execute(statement, (device,) * binds)
+            while rows := cursor.fetchmany(page_size):
+                yield np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+
+
+def _timestamptz(ms: int) -> str:
+    """A TIMESTAMPTZ literal for epoch milliseconds."""
+    return f"'{np.datetime_as_string(np.datetime64(ms, 'ms'), timezone='UTC')}'::timestamptz"
 
 
 def _is_retryable(error: BaseException) -> bool:
