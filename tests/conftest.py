@@ -15,11 +15,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 
-def rows_per_query(devices: int) -> dict[str, int]:
-    """What the five queries return over `devices` devices: one row for the three global ones, one
-    per device for the other two."""
+def rows_per_query(devices: int, downsample_minutes: int = 1) -> dict[str, int]:
+    """What the six queries return over `devices` devices: one row for the three global ones, one
+    per device for two others, one per minute with readings for device-downsample."""
     return {"count-events": 1, "temperature-min-max": 1, "temperature-stats": 1,
-            "temperature-stats-per-device": devices, "newest-per-device": devices}
+            "temperature-stats-per-device": devices, "newest-per-device": devices, "device-downsample": downsample_minutes}
+
+
+def downsample_minutes(events_per_worker: int, devices_per_worker: int = 10) -> int:
+    """Minutes of the first hour with readings of the downsample device (worker 0's first device,
+    which reports every devices_per_worker x 100 ms from the time origin)."""
+    last_ms = (events_per_worker - 1) // devices_per_worker * devices_per_worker * 100
+    return min(last_ms, 3_599_999) // 60_000 + 1
 
 
 @dataclass
@@ -41,11 +48,17 @@ class CliResult:
         return reports
 
     def query_rows(self) -> dict[str, int]:
-        """Rows returned per query by a successful `query` command that recorded no query error."""
+        """Rows returned per query by a successful `query` command that recorded no query error and
+        whose every answer was checked and right."""
         assert self.code == 0, self.stderr
         summary = {row["query"]: row for row in self.results()["queries"]}
         assert not any(row.get("errors") for row in summary.values()), summary
+        assert {name: row["answer"] for name, row in summary.items()} == dict.fromkeys(summary, "ok"), summary
         return {name: row["rows"] for name, row in summary.items()}
+
+    def answers(self) -> dict[str, tuple[str, str | None]]:
+        """(verdict, detail) per query of a `query` command."""
+        return {row["query"]: (row["answer"], row["answer_detail"]) for row in self.results()["queries"]}
 
     def results(self) -> dict:
         folders = self.results_folders()

@@ -9,21 +9,29 @@ Collections are created with `shard_count` (numberOfShards), `replication_factor
 Primary keys: `client` sends the event's content key as `_key`, `db` lets ArangoDB generate keys
 (its "traditional" generator), `uuid` uses ArangoDB's uuid key generator. Every document has a
 key, so `sql` and `none` do not apply. Timestamps are stored as epoch milliseconds.
+
+Reading back: the six queries in AQL, and scans through streaming AQL cursors (`stream: true`,
+results produced as the cursor is read, a batch of `--page-size` documents per fetch). The record of
+expected answers is a document in a collection of its own, `iotbench_expected`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import numpy as np
 from pydantic import Field
 
+from simulator.answers import Answer
 from simulator.errors import one_line
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
-# The five queries in AQL, over the single-table collection like the SQL ones.
+# The six queries in AQL, over the single-table collection like the SQL ones.
 QUERIES = {
     "count-events": f"FOR e IN {SINGLE_TABLE_NAME} COLLECT WITH COUNT INTO total RETURN total",
     "temperature-min-max": (
@@ -43,7 +51,23 @@ QUERIES = {
         f"FOR e IN {SINGLE_TABLE_NAME} COLLECT device = e.device_id AGGREGATE newest = MAX([e.timestamp, e.temperature]) "
         "RETURN {device_id: device, timestamp: newest[0], temperature: newest[1]}"
     ),
+    "device-downsample": (
+        f"FOR e IN {SINGLE_TABLE_NAME} FILTER e.device_id == '{DOWNSAMPLE_DEVICE}' AND e.timestamp >= {DOWNSAMPLE_START_MS} "
+        f"AND e.timestamp < {DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS} "
+        f"COLLECT minute = e.timestamp - e.timestamp % {MINUTE_MS} AGGREGATE low = MIN(e.temperature), "
+        "mean = AVG(e.temperature), high = MAX(e.temperature) SORT minute RETURN {minute: minute, min: low, avg: mean, max: high}"
+    ),
 }
+# The fields of each query's result documents, in the order of the common answer form.
+ANSWER_FIELDS = {
+    "temperature-min-max": ("min", "max"),
+    "temperature-stats": ("min", "avg", "max"),
+    "temperature-stats-per-device": ("device_id", "min", "avg", "max"),
+    "newest-per-device": ("device_id", "timestamp", "temperature"),
+    "device-downsample": ("minute", "min", "avg", "max"),
+}
+SCAN = "FOR e IN @@collection FILTER e.device_id == @device SORT e.timestamp RETURN [e.timestamp, e.temperature]"
+DEVICES = "FOR e IN @@collection COLLECT device = e.device_id RETURN device"
 
 KEY_GENERATORS = {PrimaryKey.db: "traditional", PrimaryKey.client: "traditional", PrimaryKey.uuid: "uuid"}
 CURSOR_BATCH_SIZE = 10_000
@@ -177,20 +201,60 @@ class Module(DatabaseModule):
         names = list(columns)
         return [dict(zip(names, values)) for values in zip(*columns.values())]
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        if not self._db.has_collection(RECORD_NAME):
+            self._db.create_collection(RECORD_NAME, user_keys=True, replication_factor=self.options.replication_factor)
+        self._db.collection(RECORD_NAME).insert({"_key": self.record_key(), "record": text}, overwrite=True, sync=True)
+
+    def stored_record(self) -> str | None:
+        if not self._db.has_collection(RECORD_NAME):
+            return None
+        document = self._db.collection(RECORD_NAME).get(self.record_key())
+        return document["record"] if document else None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
-        return {name: self._query(aql) for name, aql in QUERIES.items()}
+        return {name: self._query(name, aql) for name, aql in QUERIES.items()}
 
-    def _query(self, aql: str) -> Query:
-        def run() -> int:
+    def _query(self, name: str, aql: str) -> Query:
+        fields = ANSWER_FIELDS.get(name)
+
+        def rows(documents: list) -> list[tuple]:
+            return [tuple(document[field] for field in fields) if fields else (document,) for document in documents]
+
+        def run() -> Answer:
             options: dict[str, Any] = {"batch_size": CURSOR_BATCH_SIZE}
             if self.spec.query_timeout:
                 options["max_runtime"] = self.spec.query_timeout
             cursor = self._db.aql.execute(aql, **options)
             try:
-                return sum(1 for _ in cursor)
+                return Answer(list(cursor), rows)
             except BaseException:
                 cursor.close(ignore_missing=True)  # a drained cursor is gone already; a broken one is freed
                 raise
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        devices: set[str] = set()
+        for name in self.spec.table_names:
+            devices.update(self._db.aql.execute(DEVICES, bind_vars={"@collection": name}, batch_size=CURSOR_BATCH_SIZE))
+        return sorted(devices)
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # A device lives in one collection; the others return nothing.
+        for name in self.spec.table_names:
+            cursor = self._db.aql.execute(SCAN, bind_vars={"@collection": name, "device": device}, batch_size=page_size, stream=True)
+            try:
+                while True:
+                    batch = cursor.batch()
+                    if batch:
+                        yield np.fromiter((reading[0] for reading in batch), dtype=np.int64, count=len(batch))
+                        batch.clear()
+                    if not cursor.has_more():
+                        break
+                    cursor.fetch()
+            finally:
+                cursor.close(ignore_missing=True)

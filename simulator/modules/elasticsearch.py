@@ -14,6 +14,11 @@ Insert modes:
   rejected with 429 (queue full) are retried, a bounded number of times.
 Primary keys: `db` lets the server generate ids, `client` uses the event's client key as `_id` (with
 the `create` operation, so a duplicate key is an error, as with a SQL primary key).
+
+Reading back: device-downsample is a `date_histogram` (fixed_interval 1m) under a term and range
+filter; scans use the scroll API (a search context paged `size` hits at a time, sorted by
+timestamp). The record of expected answers is a document in an index of its own,
+`iotbench_expected`, whose mapping indexes nothing.
 """
 
 from __future__ import annotations
@@ -23,15 +28,19 @@ import logging
 import random
 import ssl
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import quote
 
 import numpy as np
 from pydantic import Field, field_validator
 
+from simulator.answers import Answer
 from simulator.errors import one_line
 from simulator.events import EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.retry import Retry
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
@@ -41,6 +50,8 @@ log = logging.getLogger("elasticsearch")
 PRODUCT = "Elasticsearch/OpenSearch"
 TOO_MANY_REQUESTS = 429
 CONNECT_TIMEOUT_S = 10.0
+MAX_PAGE = 10_000  # index.max_result_window: the most hits one search (or scroll page) returns
+SCROLL_KEEP_ALIVE = "2m"
 
 
 class ElasticsearchOptions(ModuleOptions):
@@ -118,6 +129,9 @@ class Module(DatabaseModule):
         super().validate()
         if (self.options.username is None) != (self.options.password is None):
             raise ModuleError("options 'username' and 'password' of the elasticsearch module go together")
+        if self.spec.task == "scan" and self.spec.scan_page_size > MAX_PAGE:
+            raise ModuleError(f"{PRODUCT} returns at most {MAX_PAGE:,} hits per scroll page (index.max_result_window): "
+                              f"use --page-size {MAX_PAGE} or less")
 
     def batch_kind(self) -> str:
         return "_bulk request"
@@ -324,17 +338,36 @@ class Module(DatabaseModule):
             columns.append(text_rows.constant("}\n"))
         return columns
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        status, answer = self._request("PUT", f"/{RECORD_NAME}", body={
+            "settings": {"index": {"number_of_shards": 1, "number_of_replicas": self.options.replicas}},
+            "mappings": {"enabled": False}}, accept=(200, 400))
+        if status == 400 and _error_type(answer) != "resource_already_exists_exception":
+            raise SearchServerError(f"creating index {RECORD_NAME} failed: {_reason(answer, '')}")
+        self._request("PUT", f"/{RECORD_NAME}/_doc/{quote(self.record_key(), safe='')}", body={"record": text},
+                      params={"refresh": "true"})
+
+    def stored_record(self) -> str | None:
+        status, answer = self._request("GET", f"/{RECORD_NAME}/_doc/{quote(self.record_key(), safe='')}", accept=(200, 404))
+        return answer["_source"]["record"] if status == 200 and answer.get("found") else None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
+        stats = {"stats": {"stats": {"field": "temperature"}}}
         queries = {
             "count-events": self._count_events,
-            "temperature-min-max": self._aggregation({"min": {"min": {"field": "temperature"}}, "max": {"max": {"field": "temperature"}}}),
-            "temperature-stats": self._aggregation({"stats": {"stats": {"field": "temperature"}}}),
-            "temperature-stats-per-device": self._per_device({"stats": {"stats": {"field": "temperature"}}}),
+            "temperature-min-max": self._aggregation(
+                {"min": {"min": {"field": "temperature"}}, "max": {"max": {"field": "temperature"}}},
+                lambda found: [(found["min"]["value"], found["max"]["value"])]),
+            "temperature-stats": self._aggregation(stats, lambda found: [(found["stats"]["min"], found["stats"]["avg"], found["stats"]["max"])]),
+            "temperature-stats-per-device": self._per_device(stats, lambda bucket: (
+                bucket["key"]["device_id"], bucket["stats"]["min"], bucket["stats"]["avg"], bucket["stats"]["max"])),
             "newest-per-device": self._per_device({
                 "newest": {"top_hits": {"size": 1, "sort": [{"timestamp": {"order": "desc"}}],
                                         "_source": {"includes": ["timestamp", "temperature"]}}},
-            }),
+            }, _newest_row),
+            "device-downsample": self._downsample,
         }
         return {name: self._with_deadline(query) for name, query in queries.items()}
 
@@ -368,33 +401,74 @@ class Module(DatabaseModule):
     def _search(self, body: dict) -> dict:
         return self._query_request("POST", f"/{self._indices}/_search", body)
 
-    def _count_events(self) -> int:
-        self._query_request("GET", f"/{self._indices}/_count")
-        return 1
+    def _count_events(self) -> Answer:
+        return Answer([(self._query_request("GET", f"/{self._indices}/_count")["count"],)])
 
-    def _aggregation(self, aggregations: dict) -> Query:
-        def run() -> int:
+    def _aggregation(self, aggregations: dict, row) -> Query:
+        def run() -> Answer:
             answer = self._search({"size": 0, "track_total_hits": False, "aggs": aggregations})
-            return 1 if answer.get("aggregations") else 0
+            return Answer([answer.get("aggregations", {})], lambda found: row(found[0]) if found[0] else [])
 
         return run
 
-    def _per_device(self, sub_aggregations: dict) -> Query:
+    def _per_device(self, sub_aggregations: dict, row) -> Query:
         """A composite aggregation over device_id, paged with after_key so every device is fetched."""
 
-        def run() -> int:
-            composite: dict[str, Any] = {"size": self.options.query_page_size, "sources": [{"device_id": {"terms": {"field": "device_id"}}}]}
-            rows = 0
-            while True:
-                body = {"size": 0, "track_total_hits": False, "aggs": {"devices": {"composite": composite, "aggs": sub_aggregations}}}
-                devices = self._search(body)["aggregations"]["devices"]
-                buckets = devices["buckets"]
-                rows += len(buckets)
-                if len(buckets) < composite["size"] or "after_key" not in devices:
-                    return rows
-                composite["after"] = devices["after_key"]
+        def run() -> Answer:
+            buckets = list(self._device_buckets(sub_aggregations, self.options.query_page_size))
+            return Answer(buckets, lambda found: [row(bucket) for bucket in found])
 
         return run
+
+    def _device_buckets(self, sub_aggregations: dict, page: int) -> Iterator[dict]:
+        composite: dict[str, Any] = {"size": page, "sources": [{"device_id": {"terms": {"field": "device_id"}}}]}
+        while True:
+            body = {"size": 0, "track_total_hits": False, "aggs": {"devices": {"composite": composite, "aggs": sub_aggregations}}}
+            devices = self._search(body)["aggregations"]["devices"]
+            yield from devices["buckets"]
+            if len(devices["buckets"]) < composite["size"] or "after_key" not in devices:
+                return
+            composite["after"] = devices["after_key"]
+
+    def _downsample(self) -> Answer:
+        """device-downsample: the device's readings of the hour in 1-minute date_histogram buckets."""
+        hour = {"gte": DOWNSAMPLE_START_MS, "lt": DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS}
+        body = {
+            "size": 0, "track_total_hits": False,
+            "query": {"bool": {"filter": [{"term": {"device_id": DOWNSAMPLE_DEVICE}}, {"range": {"timestamp": hour}}]}},
+            "aggs": {"minutes": {"date_histogram": {"field": "timestamp", "fixed_interval": "1m", "min_doc_count": 1},
+                                 "aggs": {"stats": {"stats": {"field": "temperature"}}}}},
+        }
+        buckets = self._search(body).get("aggregations", {}).get("minutes", {}).get("buckets", [])
+        return Answer(buckets, lambda found: [(b["key"], b["stats"]["min"], b["stats"]["avg"], b["stats"]["max"]) for b in found])
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        self._refresh()
+        return sorted(bucket["key"]["device_id"] for bucket in self._device_buckets({}, MAX_PAGE))
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        body = {"size": page_size, "query": {"term": {"device_id": device}},
+                "sort": [{"timestamp": {"order": "asc"}}], "_source": ["timestamp", "temperature"]}
+        params = {"scroll": SCROLL_KEEP_ALIVE, "filter_path": "_scroll_id,hits.hits._source"}
+        answer = self._request("POST", f"/{self._indices}/_search", body=body, params=params)[1]
+        scroll_id = answer.get("_scroll_id")
+        try:
+            while hits := answer.get("hits", {}).get("hits", []):
+                yield np.fromiter((hit["_source"]["timestamp"] for hit in hits), dtype=np.int64, count=len(hits))
+                if len(hits) < page_size:
+                    return
+                answer = self._request("POST", "/_search/scroll", body={"scroll": SCROLL_KEEP_ALIVE, "scroll_id": scroll_id},
+                                       params={"filter_path": "_scroll_id,hits.hits._source"})[1]
+                scroll_id = answer.get("_scroll_id", scroll_id)
+        finally:
+            if scroll_id:
+                self._request("DELETE", "/_search/scroll", body={"scroll_id": [scroll_id]}, accept=(200, 404))
+
+
+def _newest_row(bucket: dict) -> tuple:
+    source = bucket["newest"]["hits"]["hits"][0]["_source"]
+    return bucket["key"]["device_id"], source["timestamp"], source["temperature"]
 
 
 def _json(response) -> dict:

@@ -13,20 +13,28 @@ Setup: on InfluxDB 2 the bucket is deleted and recreated (clean) or created when
 buckets API. InfluxDB 1.8 has no buckets API: there `bucket` is "database/retention-policy", and the
 1.x query API creates the database and drops the run's measurements (clean). Which API applies is
 read from the server's version (the /ping header), or forced with `v1_compat`.
+
+Reading back: device-downsample is `aggregateWindow(every: 1m)` (min, mean, max, windows labelled by
+their start); scans stream each device's series as CSV (the query API's streaming response) and
+cut it into pages. The record of expected answers is kept in the measurement `iotbench_expected`
+(tag `tables`): string fields are limited to 64 KB, so the JSON is split into parts, one point each.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 from pydantic import Field, field_validator
 
+from simulator.answers import Answer, with_times
 from simulator.errors import one_line
 from simulator.events import EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
 
@@ -34,6 +42,7 @@ log = logging.getLogger("influxdb")
 
 # Flux needs a time range; this one holds every event the generator can produce.
 RANGE = "range(start: 1970-01-01T00:00:00Z, stop: 2262-01-01T00:00:00Z)"
+RECORD_PART_CHARS = 30_000  # well under the 64 KB limit of a string field, escaped quotes included
 
 
 class InfluxdbOptions(ModuleOptions):
@@ -225,6 +234,25 @@ class Module(DatabaseModule):
         ]
         return text_rows.text_rows(columns, len(batch))
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        """One point per part of the text, at times 0, 1, 2... ms; the first also says how many parts
+        there are (a shorter record overwrites the first parts of a longer one and ignores the rest)."""
+        parts = [text[i : i + RECORD_PART_CHARS] for i in range(0, len(text), RECORD_PART_CHARS)] or [""]
+        tag = _tag_value(self.record_key())
+        lines = [f'{RECORD_NAME},tables={tag} text="{_string_field(part)}"' + (f",parts={len(parts)}i" if i == 0 else "") + f" {i}"
+                 for i, part in enumerate(parts)]
+        self._write_lines("\n".join(lines).encode())
+
+    def stored_record(self) -> str | None:
+        flux = (f'from(bucket: "{self.options.bucket}") |> {RANGE}\n'
+                f'  |> filter(fn: (r) => r._measurement == "{RECORD_NAME}" and r.tables == "{self.record_key()}")\n'
+                '  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value") |> group() |> sort(columns: ["_time"])')
+        records = [record for table in self._flux(flux) for record in table.records]
+        if not records or records[0].values.get("parts") is None:
+            return None
+        return "".join(record.values["text"] for record in records[: int(records[0].values["parts"])])
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
         data = self._data()
@@ -233,32 +261,94 @@ class Module(DatabaseModule):
         per_device = '|> group() |> pivot(rowKey: ["device_id"], columnKey: ["_field"], valueColumn: "_value")'
         every = 'data |> group() |> keep(columns: ["_value"])'
         by_device = 'data |> group(columns: ["device_id"]) |> keep(columns: ["device_id", "_value"])'
+        hour = f"start: {_rfc3339(DOWNSAMPLE_START_MS)}, stop: {_rfc3339(DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS)}"
+        minutes = (f'from(bucket: "{self.options.bucket}") |> range({hour})\n'
+                   f'  |> filter(fn: (r) => {self._measurements()} and r._field == "temperature" and r.device_id == "{DOWNSAMPLE_DEVICE}")\n'
+                   '  |> group() |> keep(columns: ["_start", "_stop", "_time", "_value"])')
+        windows = ", ".join(f'hour |> aggregateWindow(every: 1m, fn: {name}, createEmpty: false, timeSrc: "_start") '
+                            f'|> set(key: "_field", value: "{name}")' for name in ("min", "mean", "max"))
         return {
-            "count-events": self._rows(f"{data}\ndata |> group() |> count()"),
+            "count-events": self._rows(f"{data}\ndata |> group() |> count()", ["_value"], total=True),
             "temperature-min-max": self._rows(
-                f"{data}\nvalues = {every}\nunion(tables: [{_named(['min', 'max'], 'values')}]) {one_row}"),
+                f"{data}\nvalues = {every}\nunion(tables: [{_named(['min', 'max'], 'values')}]) {one_row}", ["min", "max"]),
             "temperature-stats": self._rows(
-                f"{data}\nvalues = {every}\nunion(tables: [{_named(['min', 'mean', 'max'], 'values')}]) {one_row}"),
+                f"{data}\nvalues = {every}\nunion(tables: [{_named(['min', 'mean', 'max'], 'values')}]) {one_row}", ["min", "mean", "max"]),
             "temperature-stats-per-device": self._rows(
-                f"{data}\nbyDevice = {by_device}\nunion(tables: [{_named(['min', 'mean', 'max'], 'byDevice')}]) {per_device}"),
+                f"{data}\nbyDevice = {by_device}\nunion(tables: [{_named(['min', 'mean', 'max'], 'byDevice')}]) {per_device}",
+                ["device_id", "min", "mean", "max"]),
             # A device always writes to the same measurement, so each series' last point is its newest event.
-            "newest-per-device": self._rows(f'{data}\ndata |> last() |> group() |> keep(columns: ["device_id", "_time", "_value"])'),
+            "newest-per-device": self._rows(f'{data}\ndata |> last() |> group() |> keep(columns: ["device_id", "_time", "_value"])',
+                                            ["device_id", "_time", "_value"], times=(1,)),
+            "device-downsample": self._rows(
+                f'hour = {minutes}\nunion(tables: [{windows}])\n'
+                '  |> group() |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")',
+                ["_time", "min", "mean", "max"], times=(0,)),
         }
 
-    def _data(self) -> str:
-        """Flux binding `data`: the temperature values of the run's measurements."""
-        measurements = " or ".join(f'r._measurement == "{name}"' for name in self.spec.table_names)
+    def _measurements(self) -> str:
+        return "(" + " or ".join(f'r._measurement == "{name}"' for name in self.spec.table_names) + ")"
+
+    def _data(self, device: str | None = None) -> str:
+        """Flux binding `data`: the temperature values of the run's measurements (of one device)."""
+        of_device = f' and r.device_id == "{device}"' if device else ""
         return (f'data = from(bucket: "{self.options.bucket}") |> {RANGE}\n'
-                f'  |> filter(fn: (r) => ({measurements}) and r._field == "temperature")')
+                f'  |> filter(fn: (r) => {self._measurements()} and r._field == "temperature"{of_device})')
 
     def _flux(self, query: str) -> list:
         return self._call("Flux query", self._query.query, query, org=self.options.org)
 
-    def _rows(self, query: str) -> Query:
-        def run() -> int:
-            return sum(len(table.records) for table in self._flux(query))
+    def _rows(self, query: str, columns: list[str], times: tuple[int, ...] = (), total: bool = False) -> Query:
+        """A Flux query whose records' `columns` are the answer's rows; `total`: one count, 0 when the
+        query finds nothing (Flux returns no table at all then)."""
+
+        def rows_of(tables: list) -> list[tuple]:
+            rows = [tuple(record.values.get(column) for column in columns) for table in tables for record in table.records]
+            return [(sum(row[0] for row in rows),)] if total else with_times(*times)(rows)
+
+        def run() -> Answer:
+            return Answer(self._flux(query), rows_of)
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        query = f'{self._data()}\ndata |> last() |> group() |> keep(columns: ["device_id"])'
+        return sorted({record.values["device_id"] for table in self._flux(query) for record in table.records})
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        """The device's series streamed as plain CSV (no annotations), read line by line and cut into pages."""
+        from influxdb_client import Dialect
+
+        query = f'{self._data(device)}\ndata |> keep(columns: ["_time", "_value"])'
+        rows = self._call("Flux scan", self._query.query_csv, query, org=self.options.org, dialect=Dialect(header=False, annotations=[]))
+        page: list[str] = []
+        for row in rows:
+            if len(row) < 5:  # a blank line between tables
+                continue
+            page.append(row[3][:-1])  # ",result,table,_time,_value": RFC 3339 UTC time without its Z
+            if len(page) == page_size:
+                yield _epoch_ms(page)
+                page = []
+        if page:
+            yield _epoch_ms(page)
+
+
+def _epoch_ms(times: list[str]) -> np.ndarray:
+    return np.array(times, dtype="datetime64[ms]").astype(np.int64)
+
+
+def _rfc3339(ms: int) -> str:
+    return np.datetime_as_string(np.datetime64(ms, "ms"), timezone="UTC")
+
+
+def _tag_value(text: str) -> str:
+    """Line protocol escaping of a tag value."""
+    return text.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=").replace(" ", "\\ ")
+
+
+def _string_field(text: str) -> str:
+    """Line protocol escaping of a string field value."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _named(aggregates: list[str], stream: str) -> str:

@@ -5,8 +5,10 @@ enough of ArangoDB's documented HTTP API (`/_db/{db}/_api/...`: collection, docu
 index, cursor) for the REAL python-arango client used by the CLI's collector and worker processes.
 It records every request and keeps the documents, so counts and verification run end to end; the
 tests assert on what the client actually sent: collection properties, document bodies and keys,
-write options, and the AQL text of each query. AQL itself is not executed: a query's rows are
-derived from the stored documents by the query's shape (per-device or global).
+write options, and the AQL text of each query. AQL itself is not parsed: the fake knows the
+module's queries by their exact text and computes their rows from the stored documents in Python
+(`aql_rows`), so the module's answers and the CLI's answer check run end to end; any other AQL is
+refused, as a real server would refuse a query it cannot run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pytest
 from fake_http_service import FakeServiceHandler, serving
 
 from cli.platforms.local import free_port
-from simulator.modules.arangodb import QUERIES
+from simulator.modules.arangodb import DEVICES, QUERIES, SCAN
 from tests.conftest import rows_per_query
 
 PASSWORD = "s3cret-arango"
@@ -92,6 +94,9 @@ class FakeArangoHandler(FakeServiceHandler):
                 return 200, {"error": False, "code": 200, "figures": {"documentsSize": size, "indexes": {"count": 1, "size": size // 4}}}
         if parts[:2] == ["_api", "document"] and method == "POST":
             return self._insert(parts[2], body, params)
+        if parts[:2] == ["_api", "document"] and method == "GET" and len(parts) == 4:
+            found = state.documents.get(parts[2], {}).get(parts[3])
+            return (200, found) if found else (404, {"error": True, "code": 404, "errorNum": 1202, "errorMessage": "document not found"})
         if parts == ["_api", "import"] and method == "POST":
             status, outcome = self._insert(params["collection"], body, params)
             return (201, {"error": False, "created": len(body), "errors": 0, "empty": 0, "updated": 0, "ignored": 0,
@@ -113,7 +118,7 @@ class FakeArangoHandler(FakeServiceHandler):
             key = document.get("_key")
             if key is None:
                 key, state.next_id = str(state.next_id), state.next_id + 1
-            if key in stored:
+            if key in stored and params.get("overwrite") not in ("1", "true"):
                 return 409, {"error": True, "code": 409, "errorNum": 1210, "errorMessage": "unique constraint violated"}
             stored[key] = {**document, "_key": key}
             results.append({"_id": f"{name}/{key}", "_key": key, "_rev": "_r1"})
@@ -124,12 +129,12 @@ class FakeArangoHandler(FakeServiceHandler):
     def _cursor(self, method: str, rest: list[str], body):
         state = self.state
         if method == "POST" and not rest:
-            documents = list(state.documents.get("events", {}).values())
-            per_device = "COLLECT device = e.device_id" in body["query"]
-            rows = [{"device_id": d} for d in sorted({doc["device_id"] for doc in documents})] if per_device else [{"value": 1}]
+            rows = aql_rows(state, body["query"], body.get("bindVars") or {})
+            if rows is None:
+                return 400, {"error": True, "code": 400, "errorNum": 1501, "errorMessage": "the fake does not know this query"}
             cursor_id = str(state.next_id)
             state.next_id += 1
-            state.cursors[cursor_id] = rows
+            state.cursors[cursor_id] = (rows, min(CURSOR_PAGE, body.get("batchSize") or CURSOR_PAGE))
             return self._page(cursor_id, 201)
         if method == "POST" and rest and rest[0] in state.cursors:
             return self._page(rest[0], 200)
@@ -139,16 +144,51 @@ class FakeArangoHandler(FakeServiceHandler):
         return 404, {"error": True, "code": 404, "errorNum": 1600, "errorMessage": "cursor not found"}
 
     def _page(self, cursor_id: str, status: int):
-        rows = self.state.cursors[cursor_id]
-        page, rest = rows[:CURSOR_PAGE], rows[CURSOR_PAGE:]
+        rows, size = self.state.cursors[cursor_id]
+        page, rest = rows[:size], rows[size:]
         reply = {"error": False, "code": status, "result": page, "hasMore": bool(rest), "cached": False, "extra": {}}
         if rest:
-            self.state.cursors[cursor_id] = rest
+            self.state.cursors[cursor_id] = (rest, size)
             reply["id"] = cursor_id
         else:
             del self.state.cursors[cursor_id]
         return status, reply
 
+
+
+def aql_rows(state: FakeArangoState, query: str, binds: dict) -> list | None:
+    """The rows of one of the module's AQL queries, computed from the stored documents."""
+    if query in (SCAN, DEVICES):
+        documents = list(state.documents.get(binds["@collection"], {}).values())
+        if query == DEVICES:
+            return sorted({d["device_id"] for d in documents})
+        return [[d["timestamp"], d["temperature"]] for d in sorted(documents, key=lambda d: d["timestamp"]) if d["device_id"] == binds["device"]]
+    name = next((name for name, aql in QUERIES.items() if aql == query), None)
+    documents = list(state.documents.get("events", {}).values())
+    values = [d["temperature"] for d in documents]
+    if name == "count-events":
+        return [len(documents)]
+    if name == "temperature-min-max":
+        return [{"min": min(values, default=None), "max": max(values, default=None)}]
+    if name == "temperature-stats":
+        return [{"min": min(values, default=None), "avg": sum(values) / len(values) if values else None, "max": max(values, default=None)}]
+    if name in ("temperature-stats-per-device", "newest-per-device", "device-downsample"):
+        groups: dict = {}
+        for d in documents:
+            if name == "device-downsample":
+                if d["device_id"] != "w000000-d000000" or not 1_767_225_600_000 <= d["timestamp"] < 1_767_229_200_000:
+                    continue
+                key = d["timestamp"] - d["timestamp"] % 60_000
+            else:
+                key = d["device_id"]
+            groups.setdefault(key, []).append(d)
+        if name == "newest-per-device":
+            newest = {key: max([d["timestamp"], d["temperature"]] for d in group) for key, group in groups.items()}
+            return [{"device_id": key, "timestamp": ts, "temperature": value} for key, (ts, value) in sorted(newest.items())]
+        label = "minute" if name == "device-downsample" else "device_id"
+        return [{label: key, "min": min(d["temperature"] for d in group), "avg": sum(d["temperature"] for d in group) / len(group),
+                 "max": max(d["temperature"] for d in group)} for key, group in sorted(groups.items())]
+    return None
 
 
 @pytest.fixture
@@ -197,8 +237,8 @@ def test_arangodb_wire_fake_collections_with_shards_replication_and_sync(arango)
                  "--extra-option", "shard_count=3", "--extra-option", "replication_factor=2", "--extra-option", "sync=true")
     verified(result, 80)
     created = {r.body["name"]: r.body for r in state.of("POST", "/_api/collection")}
-    assert sorted(created) == ["events0", "events1", "events2", "events3"]
-    for body in created.values():
+    assert sorted(created) == ["events0", "events1", "events2", "events3", "iotbench_expected"]  # the record of expected answers
+    for body in (body for name, body in created.items() if name.startswith("events")):
         assert body["numberOfShards"] == 3 and body["replicationFactor"] == 2 and body["waitForSync"] is True
         assert body["keyOptions"] == {"type": "traditional", "allowUserKeys": False}
         assert body["type"] == 2  # document collection
@@ -242,7 +282,7 @@ def test_arangodb_wire_fake_bulk_import_api(arango):
     state, run = arango
     verified(run("insert", "-w", "2", "--num-inserts", "50", "--batch", "25", "--extra-option", "batch_api=import"), 100)
     imports = state.of("POST", "/_api/import")
-    assert len(imports) == 4 and not state.of("POST", "/_api/document")
+    assert len(imports) == 4 and not state.of("POST", "/_api/document/events")
     assert all(r.params == {"type": "array", "collection": "events", "complete": "1", "details": "1"} for r in imports)
 
 
