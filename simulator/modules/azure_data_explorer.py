@@ -17,6 +17,11 @@ acquired elsewhere; `none` is for an unauthenticated http:// endpoint (the local
 
 Kusto has no primary keys: `--primary-key db` (the default) and `none` mean the same, other modes
 are rejected. Event timestamps are stored as `datetime`.
+
+Reading back: device-downsample summarizes `by bin(timestamp, 1m)`; scans use the streaming query
+API (`execute_streaming_query`: the v2 response parsed as it arrives, rows taken a page at a time).
+The record of expected answers is a table of its own, `iotbench_expected` (tables, part, record):
+string values are limited (1 MB by default), so the JSON is split into parts.
 """
 
 from __future__ import annotations
@@ -25,19 +30,26 @@ import gzip
 import io
 import logging
 import time
+from collections.abc import Iterator
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import numpy as np
 from pydantic import Field
 
+from simulator.answers import Answer, with_times
 from simulator.errors import one_line
 from simulator.events import DEVICE_ID_WIDTH, EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 log = logging.getLogger("azure_data_explorer")
+
+def _kql_datetime(ms: int) -> str:
+    return f"datetime({np.datetime_as_string(np.datetime64(ms, 'ms'), timezone='UTC')})"
+
 
 COLUMNS = (("timestamp", "datetime"), ("device_id", "string"), ("sequence_number", "long"), ("temperature", "real"))
 CSV_MAPPING = "events_csv_mapping"
@@ -52,7 +64,16 @@ QUERIES = {
         f"{SINGLE_TABLE_NAME} | summarize min(temperature), avg(temperature), max(temperature) by device_id"
     ),
     "newest-per-device": f"{SINGLE_TABLE_NAME} | summarize arg_max(timestamp, temperature) by device_id",
+    "device-downsample": (
+        f"{SINGLE_TABLE_NAME} | where device_id == '{DOWNSAMPLE_DEVICE}' and timestamp >= {_kql_datetime(DOWNSAMPLE_START_MS)} "
+        f"and timestamp < {_kql_datetime(DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS)} "
+        "| summarize min(temperature), avg(temperature), max(temperature) by bin(timestamp, 1m) | order by timestamp asc"
+    ),
 }
+TIME_COLUMNS = {"newest-per-device": (1,), "device-downsample": (0,)}
+SCAN = "{tables} | where device_id == '{device}' | order by timestamp asc | project ms = tolong((timestamp - datetime(1970-01-01)) / 1ms)"
+DEVICES = "{tables} | distinct device_id"
+RECORD_PART_CHARS = 500_000
 
 
 class AdxOptions(ModuleOptions):
@@ -211,12 +232,49 @@ class Module(DatabaseModule):
     def insert_single(self, item: list[tuple[str, bytes, int]]) -> None:
         self.insert_batch(item)
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        """The record's parts replace the ones of the same tables; records of other tables stay."""
+        key = _kql_string(self.record_key())
+        parts = [text[i : i + RECORD_PART_CHARS] for i in range(0, len(text), RECORD_PART_CHARS)] or [""]
+        values = ", ".join(f"{key}, {i}, {_kql_string(part)}" for i, part in enumerate(parts))
+        self._mgmt(f".create-merge table {RECORD_NAME} (tables: string, part: int, record: string)")
+        self._mgmt(f".set-or-replace {RECORD_NAME} <| {RECORD_NAME} | where tables != {key} "
+                   f"| union (datatable(tables: string, part: int, record: string) [{values}])")
+
+    def stored_record(self) -> str | None:
+        if not self._mgmt(f".show tables | where TableName == '{RECORD_NAME}'").primary_results[0].rows_count:
+            return None
+        rows = self._rows(f"{RECORD_NAME} | where tables == {_kql_string(self.record_key())} | order by part asc | project record")
+        return "".join(row[0] for row in rows) if rows else None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
-        return {name: self._query(kql) for name, kql in QUERIES.items()}
+        return {name: self._query(name, kql) for name, kql in QUERIES.items()}
 
-    def _query(self, kql: str) -> Query:
-        return lambda: len(self._rows(kql))
+    def _query(self, name: str, kql: str) -> Query:
+        convert = with_times(*TIME_COLUMNS.get(name, ()))
+        return lambda: Answer(self._rows(kql), lambda rows: convert([row.to_list() for row in rows]))
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        return sorted(row[0] for row in self._rows(DEVICES.format(tables=self._union())))
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        kql = SCAN.format(tables=self._union(), device=device)
+        response = self._client.execute_streaming_query(self.options.database, kql)
+        page: list[int] = []
+        for row in next(response.iter_primary_results()):
+            page.append(row[0])
+            if len(page) == page_size:
+                yield np.array(page, dtype=np.int64)
+                page = []
+        if page:
+            yield np.array(page, dtype=np.int64)
+
+    def _union(self) -> str:
+        tables = self.spec.table_names
+        return tables[0] if len(tables) == 1 else f"union {', '.join(tables)}"
 
     def _rows(self, kql: str) -> list:
         from azure.kusto.data import ClientRequestProperties
@@ -240,6 +298,11 @@ def _csv(batch: EventBatch) -> bytes:
         for ts, device, sequence, temperature in zip(timestamps, devices, batch.sequence_number.tolist(), batch.temperature.tolist())
     ]
     return "".join(lines).encode()
+
+
+def _kql_string(text: str) -> str:
+    """A KQL verbatim string literal (quotes doubled)."""
+    return "@'" + text.replace("'", "''") + "'"
 
 
 def _timespan(seconds: float):

@@ -12,14 +12,16 @@ documented REST wire format the REAL azure-kusto-data / azure-kusto-ingest clien
   so the acknowledged-vs-stored difference and `wait_for_count` are exercised for real.
 The client is pointed at the fake with `auth: none` over http (the mode the Kusto emulator uses);
 the Azure AD sign-in of `auth: application_key` is not exercised (its connection string is checked
-without network). KQL itself is not executed: a query's rows are derived from the stored rows by
-the query's shape (`| count`, `by device_id`, or one aggregate row).
+without network). KQL itself is not parsed: the fake knows the module's queries, scans and record
+commands by their exact text (or pattern) and computes their results from the stored rows in Python
+(`kql_result`), so answers and their check run end to end; any other query is refused.
 """
 
 from __future__ import annotations
 
 import base64
 import csv
+import datetime as dt
 import gzip
 import io
 import json
@@ -121,6 +123,13 @@ class FakeKustoHandler(FakeServiceHandler):
             state.tables.setdefault(match.group(1), [])
         elif match := re.match(r"\.show table (\w+) details$", command):
             return _v1(["TableName", "TotalExtentSize"], [[match.group(1), 40 * len(state.tables.get(match.group(1), []))]])
+        elif match := re.match(r"\.show tables \| where TableName == '(\w+)'$", command):
+            return _v1(["TableName"], [[match.group(1)]] if match.group(1) in state.tables else [])
+        elif match := re.match(rf"\.set-or-replace {adx.RECORD_NAME} <\| {adx.RECORD_NAME} \| where tables != @'((?:[^']|'')*)' "
+                               r"\| union \(datatable\(tables: string, part: int, record: string\) \[(.*)\]\)$", command, re.S):
+            key, values = _verbatim(match.group(1)), re.findall(r"@'((?:[^']|'')*)', (\d+), @'((?:[^']|'')*)'", match.group(2), re.S)
+            kept = [row for row in state.tables[adx.RECORD_NAME] if row[0] != key]
+            state.tables[adx.RECORD_NAME] = kept + [[_verbatim(k), int(part), _verbatim(text)] for k, part, text in values]
         return _v1(["Result"], [])
 
     def _query(self, database: str, kql: str):
@@ -129,14 +138,12 @@ class FakeKustoHandler(FakeServiceHandler):
         if kql == "print ok = 1":
             return _v2([("ok", "int")], [[1]])
         table = kql.split("|")[0].strip()
-        rows = state.tables.get(table)
-        if rows is None:
+        if table not in state.tables:
             return _v2([("error", "string")], [{"OneApiErrors": [{"error": {"code": "SEM0100", "message": f"'{table}' not found"}}]}])
-        if kql.endswith("| count"):
-            return _v2([("Count", "long")], [[len(rows)]])
-        if kql.endswith("by device_id"):
-            return _v2([("device_id", "string")], [[d] for d in sorted({row[1] for row in rows})])
-        return _v2([("value", "real")], [[1.0]])
+        result = kql_result(state, kql)
+        if result is None:
+            return _v2([("error", "string")], [{"OneApiErrors": [{"error": {"code": "SEM0001", "message": "the fake does not know this query"}}]}])
+        return _v2(*result)
 
     def _stream(self, path: str, params: dict, raw: bytes):
         _, _, _, _, database, table = path.split("/")
@@ -161,6 +168,58 @@ class FakeKustoHandler(FakeServiceHandler):
                 f"<TimeNextVisible>{now}</TimeNextVisible></QueueMessage></QueueMessagesList>").encode()
         self.send(201, body, {"Content-Type": "application/xml"})
 
+
+
+def _verbatim(text: str) -> str:
+    return text.replace("''", "'")
+
+
+def _ms(text: str) -> int:
+    return int(dt.datetime.fromisoformat(text).timestamp() * 1000 + 0.5)
+
+
+def _iso(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def kql_result(state: FakeKustoState, kql: str) -> tuple[list, list] | None:
+    """(columns, rows) of one of the module's KQL queries, computed from the stored CSV rows."""
+    if match := re.fullmatch(rf"{adx.RECORD_NAME} \| where tables == @'((?:[^']|'')*)' \| order by part asc \| project record", kql):
+        parts = sorted((row[1], row[2]) for row in state.tables[adx.RECORD_NAME] if row[0] == _verbatim(match.group(1)))
+        return [("record", "string")], [[text] for _, text in parts]
+    table = kql.split("|")[0].strip()
+    readings = [(_ms(ts), device, float(value)) for ts, device, _sequence, value in state.tables[table]]
+    if match := re.fullmatch(re.escape(adx.SCAN.format(tables=table, device="DEVICE")).replace("DEVICE", "(.+)"), kql):
+        return [("ms", "long")], [[ts] for ts, device, _ in sorted(readings) if device == match.group(1)]
+    if kql == adx.DEVICES.format(tables=table):
+        return [("device_id", "string")], [[device] for device in sorted({device for _, device, _ in readings})]
+    name = next((name for name, query in adx.QUERIES.items() if query == kql), None)
+    if kql == f"{table} | count":  # the collector's count of each table
+        name = "count-events"
+    values = [value for _, _, value in readings]
+    stats = [("min_temperature", "real"), ("avg_temperature", "real"), ("max_temperature", "real")]
+    if name == "count-events":
+        return [("Count", "long")], [[len(readings)]]
+    if name == "temperature-min-max":
+        return [stats[0], stats[2]], [[min(values, default=None), max(values, default=None)]]
+    if name == "temperature-stats":
+        return stats, [[min(values, default=None), sum(values) / len(values) if values else None, max(values, default=None)]]
+    if name in ("temperature-stats-per-device", "newest-per-device", "device-downsample"):
+        groups: dict = {}
+        for ts, device, value in readings:
+            if name == "device-downsample":
+                if device != "w000000-d000000" or not 1_767_225_600_000 <= ts < 1_767_229_200_000:
+                    continue
+                groups.setdefault(ts - ts % 60_000, []).append((ts, value))
+            else:
+                groups.setdefault(device, []).append((ts, value))
+        if name == "newest-per-device":
+            return ([("device_id", "string"), ("timestamp", "datetime"), ("temperature", "real")],
+                    [[device, _iso(max(group)[0]), max(group)[1]] for device, group in sorted(groups.items())])
+        key = ("timestamp", "datetime") if name == "device-downsample" else ("device_id", "string")
+        return [key, *stats], [[_iso(k) if name == "device-downsample" else k, min(v for _, v in g), sum(v for _, v in g) / len(g),
+                                max(v for _, v in g)] for k, g in sorted(groups.items())]
+    return None
 
 
 @pytest.fixture
@@ -310,7 +369,7 @@ def test_adx_wire_fake_queries_send_the_kql(adx_cli):
     reported = result.results()["runs"][0]["report"]["queries"]
     assert {name: figures["rows"] for name, figures in reported.items()} == rows_per_query(12)
     sent = [kql for database, kql in state.queries[before:] if database == DATABASE and kql != "print ok = 1"]
-    assert sent[-5:] == list(adx.QUERIES.values())  # after the collector's own count
+    assert sent[-6:] == list(adx.QUERIES.values())  # after the collector's own count and the record
     assert adx.QUERIES["newest-per-device"] == "events | summarize arg_max(timestamp, temperature) by device_id"
 
 
