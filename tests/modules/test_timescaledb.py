@@ -3,8 +3,9 @@
 TimescaleDB cannot be installed here (no Debian package for PostgreSQL 15 in the reachable
 archives, no PyPI route). So `create_hypertable` is a test-only plpgsql stand-in in its own schema:
 it records every call's arguments and enforces the one rule of the real function that shapes the
-module's schema (unique indexes must contain the time column). Everything else (COPY, values
-lists, verification, queries) runs for real on PostgreSQL.
+module's schema (unique indexes must contain the time column); `time_bucket(interval, timestamptz)`
+is a stand-in too (the device-downsample query uses it). Everything else (COPY, values lists,
+verification, queries and their answer checks, scans) runs for real on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import datetime as dt
 import pytest
 
 from simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS
-from tests.conftest import dedicated_database, pg_connect, rows_per_query
+from simulator.modules import timescaledb
+from simulator.spec import RunSpec
+from tests.conftest import dedicated_database, downsample_minutes, pg_connect, rows_per_query
 
 pytestmark = pytest.mark.postgres
 
@@ -55,6 +58,10 @@ BEGIN
     INSERT INTO fake_timescaledb.calls VALUES (relation::text, time_column_name, chunk_time_interval, if_not_exists);
     RETURN TRUE;
 END $$;
+CREATE OR REPLACE FUNCTION fake_timescaledb.time_bucket(bucket_width interval, ts timestamptz) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT to_timestamp(floor(extract(epoch FROM ts) / extract(epoch FROM bucket_width)) * extract(epoch FROM bucket_width))
+$$;
 """
 
 
@@ -111,6 +118,12 @@ def test_timescaledb_fake_steps_restart_or_continue_timestamps(cli, timescale, r
     events_per_worker = 300 if not restart else 100  # per-worker clock: each step starts over when restarting
     assert last == origin + dt.timedelta(milliseconds=(events_per_worker - 1) * EVENT_INTERVAL_MS)
     assert distinct == events_per_worker
+    # The expected answers were kept of the events as stored (restarted timestamps included).
+    queries = run(cli, timescale, "query", "--queries", "count-events,newest-per-device,device-downsample")
+    assert queries.query_rows() == {"count-events": 1, "newest-per-device": 20, "device-downsample": downsample_minutes(events_per_worker)}
+    scan = run(cli, timescale, "scan", "-w", "2")
+    assert scan.code == 0, scan.stderr
+    assert scan.results()["scans"][0]["check"] == "ok" and scan.results()["scans"][0]["rows"] == 600
 
 
 def test_timescaledb_fake_single_inserts_and_queries(cli, timescale):
@@ -118,8 +131,9 @@ def test_timescaledb_fake_single_inserts_and_queries(cli, timescale):
                "--extra-option", "create_indices=true").code == 0
     result = run(cli, timescale, "query")
     assert result.code == 0, result.stderr
-    rows = {name: figures["rows"] for name, figures in result.results()["runs"][0]["report"]["queries"].items()}
-    assert rows == rows_per_query(6)
+    assert result.query_rows() == rows_per_query(6)  # every answer checked and right, device-downsample with time_bucket
+    spec = RunSpec(run_id="t", task="query", target="timescaledb-fake", module="timescaledb", workers=1)
+    assert "SELECT time_bucket('1 minute', timestamp) AS minute" in timescaledb.Module(spec).downsample_statement()
 
 
 def test_timescaledb_missing_extension_is_a_clear_error(cli, timescale):

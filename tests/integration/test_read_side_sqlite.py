@@ -1,0 +1,83 @@
+"""The read side end to end on SQLite: scans, the sixth query, every answer checked, and the record of
+expected answers across runs, steps, prefill and cleaning."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from tests.conftest import downsample_minutes, rows_per_query
+from tests.read_side import assert_scan_ok, check_read_side
+
+pytestmark = pytest.mark.slow
+
+
+def sql(folder, statement: str, params=()) -> list[tuple]:
+    with sqlite3.connect(folder / "iotdb-bench.sqlite3") as db:
+        return db.execute(statement, params).fetchall()
+
+
+def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(cli, tmp_path):
+    assert cli("insert", "--target", "sqlite", "-w", "2", "-r", "1", "--num-inserts", "3000", "--batch", "500").code == 0
+
+    def change(device, value):
+        sql(tmp_path, "UPDATE events SET temperature = ? WHERE rowid = (SELECT rowid FROM events WHERE device_id = ? "
+                      "ORDER BY timestamp LIMIT 1)", (value, device))
+
+    def delete(device):
+        sql(tmp_path, "DELETE FROM events WHERE rowid = (SELECT rowid FROM events WHERE device_id = ? ORDER BY timestamp DESC LIMIT 1)",
+            (device,))
+
+    check_read_side(lambda *args: cli(args[0], "--target", "sqlite", "-r", "1", *args[1:]), change, delete, 3000)
+
+
+def test_readings_stored_out_of_order_scan_in_order(cli, tmp_path):
+    assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "2000", "--batch", "1000").code == 0
+    # One device's readings written again newest first: new row ids run against their timestamps.
+    sql(tmp_path, "CREATE TABLE moved AS SELECT timestamp, device_id, sequence_number, temperature FROM events WHERE device_id = 'w000000-d000003'")
+    sql(tmp_path, "DELETE FROM events WHERE device_id = 'w000000-d000003'")
+    sql(tmp_path, "INSERT INTO events (timestamp, device_id, sequence_number, temperature) SELECT * FROM moved ORDER BY timestamp DESC")
+    stored = [ts for (ts,) in sql(tmp_path, "SELECT timestamp FROM events WHERE device_id = 'w000000-d000003' ORDER BY rowid")]
+    assert stored == sorted(stored, reverse=True) and len(stored) == 200
+    scan = assert_scan_ok(cli("scan", "--target", "sqlite", "-r", "2", "--page-size", "64"), 2000, 10)
+    assert scan["runs"] == 2 and scan["rows_per_s"]["n"] == 2
+    assert cli("query", "--target", "sqlite", "-r", "1").query_rows() == rows_per_query(10, downsample_minutes(2000))
+
+
+def test_answers_stay_exact_across_prefill_steps_and_no_clean_runs(cli):
+    steps = cli("insert", "--target", "sqlite", "-w", "2", "-r", "1", "--num-inserts", "1500", "--batch", "500", "--steps", "3")
+    assert steps.code == 0, steps.stderr
+    assert steps.results()["runs"][-1]["report"]["expected_record"] == "record saved: 20 devices, 9,000 events over 3 insert run(s)"
+    more = cli("insert", "--target", "sqlite", "-w", "3", "-r", "1", "--num-inserts", "1000", "--batch", "500", "--prefill", "3000",
+               "--no-clean")
+    assert more.code == 0, more.stderr
+    # 3 workers now: worker 2's devices are new; workers 0 and 1 wrote their first 2,000 events again.
+    assert cli("query", "--target", "sqlite", "-r", "1").query_rows() == rows_per_query(30, downsample_minutes(4500))
+    assert_scan_ok(cli("scan", "--target", "sqlite", "-w", "3", "-r", "1"), 9000 + 6000, 30)
+
+
+def test_data_the_tool_did_not_record_is_not_checked(cli, tmp_path):
+    assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "500").code == 0
+    sql(tmp_path, "DELETE FROM iotbench_expected")  # as if another tool had written the events
+    result = cli("query", "--target", "sqlite", "-r", "1")
+    assert result.code == 0, result.stderr
+    assert {verdict for verdict, _ in result.answers().values()} == {"not checked"}
+    assert "Answers not checked: no record of what the tool inserted" in result.stdout
+    scan = cli("scan", "--target", "sqlite", "-r", "1")
+    assert scan.code == 0 and scan.results()["scans"][0]["check"] == "order ok, counts not checked"
+    # A --no-clean insert on top of them cannot vouch for the rows before it either; --clean starts over.
+    assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "500", "--no-clean").code == 0
+    unchecked = cli("query", "--target", "sqlite", "-r", "1").answers()["count-events"]
+    assert unchecked == ("not checked", "the tables held 500 events before the tool's first recorded insert (written by something else)")
+    assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "500").code == 0
+    assert cli("query", "--target", "sqlite", "-r", "1").query_rows()["count-events"] == 1
+
+
+def test_the_null_target_checks_nothing_and_says_so(cli):
+    assert cli("insert", "--target", "null", "--platform", "local", "-w", "1", "-r", "1", "--num-inserts", "1000", "--batch", "100").code == 0
+    result = cli("query", "--target", "null", "--platform", "local", "-r", "1")
+    assert result.code == 0, result.stderr
+    assert {verdict for verdict, _ in result.answers().values()} == {"not checked"}
+    scan = cli("scan", "--target", "null", "--platform", "local", "-r", "1")
+    assert scan.code == 0 and scan.results()["scans"][0]["rows"] == 0
