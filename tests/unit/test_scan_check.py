@@ -28,7 +28,8 @@ def scanned(pages: dict[str, list[list[int]]], record: ExpectedRecord | None = R
 def test_in_order_and_complete():
     outcome = scanned({"a": [[1, 2], [2, 5]], "b": [list(range(10_000))] * 2 + [list(range(5_000))]})
     # b's pages restart at 0: out of order across pages, which the check sees.
-    assert outcome.order_problems == 2 and "device b: reading 10,001 has timestamp 0 ms, earlier than the one before it (9999 ms)" == outcome.first_order_problem
+    assert outcome.order_problems == 2
+    assert outcome.first_order_problem == "device b: reading 10,001 has timestamp 0 ms, earlier than the one before it (9999 ms)"
     good = scanned({"a": [[1, 2], [2, 5]], "b": [list(range(i * 10_000, (i + 1) * 10_000)) for i in range(2)] + [list(range(20_000, 25_000))]})
     assert (good.order_problems, good.count_problems, good.rows, good.devices) == (0, 0, 25_004, 2)
     assert good.counts_checked and good.count_note is None
