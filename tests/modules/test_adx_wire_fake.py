@@ -39,6 +39,7 @@ from cli.platforms.local import free_port
 from simulator.modules import azure_data_explorer as adx
 from simulator.spec import RunSpec
 from tests.conftest import rows_per_query
+from tests.read_side import check_read_side
 
 DATABASE = "iotbench"
 
@@ -371,6 +372,27 @@ def test_adx_wire_fake_queries_send_the_kql(adx_cli):
     sent = [kql for database, kql in state.queries[before:] if database == DATABASE and kql != "print ok = 1"]
     assert sent[-6:] == list(adx.QUERIES.values())  # after the collector's own count and the record
     assert adx.QUERIES["newest-per-device"] == "events | summarize arg_max(timestamp, temperature) by device_id"
+
+
+def test_adx_wire_fake_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(adx_cli):
+    state, run = adx_cli
+    assert run("insert", "-w", "2", "--num-inserts", "3000", "--batch", "1000", "--extra-option", "ingestion=streaming").code == 0
+    assert [row[:2] for row in state.tables[adx.RECORD_NAME]] == [["events", 0]]
+
+    def readings(device):
+        return sorted((row for row in state.tables["events"] if row[1] == device), key=lambda row: row[0])
+
+    def change(device, value):
+        with state.lock:
+            readings(device)[0][3] = str(value)
+
+    def delete(device):
+        with state.lock:
+            state.tables["events"].remove(readings(device)[-1])
+
+    check_read_side(run, change, delete, 3000)
+    # Scans stream each device's readings through the v2 query endpoint, in time order.
+    assert any(kql.startswith("events | where device_id == 'w000001-d000009' | order by timestamp asc") for _, kql in state.queries)
 
 
 def test_adx_application_key_credentials_come_from_the_environment(monkeypatch):

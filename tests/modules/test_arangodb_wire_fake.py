@@ -24,6 +24,7 @@ from fake_http_service import FakeServiceHandler, serving
 from cli.platforms.local import free_port
 from simulator.modules.arangodb import DEVICES, QUERIES, SCAN
 from tests.conftest import rows_per_query
+from tests.read_side import check_read_side
 
 PASSWORD = "s3cret-arango"
 CURSOR_PAGE = 4  # smaller than any batchSize the client asks for: every multi-row query pages
@@ -44,7 +45,8 @@ class FakeArangoState:
     collections: dict[str, dict] = field(default_factory=dict)  # name -> creation body
     documents: dict[str, dict[str, dict]] = field(default_factory=dict)  # name -> key -> document
     requests: list[Recorded] = field(default_factory=list)
-    cursors: dict[str, list] = field(default_factory=dict)
+    cursors: dict[str, tuple[list, int]] = field(default_factory=dict)  # id -> (rows left, page size)
+    cursor_page: int = CURSOR_PAGE
     next_id: int = 1
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -134,7 +136,7 @@ class FakeArangoHandler(FakeServiceHandler):
                 return 400, {"error": True, "code": 400, "errorNum": 1501, "errorMessage": "the fake does not know this query"}
             cursor_id = str(state.next_id)
             state.next_id += 1
-            state.cursors[cursor_id] = (rows, min(CURSOR_PAGE, body.get("batchSize") or CURSOR_PAGE))
+            state.cursors[cursor_id] = (rows, min(state.cursor_page, body.get("batchSize") or state.cursor_page))
             return self._page(cursor_id, 201)
         if method == "POST" and rest and rest[0] in state.cursors:
             return self._page(rest[0], 200)
@@ -308,6 +310,29 @@ def test_arangodb_wire_fake_queries_send_the_aql_and_page_the_cursor(arango):
     # 10 rows in pages of 4: two follow-up fetches for each per-device query.
     assert len(list(state.of("POST", "/_api/cursor/"))) == 4
     assert "COLLECT device = e.device_id AGGREGATE newest = MAX([e.timestamp, e.temperature])" in QUERIES["newest-per-device"]
+
+
+def test_arangodb_wire_fake_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(arango):
+    state, run = arango
+    state.cursor_page = 250  # pages of --page-size 300 and of the queries' 10,000 are cut to 250 rows
+    verified(run("insert", "-w", "2", "--num-inserts", "3000", "--batch", "1000"), 6000)
+    assert state.documents["iotbench_expected"]["events"]["record"].startswith('{"format":1,"tables":["events"],"complete":true')
+
+    def readings(device):
+        return sorted((d for d in state.documents["events"].values() if d["device_id"] == device), key=lambda d: d["timestamp"])
+
+    def change(device, value):
+        with state.lock:
+            readings(device)[0]["temperature"] = value
+
+    def delete(device):
+        with state.lock:
+            del state.documents["events"][readings(device)[-1]["_key"]]
+
+    check_read_side(run, change, delete, 3000)
+    # Scans read each device through a streaming cursor, a batch of --page-size documents at a time.
+    scans = [r.body for r in state.of("POST", "/_api/cursor") if r.path == "/_api/cursor" and r.body["query"].startswith("FOR e IN @@collection FILTER")]
+    assert scans and all(body["options"]["stream"] is True for body in scans)
 
 
 def test_arangodb_wire_fake_wrong_password_is_reported(arango, cli):

@@ -16,7 +16,8 @@ import pytest
 from simulator.events import EventGenerator
 from simulator.modules.cassandra import InsertFailed, Module
 from simulator.spec import RunSpec
-from tests.conftest import rows_per_query
+from tests.conftest import downsample_minutes, rows_per_query
+from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.cassandra
 
@@ -153,11 +154,29 @@ def test_queries_return_one_row_per_device(run, per_device_queries):
                    "--devices-per-worker", str(devices), "--extra-option", "max_sync_calls=4")
     insert_reports(inserted, [2])
     result = run("query", "-w", "1", "-r", "2", "--extra-option", f"per_device_queries={per_device_queries}")
-    assert result.code == 0, result.stderr
-    queries = result.results()["runs"][0]["report"]["queries"]
-    rows = {name: figures["rows"] for name, figures in queries.items()}
-    assert rows == rows_per_query(2 * devices)
-    assert all(not figures["errors"] and figures["executions"] == 2 for figures in queries.values())
+    assert result.query_rows() == rows_per_query(2 * devices, downsample_minutes(EVENTS, devices))  # every answer checked and right
+    assert all(figures["executions"] == 2 for figures in result.results()["runs"][0]["report"]["queries"].values())
+
+
+def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(run, cassandra):
+    session, keyspace = cassandra
+    insert_reports(run("insert", "-w", "2", "-r", "1", "--num-inserts", str(EVENTS), "--batch", "1000"), [2])
+
+    def reading(device: str, order: str):
+        return session.execute(f"SELECT timestamp, sequence_number FROM {keyspace}.events WHERE device_id = %s "
+                               f"ORDER BY timestamp {order} LIMIT 1", (device,)).one()
+
+    def change(device, value):
+        first = reading(device, "ASC")
+        session.execute(f"UPDATE {keyspace}.events SET temperature = %s WHERE device_id = %s AND timestamp = %s AND sequence_number = %s",
+                        (value, device, first.timestamp, first.sequence_number))
+
+    def delete(device):
+        newest = reading(device, "DESC")
+        session.execute(f"DELETE FROM {keyspace}.events WHERE device_id = %s AND timestamp = %s AND sequence_number = %s",
+                        (device, newest.timestamp, newest.sequence_number))
+
+    check_read_side(lambda task, *args: run(task, "-r", "1", *args), change, delete, EVENTS)
 
 
 def test_unreachable_port_is_one_line_naming_host_and_port(run):

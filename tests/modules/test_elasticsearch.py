@@ -3,6 +3,7 @@ OpenSearch 2 (scripts/servers/start-elasticsearch.sh and start-opensearch.sh): e
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from simulator.events import EventGenerator
-from tests.conftest import assert_verified, rows_per_query
+from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.read_side import assert_scan_ok, check_read_side
 
 pytestmark = pytest.mark.elasticsearch
 
@@ -63,7 +65,7 @@ def documents(url: str, index: str) -> list[dict]:
     return [{"_id": hit["_id"], **hit["_source"]} for hit in answer.json()["hits"]["hits"]]
 
 
-def test_bulk_inserts_with_database_ids_then_the_five_queries(cli, search):
+def test_bulk_inserts_with_database_ids_then_the_six_queries(cli, search):
     reports = assert_verified(run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000, 8000])
     # One _bulk request per batch: 2 per worker.
     assert [r["figures"]["latency"]["calls"] for r in reports] == [2, 8]
@@ -91,7 +93,41 @@ def test_bulk_inserts_with_database_ids_then_the_five_queries(cli, search):
 
     # 4 workers x 10 devices; a page size of 7 makes the per-device queries page through 6 pages.
     result = run(cli, "query", "-w", "1", "-r", "2", "--extra-option", "query_page_size=7")
-    assert result.query_rows() == rows_per_query(40)
+    assert result.query_rows() == rows_per_query(40, downsample_minutes(2000))  # every answer checked and right
+
+
+def reading(url: str, device: str, order: str) -> str:
+    """The _id of the device's earliest ("asc") or newest ("desc") reading."""
+    body = {"size": 1, "query": {"term": {"device_id": device}}, "sort": [{"timestamp": order}]}
+    return httpx.post(f"{url}/events/_search", json=body, timeout=30).json()["hits"]["hits"][0]["_id"]
+
+
+def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(cli, search):
+    assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000"), [6000])
+
+    def change(device, value):  # a partial document update: no scripting needed
+        httpx.post(f"{search}/events/_update/{reading(search, device, 'asc')}", params={"refresh": "true"},
+                   json={"doc": {"temperature": value}}, timeout=30).raise_for_status()
+
+    def delete(device):
+        httpx.delete(f"{search}/events/_doc/{reading(search, device, 'desc')}", params={"refresh": "true"}, timeout=30).raise_for_status()
+
+    check_read_side(lambda task, *args: run(cli, task, "-r", "1", *args), change, delete, 3000)
+
+
+def test_readings_stored_out_of_order_scan_in_order(cli, search):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000])
+    # One device's documents deleted and indexed again newest first (new ids, reversed index order).
+    device = [doc for doc in documents(search, "events") if doc["device_id"] == "w000000-d000005"]
+    lines = [json.dumps({"delete": {"_index": "events", "_id": doc["_id"]}}) for doc in device]
+    for doc in sorted(device, key=lambda doc: doc["timestamp"], reverse=True):
+        lines += [json.dumps({"index": {"_index": "events"}}), json.dumps({key: value for key, value in doc.items() if key != "_id"})]
+    answer = httpx.post(f"{search}/_bulk", params={"refresh": "true"}, content="\n".join(lines) + "\n",
+                        headers={"content-type": "application/x-ndjson"}, timeout=60).json()
+    assert not answer["errors"] and len(device) == 200
+    scan = assert_scan_ok(run(cli, "scan", "-w", "2", "-r", "1", "--page-size", "64"), 2000, 10)
+    assert scan["page_p99_ms"] > 0
+    assert run(cli, "query", "-r", "1").query_rows() == rows_per_query(10, downsample_minutes(2000))
 
 
 def test_newest_per_device_aggregation_finds_each_devices_last_event(cli, search):

@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from simulator.events import EventGenerator
-from tests.conftest import assert_verified, rows_per_query
+from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.influxdb
 
@@ -61,7 +62,7 @@ def points(measurement: str) -> list[list]:
     return sorted(series[0]["values"])
 
 
-def test_batch_writes_then_the_five_flux_queries(cli, influx):
+def test_batch_writes_then_the_six_flux_queries(cli, influx):
     reports = assert_verified(run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000, 8000])
     assert [r["figures"]["latency"]["calls"] for r in reports] == [2, 8]  # one write call per batch
 
@@ -74,7 +75,27 @@ def test_batch_writes_then_the_five_flux_queries(cli, influx):
     assert influxql('SHOW TAG KEYS FROM "events"') == [["device_id"]]
 
     result = run(cli, "query", "-w", "1", "-r", "2")
-    assert result.query_rows() == rows_per_query(40)
+    assert result.query_rows() == rows_per_query(40, downsample_minutes(2000))  # every answer checked and right
+
+
+def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(cli, influx):
+    assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000"), [6000])
+
+    def time_of(selector: str, device: str) -> int:
+        answer = httpx.post(f"{URL}/query", timeout=30, data={
+            "q": f"SELECT {selector}(temperature) FROM \"events\" WHERE device_id = '{device}'", "db": DATABASE, "epoch": "ms"}).json()
+        return answer["results"][0]["series"][0]["values"][0][0]
+
+    def change(device, value):  # a point of the same series and time replaces the stored value
+        line = f"events,device_id={device} temperature={value} {time_of('first', device)}"
+        response = httpx.post(f"{URL}/write", params={"db": DATABASE, "precision": "ms"}, content=line, timeout=30)
+        assert response.status_code == 204, response.text
+
+    def delete(device):
+        newest = time_of("last", device)
+        influxql(f"DELETE FROM \"events\" WHERE device_id = '{device}' AND time >= {newest}ms AND time <= {newest}ms")
+
+    check_read_side(lambda task, *args: run(cli, task, "-r", "1", *args), change, delete, 3000)
 
 
 def test_single_writes_into_four_measurements(cli, influx):

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from cli.platforms.local import free_port
-from tests.conftest import rows_per_query
+from tests.conftest import downsample_minutes, rows_per_query
+from tests.read_side import assert_scan_ok, check_read_side
 
 pytestmark = pytest.mark.mysql
 
@@ -139,11 +140,31 @@ def test_mysql_primary_key_constraint_and_indices(cli, mysql):
 def test_mysql_queries_return_the_right_rows(cli, mysql):
     assert_ok(run(cli, mysql, "insert", "-w", "2", "--num-inserts", "300", "--batch", "100", "--devices-per-worker", "7"), 600)
     result = run(cli, mysql, "query")
-    assert result.code == 0, result.stderr
-    queries = result.results()["runs"][0]["report"]["queries"]
-    rows = {name: figures["rows"] for name, figures in queries.items()}
-    assert rows == rows_per_query(14)
-    assert all(not figures.get("errors") for figures in queries.values()), queries
+    assert result.query_rows() == rows_per_query(14, downsample_minutes(300, 7))  # every answer checked and right
+
+
+def test_mysql_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(cli, mysql):
+    assert_ok(run(cli, mysql, "insert", "-w", "2", "--num-inserts", "3000", "--batch", "1000"), 6000)
+    check_read_side(
+        lambda task, *args: run(cli, mysql, task, *args),
+        lambda device, value: sql(f"UPDATE events SET temperature = {value} WHERE device_id = '{device}' ORDER BY timestamp LIMIT 1"),
+        lambda device: sql(f"DELETE FROM events WHERE device_id = '{device}' ORDER BY timestamp DESC LIMIT 1"),
+        3000,
+    )
+
+
+def test_mysql_readings_stored_out_of_order_scan_in_order(cli, mysql):
+    assert_ok(run(cli, mysql, "insert", "-w", "1", "--num-inserts", "2000", "--batch", "1000"), 2000)
+    # One device's readings written again newest first: new AUTO_INCREMENT ids (InnoDB's clustering key) run against time.
+    sql("DROP TABLE IF EXISTS moved_readings")
+    sql("CREATE TABLE moved_readings AS SELECT timestamp, device_id, sequence_number, temperature FROM events WHERE device_id = 'w000000-d000006'")
+    sql("DELETE FROM events WHERE device_id = 'w000000-d000006'")
+    sql("INSERT INTO events (timestamp, device_id, sequence_number, temperature) SELECT * FROM moved_readings ORDER BY timestamp DESC")
+    sql("DROP TABLE moved_readings")
+    stored = [ts for (ts,) in sql("SELECT timestamp FROM events WHERE device_id = 'w000000-d000006' ORDER BY id")]
+    assert stored == sorted(stored, reverse=True) and len(stored) == 200
+    assert_scan_ok(run(cli, mysql, "scan", "-w", "2", "--page-size", "64"), 2000, 10)
+    assert run(cli, mysql, "query").query_rows() == rows_per_query(10, downsample_minutes(2000))
 
 
 def test_mysql_steps_continue_without_cleaning(cli, mysql):
