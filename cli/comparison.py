@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from cli import cost, crosscheck, run_conditions
 from cli.cost import QueryCost
 from cli.crosscheck import CrossCheck
-from cli.document import InsertRow, ResultsDocument
+from cli.document import InsertRow, ResultsDocument, ScanRow
 from simulator import stats
 from simulator.spec import QUERY_NAMES
 
@@ -48,6 +48,14 @@ class CompareQueryDetail(BaseModel):
     rows: int | None
     errors: str
     cost: QueryCost | None = None
+    answer: str | None = None
+    answer_detail: str | None = None
+
+
+class CompareScanRow(ScanRow, Conditions):
+    database: str
+    source: str
+    status: str
 
 
 class CompareQueryRow(Conditions):
@@ -117,6 +125,7 @@ def query_rows(documents: Sources) -> tuple[list[CompareQueryRow], list[CompareQ
                     warm_avg_s=figures.warm_avg_s, executions=figures.executions, cv=spread.cv if spread else None,
                     unstable=spread.unstable if spread else None, rows=figures.rows, errors="; ".join(figures.errors),
                     cost=cost.query_cost(document.cost, run.workers, figures.avg_s),
+                    answer=figures.answer, answer_detail=figures.answer_detail,
                 ))
             table.append(CompareQueryRow(database=document.target, source=source, workers=run.workers, cells=cells,
                                          conditions=run_conditions.key_conditions(document)))
@@ -136,7 +145,17 @@ def _query_cell(figures: stats.QueryFigures, spread: stats.Spread | None) -> str
     text = f"{value:.2g}" if value < 1 else f"{value:.3g}" if value < 100 else f"{value:.0f}"
     if figures.errors:
         text += " (some failed)"
-    return text + ("*" if spread and spread.unstable else "")
+    text += "*" if spread and spread.unstable else ""
+    return text + (" WRONG" if figures.answer == "wrong" else "")
+
+
+def scan_rows(documents: Sources) -> list[CompareScanRow]:
+    """Every saved scan invocation's rows (one per worker count)."""
+    rows = [CompareScanRow(**row.model_dump(), database=document.target, source=source, status=document.status,
+                           conditions=run_conditions.key_conditions(document))
+            for source, document in documents if document.task == "scan" for row in document.scans]
+    mark_differences(rows)
+    return rows
 
 
 # -- files --------------------------------------------------------------------------------------
@@ -184,6 +203,16 @@ def query_markdown(rows: list[CompareQueryRow]) -> str:
     lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
     for row in rows:
         lines.append(_markdown_row([row.database + (" †" if row.differs else ""), str(row.workers), *(row.cells.get(name, "-") for name in columns)]))
+    return "\n".join(lines) + "\n"
+
+
+def scan_markdown(rows: list[CompareScanRow]) -> str:
+    header = ["Database", "Workers", "Rows", "Rows/s", "CV", "Window min", "Window avg", "Window max", "p99 ms per page", "Check"]
+    lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
+    for row in rows:
+        windows = [f"{value:,.0f}" if value is not None else "-" for value in (row.window_min, row.window_avg, row.window_max)]
+        lines.append(_markdown_row([row.database + (" †" if row.differs else ""), str(row.workers), f"{row.rows:,}", f"{row.rows_per_s.avg:,.0f}",
+                                    f"{row.rows_per_s.cv:.1%}", *windows, f"{row.page_p99_ms:.3g}", row.check]))
     return "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,9 @@ def draw(document: ResultsDocument, folder: Path) -> list[Path]:
     folder = Path(folder)
     if document.task == "query":
         return [query_durations(document.queries, folder / "query-durations.png")] if document.queries else []
+    if document.task == "scan":
+        series = scan_series(document)
+        return [events_over_time(series, folder / "rows-scanned-per-second.png", "rows/s", "Rows scanned per second")] if series else []
     summary = document.inserts
     if not summary:
         return []
@@ -120,6 +123,16 @@ def per_second_series(document: ResultsDocument) -> dict[str, tuple[list[float],
     return {label: _mean_series(runs) for label, runs in groups.items()}
 
 
+def scan_series(document: ResultsDocument) -> dict[str, tuple[list[float], list[float]]]:
+    """Rows read per second through each scan, one line per worker count (the mean of its runs)."""
+    groups: dict[str, list[tuple[list[float], float]]] = {}
+    for run in document.runs:
+        scan = run.report.scan
+        if scan is not None and scan.per_second:
+            groups.setdefault(_workers(run.workers), []).append((rates(scan.per_second, scan.duration_s), scan.duration_s))
+    return {label: _mean_series(runs) for label, runs in groups.items()}
+
+
 def rates(per_second: list[int], duration_s: float) -> list[float]:
     values = [float(events) for events in per_second]
     last_window = duration_s - (len(values) - 1)
@@ -143,11 +156,12 @@ def _workers(count: int) -> str:
     return f"{count} worker" + ("" if count == 1 else "s")
 
 
-def events_over_time(series: dict[str, tuple[list[float], list[float]]], path: Path) -> Path:
+def events_over_time(series: dict[str, tuple[list[float], list[float]]], path: Path, ylabel: str = "events/s",
+                     title: str = "Events per second during the timed phase") -> Path:
     figure, axes = _figure()
     for label, (edges, values) in series.items():
         axes.stairs(values, edges, label=label, linewidth=1.5, baseline=None)
-    axes.set(xlabel="seconds since the common start", ylabel="events/s", title="Events per second during the timed phase")
+    axes.set(xlabel="seconds since the common start", ylabel=ylabel, title=title)
     axes.set_xlim(left=0)
     axes.set_ylim(bottom=0)
     _thousands(axes)
@@ -176,8 +190,9 @@ def query_durations(summary: list[QueryRow], path: Path) -> Path:
             row = rows.get(q)
             if row is None:
                 continue
-            if row.errors:
-                axes.annotate("failed", (x, 0), textcoords="offset points", xytext=(0, 4), ha="center", color="tab:red", rotation=90)
+            if row.errors or row.answer == "wrong":
+                axes.annotate("failed" if row.errors else "wrong answer", (x, 0), textcoords="offset points", xytext=(0, 4),
+                              ha="center", color="tab:red", rotation=90)
             for value, marker in ((row.cold_avg_s, "v"), (row.warm_avg_s, "^")):
                 if value is not None:
                     axes.plot([x], [value], marker=marker, color="black", linestyle="none")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from cli import comparison, html_report, plots, results, run_conditions, tables
-from cli.comparison import CompareInsertRow, CompareQueryRow, Sources
+from cli.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, Sources
 from cli.errors import UsageProblem
 from cli.render import show
 from cli.terminal import console, handle_errors
@@ -44,8 +44,9 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     documents = [(folder.name or str(folder), results.read(folder)) for folder in folders]
     insert_rows = comparison.insert_rows(documents)
     query_table_rows, query_detail = comparison.query_rows(documents)
-    if not insert_rows and not query_table_rows:
-        raise UsageProblem("the folders hold no finished insert or query run to compare")
+    scan_rows = comparison.scan_rows(documents)
+    if not insert_rows and not query_table_rows and not scan_rows:
+        raise UsageProblem("the folders hold no finished insert, query or scan run to compare")
     output = output or Path("results") / f"compare-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     try:
         output.mkdir(parents=True, exist_ok=True)
@@ -59,7 +60,10 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     if query_table_rows:
         console.print(_with_differences(tables.compare_query_table(query_table_rows, queries), query_table_rows))
         results.write_csv(output / "queries.csv", query_detail)
-    (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows))
+    if scan_rows:
+        console.print(_with_differences(tables.compare_scan_table(scan_rows), scan_rows))
+        results.write_csv(output / "scans.csv", scan_rows)
+    (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows, scan_rows))
     drawn = plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")
     page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn])
     console.print(f"Comparison saved in {output}", highlight=False)
@@ -78,7 +82,8 @@ def _with_differences(table, rows):
     return table
 
 
-def _markdown(documents: Sources, insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow]) -> str:
+def _markdown(documents: Sources, insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow],
+              scan_rows: list[CompareScanRow]) -> str:
     parts = ["# Comparison of saved runs\n"]
     if insert_rows:
         parts += ["## Inserts\n", comparison.insert_markdown(insert_rows), *_markdown_differences(insert_rows),
@@ -88,7 +93,13 @@ def _markdown(documents: Sources, insert_rows: list[CompareInsertRow], query_row
     if query_rows:
         parts += ["## Queries (average seconds per execution)\n", comparison.query_markdown(query_rows), *_markdown_differences(query_rows),
                   "A trailing asterisk marks a query whose executions vary by more than 10% (coefficient of "
-                  "variation); cold and warm averages are in queries.csv.\n"]
+                  "variation); WRONG marks a query whose answer differed from what the tool inserted (the first "
+                  "difference is in queries.csv); cold and warm averages are in queries.csv.\n"]
+    if scan_rows:
+        parts += ["## Scans\n", comparison.scan_markdown(scan_rows), *_markdown_differences(scan_rows),
+                  "Rows/s: rows read by all workers / run duration, average over runs. Windows: each worker's rate over "
+                  "every 10,000 rows (per worker). Check: timestamps never decrease within a device and every device holds "
+                  "as many readings as the tool wrote.\n"]
     parts.append("## Sources\n")
     for source, document in documents:
         environment = document.environment

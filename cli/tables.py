@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from cli.comparison import CompareInsertRow, CompareQueryRow, insert_mode_label
+from cli.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, insert_mode_label
 from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, QueryRow, ScanRow
 from cli.resource_figures import ResourceFigures
@@ -231,4 +231,15 @@ def compare_query_table(rows: list[CompareQueryRow], queries: tuple[str, ...]) -
     for row in rows:
         table.add_row(row.database + (" †" if row.differs else ""), str(row.workers), *(row.cells.get(name, "-") for name in queries))
     table.caption = "* = coefficient of variation over the executions above 10% (see the CSV for cold and warm)."
+    return table
+
+
+def compare_scan_table(rows: list[CompareScanRow]) -> Table:
+    columns = ["Database", "Workers", "Rows", "Rows/s", "CV", "Window min", "Window avg", "Window max", "p99 ms", "Check"]
+    table = _table("Scans across runs", columns, left=("Database", "Check"))
+    for row in rows:
+        table.add_row(row.database + (" †" if row.differs else ""), str(row.workers), f"{row.rows:,}", _rate(row.rows_per_s.avg), _cv(row.rows_per_s),
+                      _optional_rate(row.window_min), _optional_rate(row.window_avg), _optional_rate(row.window_max),
+                      _ms(row.page_p99_ms), row.check)
+    table.caption = "Rows/s: average over runs; windows of 10,000 rows per worker; p99 per page or fetch."
     return table

@@ -40,9 +40,19 @@ def test_readings_stored_out_of_order_scan_in_order(cli, tmp_path):
     sql(tmp_path, "INSERT INTO events (timestamp, device_id, sequence_number, temperature) SELECT * FROM moved ORDER BY timestamp DESC")
     stored = [ts for (ts,) in sql(tmp_path, "SELECT timestamp FROM events WHERE device_id = 'w000000-d000003' ORDER BY rowid")]
     assert stored == sorted(stored, reverse=True) and len(stored) == 200
-    scan = assert_scan_ok(cli("scan", "--target", "sqlite", "-r", "2", "--page-size", "64"), 2000, 10)
-    assert scan["runs"] == 2 and scan["rows_per_s"]["n"] == 2
-    assert cli("query", "--target", "sqlite", "-r", "1").query_rows() == rows_per_query(10, downsample_minutes(2000))
+    scanned = cli("scan", "--target", "sqlite", "-r", "2", "--page-size", "64")
+    scan = assert_scan_ok(scanned, 2000, 10)
+    assert scan["runs"] == 2 and scan["rows_per_s"]["n"] == 2 and scan["page_p50_ms"] > 0
+    scan_folder = scanned.results_folders()[-1]
+    assert (scan_folder / "rows-scanned-per-second.png").exists() and "Rows/s" in scanned.stdout
+    queried = cli("query", "--target", "sqlite", "-r", "1")
+    assert queried.query_rows() == rows_per_query(10, downsample_minutes(2000))
+    # Saved scans and checked answers are shown again and compared like inserts and queries.
+    again = cli("report", str(scan_folder))
+    assert again.code == 0 and "Window avg" in again.stdout
+    compared = cli("compare", str(scan_folder), str(queried.results_folders()[-1]), "--output", "compared")
+    assert compared.code == 0, compared.stderr
+    assert "## Scans" in (tmp_path / "compared" / "compare.md").read_text() and (tmp_path / "compared" / "scans.csv").exists()
 
 
 def test_answers_stay_exact_across_prefill_steps_and_no_clean_runs(cli):
