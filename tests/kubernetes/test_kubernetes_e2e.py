@@ -92,18 +92,23 @@ def test_insert_with_steps(cluster, bench):
     cluster.assert_nothing_left()
 
 
-def test_query(cluster, bench):
+def test_query_and_scan(cluster, bench):
     if cluster.count() == 0:  # run alone: give the queries something to read
         assert bench("insert", *SMALL_INSERT).code == 0
     rows = cluster.count()
     result = bench("query", "-w", "1", "-r", "2")
     assert result.code == 0, result.stderr
     queries = result.results()["runs"][0]["report"]["queries"]
-    assert set(queries) == {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device"}
+    assert set(queries) == {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device",
+                            "device-downsample"}
     for figures in queries.values():
-        assert figures["executions"] == 2 and figures["errors"] == []
+        # The worker pods read the record of expected answers the collector pod of the insert saved.
+        assert figures["executions"] == 2 and figures["errors"] == [] and figures["answer"] == "ok", figures
     assert queries["count-events"]["rows"] == 1
     assert rows > 0
+    scan = bench("scan", "-w", "2", "-r", "1")
+    assert scan.code == 0, scan.stderr
+    assert scan.results()["scans"][0]["check"] == "ok" and scan.results()["scans"][0]["rows"] == rows
     cluster.assert_nothing_left()
 
 
