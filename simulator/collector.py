@@ -146,10 +146,12 @@ class Collector:
             self.module.connect()
             self._read_conditions()
             with self.db_lock:
+                count = None
+                # Only an insert needs the count before it (a query's or scan's collector only connects:
+                # counting a large table would delay the run, and a --query-timeout would cut it short).
                 if self.spec.task == "insert":
                     self.module.setup()
-                count = self.module.count()
-                if self.spec.task == "insert":
+                    count = self.module.count()
                     self.state.record_base = self._start_record(count)
         except ModuleError as error:
             self.state.fail(str(error))
@@ -161,7 +163,7 @@ class Collector:
             self.state.count_before = count
             if self.state.phase == "preparing":
                 self.state.phase = "waiting"
-        log.info("database prepared, %s events present", count)
+        log.info("database prepared%s", "" if count is None else f", {count} events present")
 
     def _read_conditions(self) -> None:
         """What the figures will be measured under: this build, its drivers, the server's own version."""

@@ -51,8 +51,8 @@ def test_queries_run_and_return_nothing(cli):
     result = cli("query", "--target", "null", "--platform", "local", "-w", "1", "-r", "2")
     assert result.code == 0, result.stderr
     queries = result.results()["runs"][0]["report"]["queries"]
-    assert len(queries) == 5
-    assert all(q["executions"] == 2 and q["rows"] == 0 and not q["errors"] for q in queries.values())
+    assert len(queries) == 6
+    assert all(q["executions"] == 2 and q["rows"] == 0 and not q["errors"] and q["answer"] == "not checked" for q in queries.values())
 
 
 def test_encodes_exactly_what_postgres_would_send():

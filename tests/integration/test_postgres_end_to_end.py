@@ -95,7 +95,9 @@ def test_the_issue_commands(cli, pg_env):
     queries = cli("query", "--target", "postgresql-local", "-w", "2", "-r", "5", env=pg_env)
     assert queries.code == 0, queries.stderr
     by_name = {row["query"]: row for row in queries.results()["queries"]}
-    assert set(by_name) == {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device"}
+    assert set(by_name) == {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device",
+                            "device-downsample"}
+    assert {row["answer"] for row in by_name.values()} == {"ok"}  # prefill, steps and --no-clean all accounted for
     assert by_name["temperature-stats-per-device"]["rows"] == 40  # 4 workers x 10 devices
     assert by_name["newest-per-device"]["rows"] == 40
     assert all(row["executions"] == 10 for row in by_name.values())
