@@ -30,7 +30,11 @@ little log; log files no longer needed are removed automatically.
 
 Queries are cursor walks over the `events` B-tree, aggregated in the client (NumPy over chunks of
 records): BerkeleyDB has no query language. newest-per-device with the device-first layout jumps from
-device to device (set_range past a device's keys, then one step back) instead of reading every record.
+device to device (set_range past a device's keys, then one step back) instead of reading every record;
+device-downsample seeks to the device's hour (device-first) or to the hour (time-first) and walks it.
+Scans are seed 004's: with device-first keys a cursor walks one device's range in time order; with
+time-first keys every device's scan walks the whole tree (the price of that layout). The record of
+expected answers is kept in `layout.db`, beside the key order.
 """
 
 from __future__ import annotations
@@ -46,8 +50,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from simulator.answers import Answer
 from simulator.errors import described, one_line
 from simulator.events import EventBatch
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.retry import Retry
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
@@ -124,7 +130,7 @@ class Module(DatabaseModule):
         home = self._home
         if not home.parent.is_dir():
             raise ModuleError(f"cannot open the BerkeleyDB environment {home}: folder {home.parent} does not exist")
-        if self.spec.task == "query" and not home.is_dir():
+        if self.spec.task in ("query", "scan") and not home.is_dir():
             raise ModuleError(f"there is no BerkeleyDB environment {home}: insert events first")
         home.mkdir(exist_ok=True)
         foreign = [path.name for path in sorted(home.iterdir()) if not _environment_file(path)]
@@ -187,6 +193,26 @@ class Module(DatabaseModule):
                 layout.put(b"key_order", wanted.encode())  # --clean: setup() deletes the old tables
                 return wanted
             return stored_order
+        finally:
+            layout.close()
+
+    # -- the record of expected answers, in layout.db ------------------------------------------
+    def store_record(self, text: str) -> None:
+        self._with_layout(lambda layout: layout.put(self._record_key(), text.encode(), txn=None))
+
+    def stored_record(self) -> str | None:
+        found = self._with_layout(lambda layout: layout.get(self._record_key()))
+        return None if found is None else found.decode()
+
+    def _record_key(self) -> bytes:
+        return b"expected:" + self.record_key().encode()
+
+    def _with_layout(self, use: Callable[[Any], Any]) -> Any:
+        db = self._db
+        layout = db.DB(self._env)
+        try:
+            layout.open(LAYOUT_FILE, None, db.DB_BTREE, db.DB_AUTO_COMMIT | db.DB_THREAD, 0o600)
+            return use(layout)
         finally:
             layout.close()
 
@@ -285,23 +311,25 @@ class Module(DatabaseModule):
             "temperature-stats": self._timed(lambda deadline: self._temperature_stats(deadline, with_avg=True)),
             "temperature-stats-per-device": self._timed(self._stats_per_device),
             "newest-per-device": self._timed(self._newest_per_device),
+            "device-downsample": self._timed(self._downsample),
         }
 
-    def _timed(self, walk: Callable[[float | None], int]) -> Query:
-        def run() -> int:
+    def _timed(self, walk: Callable[[float | None], list[tuple]]) -> Query:
+        def run() -> Answer:
             timeout = self.spec.query_timeout if self.spec.task == "query" else 0
-            return walk(time.monotonic() + timeout if timeout else None)
+            return Answer(walk(time.monotonic() + timeout if timeout else None))
 
         return run
 
-    def _chunks(self, deadline: float | None) -> Iterator[tuple[list[bytes], list[bytes]]]:
-        """Every record of the events table in key order, WALK_CHUNK (keys, values) at a time."""
+    def _chunks(self, deadline: float | None, first: bytes | None = None) -> Iterator[tuple[list[bytes], list[bytes]]]:
+        """The records of the events table in key order (from the first key at or after `first`),
+        WALK_CHUNK (keys, values) at a time."""
         cursor = self._tables[SINGLE_TABLE_NAME].cursor()
         try:
             keys: list[bytes] = []
             values: list[bytes] = []
             step, add_key, add_value = cursor.next, keys.append, values.append
-            record = cursor.first()
+            record = cursor.first() if first is None else cursor.set_range(first)
             while record is not None:
                 add_key(record[0])
                 add_value(record[1])
@@ -316,12 +344,11 @@ class Module(DatabaseModule):
         finally:
             cursor.close()
 
-    # Each query computes its answer and returns the number of rows it has (the interface's figure).
-    def _count_events(self, deadline: float | None) -> int:
-        sum(len(keys) for keys, _ in self._chunks(deadline))
-        return 1
+    # Each query walks the records and computes its answer in the client.
+    def _count_events(self, deadline: float | None) -> list[tuple]:
+        return [(sum(len(keys) for keys, _ in self._chunks(deadline)),)]
 
-    def _temperature_stats(self, deadline: float | None, with_avg: bool) -> int:
+    def _temperature_stats(self, deadline: float | None, with_avg: bool) -> list[tuple]:
         low, high, total, count = np.inf, -np.inf, 0.0, 0
         for _, values in self._chunks(deadline):
             temperature = kv_records.decode_values(values)["temperature"]
@@ -329,9 +356,11 @@ class Module(DatabaseModule):
             count += len(temperature)
             if with_avg:
                 total += float(temperature.sum())
-        return 1 if count else 0
+        if not count:
+            return []
+        return [(float(low), total / count, float(high))] if with_avg else [(float(low), float(high))]
 
-    def _stats_per_device(self, deadline: float | None) -> int:
+    def _stats_per_device(self, deadline: float | None) -> list[tuple]:
         layout = kv_records.key_layout(self._key_order)
         per_device: dict[bytes, list[float]] = {}  # device -> [min, max, sum, count]
         for keys, values in self._chunks(deadline):
@@ -346,20 +375,21 @@ class Module(DatabaseModule):
                 known[0], known[1] = min(known[0], figures[0]), max(known[1], figures[1])
                 known[2] += figures[2]
                 known[3] += figures[3]
-        return len(per_device)
+        return [(device.decode(), low, total / count, high) for device, (low, high, total, count) in per_device.items()]
 
-    def _newest_per_device(self, deadline: float | None) -> int:
+    def _newest_per_device(self, deadline: float | None) -> list[tuple]:
         layout = kv_records.key_layout(self._key_order)
         if self._key_order == "device":
-            return len(self._last_record_per_device(layout, deadline))
-        newest: dict[bytes, tuple[int, float]] = {}
-        for keys, values in self._chunks(deadline):  # time order: a device's last record in the walk is its newest
-            decoded = kv_records.decode_keys(keys, layout)
-            devices, from_end = np.unique(decoded["device_id"][::-1], return_index=True)
-            last = len(keys) - 1 - from_end
-            temperature = kv_records.decode_values(values)["temperature"][last]
-            newest.update(zip(devices.tolist(), zip(decoded["timestamp"][last].tolist(), temperature.tolist())))
-        return len(newest)
+            newest = self._last_record_per_device(layout, deadline)
+        else:
+            newest: dict[bytes, tuple[int, float]] = {}
+            for keys, values in self._chunks(deadline):  # time order: a device's last record in the walk is its newest
+                decoded = kv_records.decode_keys(keys, layout)
+                devices, from_end = np.unique(decoded["device_id"][::-1], return_index=True)
+                last = len(keys) - 1 - from_end
+                temperature = kv_records.decode_values(values)["temperature"][last]
+                newest.update(zip(devices.tolist(), zip(decoded["timestamp"][last].tolist(), temperature.tolist())))
+        return [(device.decode(), timestamp, value) for device, (timestamp, value) in newest.items()]
 
     def _last_record_per_device(self, layout: np.dtype, deadline: float | None) -> dict[bytes, tuple[int, float]]:
         """Device-first keys: from each device's first record, set_range past its keys and step back
@@ -380,6 +410,62 @@ class Module(DatabaseModule):
         finally:
             cursor.close()
         return newest
+
+    def _downsample(self, deadline: float | None) -> list[tuple]:
+        """The device's readings of the hour per minute: one seek to the hour (of the device, with
+        device-first keys), then a walk until the hour (or the device's range) ends."""
+        layout = kv_records.key_layout(self._key_order)
+        end_ms = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
+        buckets: dict[int, list[float]] = {}  # minute -> [min, max, sum, count]
+        for keys, values in self._chunks(deadline, first=kv_records.seek_key(DOWNSAMPLE_DEVICE.encode(), DOWNSAMPLE_START_MS, layout)):
+            decoded = kv_records.decode_keys(keys, layout)
+            inside = (decoded["timestamp"] < end_ms) & (decoded["device_id"] == DOWNSAMPLE_DEVICE.encode())
+            temperature = kv_records.decode_values(values)["temperature"]
+            for ms, value in zip(decoded["timestamp"][inside].tolist(), temperature[inside].tolist()):
+                bucket = buckets.setdefault(ms - ms % MINUTE_MS, [value, value, 0.0, 0])
+                bucket[0], bucket[1], bucket[2], bucket[3] = min(bucket[0], value), max(bucket[1], value), bucket[2] + value, bucket[3] + 1
+            # Keys are sorted: once the chunk's last key is past the hour (or past the device), the walk is done.
+            past_device = self._key_order == "device" and decoded["device_id"][-1] != DOWNSAMPLE_DEVICE.encode()
+            if past_device or decoded["timestamp"][-1] >= end_ms:
+                break
+        return [(minute, low, total / count, high) for minute, (low, high, total, count) in sorted(buckets.items())]
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        layout = kv_records.key_layout(self._key_order)
+        if self._key_order == "device":
+            return sorted(device.decode() for device in self._last_record_per_device(layout, None))
+        found: set[bytes] = set()
+        for keys, _ in self._chunks(None):
+            found.update(np.unique(kv_records.decode_keys(keys, layout)["device_id"]).tolist())
+        return sorted(device.decode() for device in found)
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        """Device-first keys: a cursor from the device's first key to its last, in time order. Time-first
+        keys: a walk over the whole tree, keeping the device's records."""
+        layout = kv_records.key_layout(self._key_order)
+        wanted = device.encode()
+        cursor = self._tables[SINGLE_TABLE_NAME].cursor()
+        try:
+            keys: list[bytes] = []
+            record = cursor.set_range(kv_records.seek_key(wanted, 0, layout))
+            while record is not None:
+                if self._key_order == "device" and not record[0].startswith(wanted):
+                    break
+                keys.append(record[0])
+                if len(keys) >= page_size:
+                    yield self._times_of(keys, layout, wanted)
+                    keys = []
+                record = cursor.next()
+            if keys:
+                yield self._times_of(keys, layout, wanted)
+        finally:
+            cursor.close()
+
+    def _times_of(self, keys: list[bytes], layout: np.dtype, device: bytes) -> np.ndarray:
+        decoded = kv_records.decode_keys(keys, layout)
+        times = decoded["timestamp"].astype(np.int64)
+        return times if self._key_order == "device" else times[decoded["device_id"] == device]
 
 
 def registered_processes(home: Path) -> list[int]:

@@ -60,3 +60,13 @@ def device_range_end(device_id: bytes, layout: np.dtype) -> bytes:
     """A key above every key of `device_id` and below the next device's (device order): where a cursor
     lands with set_range to find the record after the device's last one."""
     return device_id + b"\xff" * (layout.itemsize - len(device_id))
+
+
+def seek_key(device_id: bytes, timestamp_ms: int, layout: np.dtype) -> bytes:
+    """The smallest key of `device_id` at or after `timestamp_ms` (device order), or the smallest key at
+    or after `timestamp_ms` (time order): where set_range starts a walk."""
+    key = np.zeros(1, layout)
+    key["device_id"] = device_id
+    key["sensor"] = 0
+    key["timestamp"] = timestamp_ms
+    return key.view(f"V{layout.itemsize}").tolist()[0]

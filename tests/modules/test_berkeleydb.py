@@ -15,7 +15,8 @@ import pytest
 
 from simulator.events import EventGenerator
 from simulator.wire import kv_records
-from tests.conftest import REPO_ROOT, assert_verified, rows_per_query
+from tests.conftest import REPO_ROOT, assert_verified, downsample_minutes, rows_per_query
+from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.berkeleydb
 
@@ -52,6 +53,37 @@ for name in sys.argv[2:]:
     table.close()
 env.close()
 print(json.dumps(out))
+"""
+
+
+# Change one record behind the tool's back, from a process of its own: "change" sets the value of the
+# device's earliest reading, "delete" removes its newest.
+EDITOR = """
+import sys
+from berkeleydb import db
+from simulator.wire import kv_records
+home, order, action, device, value = sys.argv[1:6]
+env = db.DBEnv()
+env.open(home, db.DB_CREATE | db.DB_INIT_MPOOL | db.DB_INIT_LOCK | db.DB_INIT_LOG | db.DB_INIT_TXN | db.DB_REGISTER | db.DB_RECOVER, 0o600)
+table = db.DB(env)
+table.open("events.db", None, db.DB_BTREE, db.DB_AUTO_COMMIT, 0o600)
+layout, cursor, found = kv_records.key_layout(order), table.cursor(), []
+record = cursor.first()
+while record is not None:
+    if kv_records.decode_keys([record[0]], layout)[0]["device_id"] == device.encode():
+        found.append(record)
+    record = cursor.next()
+cursor.close()
+found.sort(key=lambda record: int(kv_records.decode_keys([record[0]], layout)[0]["timestamp"]))
+if action == "change":
+    key, packed = found[0]
+    changed = kv_records.decode_values([packed]).copy()
+    changed["temperature"] = float(value)
+    table.put(key, changed.tobytes(), flags=0)
+else:
+    table.delete(found[-1][0])
+table.close()
+env.close()
 """
 
 
@@ -130,8 +162,22 @@ def test_queries_walk_the_b_tree(bdb, order):
                         "--extra-option", f"key_order={order}"), [3000])
     # The query reads the key order stored with the data, whatever the option says.
     result = bdb("query", "-w", "1", "-r", "2", "--extra-option", "key_order=device")
-    assert result.query_rows() == rows_per_query(14)
+    assert result.query_rows() == rows_per_query(14, downsample_minutes(1500, 7))  # every answer checked and right
     assert f"keys: {order} first" in " ".join(result.results()["runs"][0]["report"]["notes"])
+
+
+@pytest.mark.parametrize("order", ["device", "time"])
+def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(bdb, tmp_path, order):
+    assert_verified(bdb("insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000", "--extra-option", f"key_order={order}"),
+                    [6000])
+
+    def edit(action: str, device: str, value: float = 0.0) -> None:
+        done = subprocess.run([sys.executable, "-c", EDITOR, str(tmp_path / "env"), order, action, device, str(value)], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+        assert done.returncode == 0, done.stderr
+
+    check_read_side(lambda task, *args: bdb(task, "-r", "1", *args), lambda device, value: edit("change", device, value),
+                    lambda device: edit("delete", device), 3000)
 
 
 def test_four_tables_prefill_and_steps(bdb, tmp_path):
