@@ -12,21 +12,27 @@ the event's key as `_id` (plain collections: a time series collection has no uni
 
 Inserts: batches with `insert_many(ordered=False)` (the server may apply the documents in any order,
 and one failed document does not stop the others), single events with `insert_one`, both
-with the collection's write concern (`w`, `journal`). Queries are aggregation pipelines (QUERIES);
-the count check is `count_documents({})`.
+with the collection's write concern (`w`, `journal`). Queries are aggregation pipelines (QUERIES;
+device-downsample groups on `$dateTrunc`, MongoDB 5.0+); the count check is `count_documents({})`.
+Scans are `find` per device sorted by timestamp, read a driver batch (`--page-size`) at a time. The
+record of expected answers is a document of the collection `iotbench_expected`.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import numpy as np
 from pydantic import Field
 
+from simulator.answers import Answer, epoch_ms
 from simulator.errors import one_line
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 from simulator.wire import bson_events
 
@@ -51,6 +57,32 @@ QUERIES: dict[str, list[dict]] = {
         {"$group": {"_id": "$device_id", "timestamp": {"$first": "$timestamp"}, "temperature": {"$first": "$temperature"}}},
     ],
 }
+
+# The fields of each query's result documents, in the order of the common answer form (simulator/answers.py).
+ANSWER_FIELDS = {
+    "count-events": ("events",),
+    "temperature-min-max": ("min", "max"),
+    "temperature-stats": ("min", "avg", "max"),
+    "temperature-stats-per-device": ("_id", "min", "avg", "max"),
+    "newest-per-device": ("_id", "timestamp", "temperature"),
+    "device-downsample": ("_id", "min", "avg", "max"),
+}
+TIME_FIELDS = {"newest-per-device": 1, "device-downsample": 0}
+
+
+def pipelines() -> dict[str, list[dict]]:
+    """The five pipelines and device-downsample, whose hour bounds are BSON dates (the driver's type:
+    built here, so that bson is imported only when queries run)."""
+    from bson.datetime_ms import DatetimeMS
+
+    hour = {"$gte": DatetimeMS(DOWNSAMPLE_START_MS), "$lt": DatetimeMS(DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS)}
+    return {**QUERIES, "device-downsample": [
+        {"$match": {"device_id": DOWNSAMPLE_DEVICE, "timestamp": hour}},
+        {"$group": {"_id": {"$dateTrunc": {"date": "$timestamp", "unit": "minute"}},
+                    "min": {"$min": "$temperature"}, "avg": {"$avg": "$temperature"}, "max": {"$max": "$temperature"}}},
+        {"$sort": {"_id": 1}},
+    ]}
+
 
 # Indices of the seed tool's query test (create_indices), as on the SQL databases.
 INDEXES = ([("temperature", 1)], [("device_id", 1), ("temperature", 1)])
@@ -218,14 +250,50 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
-        return {name: self._query(pipeline) for name, pipeline in QUERIES.items()}
+        return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
 
-    def _query(self, pipeline: list[dict]) -> Query:
-        def run() -> int:
+    def _query(self, name: str, pipeline: list[dict]) -> Query:
+        def rows(documents: list[dict]) -> list[tuple]:
+            found = [[document.get(field) for field in ANSWER_FIELDS[name]] for document in documents]
+            if name in TIME_FIELDS:
+                for row in found:
+                    row[TIME_FIELDS[name]] = epoch_ms(row[TIME_FIELDS[name]])
+            return [tuple(row) for row in found] or ([(0,)] if name == "count-events" else [])  # $count of nothing: no document
+
+        def run() -> Answer:
             limit = {"maxTimeMS": int(self.spec.query_timeout * 1000)} if self.spec.task == "query" and self.spec.query_timeout else {}
-            return len(list(self._db.get_collection(SINGLE_TABLE_NAME).aggregate(pipeline, allowDiskUse=True, **limit)))
+            return Answer(list(self._db.get_collection(SINGLE_TABLE_NAME).aggregate(pipeline, allowDiskUse=True, **limit)), rows)
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        devices: set[str] = set()
+        for collection in self._collections.values():
+            devices.update(group["_id"] for group in collection.aggregate([{"$group": {"_id": "$device_id"}}], allowDiskUse=True))
+        return sorted(devices)
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        """The device's documents sorted by timestamp; each driver batch (find, then getMore) is a page."""
+        for collection in self._collections.values():  # a device lives in one collection
+            cursor = collection.find({"device_id": device}, {"_id": 0, "timestamp": 1}, sort=[("timestamp", 1)], batch_size=page_size)
+            with cursor:
+                page: list[int] = []
+                for document in cursor:
+                    page.append(epoch_ms(document["timestamp"]))
+                    if len(page) == page_size:
+                        yield np.array(page, dtype=np.int64)
+                        page = []
+                if page:
+                    yield np.array(page, dtype=np.int64)
+
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        self._db.get_collection(RECORD_NAME).replace_one({"_id": self.record_key()}, {"record": text}, upsert=True)
+
+    def stored_record(self) -> str | None:
+        found = self._db.get_collection(RECORD_NAME).find_one({"_id": self.record_key()})
+        return None if found is None else found["record"]
 
 
 def _reason(error: BaseException) -> str:

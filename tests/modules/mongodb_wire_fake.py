@@ -4,13 +4,14 @@ It speaks MongoDB's wire protocol over TCP on a loopback port, in threads of the
 (body section and document sequences, BSON from the `bson` package that comes with pymongo), the
 only opcode pymongo 4 sends (another one drops the connection, which fails the test). It
 answers the commands the real pymongo sends for the mongodb module: hello/isMaster, buildInfo, ping,
-listCollections, create, drop, createIndexes, insert, aggregate with a cursor and getMore,
-killCursors, endSessions. Every command is recorded as received (BSON types kept: Int64, DatetimeMS)
+listCollections, create, drop, createIndexes, insert, update (replacements, upserts), find and
+aggregate with a cursor and getMore, killCursors, endSessions. Every command is recorded as received (BSON types kept: Int64, DatetimeMS)
 for the tests to check, and documents are stored so counts and queries run end to end.
 
 Aggregation pipelines are evaluated by a small interpreter over the stored documents: the stages
-and accumulators the module's pipelines and pymongo's count_documents use ($match on equality,
-$group with $sum/$min/$max/$avg/$first/$last, $sort, $count, $collStats). It is an interpreter of
+and accumulators the module's pipelines and pymongo's count_documents use ($match on equality and
+$gte/$gt/$lte/$lt, $group with $sum/$min/$max/$avg/$first/$last and a $dateTrunc key, $sort, $count,
+$collStats). It is an interpreter of
 the documented semantics, not MongoDB: it says nothing about MongoDB's speed, and what it does not
 know fails loudly (an error reply naming the stage).
 """
@@ -180,6 +181,27 @@ class FakeMongoHandler(socketserver.BaseRequestHandler):
                     raise CommandFailed(2, "BadValue", "'timestamp' must be present and contain a valid BSON UTC datetime value")
                 collection.documents.append({"_id": ObjectId(), **document} if "_id" not in document else dict(document))
             return {"n": len(documents)}
+        if name == "update":
+            collection = state.collections.setdefault(namespace, Collection({}))
+            updates = command.sequences.get("updates", body.get("updates", []))
+            for update in updates:
+                if any(key.startswith("$") for key in update["u"]) or update.get("multi"):
+                    raise CommandFailed(9, "FailedToParse", "the wire fake knows only replacements of one document")
+                matching = [document for document in collection.documents if _matches(document, update["q"])]
+                if matching:
+                    matching[0].clear()
+                    matching[0].update({"_id": update["q"].get("_id", ObjectId()), **update["u"]})
+                elif update.get("upsert"):
+                    collection.documents.append({"_id": update["q"].get("_id", ObjectId()), **update["u"]})
+            return {"n": len(updates), "nModified": 0}
+        if name == "find":
+            collection = state.collections.get(namespace) or Collection({})
+            rows = [document for document in collection.documents if _matches(document, body.get("filter") or {})]
+            for key, direction in reversed(list((body.get("sort") or {}).items())):
+                rows.sort(key=lambda row, key=key: _ordered(row.get(key)), reverse=direction < 0)
+            rows = [_projected(row, body.get("projection")) for row in rows[: body.get("limit") or None]]
+            size = 1 if body.get("singleBatch") else body.get("batchSize", FIRST_BATCH)
+            return {"cursor": self._cursor(namespace, rows, max(size, len(rows)) if body.get("singleBatch") else size, "firstBatch")}
         if name == "aggregate":
             rows = evaluate(self._collection(namespace), body["pipeline"], namespace)
             return {"cursor": self._cursor(namespace, rows, body.get("cursor", {}).get("batchSize", FIRST_BATCH), "firstBatch")}
@@ -215,12 +237,12 @@ def evaluate(collection: Collection, pipeline: list[dict], namespace: str) -> li
     for position, stage in enumerate(pipeline):
         (operator, argument), = stage.items()
         if operator == "$match":
-            rows = [row for row in rows if all(row.get(key) == value for key, value in argument.items())]
+            rows = [row for row in rows if _matches(row, argument)]
         elif operator == "$count":
             rows = [{argument: len(rows)}] if rows else []
         elif operator == "$sort":
             for key, direction in reversed(list(argument.items())):
-                rows.sort(key=lambda row, key=key: row.get(key), reverse=direction < 0)
+                rows.sort(key=lambda row, key=key: _ordered(row.get(key)), reverse=direction < 0)
         elif operator == "$group":
             rows = _group(rows, argument)
         elif operator == "$collStats" and position == 0:
@@ -232,7 +254,45 @@ def evaluate(collection: Collection, pipeline: list[dict], namespace: str) -> li
     return rows
 
 
+_COMPARISONS = {"$gte": lambda a, b: a >= b, "$gt": lambda a, b: a > b, "$lte": lambda a, b: a <= b, "$lt": lambda a, b: a < b}
+_UNITS_MS = {"second": 1000, "minute": 60_000, "hour": 3_600_000}
+
+
+def _ordered(value: Any) -> Any:
+    """A sortable and comparable stand-in: BSON dates as their milliseconds."""
+    return int(value) if isinstance(value, bson.datetime_ms.DatetimeMS) else value
+
+
+def _matches(row: dict, condition: dict) -> bool:
+    for key, wanted in condition.items():
+        if isinstance(wanted, dict) and wanted and all(operator in _COMPARISONS for operator in wanted):
+            value = row.get(key)
+            if value is None or not all(_COMPARISONS[op](_ordered(value), _ordered(bound)) for op, bound in wanted.items()):
+                return False
+        elif isinstance(wanted, dict) and any(key.startswith("$") for key in wanted):
+            raise CommandFailed(2, "BadValue", f"the wire fake cannot evaluate the condition {wanted}")
+        elif row.get(key) != wanted:
+            return False
+    return True
+
+
+def _projected(row: dict, projection: dict | None) -> dict:
+    if not projection:
+        return row
+    included = [key for key, on in projection.items() if on and key != "_id"]
+    kept = {key: row[key] for key in included if key in row} if included else {k: v for k, v in row.items() if projection.get(k, 1)}
+    if projection.get("_id", 1) and "_id" in row:
+        kept = {"_id": row["_id"], **kept}
+    return kept
+
+
 def _value(expression: Any, row: dict) -> Any:
+    if isinstance(expression, dict) and set(expression) == {"$dateTrunc"}:
+        argument = expression["$dateTrunc"]
+        if set(argument) != {"date", "unit"} or argument["unit"] not in _UNITS_MS:
+            raise CommandFailed(2, "BadValue", f"the wire fake cannot evaluate $dateTrunc with {argument}")
+        ms, unit = int(_value(argument["date"], row)), _UNITS_MS[argument["unit"]]
+        return bson.datetime_ms.DatetimeMS(ms - ms % unit)
     return row.get(expression[1:]) if isinstance(expression, str) and expression.startswith("$") else expression
 
 

@@ -17,8 +17,9 @@ from mongodb_wire_fake import FakeMongoState, serving
 
 from cli.platforms.local import free_port
 from simulator.events import EventGenerator
-from simulator.modules.mongodb import QUERIES
-from tests.conftest import assert_verified, rows_per_query
+from simulator.modules.mongodb import QUERIES, pipelines
+from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.mongodb
 
@@ -132,14 +133,37 @@ def test_mongodb_wire_fake_queries_send_the_pipelines_and_follow_the_cursor(mong
     state, run = mongo
     assert_verified(run("insert", "-w", "2", "--batch", "600", "--num-inserts", "1200", "--devices-per-worker", "60"), [2400])
     result = run("query", "-w", "1", "-r", "2", "--query-timeout", "30")
-    assert result.query_rows() == rows_per_query(120)
+    assert result.query_rows() == rows_per_query(120, downsample_minutes(1200, 60))  # every answer checked and right
     sent = [c.body for c in state.of("aggregate") if c.body["pipeline"] and "$collStats" not in c.body["pipeline"][0]
             and c.body["pipeline"] != [{"$match": {}}, {"$group": {"_id": 1, "n": {"$sum": 1}}}]]
-    assert [body["pipeline"] for body in sent] == [pipeline for pipeline in QUERIES.values() for _ in range(2)]
+    assert [body["pipeline"] for body in sent] == [pipeline for pipeline in pipelines().values() for _ in range(2)]
+    assert set(pipelines()) - set(QUERIES) == {"device-downsample"}
     assert all(body["aggregate"] == "events" and body["allowDiskUse"] is True and body["maxTimeMS"] == 30_000 for body in sent)
     # 120 devices: the first batch holds 101 rows, getMore fetches the rest (per-device queries, twice each).
     assert len([c for c in state.of("getMore") if c.body["collection"] == "events"]) == 4
     assert not state.cursors  # every cursor was read to its end
+
+
+def test_mongodb_wire_fake_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(mongo):
+    state, run = mongo
+    assert_verified(run("insert", "-w", "2", "--batch", "1000", "--num-inserts", "3000"), [6000])
+
+    def readings(device):
+        return sorted((d for d in state.collections["bench.events"].documents if d["device_id"] == device), key=lambda d: int(d["timestamp"]))
+
+    def change(device, value):
+        with state.lock:
+            readings(device)[0]["temperature"] = value
+
+    def delete(device):
+        with state.lock:
+            state.collections["bench.events"].documents.remove(readings(device)[-1])
+
+    check_read_side(run, change, delete, 3000)
+    # Scans: one find per device sorted by timestamp, read in batches of --page-size through getMore.
+    finds = [c.body for c in state.of("find") if c.body["find"] == "events"]
+    assert finds and all(body["sort"] == {"timestamp": 1} and body["batchSize"] in (300, 10_000) for body in finds)
+    assert [d["_id"] for d in state.collections["bench.iotbench_expected"].documents] == ["events"]
 
 
 def test_mongodb_wire_fake_newest_per_device_pipeline_gives_each_devices_last_reading(mongo):
