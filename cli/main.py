@@ -139,12 +139,13 @@ def query(target, config_path, timeout, extra_options, platform, output, namespa
 @common_options
 @click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Workers sharing the devices (a set is allowed).")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Scans per worker count; figures are averaged.")
-@click.option("--page-size", type=click.IntRange(min=1, max=1_000_000), default=10_000, show_default=True, help="Readings per page or fetch.")
+@click.option("--page-size", "scan_page_size", type=click.IntRange(min=1, max=1_000_000), default=10_000, show_default=True,
+              help="Readings per page or fetch.")
 @handle_errors
-def scan(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, page_size) -> None:
+def scan(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, scan_page_size) -> None:
     """Read every reading of every device back in time order, streaming, and check order and counts (exit 1 when wrong)."""
     config, target_config, platform_name = _resolve(config_path, target, platform)
-    base = _spec(target, target_config, extra_options, task="scan", workers=worker_counts[0], scan_page_size=page_size, clean=False)
+    base = _spec(target, target_config, extra_options, task="scan", workers=worker_counts[0], scan_page_size=scan_page_size, clean=False)
     invocation = runner.Invocation(base, worker_counts, runs, 0, timeout)
     _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
 

@@ -207,10 +207,11 @@ class Check:
 class AnswerChecker:
     """Checks query answers against the record saved with the data (if it describes the data)."""
 
-    def __init__(self, record: ExpectedRecord | None):
+    def __init__(self, record: ExpectedRecord | None, missing: str | None = None):
+        """`missing`: why there is no record, when the module says (else: data the tool did not write)."""
         self.record = record
         if record is None:
-            self.reason = "no record of what the tool inserted is stored with this data (inserted by something else, or nothing is stored)"
+            self.reason = missing or "no record of what the tool inserted is stored with this data (inserted by something else, or nothing is stored)"
         else:
             self.reason = record.usable()
         self._expected: dict[str, list[tuple]] = {}

@@ -183,7 +183,10 @@ class Collector:
         if self.spec.clean or not count:
             base = ExpectedRecord(tables=tables, complete=True)
         else:
-            base = ExpectedRecord.load(self.module.stored_record())
+            try:
+                base = ExpectedRecord.load(self.module.stored_record())
+            except NotImplementedError as reason:  # the module keeps no record: nothing to add to
+                base = ExpectedRecord(tables=tables, complete=True, problem=str(reason))
             if base is None:
                 base = ExpectedRecord(tables=tables, complete=True, problem=(
                     f"the tables held {count:,} events before the tool's first recorded insert (written by something else)"))

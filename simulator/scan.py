@@ -26,9 +26,9 @@ def scan_share(in_database: list[str], record: ExpectedRecord | None, worker: in
 class ScanCheck:
     """Order and count checks of one worker's scan, and its rate per window of WINDOW_ROWS rows."""
 
-    def __init__(self, record: ExpectedRecord | None, started: float):
+    def __init__(self, record: ExpectedRecord | None, started: float, missing: str | None = None):
         if record is None:
-            self.count_note = "no record of what the tool inserted is stored with this data: counts not checked"
+            self.count_note = f"counts not checked: {missing or 'no record of what the tool inserted is stored with this data'}"
             self.expected_counts: dict[str, int] | None = None
         elif record.usable():
             self.count_note = f"counts not checked: {record.usable()}"

@@ -191,7 +191,7 @@ class Worker:
             self._prefill(generator, self.spec.stream_offset, share)
             first_timed += share
         elif self.spec.task == "scan":
-            record = ExpectedRecord.load(self.module.stored_record())
+            record, missing = self._expected_record()
             devices = scan_share(self.module.scan_devices(), record, self.index, self.spec.workers)
         signal = self.client.wait_for_start()
         if signal.phase == "failed":
@@ -205,7 +205,7 @@ class Worker:
         if self.spec.task == "insert":
             return self._insert(generator, first_timed)
         if self.spec.task == "scan":
-            return self._scan(devices, record)
+            return self._scan(devices, record, missing)
         return self._query()
 
     def _prefill(self, generator: EventGenerator, start: int, count: int) -> None:
@@ -263,8 +263,15 @@ class Worker:
             self.tally.add(self.module.stored_events(batch))
             yield batch
 
+    def _expected_record(self) -> tuple[ExpectedRecord | None, str | None]:
+        """The record of expected answers saved with the data, or why the module keeps none."""
+        try:
+            return ExpectedRecord.load(self.module.stored_record()), None
+        except NotImplementedError as reason:
+            return None, str(reason)
+
     def _query(self) -> WorkerResult:
-        checker = AnswerChecker(ExpectedRecord.load(self.module.stored_record()))
+        checker = AnswerChecker(*self._expected_record())
         started_at = time.time()
         available = self.module.queries()
         runs: dict[str, QueryRuns] = {}
@@ -299,11 +306,11 @@ class Worker:
         if check.answer == "wrong":
             log.warning("query %s answered wrong: %s", name, check.detail)
 
-    def _scan(self, devices: list[str], record: ExpectedRecord | None) -> WorkerResult:
+    def _scan(self, devices: list[str], record: ExpectedRecord | None, missing: str | None) -> WorkerResult:
         """Read every reading of each of this worker's devices in timestamp order, a page at a time."""
         module, recorder, clock = self.module, self.recorder, time.perf_counter
         started_at, started_clock = time.time(), clock()
-        check = ScanCheck(record, started_clock)
+        check = ScanCheck(record, started_clock, missing)
         for device in devices:
             check.start_device(device)
             pages = module.scan(device, self.spec.scan_page_size)

@@ -153,12 +153,13 @@ class DatabaseModule(abc.ABC):
 
     def store_record(self, text: str) -> None:
         """Save the record of expected answers (JSON text) with the data of the run's tables, replacing
-        the one saved before for the same tables (see simulator/expected.py)."""
-        raise NotImplementedError(f"module '{self.spec.module}' cannot save a record of expected answers")
+        the one saved before for the same tables (see simulator/expected.py). A module that cannot
+        keeps nothing, and its answers are reported as not checked (see `stored_record`)."""
 
     def stored_record(self) -> str | None:
-        """The record saved by `store_record` for the run's tables; None when there is none."""
-        return None
+        """The record saved by `store_record` for the run's tables; None when there is none. A module
+        that keeps no record raises NotImplementedError saying so (the reason answers are not checked)."""
+        raise NotImplementedError(f"module '{self.spec.module}' keeps no record of expected answers")
 
     def record_key(self) -> str:
         """The tables a record describes: records of other table layouts are kept apart."""

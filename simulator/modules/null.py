@@ -77,6 +77,9 @@ class Module(DatabaseModule):
     def store_record(self, text: str) -> None:
         """Nothing is stored, so there is nothing to describe."""
 
+    def stored_record(self) -> str | None:
+        raise NotImplementedError("the null target stores nothing")
+
     def queries(self) -> dict[str, Query]:
         return {name: (lambda: Answer([])) for name in QUERY_NAMES}
 
