@@ -115,6 +115,11 @@ def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(cli
     check_read_side(lambda task, *args: run(cli, task, "-r", "1", *args), change, delete, 3000)
 
 
+def test_scan_pages_beyond_the_result_window_are_refused_up_front(cli, search):
+    result = run(cli, "scan", "-r", "1", "--page-size", "20000")
+    assert result.code == 2 and "at most 10,000 hits per scroll page" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_readings_stored_out_of_order_scan_in_order(cli, search):
     assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000"), [2000])
     # One device's documents deleted and indexed again newest first (new ids, reversed index order).
