@@ -19,9 +19,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 import simulator
 from cli import comparison, crosscheck, run_conditions
-from cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, Sources
+from cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, CompareScanRow, Sources
 from cli.crosscheck import CrossCheck
-from cli.document import InsertRow, QueryRow, ResultsDocument
+from cli.document import InsertRow, QueryRow, ResultsDocument, ScanRow
 from simulator.stats import Spread
 
 REPORT = "report.html"
@@ -33,6 +33,7 @@ PLOT_TITLES = {
     "events-per-second": "Events per second during the timed phase",
     "fill-level": "Inserts per second by fill level",
     "query-durations": "Seconds per query execution",
+    "rows-scanned-per-second": "Rows scanned per second during the scan",
     "compare": "Comparison of the saved runs",
 }
 
@@ -119,11 +120,14 @@ def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> 
 
 
 def write_compare(output: Path, documents: Sources, insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow],
-                  query_detail: list[CompareQueryDetail], queries: tuple[str, ...], drawn: list[Path]) -> Path:
+                  query_detail: list[CompareQueryDetail], queries: tuple[str, ...], drawn: list[Path],
+                  scan_rows: list[CompareScanRow] | None = None) -> Path:
+    scan_rows = scan_rows or []
     page = Page(
         title="Comparison of saved runs", status="ok",
         subtitle=f"{len(documents)} results folder(s): {', '.join(dict.fromkeys(document.target for _, document in documents))}",
-        flags=compare_flags(insert_rows, query_rows, query_detail), sections=compare_sections(insert_rows, query_rows, query_detail, queries),
+        flags=compare_flags(insert_rows, query_rows, query_detail, scan_rows),
+        sections=compare_sections(insert_rows, query_rows, query_detail, queries, scan_rows),
         plots=embedded(drawn),
         sources=[(source, [("Status", document.status), ("Task", document.task), ("Target", document.target),
                            *run_conditions.facts(document)]) for source, document in documents],
@@ -161,6 +165,11 @@ def flags(document: ResultsDocument) -> list[str]:
     for row in document.queries:
         if row.errors:
             found.append(f"query {row.query} at {row.workers} worker(s) failed: {'; '.join(row.errors)}")
+        if row.answer == "wrong":
+            found.append(f"query {row.query} at {row.workers} worker(s): WRONG answer: {row.answer_detail}")
+    for row in document.scans:
+        if row.check == "FAILED":
+            found.append(f"scan at {row.workers} worker(s): check FAILED: {row.problem}")
     for run in document.runs:
         ingestion, conditions = run.report.ingestion, run.report.conditions
         if ingestion is not None and not ingestion.reached:
@@ -183,6 +192,8 @@ def sections(document: ResultsDocument) -> list[Section]:
         found.append(runs_section(document))
     if document.queries:
         found.append(query_section(document.queries))
+    if document.scans:
+        found.append(scan_section(document.scans))
     checks = crosscheck.run_checks(document)
     if checks:
         found.append(crosscheck_section(checks))
@@ -232,13 +243,37 @@ def runs_section(document: ResultsDocument) -> Section:
 
 
 def query_section(rows: list[QueryRow]) -> Section:
-    columns = ["Workers", "Query", "Executions", "Min s", "Avg s", "Max s", "p95 s", "Cold s", "Warm s", "Rows", "Errors"]
+    columns = ["Workers", "Query", "Executions", "Min s", "Avg s", "Max s", "p95 s", "Cold s", "Warm s", "Rows", "Answer", "Errors"]
     body = [[
         str(row.workers), row.query, str(row.executions), seconds(row.min_s), seconds(row.avg_s), seconds(row.max_s), seconds(row.p95_s),
-        seconds(row.cold_avg_s), seconds(row.warm_avg_s), "-" if row.rows is None else f"{row.rows:,}", "; ".join(row.errors) or "-",
+        seconds(row.cold_avg_s), seconds(row.warm_avg_s), "-" if row.rows is None else f"{row.rows:,}", answer(row.answer, row.answer_detail),
+        "; ".join(row.errors) or "-",
     ] for row in rows]
-    return Section("Queries", columns, body, "Seconds per execution. Cold = first execution on each worker, warm = the others.",
+    return Section("Queries", columns, body, "Seconds per execution. Cold = first execution on each worker, warm = the others. Answer: "
+                   "every execution's rows checked against what the tool inserted (counts, min, max, newest exact; averages within a "
+                   "relative 1e-9); WRONG names the first difference, not checked names why.",
                    numeric=("Workers", "Executions", "Min s", "Avg s", "Max s", "p95 s", "Cold s", "Warm s", "Rows"))
+
+
+def answer(verdict: str | None, detail: str | None) -> str:
+    """The answer check as the terminal shows it (WRONG in capitals), with its detail where there is one."""
+    shown = {"wrong": "WRONG", None: "-"}.get(verdict, verdict)
+    return f"{shown}: {detail}" if detail and verdict != "ok" else shown
+
+
+def scan_section(rows: list[ScanRow]) -> Section:
+    columns = ["Workers", "Runs", "Devices", "Rows", "Rows/s", "CV", "Window min", "Window avg", "Window max", "p50 ms", "p99 ms",
+               "max ms", "Check"]
+    body = [[
+        str(row.workers), str(row.runs), f"{row.devices:,}", f"{row.rows:,}", rate(row.rows_per_s.avg), cv(row.rows_per_s),
+        "-" if row.window_min is None else rate(row.window_min), "-" if row.window_avg is None else rate(row.window_avg),
+        "-" if row.window_max is None else rate(row.window_max), ms(row.page_p50_ms), ms(row.page_p99_ms), ms(row.page_max_ms),
+        row.check + (f": {row.problem}" if row.problem else ""),
+    ] for row in rows]
+    return Section("Scans", columns, body, "Rows/s = rows read by all workers / run duration, average across runs. Windows: each "
+                   "worker's rate over every 10,000 rows it read (per worker). Latency per page or fetch. Check: timestamps never "
+                   "decrease within a device, and each device holds as many readings as the tool wrote.",
+                   numeric=tuple(c for c in columns if c != "Check"))
 
 
 def crosscheck_section(checks: list[CrossCheck]) -> Section:
@@ -326,7 +361,8 @@ def _png_size(data: bytes) -> tuple[int, int]:
 
 # -- compare parts -------------------------------------------------------------------------------
 
-def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow], detail: list[CompareQueryDetail]) -> list[str]:
+def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow], detail: list[CompareQueryDetail],
+                  scan_rows: list[CompareScanRow] = ()) -> list[str]:
     found = []
     for row in insert_rows:
         where = f"{row.database} ({row.source}), {row.workers} worker(s)" + (f", level {row.level:,}" if row.level is not None else "")
@@ -343,14 +379,19 @@ def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQ
             found.append(f"{item.database} ({item.source}), query {item.query}: unstable executions (CV {item.cv:.1%})")
         if item.errors:
             found.append(f"{item.database} ({item.source}), query {item.query}: {item.errors}")
-    for row in [*insert_rows, *query_rows]:
+        if item.answer == "wrong":
+            found.append(f"{item.database} ({item.source}), query {item.query}: WRONG answer: {item.answer_detail}")
+    for row in scan_rows:
+        if row.check == "FAILED" or row.status != "ok":
+            found.append(f"{row.database} ({row.source}), scan at {row.workers} worker(s): check {row.check}: {row.problem or row.status}")
+    for row in [*insert_rows, *query_rows, *scan_rows]:
         if row.differs:
             found.append(f"† {row.database} ({row.source}), {row.workers} worker(s): measured under other conditions: {'; '.join(row.differs)}")
     return list(dict.fromkeys(found))
 
 
 def compare_sections(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow], detail: list[CompareQueryDetail],
-                     queries: tuple[str, ...]) -> list[Section]:
+                     queries: tuple[str, ...], scan_rows: list[CompareScanRow] = ()) -> list[Section]:
     found = []
     if insert_rows:
         columns = ["Database", "Source", "Workers", "Fill level", "Insert mode", "Primary key", "Runs", "Min", "Avg", "Max", "CV", "95% CI",
@@ -375,21 +416,34 @@ def compare_sections(insert_rows: list[CompareInsertRow], query_rows: list[Compa
         body = [[row.database + (" †" if row.differs else ""), row.source, str(row.workers), *(row.cells.get(name, "-") for name in queries)]
                 for row in query_rows]
         found.append(Section("Queries across runs (average seconds per execution)", columns, body,
-                             "* = coefficient of variation over the executions above 10%. † = other conditions than the other rows'.",
+                             "* = coefficient of variation over the executions above 10%. WRONG = an answer that differed from what "
+                             "the tool inserted (the first difference is under Every query). † = other conditions than the other rows'.",
                              numeric=("Workers", *queries)))
-        columns = ["Database", "Source", "Workers", "Query", "Executions", "Min s", "Avg s", "Max s", "Cold s", "Warm s", "CV", "Rows", "Errors"]
+        columns = ["Database", "Source", "Workers", "Query", "Executions", "Min s", "Avg s", "Max s", "Cold s", "Warm s", "CV", "Rows", "Answer",
+                   "Errors"]
         body = [[
             item.database, item.source, str(item.workers), item.query, str(item.executions), seconds(item.min_s), seconds(item.avg_s),
             seconds(item.max_s), seconds(item.cold_avg_s), seconds(item.warm_avg_s), "-" if item.cv is None else f"{item.cv:.1%}"
-            + (" unstable" if item.unstable else ""), "-" if item.rows is None else f"{item.rows:,}", item.errors or "-",
+            + (" unstable" if item.unstable else ""), "-" if item.rows is None else f"{item.rows:,}", answer(item.answer, item.answer_detail),
+            item.errors or "-",
         ] for item in detail]
         found.append(Section("Every query", columns, body, "Seconds per execution, over every worker's executions.",
                              numeric=("Workers", "Executions", "Min s", "Avg s", "Max s", "Cold s", "Warm s", "CV", "Rows")))
-    found.append(conditions_section([*insert_rows, *query_rows]))
+    if scan_rows:
+        columns = ["Database", "Source", "Workers", "Rows", "Rows/s", "CV", "Window min", "Window avg", "Window max", "p99 ms", "Check", "Status"]
+        body = [[
+            row.database + (" †" if row.differs else ""), row.source, str(row.workers), f"{row.rows:,}", rate(row.rows_per_s.avg),
+            cv(row.rows_per_s), *("-" if value is None else rate(value) for value in (row.window_min, row.window_avg, row.window_max)),
+            ms(row.page_p99_ms), row.check + (f": {row.problem}" if row.problem else ""), row.status,
+        ] for row in scan_rows]
+        found.append(Section("Scans across runs", columns, body, "Rows/s: average over runs; windows of 10,000 rows per worker; p99 per "
+                             "page or fetch. Check: order within each device, and each device's count against what the tool wrote.",
+                             numeric=("Workers", "Rows", "Rows/s", "CV", "Window min", "Window avg", "Window max", "p99 ms")))
+    found.append(conditions_section([*insert_rows, *query_rows, *scan_rows]))
     return found
 
 
-def conditions_section(rows: list[CompareInsertRow | CompareQueryRow]) -> Section:
+def conditions_section(rows: list[CompareInsertRow | CompareQueryRow | CompareScanRow]) -> Section:
     """The key conditions of every compared row side by side, and what sets a row apart (†)."""
     names = list(dict.fromkeys(name for row in rows for name in row.conditions))
     body = [[row.database + (" †" if row.differs else ""), row.source, str(row.workers), *(row.conditions.get(name, "-") for name in names),

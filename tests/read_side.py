@@ -10,6 +10,7 @@ and delete a reading in its database.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 
 from tests.conftest import CliResult, downsample_minutes, rows_per_query
@@ -31,6 +32,11 @@ def assert_scan_ok(result: CliResult, rows: int, devices: int) -> dict:
     row = scan_row(result)
     assert (row["check"], row["rows"], row["devices"]) == ("ok", rows, devices), row
     return row
+
+
+def report_page(result: CliResult) -> str:
+    """The text of the report.html the command wrote, entities decoded."""
+    return html.unescape((result.results_folders()[-1] / "report.html").read_text())
 
 
 def assert_wrong(result: CliResult, wrong: set[str]) -> dict[str, tuple[str, str | None]]:
@@ -57,10 +63,13 @@ def check_read_side(run: Callable[..., CliResult], change_value: Callable[[str, 
     assert run("query", "-w", "2").query_rows() == rows_per_query(devices, downsample_minutes(events_per_worker, devices_per_worker))
 
     change_value(CHANGED_DEVICE, CHANGED_VALUE)
-    answers = assert_wrong(run("query"), AFFECTED_BY_CHANGE)
+    queried = run("query")
+    answers = assert_wrong(queried, AFFECTED_BY_CHANGE)
     assert answers["temperature-min-max"][1].startswith(f"max is {CHANGED_VALUE}, expected ")
     assert answers["device-downsample"][1].startswith("minute 2026-01-01T00:00:00.000Z (1767225600000): avg is ")
     assert answers["temperature-stats-per-device"][1].startswith(f"device {CHANGED_DEVICE}: avg is ")
+    page = report_page(queried)  # the HTML report marks them as the terminal does
+    assert f'class="bad">WRONG: {answers["temperature-min-max"][1]}</td>' in page and "WRONG answer" in page
     assert_scan_ok(run("scan"), workers * events_per_worker, devices)  # a changed value changes no count
 
     delete_newest(DELETED_DEVICE)
@@ -71,3 +80,5 @@ def check_read_side(run: Callable[..., CliResult], change_value: Callable[[str, 
     assert scan.code == 1 and "scan check failed" in scan.stderr and "Traceback" not in scan.stderr
     problem = f"device {DELETED_DEVICE}: read {per_device - 1:,} readings, expected {per_device:,}"
     assert scan_row(scan)["check"] == "FAILED" and problem in scan_row(scan)["problem"] and problem in scan.stderr
+    page = report_page(scan)
+    assert "<h2>Scans</h2>" in page and 'class="bad">FAILED: ' in page and problem in page
