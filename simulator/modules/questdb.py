@@ -19,6 +19,12 @@ log, and they become visible when QuestDB has applied it, a few milliseconds lat
 therefore waits (bounded by `commit_wait_s`) and the report says how long after the run every event
 was visible, like queued ingestion elsewhere.
 
+Reading back: the six queries over the PostgreSQL wire protocol (device-downsample with `SAMPLE BY
+1m ALIGN TO CALENDAR`, newest-per-device with `LATEST ON`), and scans streamed with psycopg's
+`Cursor.stream()` (QuestDB has no DECLARE CURSOR; the rows come as the server sends them, one at a
+time, and are grouped into pages on the client). The record of expected answers is a table of its own,
+`iotbench_expected` (not partitioned, hence not WAL: a written record is visible at once).
+
 QuestDB has no primary keys or generated ids: `--primary-key db` (the default) and `none` mean the
 same (no key column); `client` stores the worker's key in a VARCHAR column `id`; `sql` and `uuid` are
 refused.
@@ -27,13 +33,18 @@ refused.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Iterator
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
+from simulator.answers import Answer, with_times
 from simulator.errors import one_line
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
 from simulator.spec import PrimaryKey
 
@@ -229,6 +240,20 @@ class Module(DatabaseModule):
             columns["id"] = key[0]
         target.row(table, symbols={"device_id": device_id}, columns=columns, at=TimestampNanos(timestamp_ms * 1_000_000))
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        # Versions instead of an UPDATE: the newest row is the record (QuestDB updates rows in place
+        # only on tables with a designated timestamp).
+        self._conn.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables VARCHAR, version LONG, record VARCHAR)")
+        self._conn.execute(f"INSERT INTO {RECORD_NAME} VALUES (%s, %s, %s)", (self.record_key(), time.time_ns(), text))
+
+    def stored_record(self) -> str | None:
+        if not self._conn.execute("SELECT count() FROM tables() WHERE table_name = %s", (RECORD_NAME,)).fetchone()[0]:
+            return None
+        row = self._conn.execute(f"SELECT record FROM {RECORD_NAME} WHERE tables = %s ORDER BY version DESC LIMIT 1",
+                                 (self.record_key(),)).fetchone()
+        return row[0] if row else None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
         events = self._events()
@@ -242,8 +267,18 @@ class Module(DatabaseModule):
             # writes to the same table, so the union of the tables' answers is the answer.
             "newest-per-device": self._query(" UNION ALL ".join(
                 f"(SELECT device_id, timestamp, temperature FROM {table} LATEST ON timestamp PARTITION BY device_id)"
-                for table in self.spec.table_names)),
+                for table in self.spec.table_names), times=(1,)),
+            # SAMPLE BY buckets the rows by their designated timestamp; minutes without readings give no row.
+            "device-downsample": self._query(
+                f"SELECT timestamp, min(temperature), avg(temperature), max(temperature) FROM {self._downsample_table()} "
+                f"WHERE device_id = '{DOWNSAMPLE_DEVICE}' AND timestamp >= '{_iso(DOWNSAMPLE_START_MS)}' "
+                f"AND timestamp < '{_iso(DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS)}' SAMPLE BY 1m ALIGN TO CALENDAR",
+                times=(0,)),
         }
+
+    def _downsample_table(self) -> str:
+        """The table the downsample device writes to (a device always writes to the same table)."""
+        return self.spec.table_names[0]
 
     def _events(self) -> str:
         """The run's events as one relation: the table, or the union of the tables."""
@@ -252,8 +287,34 @@ class Module(DatabaseModule):
             return tables[0]
         return "(" + " UNION ALL ".join(f"SELECT device_id, timestamp, temperature FROM {table}" for table in tables) + ")"
 
-    def _query(self, statement: str) -> Query:
-        def run() -> int:
-            return len(self._conn.execute(statement).fetchall())
+    def _query(self, statement: str, times: tuple[int, ...] = ()) -> Query:
+        def run() -> Answer:
+            return Answer(self._conn.execute(statement).fetchall(), with_times(*times) if times else None)
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        statement = " UNION ".join(f"SELECT DISTINCT device_id FROM {table}" for table in self.spec.table_names)
+        return sorted(row[0] for row in self._conn.execute(statement).fetchall())
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # A device always writes to the same table, but which one is the generator's business: the
+        # union of the tables (the others hold none of its rows). TIMESTAMP::long is microseconds.
+        tables = self.spec.table_names
+        source = tables[0] if len(tables) == 1 else "(" + " UNION ALL ".join(f"SELECT timestamp, device_id FROM {t}" for t in tables) + ")"
+        statement = f"SELECT timestamp::long / 1000 FROM {source} WHERE device_id = %s ORDER BY timestamp"
+        page: list[int] = []
+        with self._conn.cursor() as cursor:
+            for (ms,) in cursor.stream(statement, (device,)):
+                page.append(ms)
+                if len(page) == page_size:
+                    yield np.array(page, dtype=np.int64)
+                    page = []
+        if page:
+            yield np.array(page, dtype=np.int64)
+
+
+def _iso(ms: int) -> str:
+    """A QuestDB timestamp literal (UTC) for epoch milliseconds."""
+    return np.datetime_as_string(np.datetime64(ms, "ms"), timezone="UTC")

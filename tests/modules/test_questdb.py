@@ -17,7 +17,8 @@ import pytest
 from simulator.events import EventGenerator
 from simulator.modules import module_class
 from simulator.spec import RunSpec
-from tests.conftest import REPO_ROOT, assert_verified, rows_per_query
+from tests.conftest import REPO_ROOT, assert_verified, downsample_minutes, rows_per_query
+from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.questdb
 
@@ -93,7 +94,38 @@ def test_dataframe_batches_one_and_four_workers_then_the_five_queries(cli, quest
     assert reports[1]["server"]["storage_bytes"] > 0
 
     result = run(cli, "query", "-w", "1", "-r", "2")
-    assert result.query_rows() == rows_per_query(40)
+    assert result.query_rows() == rows_per_query(40, downsample_minutes(3000))  # every answer checked and right
+
+
+def wait_until(condition, what: str, limit_s: float = 30) -> None:
+    """WAL tables apply changes asynchronously: wait until the change is visible."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"QuestDB did not show {what} within {limit_s} s"
+        time.sleep(0.05)
+
+
+def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(cli, questdb):
+    assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000"), [6000])
+
+    def change(device, value):
+        [(first,)] = rows("SELECT min(timestamp) FROM events WHERE device_id = %s", device)
+        with connect() as conn:
+            conn.execute(f"UPDATE events SET temperature = {value} WHERE device_id = '{device}' AND timestamp = '{first.isoformat()}Z'")
+        wait_until(lambda: rows("SELECT max(temperature) FROM events WHERE device_id = %s", device) == [(value,)], "the update")
+
+    def delete(device):  # QuestDB has no DELETE: the table is written again without the device's newest row
+        [(newest,)] = rows("SELECT max(timestamp) FROM events WHERE device_id = %s", device)
+        kept = "events_kept"
+        with connect() as conn:
+            conn.execute(f"DROP TABLE IF EXISTS {kept}")
+            conn.execute(f"CREATE TABLE {kept} AS (SELECT * FROM events WHERE NOT (device_id = '{device}' AND timestamp = '{newest.isoformat()}Z')) "
+                         "TIMESTAMP(timestamp) PARTITION BY DAY WAL")
+            conn.execute("DROP TABLE events")
+            conn.execute(f"RENAME TABLE {kept} TO events")
+        wait_until(lambda: rows("SELECT count() FROM events") == [(5999,)], "the rewritten table")
+
+    check_read_side(lambda task, *args: run(cli, task, "-r", "1", *args), change, delete, 3000)
 
 
 def test_single_rows_one_and_four_workers(cli, questdb):
