@@ -13,20 +13,30 @@ server Debian ships has no DateTime64, allows LowCardinality only behind an expe
 and knows no async_insert, so there timestamps are Int64 epoch milliseconds and device ids plain
 Strings. MergeTree keeps every row (its sorting key is not unique): --primary-key db (the default)
 and none both mean "no key column"; the other modes are refused.
+
+Reading back: the six queries (device-downsample buckets epoch milliseconds with intDiv, answers
+fetched as columns), and scans streamed block by block with `execute_iter` (`max_block_size` = the
+page size). Timestamps are read as epoch milliseconds (`toUnixTimestamp64Milli` on DateTime64, a
+function of 20.5 and later). The record of expected answers is a table of its own,
+`<database>.iotbench_expected`, one row per saved version (MergeTree has no UPDATE; the newest wins).
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
+from simulator.answers import Answer
 from simulator.errors import one_line
 from simulator.events import EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 from simulator.wire.sql import EVENT_COLUMNS
@@ -96,16 +106,28 @@ class ServerDialect:
         """An expression of DateTime (seconds) for the stored timestamp column."""
         return column if self.datetime64 else f"toDateTime(intDiv({column}, 1000))"
 
+    def as_ms(self, column: str) -> str:
+        """An expression of Int64 epoch milliseconds for the stored timestamp column."""
+        return f"toUnixTimestamp64Milli({column})" if self.datetime64 else column
+
     def queries(self, qualified_table: str) -> dict[str, str]:
-        table = qualified_table
+        table, ms = qualified_table, self.as_ms("timestamp")
+        end = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
         return {
             "count-events": f"SELECT count() FROM {table}",
             "temperature-min-max": f"SELECT min(temperature), max(temperature) FROM {table}",
             "temperature-stats": f"SELECT min(temperature), avg(temperature), max(temperature) FROM {table}",
             "temperature-stats-per-device": f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id",
             # argMax: the temperature of the row with the largest timestamp, per device, in one pass.
-            "newest-per-device": f"SELECT device_id, max(timestamp), argMax(temperature, timestamp) FROM {table} GROUP BY device_id",
+            "newest-per-device": f"SELECT device_id, max({ms}), argMax(temperature, timestamp) FROM {table} GROUP BY device_id",
+            "device-downsample": (f"SELECT intDiv({ms}, {MINUTE_MS}) * {MINUTE_MS} AS minute, min(temperature), avg(temperature), "
+                                  f"max(temperature) FROM {table} WHERE device_id = '{DOWNSAMPLE_DEVICE}' AND {ms} >= {DOWNSAMPLE_START_MS} "
+                                  f"AND {ms} < {end} GROUP BY minute ORDER BY minute"),
         }
+
+    def scan(self, qualified_table: str) -> str:
+        """Every reading's epoch milliseconds of the device `%(device)s`, in time order (the sorting key's order)."""
+        return f"SELECT {self.as_ms('timestamp')} FROM {qualified_table} WHERE device_id = %(device)s ORDER BY timestamp"
 
 
 class ClickhouseError(Exception):
@@ -241,15 +263,57 @@ class Module(DatabaseModule):
         statement, columns = item
         self._execute(statement, columns, columnar=True)
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        table = f"{self.options.database}.{RECORD_NAME}"
+        self._execute(f"CREATE DATABASE IF NOT EXISTS {self.options.database}")
+        self._execute(f"CREATE TABLE IF NOT EXISTS {table} (tables String, version UInt64, record String) "
+                      "ENGINE = MergeTree() ORDER BY (tables, version)")
+        self._execute(f"INSERT INTO {table} (tables, version, record) VALUES",
+                      [np.array([self.record_key()], dtype=object), np.array([time.time_ns()], dtype=np.uint64), np.array([text], dtype=object)],
+                      columnar=True)
+
+    def stored_record(self) -> str | None:
+        table = f"{self.options.database}.{RECORD_NAME}"
+        if not self._execute(f"EXISTS TABLE {table}", columnar=True)[0][0]:
+            return None
+        found = self._execute(f"SELECT record FROM {table} WHERE tables = %(tables)s ORDER BY version DESC LIMIT 1",
+                              {"tables": self.record_key()}, columnar=True)
+        return str(found[0][0]) if found and len(found[0]) else None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
         return {name: self._rows(statement) for name, statement in self.dialect.queries(self._tables[SINGLE_TABLE_NAME]).items()}
 
     def _rows(self, statement: str) -> Query:
-        def run() -> int:
-            return len(self._execute(statement))
+        def run() -> Answer:
+            # Columns (the client reads NumPy): turned into rows of Python values after the timed call.
+            return Answer(self._execute(statement, columnar=True), _rows_of_columns)
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        statement = " UNION ALL ".join(f"SELECT DISTINCT device_id FROM {qualified}" for qualified in self._tables.values())
+        columns = self._execute(statement, columnar=True)
+        return sorted(set(columns[0].tolist())) if columns else []
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # A device always writes to the same table; the others hold none of its rows.
+        for qualified in self._tables.values():
+            page: list[int] = []
+            rows = self._client.execute_iter(self.dialect.scan(qualified), {"device": device}, settings={"max_block_size": page_size})
+            for row in rows:
+                page.append(row[0])
+                if len(page) == page_size:
+                    yield np.array(page, dtype=np.int64)
+                    page = []
+            if page:
+                yield np.array(page, dtype=np.int64)
+
+
+def _rows_of_columns(columns: list[np.ndarray]) -> list[tuple]:
+    return list(zip(*(column.tolist() for column in columns)))
 
 
 def _columns(batch: EventBatch) -> list[np.ndarray]:

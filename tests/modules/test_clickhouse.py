@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 
 import pytest
 
 from simulator.events import EventGenerator
 from simulator.modules.base import ModuleError
 from simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
-from tests.conftest import assert_verified, rows_per_query
+from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.clickhouse
 
@@ -108,13 +110,40 @@ def test_queries_return_one_row_per_device_and_steps_add_up(run, clickhouse):
     assert result.code == 0, result.stderr
     verifications = [entry["report"]["verification"] for entry in result.results()["runs"]]
     assert [(v["count_before"], v["counted"], v["ok"]) for v in verifications] == [(0, 4000, True), (4000, 8000, True)]
-    assert run("query", "-w", "1", "-r", "2").query_rows() == rows_per_query(2 * 5)
+    # Every answer checked against the record the two steps left (device-downsample: 4,000 events of 5 devices).
+    assert run("query", "-w", "1", "-r", "2").query_rows() == rows_per_query(2 * 5, downsample_minutes(4000, 5))
     # argMax gives each device's newest temperature: the generator's last event of the device.
     newest = {device: (stamp, temperature) for device, stamp, temperature in clickhouse.execute(
         f"SELECT device_id, max(timestamp), argMax(temperature, timestamp) FROM {DATABASE}.events GROUP BY device_id")}
     batch = EventGenerator(1, 1, 5).batch(0, 4000)
     last = max(i for i in range(4000) if batch.device_index[i] == 3)
     assert newest["w000001-d000003"] == (batch.timestamp_ms[last], batch.temperature[last])
+
+
+def mutate(clickhouse, statement: str, visible: str, expected) -> None:
+    """ALTER TABLE ... UPDATE/DELETE are mutations, applied in the background: wait until `visible` shows them."""
+    clickhouse.execute(statement)
+    deadline = time.monotonic() + 60
+    while clickhouse.execute(visible) != expected:
+        assert time.monotonic() < deadline, f"the mutation '{statement}' did not show within 60 s"
+        time.sleep(0.1)
+
+
+def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(run, clickhouse):
+    assert_verified(run("insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000"), [6000])
+    table = f"{DATABASE}.events"
+
+    def change(device, value):
+        first = clickhouse.execute(f"SELECT min(timestamp) FROM {table} WHERE device_id = '{device}'")[0][0]
+        mutate(clickhouse, f"ALTER TABLE {table} UPDATE temperature = {value} WHERE device_id = '{device}' AND timestamp = {first}",
+               f"SELECT max(temperature) FROM {table} WHERE device_id = '{device}'", [(value,)])
+
+    def delete(device):
+        newest = clickhouse.execute(f"SELECT max(timestamp) FROM {table} WHERE device_id = '{device}'")[0][0]
+        mutate(clickhouse, f"ALTER TABLE {table} DELETE WHERE device_id = '{device}' AND timestamp = {newest}",
+               f"SELECT count() FROM {table}", [(5999,)])
+
+    check_read_side(lambda task, *args: run(task, "-r", "1", *args), change, delete, 3000)
 
 
 @pytest.mark.parametrize(("option", "message"), [

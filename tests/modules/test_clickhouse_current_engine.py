@@ -3,7 +3,7 @@ ClickHouse engine: chDB (`chdb-core`, ClickHouse 26.9 embedded in the test proce
 
 No current ClickHouse server installs here (Debian ships 18.16, which the other suite uses), so this
 is where the module's SQL for newer servers meets a real engine: the CREATE TABLE it writes for the
-version chDB reports (DateTime64(3), LowCardinality), the five queries with their answers checked
+version chDB reports (DateTime64(3), LowCardinality), the six queries with their answers checked
 against the generated events, and the async_insert settings it sends. The native protocol itself is
 covered by the suite against the real 18.16 server.
 """
@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from simulator.events import EventBatch, EventGenerator
+from simulator.expected import DOWNSAMPLE_DEVICE, MINUTE_MS
 from simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
 
 pytestmark = pytest.mark.clickhouse
@@ -84,10 +85,18 @@ def test_schema_and_queries_on_a_current_engine(engine, options):
         last = np.flatnonzero(mine)[np.argmax(batch.timestamp_ms[mine])]
         assert per_device[device][::2] == (batch.temperature[mine].min(), batch.temperature[mine].max())
         stamp, temperature = newest[device]
-        expected_stamp = int(batch.timestamp_ms[last])
-        if dialect.datetime64:  # JSON shows DateTime64 as text in the column's time zone (UTC)
-            expected_stamp = str(np.datetime64(expected_stamp, "ms")).replace("T", " ")
-        assert (stamp, temperature) == (expected_stamp, batch.temperature[last])
+        # JSONCompact shows Int64 as text: the epoch milliseconds, whatever the column's type.
+        assert (int(stamp), temperature) == (int(batch.timestamp_ms[last]), batch.temperature[last])
+
+    # The read side's SQL: the downsample device's minutes, and a scan in time order, in epoch ms.
+    mine = devices == DOWNSAMPLE_DEVICE
+    minutes = batch.timestamp_ms[mine] // MINUTE_MS * MINUTE_MS
+    downsample = query(engine, queries["device-downsample"])
+    assert [int(minute) for minute, *_ in downsample] == sorted(set(minutes.tolist()))
+    assert [(low, high) for _, low, _, high in downsample] == [
+        (batch.temperature[mine][minutes == m].min(), batch.temperature[mine][minutes == m].max()) for m in sorted(set(minutes.tolist()))]
+    scanned = query(engine, dialect.scan("iotbench.events").replace("%(device)s", f"'{DOWNSAMPLE_DEVICE}'"))
+    assert [int(ms) for (ms,) in scanned] == sorted(batch.timestamp_ms[mine].tolist())
 
 
 def test_async_insert_settings_exist_on_a_current_engine(engine):
