@@ -14,20 +14,33 @@ IoTDB identifies a point by its series and time (a later write at the same time 
 there is no key column: --primary-key db (the default) and none are accepted and mean the same.
 Tablets are encoded (big-endian columns, the device ids' STRING column) in prepare_batch, outside
 the timed call. IoTDB counts data points (rows x measurements, seed 003's unit): see notes().
+
+Reading back: the six queries in either model (tree: GROUP BY LEVEL, ALIGN BY DEVICE, SELECT LAST and,
+for device-downsample, GROUP BY ([start, end), 1m) on the device; table: SQL with last_by and
+date_bin), and scans of one device's points in time order, fetched a page (the query's fetch size)
+at a time as DataFrames. IoTDB keeps one point per series and time, so a device's readings at one
+instant are one point (the count check then says so). The record of expected answers lives beside
+the tables: tree root.<database>.iotbench_expected (TEXT series `tables` and `record`, one point per
+table layout), table <database>.iotbench_expected.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import math
+import zlib
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
+from simulator.answers import Answer, with_times
 from simulator.errors import one_line
 from simulator.events import TIME_ORIGIN_MS, EventBatch, device_ids
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 log = logging.getLogger("iotdb")
@@ -251,36 +264,98 @@ class Module(DatabaseModule):
             column_types=[ColumnType.TAG, ColumnType.FIELD, ColumnType.FIELD],
         )
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        key = self.record_key()
+        if self._tree:  # one point per table layout, at a time of its own
+            self._session.insert_str_record(self._record_device(), _record_time(key), ["tables", "record"], [key, text])
+            return
+        self._statement(f"CREATE DATABASE IF NOT EXISTS {self.options.database}")
+        self._statement(f"CREATE TABLE IF NOT EXISTS {self.options.database}.{RECORD_NAME} (tables STRING TAG, record STRING FIELD)")
+        self._statement(f"INSERT INTO {self.options.database}.{RECORD_NAME}(time, tables, record) VALUES (0, {_literal(key)}, {_literal(text)})")
+
+    def stored_record(self) -> str | None:
+        from iotdb.utils.exception import StatementExecutionException
+
+        key = self.record_key()
+        if self._tree:
+            statement = f"SELECT record FROM {self._record_device()} WHERE time = {_record_time(key)}"
+        else:
+            statement = f"SELECT record FROM {self.options.database}.{RECORD_NAME} WHERE tables = {_literal(key)}"
+        try:
+            rows = self._fetch(statement)
+        except StatementExecutionException:  # no such table or series: nothing recorded here
+            return None
+        return str(rows[0][-1]) if rows else None
+
+    def _record_device(self) -> str:
+        return f"root.{self.options.database}.{RECORD_NAME}"
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
+        end = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
         if self._tree:
             # The queries read the table `events`, as every module's do. GROUP BY LEVEL = 1 merges the
             # devices' series into one (the tree model has no other cross-series aggregate).
             series = f"root.{self.options.database}.{SINGLE_TABLE_NAME}.*"
-            statements = {
-                "count-events": f"SELECT count(temperature) FROM {series} GROUP BY LEVEL = 1",
-                "temperature-min-max": f"SELECT min_value(temperature), max_value(temperature) FROM {series} GROUP BY LEVEL = 1",
-                "temperature-stats": f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {series} GROUP BY LEVEL = 1",
-                "temperature-stats-per-device": f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {series} ALIGN BY DEVICE",
+            downsample_device = self._path(self.spec.table_names[0], DOWNSAMPLE_DEVICE.encode())
+            return {
+                "count-events": self._rows(f"SELECT count(temperature) FROM {series} GROUP BY LEVEL = 1"),
+                "temperature-min-max": self._rows(f"SELECT min_value(temperature), max_value(temperature) FROM {series} GROUP BY LEVEL = 1"),
+                "temperature-stats": self._rows(
+                    f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {series} GROUP BY LEVEL = 1"),
+                "temperature-stats-per-device": self._rows(
+                    f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {series} ALIGN BY DEVICE", _per_device),
                 # One row per series: the device's newest time and value (served from IoTDB's last cache).
-                "newest-per-device": f"SELECT LAST temperature FROM {series}",
+                "newest-per-device": self._rows(f"SELECT LAST temperature FROM {series}", _last_points),
+                # One row per minute of the hour, empty minutes as NaN: those are left out.
+                "device-downsample": self._rows(
+                    f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {downsample_device} "
+                    f"GROUP BY ([{DOWNSAMPLE_START_MS}, {end}), 1m)", _minutes_with_readings),
             }
-        else:
-            table = SINGLE_TABLE_NAME
-            statements = {
-                "count-events": f"SELECT count(*) FROM {table}",
-                "temperature-min-max": f"SELECT min(temperature), max(temperature) FROM {table}",
-                "temperature-stats": f"SELECT min(temperature), avg(temperature), max(temperature) FROM {table}",
-                "temperature-stats-per-device": f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id",
-                "newest-per-device": f"SELECT device_id, last(time), last_by(temperature, time) FROM {table} GROUP BY device_id",
-            }
-        return {name: self._rows(statement) for name, statement in statements.items()}
+        table = SINGLE_TABLE_NAME
+        return {
+            "count-events": self._rows(f"SELECT count(*) FROM {table}"),
+            "temperature-min-max": self._rows(f"SELECT min(temperature), max(temperature) FROM {table}"),
+            "temperature-stats": self._rows(f"SELECT min(temperature), avg(temperature), max(temperature) FROM {table}"),
+            "temperature-stats-per-device": self._rows(
+                f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id"),
+            "newest-per-device": self._rows(f"SELECT device_id, last(time), last_by(temperature, time) FROM {table} GROUP BY device_id",
+                                            with_times(1)),
+            "device-downsample": self._rows(
+                f"SELECT date_bin(1m, time) AS minute, min(temperature), avg(temperature), max(temperature) FROM {self.spec.table_names[0]} "
+                f"WHERE device_id = '{DOWNSAMPLE_DEVICE}' AND time >= {DOWNSAMPLE_START_MS} AND time < {end} GROUP BY 1 ORDER BY 1",
+                with_times(0)),
+        }
 
-    def _rows(self, statement: str) -> Query:
-        def run() -> int:
-            return len(self._fetch(statement, timeout_s=self.spec.query_timeout))
+    def _rows(self, statement: str, convert=None) -> Query:
+        def run() -> Answer:
+            return Answer(self._fetch(statement, timeout_s=self.spec.query_timeout), convert)
 
         return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        if self._tree:
+            paths = [path for table in self.spec.table_names
+                     for path in self._column(f"SHOW DEVICES root.{self.options.database}.{table}.*", "Device")]
+            return sorted({_device_of(path) for path in paths})
+        return sorted({str(device) for table in self.spec.table_names
+                       for (device,) in self._fetch(f"SELECT DISTINCT device_id FROM {table}")})
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # A device always writes to the same table; the others hold none of its points.
+        for table in self.spec.table_names:
+            if self._tree:
+                statement = f"SELECT temperature FROM {self._path(table, device.encode())}"  # in time order
+            else:
+                statement = f"SELECT time FROM {table} WHERE device_id = {_literal(device)} ORDER BY time"
+            with self._session.execute_query_statement(statement) as data:
+                data.set_fetch_size(page_size)
+                while data.has_next_df():
+                    frame = data.next_df()
+                    if frame is not None and len(frame):
+                        yield _epoch_ms(frame.iloc[:, 0])
 
     # -- statements ------------------------------------------------------------------------
     def _statement(self, statement: str, missing_ok: bool = False) -> None:
@@ -307,6 +382,43 @@ class Module(DatabaseModule):
         with self._session.execute_query_statement(statement) as data:
             frame = data.todf()
         return frame[name].tolist() if name in frame else []
+
+
+def _literal(text: str) -> str:
+    """A string literal of IoTDB's SQL."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _record_time(key: str) -> int:
+    """The time of a table layout's record point in the tree model (stable across processes)."""
+    return zlib.crc32(key.encode())
+
+
+def _device_of(path: str) -> str:
+    """The device id of a tree path root.<database>.<table>.`<device id>`."""
+    return path.rsplit(".", 1)[-1].strip("`")
+
+
+def _per_device(rows: list[list]) -> list[tuple]:
+    """ALIGN BY DEVICE rows (path, min, avg, max) with the device id instead of its path."""
+    return [(_device_of(path), *values) for path, *values in rows]
+
+
+def _last_points(rows: list[list]) -> list[tuple]:
+    """SELECT LAST rows (time, series path, value as text, type) as (device id, time, value)."""
+    return [(_device_of(series.rsplit(".", 1)[0]), int(time), float(value)) for time, series, value, _ in rows]
+
+
+def _minutes_with_readings(rows: list[list]) -> list[tuple]:
+    """GROUP BY time rows (minute, min, avg, max), the minutes without readings (NaN or None) left out."""
+    return [(int(minute), *values) for minute, *values in rows if values[0] is not None and not math.isnan(values[0])]
+
+
+def _epoch_ms(column) -> np.ndarray:
+    """A page's time column as int64 epoch ms: numbers in the tree model, timestamps in the table model."""
+    if column.dtype.kind == "M":
+        return column.dt.as_unit("ms").astype("int64").to_numpy()
+    return column.to_numpy().astype(np.int64)
 
 
 def _status_code(error: Exception) -> int | None:

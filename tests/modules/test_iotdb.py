@@ -19,7 +19,8 @@ import pytest
 from simulator.events import EventGenerator
 from simulator.modules.iotdb import Module, _encoded_tablet_class
 from simulator.spec import RunSpec
-from tests.conftest import assert_verified, rows_per_query
+from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.iotdb
 
@@ -153,7 +154,34 @@ def test_queries_return_one_row_per_device(run, model):
     assert_verified(run("insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000", "--devices-per-worker", "5",
                         "--prefill", "2000", model=model), [8000])
     result = run("query", "-w", "1", "-r", "2", model=model)
-    assert result.query_rows() == rows_per_query(2 * 5)
+    # Every answer checked against the record, prefill included (1,000 + 3,000 events of 5 devices per worker).
+    assert result.query_rows() == rows_per_query(2 * 5, downsample_minutes(4000, 5))
+
+
+@pytest.mark.parametrize("model", ["tree", "table"])
+def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(run, iotdb, model):
+    tree, table_session = iotdb
+    assert_verified(run("insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000", model=model), [6000])
+
+    def first_and_last(device: str) -> tuple[int, int]:
+        points = tree_points(tree, "events", device) if model == "tree" else table_points(table_session, "events", device)
+        return points[0][0], points[-1][0]
+
+    def change(device, value):  # a point of the same series and time replaces the stored one
+        first, _ = first_and_last(device)
+        if model == "tree":
+            tree.execute_non_query_statement(f"INSERT INTO root.{DATABASE}.events.`{device}`(timestamp, temperature) ALIGNED VALUES ({first}, {value})")
+        else:
+            table_session.execute_non_query_statement(f"INSERT INTO {DATABASE}.events(time, device_id, temperature) VALUES ({first}, '{device}', {value})")
+
+    def delete(device):
+        _, newest = first_and_last(device)
+        if model == "tree":
+            tree.execute_non_query_statement(f"DELETE FROM root.{DATABASE}.events.`{device}`.* WHERE time = {newest}")
+        else:
+            table_session.execute_non_query_statement(f"DELETE FROM {DATABASE}.events WHERE device_id = '{device}' AND time = {newest}")
+
+    check_read_side(lambda task, *args: run(task, "-r", "1", *args, model=model), change, delete, 3000)
 
 
 def test_steps_keep_the_data_and_add_up(run):
