@@ -25,23 +25,37 @@ server's `-retentionPeriod` must reach back that far (the default, one month, dr
 `-dedup.minScrapeInterval` is set (it would merge a device's samples). Queries are MetricsQL instant
 queries (`/api/v1/query`, `nocache=1`) whose window covers every time an event can have: from the
 generator's origin to now + 2 days (the newest timestamp VictoriaMetrics accepts).
+
+Reading back: the six queries' answers in the common form; device-downsample is a range query
+(`/api/v1/query_range`, step 1m) of `min/avg/max_over_time(...[1m] offset -59999ms)`, whose window at
+each minute m is exactly [m, m + 1 min) in milliseconds. Scans stream `/api/v1/export` line by line,
+`max_rows_per_line` = the page size (each line a page of one series, in time order). A metrics store
+keeps no text, so the record of expected answers is kept as samples: the zlib-compressed record,
+four bytes per sample (exact integers), in the series `iotbench_expected{tables="<tables>"}`; each
+save writes a new block (a length sample, then the data) ten minutes of sample times after the last
+one, and the newest complete block is the record (VictoriaMetrics cannot overwrite a sample). Old
+blocks stay: a few kB each.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import numpy as np
 from pydantic import Field, field_validator
 
+from simulator.answers import Answer
 from simulator.errors import one_line
 from simulator.events import TIME_ORIGIN_MS, EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
@@ -57,6 +71,9 @@ ENDPOINTS = {"import": "/api/v1/import", "influx": "/write"}
 # How long VictoriaMetrics serves a rendered copy of /metrics before rendering it again.
 METRICS_CACHE_S = 1.0
 # The server-wide counter of samples received per ingestion protocol (/metrics).
+# The record's blocks: one every RECORD_BLOCK_MS of sample time from the origin, four bytes per sample.
+RECORD_BLOCK_MS = 10 * MINUTE_MS
+RECORD_BYTES_PER_SAMPLE = 4
 INSERTED_COUNTER = {"import": 'vm_rows_inserted_total{type="vmimport"}', "influx": 'vm_rows_inserted_total{type="influx"}'}
 
 
@@ -276,6 +293,63 @@ class Module(DatabaseModule):
             columns += line("sequence_number", text_rows.integers(batch.sequence_number))
         return text_rows.text_rows(columns, len(batch))
 
+    # -- the record of expected answers ------------------------------------------------------
+    def store_record(self, text: str) -> None:
+        data = zlib.compress(text.encode())
+        blocks = self._record_blocks()
+        start = TIME_ORIGIN_MS + (max(blocks) + 1 if blocks else 0) * RECORD_BLOCK_MS
+        padded = data + bytes(-len(data) % RECORD_BYTES_PER_SAMPLE)
+        values = [len(data), *np.frombuffer(padded, dtype=">u4").tolist()]
+        if len(values) > RECORD_BLOCK_MS:
+            raise ModuleError(f"the record of expected answers ({len(data):,} bytes compressed) does not fit one block of samples")
+        line = {"metric": {"__name__": RECORD_NAME, "tables": self.record_key()}, "values": values,
+                "timestamps": list(range(start, start + len(values)))}
+        self._request("saving the record of expected answers", "POST", "/api/v1/import", content=json.dumps(line).encode())
+        self._request("flushing", "GET", "/internal/force_flush")
+
+    def stored_record(self) -> str | None:
+        self._request("flushing", "GET", "/internal/force_flush")
+        for index, (times, values) in sorted(self._record_blocks().items(), reverse=True):
+            length = int(values[0])
+            needed = 1 + -(-length // RECORD_BYTES_PER_SAMPLE)
+            if len(values) == needed and times == list(range(times[0], times[0] + needed)):  # whole: every sample is in
+                data = np.array(values[1:], dtype=">u4").tobytes()[:length]
+                return zlib.decompress(data).decode()
+            log.warning("record block %d is incomplete (%d of %d samples): an older one is read", index, len(values), needed)
+        return None
+
+    def _record_blocks(self) -> dict[int, tuple[list[int], list[int]]]:
+        """The record's blocks by index: (sample times, values), in time order."""
+        selector = f'{RECORD_NAME}{{tables="{self.record_key()}"}}'
+        times: list[int] = []
+        values: list[int] = []
+        for line in self._export(selector, 100_000):
+            times += line["timestamps"]
+            values += [int(value) for value in line["values"]]
+        blocks: dict[int, tuple[list[int], list[int]]] = {}
+        for at, value in sorted(zip(times, values)):
+            block = blocks.setdefault((at - TIME_ORIGIN_MS) // RECORD_BLOCK_MS, ([], []))
+            block[0].append(at)
+            block[1].append(value)
+        return blocks
+
+    def _export(self, selector: str, rows_per_line: int) -> Iterator[dict]:
+        """/api/v1/export of the series `selector` selects, streamed: one JSON line (one series' samples,
+        at most `rows_per_line`, in time order) at a time."""
+        import httpx
+
+        params = {"match[]": selector, "max_rows_per_line": str(rows_per_line), "start": str(TIME_ORIGIN_MS // 1000 - DAY_S),
+                  "end": f"{time.time() + FUTURE_LIMIT_S:.0f}"}
+        try:
+            with self._client.stream("GET", "/api/v1/export", params=params) as response:
+                if response.status_code >= 300:
+                    raise VictoriaMetricsError(f"export failed with {response.status_code}: {one_line(response.read().decode(), limit=300)}")
+                for line in response.iter_lines():
+                    if line:
+                        yield json.loads(line)
+        except httpx.TransportError as error:
+            raise VictoriaMetricsError(f"export failed: {one_line(error)}") from None
+
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
         series = self._selector(self._temperature)
@@ -287,24 +361,52 @@ class Module(DatabaseModule):
             """Several results in one answer, each series labelled `stat` with its name."""
             return "union(" + ", ".join(f'label_set({expression}, "stat", "{name}")' for name, expression in expressions.items()) + ")"
 
+        # Each minute m's window is (m + 59,999 ms - 1 min, m + 59,999 ms]: [m, m + 1 min) in milliseconds.
+        device = '{__name__=~"' + "|".join(self._temperature) + f'", device_id="{DOWNSAMPLE_DEVICE}"}}'
+        minute = {name: f"{name}_over_time({device}[1m] offset -59999ms)" for name in ("min", "avg", "max")}
         return {
-            "count-events": self._query(f"sum({over('count_over_time')})", one_row),
-            "temperature-min-max": self._query(named(min=f"min({over('min_over_time')})", max=f"max({over('max_over_time')})"), one_row),
+            "count-events": self._query(f"sum({over('count_over_time')})", lambda result: [(round(value),) for (value,) in one_row(result)]),
+            "temperature-min-max": self._query(named(min=f"min({over('min_over_time')})", max=f"max({over('max_over_time')})"),
+                                               ordered("min", "max")),
             "temperature-stats": self._query(named(
                 min=f"min({over('min_over_time')})",
                 avg=f"sum({over('sum_over_time')}) / sum({over('count_over_time')})",
-                max=f"max({over('max_over_time')})"), one_row),
+                max=f"max({over('max_over_time')})"), ordered("min", "avg", "max")),
             "temperature-stats-per-device": self._query(named(
-                min=over("min_over_time"), avg=over("avg_over_time"), max=over("max_over_time")), per_device),
-            # The newest sample of each series: its value and (tlast_over_time) its own time.
-            "newest-per-device": self._query(named(value=over("last_over_time"), time=over("tlast_over_time")), per_device),
+                min=over("min_over_time"), avg=over("avg_over_time"), max=over("max_over_time")), ordered("min", "avg", "max", per_device=True)),
+            # The newest sample of each series: its value and (tlast_over_time) its own time, in seconds.
+            "newest-per-device": self._query(named(value=over("last_over_time"), time=over("tlast_over_time")),
+                                             lambda result: [(d, round(t * 1000), v) for d, t, v in ordered("time", "value", per_device=True)(result)]),
+            "device-downsample": self._range_query(named(**minute), DOWNSAMPLE_START_MS, DOWNSAMPLE_START_MS + (DOWNSAMPLE_MINUTES - 1) * MINUTE_MS),
         }
 
     def _query(self, expression: str, rows: Callable[[list[dict]], list[tuple]]) -> Query:
-        def run() -> int:
-            return len(rows(self._instant(expression, bounded=True)))
+        def run() -> Answer:
+            return Answer(self._instant(expression, bounded=True), rows)
 
         return run
+
+    def _range_query(self, expression: str, start_ms: int, end_ms: int) -> Query:
+        def run() -> Answer:
+            params = {"query": expression, "start": f"{start_ms / 1000:.3f}", "end": f"{end_ms / 1000:.3f}", "step": "60s", "nocache": "1"}
+            return Answer(self._answer(params, "/api/v1/query_range", bounded=True), per_minute)
+
+        return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        self._request("flushing", "GET", "/internal/force_flush")
+        params = {"match[]": self._selector(self._temperature), "start": str(TIME_ORIGIN_MS // 1000 - DAY_S),
+                  "end": f"{time.time() + FUTURE_LIMIT_S:.0f}"}
+        # The series API, not label values: those may still list the labels of deleted series.
+        answer = self._request("listing the devices", "GET", "/api/v1/series", params=params).json()
+        return sorted({series["device_id"] for series in answer["data"]})
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # A device is one series (a device always writes to the same table): one line per page.
+        selector = '{__name__=~"' + "|".join(self._temperature) + f'", device_id="{device}"}}'
+        for line in self._export(selector, page_size):
+            yield np.array(line["timestamps"], dtype=np.int64)
 
     def _instant(self, expression: str, bounded: bool = False) -> list[dict]:
         """An instant MetricsQL query evaluated after the newest possible event, `{window}` in the
@@ -313,11 +415,15 @@ class Module(DatabaseModule):
         at = time.time() + FUTURE_LIMIT_S
         window_s = int(at - TIME_ORIGIN_MS / 1000) + DAY_S
         params = {"query": expression.replace("{window}", f"{window_s}s"), "time": f"{at:.3f}", "nocache": "1"}
+        return self._answer(params, "/api/v1/query", bounded)
+
+    def _answer(self, params: dict[str, str], path: str, bounded: bool) -> list[dict]:
+        """The result of a MetricsQL query; `bounded`: one of the run's queries, which --query-timeout limits."""
         limit = self.spec.query_timeout if bounded and self.spec.task == "query" else 0
         if limit:  # the server stops the query; the client gives up waiting at the same time
             params["timeout"] = f"{max(1, round(limit * 1000))}ms"
         started = time.perf_counter()
-        response = self._request("MetricsQL query", "GET", "/api/v1/query", params=params, **({"timeout": limit} if limit else {}))
+        response = self._request("MetricsQL query", "GET", path, params=params, **({"timeout": limit} if limit else {}))
         # httpx limits each socket operation, not the call: an answer that came in late is late all the same.
         if limit and time.perf_counter() - started > limit:
             raise VictoriaMetricsError("MetricsQL query timed out")
@@ -330,18 +436,34 @@ class Module(DatabaseModule):
         return '{__name__=~"' + "|".join(metrics) + '"}'
 
 
+def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], list[tuple]]:
+    """The `stat`-labelled results as rows with the stats in the order of `names` (the common form),
+    one row in all, or one per device (device id first)."""
+
+    def convert(result: list[dict]) -> list[tuple]:
+        groups: dict[str, dict[str, float]] = {}
+        for series in result:
+            key = series["metric"].get("device_id", "") if per_device else ""
+            groups.setdefault(key, {})[series["metric"]["stat"]] = float(series["value"][1])
+        rows = [tuple(stats.get(name) for name in names) for stats in (groups[key] for key in sorted(groups))]
+        return [(key, *row) for key, row in zip(sorted(groups), rows)] if per_device else rows
+
+    return convert
+
+
+def per_minute(result: list[dict]) -> list[tuple]:
+    """A range query's `stat`-labelled series (min, avg, max) as rows (minute ms, min, avg, max)."""
+    minutes: dict[int, dict[str, float]] = {}
+    for series in result:
+        for at, value in series["values"]:
+            minutes.setdefault(round(float(at) * 1000), {})[series["metric"]["stat"]] = float(value)
+    return [(minute, stats.get("min"), stats.get("avg"), stats.get("max")) for minute, stats in sorted(minutes.items())]
+
+
 def one_row(result: list[dict]) -> list[tuple]:
     """The `stat`-labelled results of a global aggregation as one row (none when there is no data)."""
     values = {series["metric"].get("stat", "value"): float(series["value"][1]) for series in result}
     return [tuple(values[name] for name in sorted(values))] if values else []
-
-
-def per_device(result: list[dict]) -> list[tuple]:
-    """The `stat`-labelled per-series results as one row per device: (device_id, value per stat...)."""
-    devices: dict[str, dict[str, float]] = {}
-    for series in result:
-        devices.setdefault(series["metric"]["device_id"], {})[series["metric"]["stat"]] = float(series["value"][1])
-    return [(device, *(stats[name] for name in sorted(stats))) for device, stats in sorted(devices.items())]
 
 
 def _separated(rows: np.ndarray) -> np.ndarray:

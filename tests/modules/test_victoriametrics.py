@@ -16,9 +16,10 @@ import httpx
 import numpy as np
 import pytest
 
-from simulator.events import EventGenerator
+from simulator.events import TIME_ORIGIN_MS, EventGenerator
 from simulator.modules.victoriametrics import _retention_seconds
-from tests.conftest import assert_verified, rows_per_query
+from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.read_side import AFFECTED_BY_CHANGE, CHANGED_DEVICE, CHANGED_VALUE, assert_scan_ok, assert_wrong, report_page, scan_row
 
 pytestmark = pytest.mark.victoriametrics
 
@@ -96,7 +97,28 @@ def test_import_batches_one_and_four_workers_then_the_five_queries(cli, victoria
         assert in_time_order(*series[("events_temperature", f"w{worker:06d}-d{device:06d}")]) == (temperatures, timestamps)
 
     result = run(cli, "query", "-w", "1", "-r", "2")
-    assert result.query_rows() == rows_per_query(40)
+    assert result.query_rows() == rows_per_query(40, downsample_minutes(3000))  # every answer checked and right
+
+
+def test_scan_and_answers_then_a_sample_added_behind_the_tools_back(cli, victoriametrics):
+    assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000"), [6000])
+    assert_scan_ok(run(cli, "scan", "-w", "2", "-r", "1", "--page-size", "64"), 6000, 20)
+    assert run(cli, "query", "-w", "2", "-r", "1").query_rows() == rows_per_query(20, downsample_minutes(3000))
+
+    # VictoriaMetrics cannot change or delete one sample: one more is written, 1 ms after the device's
+    # first (in the downsample hour, not its newest), with a value above anything generated.
+    line = {"metric": {"__name__": "events_temperature", "device_id": CHANGED_DEVICE}, "values": [CHANGED_VALUE],
+            "timestamps": [TIME_ORIGIN_MS + 1]}
+    httpx.post(f"{URL}/api/v1/import", content=json.dumps(line), timeout=30).raise_for_status()
+    queried = run(cli, "query", "-r", "1")
+    answers = assert_wrong(queried, AFFECTED_BY_CHANGE | {"count-events"})
+    assert answers["count-events"][1] == "count is 6001, expected 6000"
+    assert answers["temperature-min-max"][1].startswith(f"max is {CHANGED_VALUE}, expected ")
+    assert answers["device-downsample"][1].startswith("minute 2026-01-01T00:00:00.000Z (1767225600000): ")
+    assert "WRONG: count is 6001, expected 6000" in report_page(queried)
+    scan = run(cli, "scan", "-w", "2", "-r", "1")
+    problem = f"device {CHANGED_DEVICE}: read 301 readings, expected 300"
+    assert scan.code == 1 and scan_row(scan)["check"] == "FAILED" and problem in scan_row(scan)["problem"]
 
 
 def test_line_protocol_with_sequence_numbers_into_four_tables(cli, victoriametrics):
@@ -141,7 +163,7 @@ def test_query_timeout_is_reported_per_query(cli, victoriametrics):
     result = run(cli, "query", "-w", "1", "-r", "1", "--query-timeout", "0.000001")
     assert result.code == 0, result.stderr  # the collector's count is not bound by the query timeout
     summary = result.results()["queries"]
-    assert len(summary) == 5
+    assert len(summary) == 6  # device-downsample, a range query, too
     assert all(row["errors"] == ["MetricsQL query timed out"] for row in summary), summary
 
 
