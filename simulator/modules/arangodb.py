@@ -85,7 +85,7 @@ class Module(DatabaseModule):
     def validate(self) -> None:
         self.validate_workload()
         self.check_query_indices(self.options.create_indices)
-        if self.options.key_order != "device" and not self._with_key:
+        if self.options.key_order != "device" and self.spec.primary_key is not PrimaryKey.client:
             raise ModuleError("module 'arangodb': key_order orders the client's keys: it needs --primary-key client")
         if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
             raise ModuleError(

@@ -127,7 +127,7 @@ class Module(DatabaseModule):
         super().validate()
         if (self.options.username is None) != (self.options.password is None):
             raise ModuleError("options 'username' and 'password' of the elasticsearch module go together")
-        if self.options.key_order != "device" and not self._with_key:
+        if self.options.key_order != "device" and self.spec.primary_key is not PrimaryKey.client:
             raise ModuleError("module 'elasticsearch': key_order orders the client's keys: it needs --primary-key client")
 
     def notes(self) -> list[str]:
