@@ -49,7 +49,7 @@ ORDERS = ("round-robin", "random", "burst")
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
-_SHIFT1, _SHIFT2, _SHIFT3, _SHIFT_53 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_SHIFT1, _SHIFT2, _SHIFT3, _SHIFT_53, _SHIFT_32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11), np.uint64(32)
 # Salts that give each independent stream of hashes (measurements, order, lateness, text) its own key.
 _SALT_MEASUREMENT = 0xD6E8FEB86659FD93
 _SALT_ORDER, _SALT_LATE, _SALT_DELAY, _SALT_TEXT = 0x2545F4914F6CDD1D, 0x5851F42D4C957F2D, 0x14057B7EF767814F, 0x27BB2EE687B0B0FD
@@ -225,8 +225,11 @@ class EventGenerator:
     def events_at(self, positions: np.ndarray) -> EventBatch:
         """The events at any positions (int64), in the order given."""
         series, timestamp_ms = self._series_and_time(positions)
-        if self._per_series is not None:
-            device_index, device_id, sensor_index, base = (None if column is None else column[series] for column in self._per_series)
+        if self._per_series is not None and self.sensors == 1:  # a series is a device: one gather less
+            device_index, sensor_index = series, None
+            device_id, base = self._per_series[1][series], self._per_series[3][series]
+        elif self._per_series is not None:
+            device_index, device_id, sensor_index, base = (column[series] for column in self._per_series)
         else:
             device_index, sensor_index = np.divmod(series, self.sensors)
             sensor_index = sensor_index if self.sensors > 1 else None
@@ -280,8 +283,12 @@ class EventGenerator:
             series = positions % series_count
             timestamp = positions * EVENT_INTERVAL_MS
         elif self.order == "random":
+            # A uniform series from the hash's top 32 bits by multiply-shift (cheaper than a modulo).
             hashes = _splitmix64(positions.astype(np.uint64) ^ self._order_key)
-            series = (hashes % np.uint64(self.series)).astype(np.int64)
+            hashes >>= _SHIFT_32
+            hashes *= np.uint64(self.series)
+            hashes >>= _SHIFT_32
+            series = hashes.view(np.int64)
             timestamp = positions * EVENT_INTERVAL_MS
         else:  # burst: the burst-th group of readings goes to series (group % series)
             group, within = np.divmod(positions, np.int64(self.burst))
