@@ -191,9 +191,10 @@ class Module(DatabaseModule):
         return f"{self.options.ingestion} ingestion"
 
     def notes(self) -> list[str]:
-        if self.options.ingestion != "queued":
-            return []
-        return ["queued ingestion: inserts/s counts acknowledged events; the time until they are stored is reported separately"]
+        notes = ["Kusto indexes every column itself: --schema light's secondary index does not apply"] if self.layout.indexed else []
+        if self.options.ingestion == "queued":
+            notes.append("queued ingestion: inserts/s counts acknowledged events; the time until they are stored is reported separately")
+        return notes
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, bytes, int]]:

@@ -132,7 +132,8 @@ class Module(DatabaseModule):
 
     def notes(self) -> list[str]:
         if self.layout.shape in ("slim", "light"):
-            return [f"every field of a document is indexed, so --schema {self.layout.shape}'s index (or its lack of one) does not apply"]
+            index = "lack of an index" if self.layout.shape == "slim" else "one secondary index"
+            return [f"Elasticsearch indexes every field: --schema {self.layout.shape}'s {index} does not apply"]
         return []
 
     def batch_kind(self) -> str:
