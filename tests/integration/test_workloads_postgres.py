@@ -58,7 +58,7 @@ def test_shapes_in_every_insert_mode(cli, pg, shape, mode):
     if shape == "large":  # binary COPY of a variable text: lengths as generated, nothing padded
         shortest, longest, average, padded = rows(pg, "SELECT min(length(text)), max(length(text)), avg(length(text)), "
                                                       "count(*) FILTER (WHERE text LIKE '% ' OR position(chr(1) in text) > 0) FROM events")[0]
-        assert 1 <= shortest and longest <= 200 and 80 < average < 120 and padded == 0
+        assert shortest >= 1 and longest <= 200 and 80 < average < 120 and padded == 0
     if shape == "light":
         assert rows(pg, "SELECT min(val1) >= 1000, max(val1) <= 3000 FROM events") == [(True, True)]
 

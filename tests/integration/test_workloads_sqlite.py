@@ -4,6 +4,7 @@ database itself: shapes, measurements, devices and sensors, orders, late data, -
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 
 import pytest
@@ -56,7 +57,7 @@ def test_shapes(cli, shape, expected_columns, index):
     assert report["figures"]["values_per_event"] == {"slim": 1, "light": 2, "large": 9}[shape]
     if shape == "large":
         shortest, longest, average = rows(result, "SELECT min(length(text)), max(length(text)), avg(length(text)) FROM events")[0]
-        assert 1 <= shortest and longest <= 200 and 80 < average < 120
+        assert shortest >= 1 and longest <= 200 and 80 < average < 120
     if shape != "slim":
         assert rows(result, "SELECT count(DISTINCT id) FROM events") == [(3000,)]
 
@@ -88,7 +89,7 @@ def test_random_and_burst_orders(cli):
     times = [row[0] for row in rows(random, "SELECT timestamp FROM events ORDER BY id")]
     assert times == sorted(times)  # timestamps still rise
     devices = [row[0] for row in rows(random, "SELECT device_id FROM events ORDER BY id")]
-    assert sum(a == b for a, b in zip(devices, devices[1:])) > 500  # not taking turns: repeats happen (about 1 in 5)
+    assert sum(a == b for a, b in itertools.pairwise(devices)) > 500  # not taking turns: repeats happen (about 1 in 5)
     counts = [row[0] for row in rows(random, "SELECT count(*) FROM events GROUP BY device_id")]
     assert len(counts) == 5 and len(set(counts)) > 1 and all(900 < n < 1100 for n in counts)
 
@@ -97,7 +98,7 @@ def test_random_and_burst_orders(cli):
     assert devices[:12] == [f"w000000-d00000{d}" for d in (0, 1, 2) for _ in range(4)]
     for device in range(3):  # each device's readings in order, one every 3 intervals
         times = [row[0] for row in rows(burst, f"SELECT timestamp FROM events WHERE device_id = 'w000000-d00000{device}' ORDER BY id")]
-        assert all(b - a == 300 for a, b in zip(times, times[1:]))
+        assert all(b - a == 300 for a, b in itertools.pairwise(times))
 
 
 def test_late_events_keep_their_sequence_numbers(cli):

@@ -12,6 +12,7 @@ derived from the stored documents by the query's shape (per-device or global).
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import threading
 from dataclasses import dataclass, field
@@ -326,7 +327,7 @@ def test_arangodb_wire_fake_random_order_late_data_and_time_first_keys(arango):
     for worker in ("w000000", "w000001"):  # every sequence number once, late ones included
         assert sorted(d["sequence_number"] for d in stored if d["device_id"].startswith(worker)) == list(range(300))
     sent = [d for w in state.of("POST", "/_api/document/events") for d in w.body if d["device_id"].startswith("w000000")]
-    assert any(b["timestamp"] < a["timestamp"] for a, b in zip(sent, sent[1:]))  # some were sent late
+    assert any(b["timestamp"] < a["timestamp"] for a, b in itertools.pairwise(sent))  # some were sent late
 
 
 def test_arangodb_wire_fake_duration_counts_what_was_stored(arango):

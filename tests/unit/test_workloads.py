@@ -13,10 +13,10 @@ from simulator import shapes
 from simulator.events import CACHED_SERIES_LIMIT, EVENT_INTERVAL_MS, TEXT_ALPHABET, TEXT_WIDTH, EventGenerator, device_ids
 from simulator.spec import RunSpec
 
-ORDERS = [dict(order="round-robin"), dict(order="random"), dict(order="burst", burst=7)]
-LATE = [dict(late_fraction=0.1, max_lateness_s=5.0), dict(late_fraction=0.3, max_lateness_s=60.0)]
+ORDERS = [{"order": "round-robin"}, {"order": "random"}, {"order": "burst", "burst": 7}]
+LATE = [{"late_fraction": 0.1, "max_lateness_s": 5.0}, {"late_fraction": 0.3, "max_lateness_s": 60.0}]
 SETTINGS = ORDERS + [dict(order=o, **late) for o in ("round-robin", "random") for late in LATE] + [
-    dict(order="random", sensors=3, measurements=4, late_fraction=0.05), dict(measurements=8, text=True, order="burst", burst=3)]
+    {"order": "random", "sensors": 3, "measurements": 4, "late_fraction": 0.05}, {"measurements": 8, "text": True, "order": "burst", "burst": 3}]
 
 
 def spec(**fields) -> RunSpec:
@@ -129,7 +129,7 @@ def test_measurements_are_independent_values_and_the_first_is_the_temperature():
     assert many.more.shape == (4, 50_000) and many.measurement_count == 5
     for index in range(5):
         values = many.measurement(index)
-        assert np.allclose(values, np.round(values, 2)) and 10.0 <= values.min() and values.max() < 30.0
+        assert np.allclose(values, np.round(values, 2)) and values.min() >= 10.0 and values.max() < 30.0
     device = many.device_index == 3  # one device: the same base, independent noise
     assert abs(np.corrcoef(many.more[0][device], many.more[1][device])[0, 1]) < 0.05
 
@@ -158,7 +158,7 @@ def test_many_devices_are_computed_not_tabled_and_match_the_table():
     assert np.array_equal(tabled.device_id, computed.events_at(positions).device_id)
 
 
-@pytest.mark.parametrize("settings", [dict(), dict(order="random", late_fraction=0.2, max_lateness_s=600.0)])
+@pytest.mark.parametrize("settings", [{}, {"order": "random", "late_fraction": 0.2, "max_lateness_s": 600.0}])
 def test_generator_memory_does_not_grow_with_the_stream(settings):
     generator = EventGenerator(1, 0, CACHED_SERIES_LIMIT * 2, **settings)
     sizes = []
@@ -191,12 +191,12 @@ def test_spec_devices_split_evenly_and_tables_by_count_or_name():
 
 
 @pytest.mark.parametrize(("fields", "message"), [
-    (dict(shape="light", measurements=3), "--measurements applies to --schema events"),
-    (dict(shape="large", sensors=2), "--sensors applies to --schema events"),
-    (dict(shape="slim"), "--schema slim has no key column"),
-    (dict(order="burst", out_of_order=0.1), "--out-of-order applies to --order round-robin and random"),
-    (dict(commit_interval_s=1.0), "--commit-interval commits single inserts"),
-    (dict(devices=1), "fewer than the 2 workers"),
+    ({"shape": "light", "measurements": 3}, "--measurements applies to --schema events"),
+    ({"shape": "large", "sensors": 2}, "--sensors applies to --schema events"),
+    ({"shape": "slim"}, "--schema slim has no key column"),
+    ({"order": "burst", "out_of_order": 0.1}, "--out-of-order applies to --order round-robin and random"),
+    ({"commit_interval_s": 1.0}, "--commit-interval commits single inserts"),
+    ({"devices": 1}, "fewer than the 2 workers"),
 ])
 def test_workload_options_that_cannot_go_together(fields, message):
     with pytest.raises(ValueError, match=message):
@@ -225,6 +225,6 @@ def test_shape_values_are_the_measurements_in_hundredths(shape):
         values = column.values(batch)
         assert values.dtype == (np.int16 if column.kind == "int16" else np.int32)
         assert np.array_equal(values, np.rint(batch.measurement(index) * 100))
-        assert 1000 <= values.min() and values.max() <= 3000
+        assert values.min() >= 1000 and values.max() <= 3000
     rows = layout.python_rows(batch)
     assert len(rows) == 1000 and len(rows[0]) == len(layout.columns)
