@@ -74,8 +74,10 @@ class DatabaseModule(abc.ABC):
     shapes: ClassVar[frozenset[str]] = frozenset({"events"})
     many_measurements: ClassVar[bool] = False  # --measurements N > 1
     many_sensors: ClassVar[bool] = False  # --sensors M > 1
-    # True when single inserts can run inside a transaction committed by `commit()` (--commit-interval).
+    # True when single inserts can run inside a transaction committed by `commit()` (--commit-interval),
+    # else why not (the refusal's reason).
     transactions: ClassVar[bool] = False
+    no_transactions_because: ClassVar[str] = "its database has no transactions to commit"
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
@@ -115,7 +117,7 @@ class DatabaseModule(abc.ABC):
         if spec.sensors > 1 and not self.many_sensors:
             raise ModuleError(f"module '{name}' does not support --sensors above 1")
         if spec.commit_interval_s and not self.transactions:
-            raise ModuleError(f"module '{name}' does not support --commit-interval: its database has no transactions to commit")
+            raise ModuleError(f"module '{name}' does not support --commit-interval: {self.no_transactions_because}")
 
     def check_query_indices(self, create_indices: bool) -> None:
         """The query indices (create_indices) are on temperature and device_id: only the events shape has them."""
