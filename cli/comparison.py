@@ -11,7 +11,7 @@ from cli import cost, crosscheck, run_conditions
 from cli.cost import QueryCost
 from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, ResultsDocument, ScanRow
-from simulator import stats
+from simulator import shapes, stats
 from simulator.spec import QUERY_NAMES
 
 Sources = list[tuple[str, ResultsDocument]]
@@ -30,6 +30,7 @@ class CompareInsertRow(InsertRow, Conditions):
     primary_key: str
     crosscheck: str
     status: str
+    workload: str = Field("", description="the workload options of the run, when not the default (schema, measurements, order...)")
 
 
 class CompareQueryDetail(BaseModel):
@@ -84,6 +85,7 @@ def insert_rows(documents: Sources) -> list[CompareInsertRow]:
             rows.append(CompareInsertRow(
                 **row.model_dump(), database=document.target, source=source, primary_key=document.spec.primary_key.value,
                 crosscheck=crosscheck_verdict(group), status=document.status, conditions=conditions,
+                workload=shapes.describe(document.spec),
             ))
     mark_differences(rows)
     return rows
@@ -160,19 +162,25 @@ def scan_rows(documents: Sources) -> list[CompareScanRow]:
 
 # -- files --------------------------------------------------------------------------------------
 
+def with_values(rows: list[CompareInsertRow]) -> bool:
+    return any(row.values_per_row > 1 and row.values_throughput is not None for row in rows)
+
+
 def insert_markdown(rows: list[CompareInsertRow]) -> str:
     with_levels = any(row.level is not None for row in rows)
     currencies = sorted({row.cost.currency for row in rows if row.cost})
-    header = ["Database", "Workers"] + (["Fill level"] if with_levels else []) + [
-        "Inserts/s", "CV", "Insert mode", "Primary-key mode", "p99 latency (ms)", "Database-side check",
+    values, workloads = with_values(rows), any(row.workload for row in rows)
+    header = ["Database", "Workers"] + (["Fill level"] if with_levels else []) + ["Inserts/s"] + (["Values/s"] if values else []) + [
+        "CV", "Insert mode", "Primary-key mode"] + (["Workload"] if workloads else []) + ["p99 latency (ms)", "Database-side check",
         "DB CPU s per M events", "DB peak memory (MB)", "Storage bytes/event", "Client CPU share", "Client may be the bottleneck"] + (
         ["Cost per M inserts", "Inserts per unit of money"] if currencies else [])
     lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
     for row in rows:
         spread = row.throughput
         cells = [row.database + (" †" if row.differs else ""), str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + [
-            f"{spread.avg:,.0f}", f"{spread.cv:.1%}" + (" unstable" if spread.unstable else ""),
-            insert_mode_label(row), row.primary_key, f"{row.p99_ms.avg:.3g}", row.crosscheck, *resource_markdown(row)]
+            f"{spread.avg:,.0f}"] + ([f"{row.values_throughput.avg:,.0f}" if row.values_throughput else "-"] if values else []) + [
+            f"{spread.cv:.1%}" + (" unstable" if spread.unstable else ""), insert_mode_label(row), row.primary_key] + (
+            [row.workload or "default"] if workloads else []) + [f"{row.p99_ms.avg:.3g}", row.crosscheck, *resource_markdown(row)]
         if currencies:
             cells += ["-", "-"] if row.cost is None or row.cost.per_million_inserts is None else [
                 f"{row.cost.per_million_inserts:.3g} {row.cost.currency}", f"{row.cost.inserts_per_unit:,.0f} per {row.cost.currency}"]

@@ -97,6 +97,8 @@ class InsertRow(BaseModel):
     count_check: str = Field(description="ok, FAILED or not applicable, over the runs")
     resources: ResourceFigures | None = Field(None, description="what the runs cost the database and the client (means over the runs)")
     cost: InsertCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
+    values_per_row: int = Field(1, description="measured values per event (row) of the run's shape")
+    values_throughput: Spread | None = Field(None, description="values (data points) per second across the runs: inserts/s x values per row")
 
 
 class QueryRow(QueryFigures):

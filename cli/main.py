@@ -10,19 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import ValidationError
 
 from cli import results, runner, summary
 from cli.cleanup import cleanup
 from cli.config import Config, Target, load_config
 from cli.document import Environment, ResultsDocument
 from cli.errors import RunFailed, UsageProblem
-from cli.options import WorkerSet, parse_extra_options, parse_queries
+from cli.options import TableCount, WorkerSet, parse_extra_options, parse_queries, spec_problems
 from cli.progress import RunProgress
 from cli.render import show
 from cli.saved_results import compare, report
 from cli.terminal import console, error_line, handle_errors
 from simulator.modules import module_class
-from simulator.spec import QUERY_NAMES, QUERY_VARIANTS, RunSpec
+from simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, QUERY_VARIANTS, RunSpec
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -86,20 +87,31 @@ def common_options(command):
 @common_options
 @click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1,4,8,12,16", show_default=True, help="Set of worker counts to try, comma-separated.")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per worker count; figures are averaged.")
-@click.option("--primary-key", type=click.Choice(["db", "sql", "client", "uuid", "none"]), default="db", show_default=True, help="How the primary key is generated.")
-@click.option("--tables", type=click.Choice(["single", "multiple"]), default="single", show_default=True, help="One table, or four tables (devices spread over them).")
-@click.option("--num-inserts", type=click.IntRange(min=1), default=10_000, show_default=True, help="Events each worker inserts in the timed phase.")
+@click.option("--primary-key", type=click.Choice(["db", "sql", "client", "uuid", "none"]), default=None, help="How the primary key is generated [default: db; none for --schema slim].")
+@click.option("--tables", type=TableCount(), default="single", show_default=True, help="Tables the devices are spread over, 1-64 (single = 1, multiple = 4); a device always writes to the same one.")
+@click.option("--num-inserts", type=click.IntRange(min=1), default=None, help="Events each worker inserts in the timed phase [default: 10000].")
+@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds the timed phase lasts (from the common start) instead of --num-inserts.")
+@click.option("--commit-interval", type=click.FloatRange(min=0, min_open=True), default=None, help="Single inserts inside a transaction committed every S seconds (without --batch).")
 @click.option("--batch", type=click.IntRange(min=1), default=None, help="Events per database call (batch mode); omitted = single inserts.")
 @click.option("--clean/--no-clean", default=True, show_default=True, help="Drop and recreate the tables before each run.")
 @click.option("--prefill", type=click.IntRange(min=0), default=0, show_default=True, help="Events inserted (untimed, in batches) before the timed phase.")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Fill-level test: repeat the insert test N times without cleaning in between.")
 @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the event generator.")
-@click.option("--devices-per-worker", type=click.IntRange(min=1, max=99_999), default=10, show_default=True, help="Devices each worker simulates.")
+@click.option("--devices-per-worker", type=click.IntRange(min=1, max=MAX_DEVICES_PER_WORKER), default=None, help="Devices each worker simulates [default: 10].")
+@click.option("--devices", type=click.IntRange(min=1), default=None, help="Devices of all workers together, split evenly (instead of --devices-per-worker).")
+@click.option("--sensors", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Sensors per device, each reporting its own readings (--schema events).")
+@click.option("--schema", "shape", type=click.Choice(["events", "slim", "light", "large"]), default="events", show_default=True, help="Data shape: the tool's events, or seed 002's slim, light (key + index) and large (text + 8 integers) tables.")
+@click.option("--measurements", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Values each device reports per timestamp (--schema events).")
+@click.option("--order", type=click.Choice(["round-robin", "random", "burst"]), default="round-robin", show_default=True, help="Which device sends next: in turn, a random one, or bursts of --burst readings per device.")
+@click.option("--burst", type=click.IntRange(min=1, max=100_000), default=None, help="Readings a device sends at once with --order burst [default: 10].")
+@click.option("--out-of-order", type=click.FloatRange(min=0, max=1), default=0.0, show_default=True, help="Fraction of the events sent late.")
+@click.option("--max-lateness", type=click.FloatRange(min=0.1, max=86_400), default=None, help="Seconds of event time a late event is late by at most [default: 60].")
 @click.option("--details", is_flag=True, help="Show every figure in the tables (the files always hold them all).")
 @handle_errors
 def insert(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, primary_key, tables,
-           num_inserts, batch, clean, prefill, steps, seed, devices_per_worker, details) -> None:
-    """Concurrent inserts of generated device events; reports inserts/s and call latencies."""
+           num_inserts, duration, commit_interval, batch, clean, prefill, steps, seed, devices_per_worker, devices, sensors, shape, measurements,
+           order, burst, out_of_order, max_lateness, details) -> None:
+    """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""
     if steps:
         if len(worker_counts) != 1:
             raise UsageProblem("--steps needs exactly one worker count (e.g. -w 4)")
@@ -107,11 +119,14 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
             raise UsageProblem("--steps needs exactly one run (-r 1)")
         if prefill:
             raise UsageProblem("--steps cannot be combined with --prefill")
+    workload = _workload(worker_counts, num_inserts=num_inserts, duration=duration, devices_per_worker=devices_per_worker, devices=devices,
+                         order=order, burst=burst, out_of_order=out_of_order, max_lateness=max_lateness)
     config, target_config, platform_name = _resolve(config_path, target, platform)
     base = _spec(
-        target, target_config, extra_options, task="insert", workers=worker_counts[0], num_inserts=num_inserts,
-        batch=batch or 0, primary_key=primary_key, tables=tables, clean=clean, prefill=prefill, seed=seed,
-        devices_per_worker=devices_per_worker,
+        target, target_config, extra_options, task="insert", workers=worker_counts[0], batch=batch or 0,
+        primary_key=primary_key or ("none" if shape == "slim" else "db"), tables=tables, clean=clean, prefill=prefill, seed=seed,
+        shape=shape, measurements=measurements, sensors=sensors, order=order, out_of_order=out_of_order,
+        commit_interval_s=commit_interval or 0.0, **workload,
     )
     invocation = runner.Invocation(base, worker_counts, runs, steps or 0, timeout)
     _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output, details)
@@ -133,6 +148,30 @@ def query(target, config_path, timeout, extra_options, platform, output, namespa
                  query_runs=runs, query_timeout=query_timeout, clean=False)
     invocation = runner.Invocation(base, worker_counts, 1, 0, timeout)
     _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
+
+
+def _workload(worker_counts: tuple[int, ...], *, num_inserts, duration, devices_per_worker, devices, order, burst, out_of_order,
+              max_lateness) -> dict[str, Any]:
+    """The spec fields of the options that go together (or must not); a conflict is a usage problem."""
+    if duration is not None and num_inserts is not None:
+        raise UsageProblem("--duration and --num-inserts both set the length of the timed phase: give one")
+    if devices is not None and devices_per_worker is not None:
+        raise UsageProblem("--devices (all workers together) and --devices-per-worker: give one")
+    if devices is not None and devices < max(worker_counts):
+        raise UsageProblem(f"--devices {devices} is fewer than the {max(worker_counts)} workers: every worker needs a device")
+    if devices is not None and -(-devices // min(worker_counts)) > MAX_DEVICES_PER_WORKER:
+        raise UsageProblem(f"--devices {devices} gives a worker more than {MAX_DEVICES_PER_WORKER:,} devices with {min(worker_counts)} worker(s); add workers")
+    if burst is not None and order != "burst":
+        raise UsageProblem("--burst applies to --order burst")
+    if max_lateness is not None and not out_of_order:
+        raise UsageProblem("--max-lateness applies to late events: add --out-of-order F")
+    fields: dict[str, Any] = {"num_inserts": num_inserts or 10_000, "duration_s": duration or 0.0,
+                              "devices_per_worker": devices_per_worker or 10, "devices": devices or 0}
+    if burst is not None:
+        fields["burst"] = burst
+    if max_lateness is not None:
+        fields["max_lateness_s"] = max_lateness
+    return fields
 
 
 @commands.command()
@@ -164,10 +203,13 @@ def _resolve(config_path: Path | None, target: str, platform: str | None) -> tup
 
 def _spec(target: str, target_config: Target, extra_options: tuple[str, ...], **fields: Any) -> RunSpec:
     fields.setdefault("heartbeat_timeout", click.get_current_context().meta.get("heartbeat_timeout", DEFAULT_HEARTBEAT_TIMEOUT_S))
-    spec = RunSpec(
-        run_id=runner.new_run_id(), target=target, module=target_config.module,
-        connection=target_config.connection, extra=parse_extra_options(extra_options), **fields,
-    )
+    try:
+        spec = RunSpec(
+            run_id=runner.new_run_id(), target=target, module=target_config.module,
+            connection=target_config.connection, extra=parse_extra_options(extra_options), **fields,
+        )
+    except ValidationError as error:
+        raise UsageProblem(spec_problems(error)) from None
     # Validate the module's options and the mode combination up front. Variables that a Kubernetes
     # Secret named in the config will supply need not be set on the laptop: stand-ins do for the check.
     from_secret = [] if not target_config.existing_secret else [n for n in target_config.env_references() if n not in os.environ]

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import click
+from pydantic import ValidationError
+
+from simulator.spec import MAX_TABLES, TABLE_ALIASES
+from simulator.validation import validation_problems
 
 
 class WorkerSet(click.ParamType):
@@ -21,6 +25,27 @@ class WorkerSet(click.ParamType):
             if int(part) not in counts:
                 counts.append(int(part))
         return tuple(counts)
+
+
+class TableCount(click.ParamType):
+    """How many tables: 1 to MAX_TABLES, or the original tool's names `single` (1) and `multiple` (4)."""
+
+    name = "tables"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        count = TABLE_ALIASES.get(text, int(text) if text.isdigit() else None)
+        if count is None or not 1 <= count <= MAX_TABLES:
+            self.fail(f"'{value}' is not a number of tables from 1 to {MAX_TABLES} (or single, multiple)", param, ctx)
+        return count
+
+
+def spec_problems(error: ValidationError) -> str:
+    """A run spec's validation error in one line: a rule's own sentence as it is, fields with their names."""
+    rules = [str(item["ctx"]["error"]) for item in error.errors() if item["type"] == "value_error" and not item["loc"]]
+    return "; ".join(rules) if rules else validation_problems(error)
 
 
 def parse_extra_options(values: tuple[str, ...]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from cli.comparison import crosscheck_verdict
 from cli.crosscheck import CrossCheck
 from cli.document import ResultsDocument
 from cli.terminal import console
+from simulator import shapes
 
 
 def title(document: ResultsDocument) -> str:
@@ -27,8 +28,10 @@ def title(document: ResultsDocument) -> str:
     modes = list(dict.fromkeys(run.report.insert_mode for run in document.insert_runs() if run.report.insert_mode))
     mode = ", ".join(modes) or (f"batch {spec.batch}" if spec.batch else "single inserts")
     extra = ", ".join(f"{key}={value}" for key, value in spec.extra.items())
+    length = f"{spec.duration_s:g} s" if spec.duration_s else f"{spec.num_inserts:,} events/worker"
+    workload = shapes.describe(spec)
     return (f"{document.target}: inserts/s, {mode}, key {spec.primary_key.value}, {len(spec.table_names)} table(s), "
-            f"{spec.num_inserts:,} events/worker" + (f", {extra}" if extra else ""))
+            f"{length}" + (f", {workload}" if workload else "") + (f", {extra}" if extra else ""))
 
 
 def show(document: ResultsDocument, folder: Path, details: bool = False) -> None:
@@ -42,7 +45,8 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
             if row.problem:
                 console.print(f"{row.workers} workers: {row.problem}", highlight=False)
     elif document.steps and document.inserts:
-        console.print(with_conditions(tables.steps_table(document.inserts, document.spec.num_inserts * document.spec.workers), document))
+        step = f"{document.spec.duration_s:g} s" if document.spec.duration_s else f"{document.spec.num_inserts * document.spec.workers:,} events"
+        console.print(with_conditions(tables.steps_table(document.inserts, step), document))
     elif document.inserts and details:
         print_whole(with_conditions(tables.insert_table(document.inserts, title(document), details=True), document))
     elif document.inserts:

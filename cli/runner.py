@@ -68,8 +68,13 @@ def plan(invocation: Invocation) -> list[PlannedRun]:
                 label = f"{w} workers, run {run}/{invocation.runs}" if total > 1 else f"{w} workers"
             spec = base.model_copy(update={**update, "workers": w, "run_id": new_run_id()})
             planned.append(PlannedRun(label, spec, w, run, run if invocation.steps else None))
-            offset += base.num_inserts + math.ceil(base.prefill / w)
+            offset += _events_per_worker(base.model_copy(update={"workers": w}))
     return planned
+
+
+def _events_per_worker(spec: RunSpec) -> int:
+    """The most events one worker of a count-bounded run inserts (prefill share and timed phase)."""
+    return spec.num_inserts + math.ceil(spec.prefill / spec.workers)
 
 
 def execute(
@@ -80,9 +85,16 @@ def execute(
 ) -> list[RunRecord]:
     """Run every planned run in order; stop at the first failure (already finished runs are kept): a
     run that failed, or one whose check did not pass (count, query answers, scan order and counts)."""
+    continue_at = 0
     for planned in plan(invocation):
+        if planned.spec.stream_offset:
+            # A run that continues the streams starts where the workers of the runs before stopped: only
+            # they know where that is after a --duration run (or one with late events).
+            planned.spec = planned.spec.model_copy(update={"stream_offset": continue_at})
         on_status = on_start(planned)
         report = platform.run(planned.spec, invocation.timeout, on_status, log_dir / planned.spec.run_id)
+        ends = [worker.stream_end for worker in report.workers if worker.stream_end is not None]
+        continue_at = max([continue_at, *ends]) if ends else planned.spec.stream_offset + _events_per_worker(planned.spec)
         invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report))
         failure = report.failure()
         if failure:

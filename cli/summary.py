@@ -45,6 +45,8 @@ def insert_rows(runs: list[RunRecord]) -> list[InsertRow]:
             retries=sum(f.retries for f in figures),
             count_check=count_verdict([report.verification.verdict() for report in group if report.verification]),
             resources=resource_figures.across_runs([resource_figures.run_figures(report) for report in group]),
+            values_per_row=figures[0].values_per_event,
+            values_throughput=stats.spread([f.values_throughput for f in figures]),
         ))
     return rows
 

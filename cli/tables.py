@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from cli.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, insert_mode_label
+from cli.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, insert_mode_label, with_values
 from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, QueryRow, ScanRow
 from cli.resource_figures import ResourceFigures
@@ -74,21 +74,36 @@ def _table(title: str, columns: list[str], left: tuple[str, ...] = ()) -> Table:
     return table
 
 
+def _with_values(rows: list[InsertRow]) -> bool:
+    """Values/s (data points) are shown beside rows/s when a row holds more than one value."""
+    return any(row.values_per_row > 1 and row.values_throughput is not None for row in rows)
+
+
+def _values_rate(row: InsertRow) -> str:
+    return "-" if row.values_throughput is None else _rate(row.values_throughput.avg)
+
+
 def insert_table(rows: list[InsertRow], title: str, details: bool = False) -> Table:
     if details:
         return _insert_details(rows, title)
-    table = _table(title, ["Workers", "Runs", "Avg", "Min–Max", "CV", "p99 ms", "DB CPU s/M", "Count check"], left=("Count check",))
+    # With several values per row, Values/s takes the place of Min–Max (in --details), so the table
+    # still fits 100 columns.
+    values = _with_values(rows)
+    columns = ["Workers", "Runs", "Avg", *(["Values/s"] if values else ["Min–Max"]), "CV", "p99 ms", "DB CPU s/M", "Count check"]
+    table = _table(title, columns, left=("Count check",))
     for row in rows:
         spread = row.throughput
-        table.add_row(str(row.workers), str(row.runs), _rate(spread.avg), f"{_rate(spread.min)}–{_rate(spread.max)}",
-                      _cv(spread), _ms(row.p99_ms.avg), _db_cpu(row.resources), row.count_check)
-    table.caption = ("Inserts/s across runs; CV over 10% = unstable; p99 per call; DB CPU s/M = database CPU seconds "
-                     "per million events (n/m: not measured). --details: all figures.")
+        spread_or_values = _values_rate(row) if values else f"{_rate(spread.min)}–{_rate(spread.max)}"
+        table.add_row(str(row.workers), str(row.runs), _rate(spread.avg), spread_or_values, _cv(spread), _ms(row.p99_ms.avg),
+                      _db_cpu(row.resources), row.count_check)
+    table.caption = ("Inserts/s (rows) across runs" + ("; Values/s = avg rows/s x values per row" if values else "")
+                     + "; CV over 10% = unstable; p99 per call; DB CPU s/M = database CPU seconds per million events "
+                     "(n/m: not measured). --details: all figures.")
     return table
 
 
 def _insert_details(rows: list[InsertRow], title: str) -> Table:
-    columns = ["Workers", "Runs", "Min", "Avg", "Max", "Stdev", "CV", "95% CI", "Seed formula avg",
+    columns = ["Workers", "Runs", "Min", "Avg", "Max", "Stdev", "CV", "95% CI", "Seed formula avg", "Values/s avg",
                "p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Start skew", "Retries", "Count check",
                *RESOURCE_COLUMNS, *_cost_columns(rows)]
     table = _table(title, columns, left=("Count check",))
@@ -96,13 +111,14 @@ def _insert_details(rows: list[InsertRow], title: str) -> Table:
         spread = row.throughput
         table.add_row(
             str(row.workers), str(row.runs), _rate(spread.min), _rate(spread.avg), _rate(spread.max),
-            _rate(spread.stdev), _cv(spread), _ci(spread), _rate(row.seed_formula_throughput.avg),
+            _rate(spread.stdev), _cv(spread), _ci(spread), _rate(row.seed_formula_throughput.avg), _values_rate(row),
             _ms(row.p50_ms), _ms(row.p95_ms), _ms(row.p99_ms.avg), _ms(row.max_ms),
             f"{row.client_overhead:.1%}", f"{row.start_skew_s * 1000:.0f} ms", str(row.retries), row.count_check,
             *resource_cells(row.resources), *_cost_cells(row, rows),
         )
     table.caption = (
-        "Inserts/s = events / (last worker end - common start). Seed formula = events / mean worker duration "
+        "Inserts/s = events (rows) / (last worker end - common start); Values/s = inserts/s x values per row (data points). "
+        "Seed formula = events / mean worker duration "
         "(the original tool's figure). CV = stdev / avg across runs, unstable above 10%; 95% CI = half width of the "
         "average's 95% confidence interval (Student t). Latency per database call. Resources over the timed phase: "
         "DB = the database's processes or pods (n/m = not measured, see the notes); s/M = CPU seconds per million "
@@ -134,13 +150,15 @@ def _cost_cells(row: InsertRow, rows: list[InsertRow]) -> list[str]:
     return [_figure(row.cost.per_million_inserts), _figure(row.cost.inserts_per_unit)]
 
 
-def steps_table(rows: list[InsertRow], step_size: int) -> Table:
-    columns = ["Level", "Inserts/s", "p99 ms", "DB CPU s/M", "Storage B/event", "Count check"]
-    table = _table(f"Fill level (step size {step_size:,} events)", columns, left=("Count check",))
+def steps_table(rows: list[InsertRow], step: str) -> Table:
+    """Level / Inserts/s per fill-level step; `step` says how long a step is (events or seconds)."""
+    values = _with_values(rows)
+    columns = ["Level", "Inserts/s", *(["Values/s"] if values else []), "p99 ms", "DB CPU s/M", "Storage B/event", "Count check"]
+    table = _table(f"Fill level (step: {step})", columns, left=("Count check",))
     for row in rows:
         storage = row.resources.storage_bytes_per_event if row.resources else None
-        table.add_row("-" if row.level is None else f"{row.level:,}", _rate(row.throughput.avg), _ms(row.p99_ms.avg),
-                      _db_cpu(row.resources), "-" if storage is None else f"{storage:.1f}", row.count_check)
+        table.add_row("-" if row.level is None else f"{row.level:,}", _rate(row.throughput.avg), *([_values_rate(row)] if values else []),
+                      _ms(row.p99_ms.avg), _db_cpu(row.resources), "-" if storage is None else f"{storage:.1f}", row.count_check)
     table.caption = "Storage B/event = data size after the step / events stored."
     return table
 
@@ -209,16 +227,18 @@ def crosscheck_table(rows: list[CrossCheck]) -> Table:
 def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
     currencies = sorted({row.cost.currency for row in rows if row.cost})
     costs = ["Cost per M inserts"] if currencies else []
-    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", "Inserts/s", "CV", "95% CI", "p99 ms", "Runs",
-               "DB CPU s/M", *costs, "Cross-check"]
-    table = _table("Inserts across runs", columns, left=("Database", "Insert mode", "Primary key", "Cross-check"))
+    values, workloads = with_values(rows), any(row.workload for row in rows)
+    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", *(["Workload"] if workloads else []), "Inserts/s",
+               *(["Values/s"] if values else []), "CV", "95% CI", "p99 ms", "Runs", "DB CPU s/M", *costs, "Cross-check"]
+    table = _table("Inserts across runs", columns, left=("Database", "Insert mode", "Primary key", "Workload", "Cross-check"))
     for row in rows:
         spread = row.throughput
         cost = ([f"{_figure(row.cost.per_million_inserts)} {row.cost.currency}" if row.cost else "-"]) if currencies else []
         flag = " client may be the bottleneck" if row.resources and row.resources.client_may_be_bottleneck else ""
         table.add_row(
             row.database + (" †" if row.differs else ""), str(row.workers), "-" if row.level is None else f"{row.level:,}", insert_mode_label(row),
-            row.primary_key, _rate(spread.avg), _cv(spread), _ci(spread), _ms(row.p99_ms.avg), str(spread.n),
+            row.primary_key, *([row.workload or "default"] if workloads else []), _rate(spread.avg),
+            *([_values_rate(row)] if values else []), _cv(spread), _ci(spread), _ms(row.p99_ms.avg), str(spread.n),
             _db_cpu(row.resources), *cost, row.crosscheck + flag,
         )
     table.caption = ("Inserts/s: average over runs. p99: average of the runs' p99 call latency. DB CPU s/M: database CPU seconds "

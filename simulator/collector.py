@@ -117,7 +117,7 @@ class RunState:
 
     def status(self) -> Status:
         with self.lock:
-            expected = self.spec.num_inserts * self.spec.workers if self.spec.task == "insert" else 0
+            expected = self.spec.num_inserts * self.spec.workers if self.spec.task == "insert" and not self.spec.duration_s else 0
             return Status(
                 phase=self.phase,
                 workers=self.spec.workers,
@@ -129,6 +129,8 @@ class RunState:
                 prefilled=sum(self.prefilled.values()),
                 expected_prefill=self.spec.prefill if self.spec.task == "insert" else 0,
                 error=self.error,
+                start_at=self.start_at,
+                duration_s=self.spec.duration_s if self.spec.task == "insert" else 0.0,
             )
 
 
@@ -285,7 +287,7 @@ class Collector:
                 name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
             }
             return report
-        figures = report.figures = stats.insert_figures(state.start_at, results, state.totals)
+        figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row)
         if state.count_before is not None:
             # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and
             # say how long storing took; the others return None.

@@ -65,6 +65,7 @@ class WorkerResult(BaseModel):
     histogram: str = Field("", description="HdrHistogram of call latencies in microseconds, base64")
     per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
     cpu_s: float | None = Field(None, description="CPU seconds (user + system, every thread) of this worker process in its timed phase, from its own rusage")
+    stream_end: int | None = Field(None, description="insert runs: the position after the last event stored (where a continuing run starts)")
     queries: dict[str, QueryRuns] = Field(default_factory=dict)
     expected: Expected | None = Field(None, description="insert runs: aggregates of every event this worker inserted (prefill included)")
     scan: ScanOutcome | None = None
@@ -94,3 +95,5 @@ class Status(BaseModel):
     prefilled: int
     expected_prefill: int
     error: str | None = None
+    start_at: float | None = Field(None, description="the common start of the timed phase, once published")
+    duration_s: float = Field(0.0, description="length of the timed phase of a --duration run; 0 = a count of events")

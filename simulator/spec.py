@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 QUERY_NAMES = (
     "count-events",
@@ -28,6 +28,9 @@ QUERY_NAMES = (
 QUERY_VARIANTS = ("newest-per-device (loose index scan)",)
 
 MULTIPLE_TABLE_COUNT = 4
+MAX_TABLES = 64
+# `--tables single|multiple` of the original tool stay as names of 1 and 4 tables.
+TABLE_ALIASES = {"single": 1, "multiple": MULTIPLE_TABLE_COUNT}
 SINGLE_TABLE_NAME = "events"
 # Prefill is never timed, so it always goes in large batches (as the seed tool did).
 PREFILL_BATCH = 10_000
@@ -41,9 +44,12 @@ class PrimaryKey(str, enum.Enum):
     none = "none"  # no key column at all
 
 
-class Tables(str, enum.Enum):
-    single = "single"
-    multiple = "multiple"
+# Data shapes (seed 002's tables beside the original tool's events) and sending orders; what each
+# means is in simulator/shapes.py and simulator/events.py.
+Shape = Literal["events", "slim", "light", "large"]
+Order = Literal["round-robin", "random", "burst"]
+# Devices one worker simulates at most: device ids carry six digits.
+MAX_DEVICES_PER_WORKER = 999_999
 
 
 class _Frozen(BaseModel):
@@ -65,11 +71,25 @@ class RunSpec(_Frozen):
     num_inserts: int = Field(default=10_000, ge=0)
     batch: int = Field(default=0, ge=0, description="0 = single inserts, N = N events per database call")
     primary_key: PrimaryKey = PrimaryKey.db
-    tables: Tables = Tables.single
+    tables: int = Field(default=1, ge=1, le=MAX_TABLES, description="tables the devices are spread over (each device always in one)")
     clean: bool = True
     prefill: int = Field(default=0, ge=0, description="events inserted before the timed phase, all workers")
     seed: int = Field(default=1, ge=0, lt=2**32)
-    devices_per_worker: int = Field(default=10, ge=1, le=99_999)
+    devices_per_worker: int = Field(default=10, ge=1, le=MAX_DEVICES_PER_WORKER)
+    devices: int = Field(default=0, ge=0, description="devices of all workers together, split evenly; 0 = devices_per_worker each")
+
+    # workload: what the generator produces, in which order (simulator/events.py, simulator/shapes.py)
+    shape: Shape = "events"
+    measurements: int = Field(default=1, ge=1, le=1000, description="values per device and timestamp (shape events)")
+    sensors: int = Field(default=1, ge=1, le=1000, description="sensors per device, each its own series (shape events)")
+    order: Order = "round-robin"
+    burst: int = Field(default=10, ge=1, le=100_000, description="readings a device sends at once with order burst")
+    out_of_order: float = Field(default=0.0, ge=0.0, le=1.0, description="fraction of events sent late")
+    max_lateness_s: float = Field(default=60.0, ge=0.1, le=86_400, description="how late, in seconds of event time, at most")
+
+    # run length and commits: the worker's loop
+    duration_s: float = Field(default=0.0, ge=0, description="timed phase in seconds from the common start; 0 = num_inserts events")
+    commit_interval_s: float = Field(default=0.0, ge=0, description="single inserts in a transaction committed every S seconds; 0 = autocommit")
     # Where in each worker's event stream this run starts (steps continue where the last one ended).
     stream_offset: int = Field(default=0, ge=0)
 
@@ -85,6 +105,11 @@ class RunSpec(_Frozen):
     # scan
     scan_page_size: int = Field(default=10_000, ge=1, le=1_000_000, description="readings per page or fetch of a scan")
 
+    @field_validator("tables", mode="before")
+    @classmethod
+    def _table_alias(cls, value: Any) -> Any:
+        return TABLE_ALIASES.get(value, value) if isinstance(value, str) else value
+
     @model_validator(mode="after")
     def _known_queries(self) -> RunSpec:
         unknown = [q for q in self.queries if q not in QUERY_NAMES + QUERY_VARIANTS]
@@ -92,16 +117,35 @@ class RunSpec(_Frozen):
             raise ValueError(f"unknown queries {unknown}; known: {', '.join(QUERY_NAMES + QUERY_VARIANTS)}")
         return self
 
+    @model_validator(mode="after")
+    def _coherent_workload(self) -> RunSpec:
+        problem = workload_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
     @property
     def table_names(self) -> list[str]:
-        if self.tables is Tables.single:
+        if self.tables == 1:
             return [SINGLE_TABLE_NAME]
-        return [f"{SINGLE_TABLE_NAME}{i}" for i in range(MULTIPLE_TABLE_COUNT)]
+        return [f"{SINGLE_TABLE_NAME}{i}" for i in range(self.tables)]
+
+    def devices_of(self, worker_index: int) -> int:
+        """Devices this worker simulates: `devices` split evenly (the first workers take the rest), or
+        `devices_per_worker`."""
+        if not self.devices:
+            return self.devices_per_worker
+        share, rest = divmod(self.devices, self.workers)
+        return share + (1 if worker_index < rest else 0)
 
     def prefill_share(self, worker_index: int) -> int:
         """Events this worker inserts before the timed phase; shares add up to `prefill`."""
         share, rest = divmod(self.prefill, self.workers)
         return share + (1 if worker_index < rest else 0)
+
+    @property
+    def timed_by_duration(self) -> bool:
+        return self.duration_s > 0
 
     def dump(self, path: Path) -> None:
         path.write_text(self.model_dump_json(indent=2))
@@ -109,3 +153,22 @@ class RunSpec(_Frozen):
     @classmethod
     def load(cls, path: Path) -> RunSpec:
         return cls.model_validate(json.loads(Path(path).read_text()))
+
+
+def workload_problem(spec: RunSpec) -> str | None:
+    """Why the workload options cannot go together (one line, in the CLI's option names); None when they can."""
+    if spec.shape != "events" and spec.measurements > 1:
+        return f"--measurements applies to --schema events; --schema {spec.shape} has fixed columns"
+    if spec.shape != "events" and spec.sensors > 1:
+        return f"--sensors applies to --schema events; --schema {spec.shape} stores no device"
+    if spec.shape == "slim" and spec.primary_key is not PrimaryKey.none:
+        return f"--schema slim has no key column: --primary-key {spec.primary_key.value} does not apply"
+    if spec.out_of_order and spec.order == "burst":
+        return "--out-of-order applies to --order round-robin and random (burst already sends each device's readings after other devices' newer ones)"
+    if spec.commit_interval_s and spec.batch:
+        return "--commit-interval commits single inserts every S seconds; with --batch every call is its own transaction"
+    if spec.devices and spec.devices < spec.workers:
+        return f"--devices {spec.devices} is fewer than the {spec.workers} workers: every worker needs a device"
+    if spec.devices and -(-spec.devices // spec.workers) > MAX_DEVICES_PER_WORKER:
+        return f"--devices {spec.devices} gives a worker more than {MAX_DEVICES_PER_WORKER:,} devices; add workers"
+    return None

@@ -1,7 +1,7 @@
 """Figures: per-worker recording, aggregation across the workers of a run, and across runs.
 
 How each figure is computed (also in README.md, "How figures are computed"):
-- throughput = all timed events / (latest worker end - common start);
+- throughput = all timed events / (latest worker end - common start); values/s = that x values per event;
 - seed formula = all timed events / mean worker duration (the original tool's figure, for comparison);
 - latency = one sample per database call, HdrHistogram per worker, merged;
 - per-second series = events whose call ended in each 1 s window after the common start;
@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from hdrh.histogram import HdrHistogram
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from simulator.protocol import QueryRuns, ScanOutcome, WorkerResult
 
@@ -76,6 +77,16 @@ class InsertRunFigures(BaseModel):
     client_overhead: float = Field(description="share of the timed phase spent outside database calls")
     start_skew_s: float
     retries: int
+    values_per_event: int = Field(1, description="measured values per event (row) of the run's shape")
+    values_throughput: float = Field(description="values (data points) / (latest worker end - common start): inserts/s x values per event")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _values_of_older_reports(cls, data: Any) -> Any:
+        """Reports saved before values/s existed had one value per event."""
+        if isinstance(data, dict) and "values_throughput" not in data and "throughput" in data:
+            return {**data, "values_throughput": data["throughput"] * data.get("values_per_event", 1)}
+        return data
 
 
 def merge_latency(encoded_histograms: Iterable[str]) -> Latency:
@@ -127,7 +138,8 @@ class Totals:
         add_series(self.per_second, per_second)
 
 
-def insert_figures(common_start: float, results: Sequence[WorkerResult], totals: Totals | None = None) -> InsertRunFigures:
+def insert_figures(common_start: float, results: Sequence[WorkerResult], totals: Totals | None = None,
+                   values_per_event: int = 1) -> InsertRunFigures:
     """`totals`: the same results' histograms and series, already added up as they arrived."""
     events = sum(r.events for r in results)
     duration = max(r.finished_at for r in results) - common_start
@@ -147,6 +159,8 @@ def insert_figures(common_start: float, results: Sequence[WorkerResult], totals:
         client_overhead=max(0.0, 1.0 - db_total / timed_total) if timed_total > 0 else 0.0,
         start_skew_s=max(r.started_at for r in results) - min(r.started_at for r in results),
         retries=sum(r.retries for r in results),
+        values_per_event=values_per_event,
+        values_throughput=_rate(events * values_per_event, duration),
     )
 
 

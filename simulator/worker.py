@@ -8,7 +8,9 @@ worker that fails posts its error to the collector before exiting non-zero, so t
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import resource
 import threading
 import time
@@ -16,6 +18,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from simulator import shapes
 from simulator.answers import AnswerChecker
 from simulator.collector_client import CollectorClient, CollectorError
 from simulator.errors import one_line
@@ -34,13 +37,13 @@ SINGLE_MODE_CHUNK = 1000
 PROGRESS_INTERVAL_S = 1.0
 
 
-def prepared_ahead(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[int, Any]]:
-    """Yield (events, prepared batch), generating and encoding the next batch in a helper thread while
+def prepared_ahead(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[EventBatch, Any]]:
+    """Yield (batch, prepared batch), generating and encoding the next batch in a helper thread while
     the current one is in the database: the driver waits without the GIL, so the client's work
     overlaps the call instead of leaving the connection idle between calls."""
     def prepare_next():
         batch = next(batches, None)
-        return None if batch is None else (len(batch), module.prepare_batch(batch))
+        return None if batch is None else (batch, module.prepare_batch(batch))
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") as pool:
         upcoming = pool.submit(prepare_next)
@@ -49,22 +52,22 @@ def prepared_ahead(module: DatabaseModule, batches: Iterator[EventBatch]) -> Ite
             yield item
 
 
-def prepared_in_turn(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[int, Any]]:
+def prepared_in_turn(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[EventBatch, Any]]:
     for batch in batches:
-        yield len(batch), module.prepare_batch(batch)
+        yield batch, module.prepare_batch(batch)
 
 
-def prepared_during_calls(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[int, Any]]:
-    """Yield (events, prepared batch); the module calls `while_waiting` once its request is sent, and
+def prepared_during_calls(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[EventBatch, Any]]:
+    """Yield (batch, prepared batch); the module calls `while_waiting` once its request is sent, and
     the next batch is prepared then, in this thread, while the database works on the current one:
     the overlap of a helper thread without its hand-offs. Calling it again (a retried call) does
     nothing; if the module never calls it, the next batch is prepared after the call."""
-    upcoming: list[tuple[int, Any] | None] = []
+    upcoming: list[tuple[EventBatch, Any] | None] = []
 
     def prepare_next() -> None:
         if not upcoming:
             batch = next(batches, None)
-            upcoming.append(None if batch is None else (len(batch), module.prepare_batch(batch)))
+            upcoming.append(None if batch is None else (batch, module.prepare_batch(batch)))
 
     module.while_waiting = prepare_next
     try:
@@ -137,6 +140,9 @@ class Worker:
         self.spec, self.index = spec, index
         self.client = CollectorClient(collector_url, index)
         self.prefilled = 0
+        # The position after the last event stored: the next run that continues the streams starts there.
+        self.stream_end = spec.stream_offset
+        self._next_commit = math.inf  # when the open transaction of single inserts is committed (--commit-interval)
         self.recorder: CallRecorder | None = None
         self.module: DatabaseModule | None = None
         self.cpu_at_start = 0.0
@@ -184,7 +190,7 @@ class Worker:
             self.reporter.check()
 
     def _run_phases(self) -> WorkerResult | None:
-        generator = EventGenerator(self.spec.seed, self.index, self.spec.devices_per_worker)
+        generator = shapes.generator(self.spec, self.index)
         first_timed = self.spec.stream_offset
         if self.spec.task == "insert":
             share = self.spec.prefill_share(self.index)
@@ -209,9 +215,10 @@ class Worker:
         return self._query()
 
     def _prefill(self, generator: EventGenerator, start: int, count: int) -> None:
-        for batch in self._tallied(generator.batches(start, count, PREFILL_BATCH)):
+        for batch in generator.batches(start, count, PREFILL_BATCH):
             self._check_stop()
             self.module.insert_batch(self.module.prepare_batch(batch))
+            self._stored(batch)
             self.prefilled += len(batch)
         self.module.flush()
         if count:
@@ -220,7 +227,18 @@ class Worker:
             self.module.close()
             self.module.connect()
 
+    def _stored(self, batch: EventBatch) -> None:
+        """Every batch the database acknowledged (prefill and timed phase, whole or the part sent
+        before a --duration deadline) passes here once, in order."""
+        if len(batch):
+            self.stream_end = max(self.stream_end, int(batch.sequence_number.max()) + 1)
+            if self.tally is None:
+                self.tally = Tally.for_worker(self.index, self.spec.devices_of(self.index))
+            self.tally.add(self.module.stored_events(batch))  # the expected answers (simulator/expected.py)
+
     def _insert(self, generator: EventGenerator, start: int) -> WorkerResult:
+        """The timed phase: `num_inserts` events, or as many as fit until the common start + --duration
+        (a call is never started after that; one in flight then finishes and counts)."""
         module, recorder, spec = self.module, self.recorder, self.spec
         started_at, started_clock = time.time(), time.perf_counter()
         record_lock = threading.Lock()
@@ -230,38 +248,68 @@ class Worker:
                 recorder.record(events, seconds, started_at + time.perf_counter() - started_clock)
 
         module.on_call_done = record
-        clock = time.perf_counter
-        # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
-        halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
+        # The common end of a --duration run on this process's monotonic clock.
+        deadline = started_clock + recorder.common_start + spec.duration_s - started_at if spec.duration_s else math.inf
+        total = None if spec.duration_s else spec.num_inserts
         if spec.batch:
-            batches = self._tallied(generator.batches(start, spec.num_inserts, spec.batch))
-            for events, prepared in PIPELINES[module.prepare_next](module, batches):
-                if halted():
-                    self._check_stop()
-                begin = clock()
-                module.insert_batch(prepared)
-                if not module.times_own_calls:
-                    end = clock()
-                    recorder.record(events, end - begin, started_at + end - started_clock)
+            self._insert_batches(generator.batches(start, total, spec.batch), deadline, started_at - started_clock)
         else:
-            for batch in self._tallied(generator.batches(start, spec.num_inserts, SINGLE_MODE_CHUNK)):
-                self._check_stop()
-                for item in module.prepare_single(batch):
-                    begin = clock()
-                    module.insert_single(item)
-                    if not module.times_own_calls:
-                        end = clock()
-                        recorder.record(1, end - begin, started_at + end - started_clock)
+            self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline, started_at - started_clock)
         module.flush()
         return self._result(started_at, time.time())
 
-    def _tallied(self, batches: Iterator[EventBatch]) -> Iterator[EventBatch]:
-        """Each generated batch, added to the expected answers as it passes (simulator/expected.py)."""
-        if self.tally is None:
-            self.tally = Tally.for_worker(self.index, self.spec.devices_per_worker)
+    def _insert_batches(self, batches: Iterator[EventBatch], deadline: float, to_epoch: float) -> None:
+        module, recorder, clock = self.module, self.recorder, time.perf_counter
+        # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
+        halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
+        with contextlib.closing(PIPELINES[module.prepare_next](module, batches)) as pipeline:
+            for batch, prepared in pipeline:
+                if halted():
+                    self._check_stop()
+                begin = clock()
+                if begin >= deadline:
+                    break
+                module.insert_batch(prepared)
+                if not module.times_own_calls:
+                    end = clock()
+                    recorder.record(len(batch), end - begin, to_epoch + end)
+                self._stored(batch)
+
+    def _insert_singles(self, batches: Iterator[EventBatch], deadline: float, to_epoch: float) -> None:
+        """One call per event; with --commit-interval the events go into a transaction that is
+        committed every S seconds (each commit is a call of its own, of no events)."""
+        interval = self.spec.commit_interval_s
+        self._next_commit = time.perf_counter() + interval if interval else math.inf
         for batch in batches:
-            self.tally.add(self.module.stored_events(batch))
-            yield batch
+            self._check_stop()
+            done = self._singles(batch, deadline, to_epoch)
+            self._stored(batch if done == len(batch) else batch.select(slice(0, done)))
+            if done < len(batch):
+                break
+        if interval:
+            self._commit(to_epoch)
+
+    def _singles(self, batch: EventBatch, deadline: float, to_epoch: float) -> int:
+        """Insert the batch's events one by one until the deadline; returns how many were inserted."""
+        module, recorder, clock, interval = self.module, self.recorder, time.perf_counter, self.spec.commit_interval_s
+        for done, item in enumerate(module.prepare_single(batch)):
+            begin = clock()
+            if begin >= deadline:
+                return done
+            module.insert_single(item)
+            end = clock()
+            if not module.times_own_calls:
+                recorder.record(1, end - begin, to_epoch + end)
+            if end >= self._next_commit:
+                self._commit(to_epoch)
+                self._next_commit = clock() + interval
+        return len(batch)
+
+    def _commit(self, to_epoch: float) -> None:
+        begin = time.perf_counter()
+        self.module.commit()
+        end = time.perf_counter()
+        self.recorder.record(0, end - begin, to_epoch + end)
 
     def _expected_record(self) -> tuple[ExpectedRecord | None, str | None]:
         """The record of expected answers saved with the data, or why the module keeps none."""
@@ -345,6 +393,7 @@ class Worker:
             histogram=recorder.encoded_histogram() if recorder.calls else "",
             per_second=recorder.per_second,
             cpu_s=process_cpu_s() - self.cpu_at_start,
+            stream_end=self.stream_end if self.spec.task == "insert" else None,
             queries=queries or {},
             expected=self.tally.result() if self.tally is not None else None,
             scan=scan,

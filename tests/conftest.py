@@ -66,6 +66,30 @@ class CliResult:
         return json.loads((folders[-1] / "results.json").read_text())
 
 
+# The workload options every real-server suite runs (issue 10): a shape with a key and an index, many
+# measurements, random order, late data and a run by duration; small, for CI's sake.
+WORKLOAD_OPTIONS = {
+    "light": ["--schema", "light", "--batch", "500", "--num-inserts", "1000"],
+    "measurements": ["--measurements", "4", "--batch", "500", "--num-inserts", "1000"],
+    "random": ["--order", "random", "--batch", "500", "--num-inserts", "1000"],
+    "late": ["--out-of-order", "0.05", "--max-lateness", "5", "--batch", "500", "--num-inserts", "1000"],
+    "duration": ["--duration", "3", "--batch", "200"],
+}
+
+
+def verified_workload_run(result) -> dict:
+    """The report of a one-run insert whose count check passed (any number of events: --duration)."""
+    assert result.code == 0, result.stderr
+    [run] = result.results()["runs"]
+    report = run["report"]
+    check = report["verification"]
+    assert check["ok"] and check["counted"] == check["expected"] == check["count_before"] + check["inserted"], check
+    assert check["inserted"] == report["figures"]["events"] > 0
+    if report["spec"]["duration_s"]:
+        assert report["spec"]["duration_s"] <= report["figures"]["duration_s"] < report["spec"]["duration_s"] + 5
+    return report
+
+
 def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
     """`python run.py ARGS` exactly as a user types it, from `cwd`."""
     completed = subprocess.run(

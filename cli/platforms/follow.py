@@ -100,6 +100,9 @@ def _poll_interval(status: Status, running_since: float | None) -> float:
     """Slow polling only while the timed phase is expected to go on for a while yet."""
     if status.phase != "running" or running_since is None or status.finished or not status.events:
         return POLL_INTERVAL_S
+    if status.duration_s and status.start_at is not None:
+        remaining = status.start_at + status.duration_s - time.time()
+        return POLL_INTERVAL_BUSY_S if remaining > BUSY_MARGIN_S else POLL_INTERVAL_S
     elapsed = time.monotonic() - running_since
     remaining = (status.expected_events - status.events) * elapsed / status.events
     return POLL_INTERVAL_BUSY_S if remaining > BUSY_MARGIN_S else POLL_INTERVAL_S

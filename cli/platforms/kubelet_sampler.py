@@ -109,13 +109,15 @@ class KubeletSampler(threading.Thread):
                 self._pod_metrics(node)
                 continue
             try:
+                asked_at = time.time()
                 summary = self._summary(node)
+                answered_at = time.time()
             except Exception as error:
                 self.problems.setdefault("summary", _reason(error, f"get nodes/proxy (the kubelet Summary API of node {node})"))
                 self._unreadable_nodes.add(node)
                 self._pod_metrics(node)
                 continue
-            self._record(summary)
+            self._record(summary, asked_at, answered_at)
 
     def _nodes_to_read(self) -> list[str]:
         """Every node of the database and the collector; the workers' other nodes a few at a time."""
@@ -200,7 +202,7 @@ class KubeletSampler(threading.Thread):
         response = self.core.connect_get_node_proxy_with_path(node, "stats/summary", _preload_content=False, _request_timeout=API_TIMEOUT_S)
         return json.loads(response.data)
 
-    def _record(self, summary: dict[str, Any]) -> None:
+    def _record(self, summary: dict[str, Any], asked_at: float, answered_at: float) -> None:
         wanted = {(pod.namespace, pod.name): group for group, pods in self._pods.items() for pod in pods}
         for pod in summary.get("pods", []):
             reference = pod.get("podRef", {})
@@ -214,8 +216,8 @@ class KubeletSampler(threading.Thread):
                     continue
                 name = f"{reference['namespace']}/{reference['name']}/{container.get('name')}"
                 series = self.series[group].setdefault(name, Series(name=name))
-                at = _epoch(cpu.get("time"))
-                if series.samples and series.samples[-1].at == at:
+                at = _reading_time(_epoch(cpu.get("time")), asked_at, answered_at)
+                if series.samples and series.samples[-1].at >= at:
                     continue  # the kubelet has not read the container again since
                 series.samples.append(Sample(at=at, cpu_s=cpu["usageCoreNanoSeconds"] / 1e9, memory_bytes=memory.get("workingSetBytes")))
 
@@ -252,6 +254,15 @@ def _reason(error: Exception, what: str) -> str:
     if status in (401, 403):
         return f"the Kubernetes user may not {what}: forbidden; {RBAC_HINT}"
     return f"could not {what}: {status or type(error).__name__} {getattr(error, 'reason', '') or error}".strip()
+
+
+def _reading_time(stamp: float, asked_at: float, answered_at: float) -> float:
+    """When the kubelet read a container's counters. Its timestamp has whole seconds only (the reading
+    lies in [stamp, stamp + 1)); a fresh reading was also taken while we asked, so the reading lies
+    where both intervals meet and its middle is the best estimate. A second's error at each end of a
+    few-second window would be a third of the CPU figure."""
+    earliest, latest = max(stamp, asked_at), min(stamp + 1.0, answered_at)
+    return (earliest + latest) / 2 if earliest <= latest else stamp + 0.5
 
 
 def _epoch(stamp: str | None) -> float:

@@ -6,6 +6,13 @@ Collections are created with `shard_count` (numberOfShards), `replication_factor
 (`POST /_api/document` with an array, the default, `batch_api=document`) or the bulk import API
 (`POST /_api/import`, `batch_api=import`, all-or-nothing per request).
 
+Primary keys: `client` sends the event's content key as `_key` (`key_order=time` puts the timestamp
+first: keys sorted by time instead of clustered by device, seed 004's two orders), `db` lets ArangoDB
+generate keys (its "traditional" generator), `uuid` uses ArangoDB's uuid key generator. Every
+document has a key, so `sql` and `none` do not apply (seed 002's keyless slim shape gets generated
+keys). Timestamps are stored as epoch milliseconds. Shapes (simulator/shapes.py): each column is a
+document attribute; light's index on val1 is a persistent index.
+
 Primary keys: `client` sends the event's content key as `_key`, `db` lets ArangoDB generate keys
 (its "traditional" generator), `uuid` uses ArangoDB's uuid key generator. Every document has a
 key, so `sql` and `none` do not apply. Timestamps are stored as epoch milliseconds.
@@ -26,7 +33,7 @@ from pydantic import Field
 
 from simulator.answers import Answer
 from simulator.errors import one_line
-from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.events import EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
@@ -69,7 +76,8 @@ ANSWER_FIELDS = {
 SCAN = "FOR e IN @@collection FILTER e.device_id == @device SORT e.timestamp RETURN [e.timestamp, e.temperature]"
 DEVICES = "FOR e IN @@collection COLLECT device = e.device_id RETURN device"
 
-KEY_GENERATORS = {PrimaryKey.db: "traditional", PrimaryKey.client: "traditional", PrimaryKey.uuid: "uuid"}
+# `none`: seed 002's slim shape has no key of its own; ArangoDB still gives each document a generated _key.
+KEY_GENERATORS = {PrimaryKey.db: "traditional", PrimaryKey.client: "traditional", PrimaryKey.uuid: "uuid", PrimaryKey.none: "traditional"}
 CURSOR_BATCH_SIZE = 10_000
 
 
@@ -84,6 +92,7 @@ class ArangoOptions(ModuleOptions):
     batch_api: Literal["document", "import"] = "document"
     create_indices: bool = False
     request_timeout: float = Field(120, gt=0)
+    key_order: Literal["device", "time"] = Field("device", description="--primary-key client: _key led by the device id, or by the timestamp")
 
 
 class Module(DatabaseModule):
@@ -91,6 +100,8 @@ class Module(DatabaseModule):
     options: ArangoOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client, PrimaryKey.uuid})
     drivers = ("python-arango",)
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = True
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -100,7 +111,11 @@ class Module(DatabaseModule):
         self._sync = True if self.options.sync else None
 
     def validate(self) -> None:
-        if self.spec.primary_key not in self.primary_keys:
+        self.validate_workload()
+        self.check_query_indices(self.options.create_indices)
+        if self.options.key_order != "device" and self.spec.primary_key is not PrimaryKey.client:
+            raise ModuleError("module 'arangodb': key_order orders the client's keys: it needs --primary-key client")
+        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'arangodb' does not support --primary-key {self.spec.primary_key.value}: every ArangoDB document has "
                 "a _key; use db (ArangoDB generates it), client (the event's key as _key) or uuid (ArangoDB's uuid generator)"
@@ -149,10 +164,9 @@ class Module(DatabaseModule):
                     key_generator=KEY_GENERATORS[self.spec.primary_key],
                     user_keys=self._with_key,
                 )
-            if self.options.create_indices:
-                collection = self._db.collection(name)
-                for fields in (["temperature"], ["device_id", "temperature"]):
-                    collection.add_index({"type": "persistent", "fields": fields, "name": f"{name}_{'_'.join(fields)}"})
+            indices = [["temperature"], ["device_id", "temperature"]] if self.options.create_indices else []
+            for fields in indices + [[column] for column in self.layout.indexed]:
+                self._db.collection(name).add_index({"type": "persistent", "fields": fields, "name": f"{name}_{'_'.join(fields)}"})
 
     def server_version(self) -> str | None:
         details = self._db.version(details=True)
@@ -183,21 +197,17 @@ class Module(DatabaseModule):
                 collection.insert_many(documents, sync=self._sync, raise_on_document_error=True)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, dict]]:
-        return [(name, document) for name, documents in self.prepare_batch(batch) for document in documents]
+        return list(zip(self.table_of_each(batch), self._documents(batch)))
 
     def insert_single(self, item: tuple[str, dict]) -> None:
         name, document = item
         self._db.collection(name).insert(document, sync=self._sync, silent=True)
 
     def _documents(self, batch: EventBatch) -> list[dict]:
-        columns = {
-            "timestamp": batch.timestamp_ms.tolist(),
-            "device_id": batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist(),
-            "sequence_number": batch.sequence_number.tolist(),
-            "temperature": batch.temperature.tolist(),
-        }
+        columns = {column.name: column.python(batch) for column in self.layout.columns}
         if self._with_key:
-            columns["_key"] = batch.client_key.astype(f"U{CLIENT_KEY_WIDTH}").tolist()
+            keys = batch.time_first_key if self.options.key_order == "time" else batch.client_key
+            columns["_key"] = keys.astype(f"U{keys.dtype.itemsize}").tolist()
         names = list(columns)
         return [dict(zip(names, values)) for values in zip(*columns.values())]
 

@@ -39,7 +39,7 @@ from pydantic import Field
 
 from simulator.answers import Answer, with_times
 from simulator.errors import one_line
-from simulator.events import DEVICE_ID_WIDTH, EventBatch
+from simulator.events import EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
@@ -51,7 +51,10 @@ def _kql_datetime(ms: int) -> str:
     return f"datetime({np.datetime_as_string(np.datetime64(ms, 'ms'), timezone='UTC')})"
 
 
-COLUMNS = (("timestamp", "datetime"), ("device_id", "string"), ("sequence_number", "long"), ("temperature", "real"))
+
+# Kusto types of each kind of column of the shapes (simulator/shapes.py).
+COLUMN_TYPES = {"timestamp": "datetime", "device": "string", "sensor": "int", "sequence": "long", "float": "real",
+                "int16": "int", "int32": "int", "text": "string"}
 CSV_MAPPING = "events_csv_mapping"
 
 # The five queries in KQL. newest-per-device uses arg_max, which needs no partition operator
@@ -99,6 +102,8 @@ class Module(DatabaseModule):
     drivers = ("azure-kusto-data", "azure-kusto-ingest")
     options: AdxOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = True
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -107,7 +112,8 @@ class Module(DatabaseModule):
         self._properties: dict[str, Any] = {}
 
     def validate(self) -> None:
-        if self.spec.primary_key not in self.primary_keys:
+        self.validate_workload()
+        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'azure_data_explorer' does not support --primary-key {self.spec.primary_key.value}: Kusto tables have no "
                 "primary key (use db or none, which mean the same)"
@@ -171,8 +177,8 @@ class Module(DatabaseModule):
             self._mgmt(statement)
 
     def setup_commands(self) -> list[str]:
-        columns = ", ".join(f"{name}: {kind}" for name, kind in COLUMNS)
-        mapping = ", ".join(f'{{"column": "{name}", "Properties": {{"Ordinal": "{i}"}}}}' for i, (name, _) in enumerate(COLUMNS))
+        columns = ", ".join(f"{column.name}: {COLUMN_TYPES[column.kind]}" for column in self.layout.columns)
+        mapping = ", ".join(f'{{"column": "{column.name}", "Properties": {{"Ordinal": "{i}"}}}}' for i, column in enumerate(self.layout.columns))
         commands = []
         for table in self.spec.table_names:
             if self.spec.clean:
@@ -207,15 +213,16 @@ class Module(DatabaseModule):
         return f"{self.options.ingestion} ingestion"
 
     def notes(self) -> list[str]:
-        if self.options.ingestion != "queued":
-            return []
-        return ["queued ingestion: inserts/s counts acknowledged events; the time until they are stored is reported separately"]
+        notes = ["Kusto indexes every column itself: --schema light's secondary index does not apply"] if self.layout.indexed else []
+        if self.options.ingestion == "queued":
+            notes.append("queued ingestion: inserts/s counts acknowledged events; the time until they are stored is reported separately")
+        return notes
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, bytes, int]]:
         prepared = []
         for table, part in self.per_table(batch):
-            csv = _csv(part)
+            csv = self._csv(part)
             prepared.append((table, gzip.compress(csv, compresslevel=1), len(csv)))
         return prepared
 
@@ -228,6 +235,11 @@ class Module(DatabaseModule):
 
     def prepare_single(self, batch: EventBatch) -> list[list[tuple[str, bytes, int]]]:
         return [self.prepare_batch(batch.select(slice(i, i + 1))) for i in range(len(batch))]
+
+    def _csv(self, batch: EventBatch) -> bytes:
+        """Header-less CSV rows in the table's column order; ids and texts are generated, so nothing needs quoting."""
+        rows = self.layout.python_rows(batch, timestamp=_iso_times)
+        return "".join(",".join(map(_csv_value, row)) + "\n" for row in rows).encode()
 
     def insert_single(self, item: list[tuple[str, bytes, int]]) -> None:
         self.insert_batch(item)
@@ -289,15 +301,12 @@ class Module(DatabaseModule):
         return self._client.execute_mgmt(self.options.database, command)
 
 
-def _csv(batch: EventBatch) -> bytes:
-    """Header-less CSV rows in the table's column order; ids are generated, so nothing needs quoting."""
-    timestamps = np.datetime_as_string(batch.timestamp_ms.astype("datetime64[ms]"), timezone="UTC").tolist()
-    devices = batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist()
-    lines = [
-        f"{ts},{device},{sequence},{temperature!r}\n"
-        for ts, device, sequence, temperature in zip(timestamps, devices, batch.sequence_number.tolist(), batch.temperature.tolist())
-    ]
-    return "".join(lines).encode()
+def _iso_times(timestamp_ms: np.ndarray) -> list[str]:
+    return np.datetime_as_string(timestamp_ms.astype("datetime64[ms]"), timezone="UTC").tolist()
+
+
+def _csv_value(value) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _kql_string(text: str) -> str:

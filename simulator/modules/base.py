@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from simulator import env_references
+from simulator import env_references, shapes
 from simulator.answers import Query
 from simulator.events import EventBatch
 from simulator.report import IngestionWait
@@ -70,9 +70,19 @@ class DatabaseModule(abc.ABC):
     # The distributions (as pip names them) of the drivers this module imports: their versions are
     # recorded with every run's figures.
     drivers: ClassVar[tuple[str, ...]] = ()
+    # What of the workload the module can store (see simulator/shapes.py); a run asking for more is
+    # refused before it starts, in one line naming the module and the option. New modules opt in.
+    shapes: ClassVar[frozenset[str]] = frozenset({"events"})
+    many_measurements: ClassVar[bool] = False  # --measurements N > 1
+    many_sensors: ClassVar[bool] = False  # --sensors M > 1
+    # True when single inserts can run inside a transaction committed by `commit()` (--commit-interval),
+    # else why not (the refusal's reason).
+    transactions: ClassVar[bool] = False
+    no_transactions_because: ClassVar[str] = "its database has no transactions to commit"
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
+        self.layout = shapes.layout(spec)
         self.options = self.parse_options(spec)
         self.on_call_done: Callable[[int, float], None] = lambda events, seconds: None
         self.while_waiting: Callable[[], None] = lambda: None
@@ -92,15 +102,36 @@ class DatabaseModule(abc.ABC):
 
     def validate(self) -> None:
         """Reject combinations of spec and options this module cannot run; raise ModuleError."""
-        if self.spec.primary_key not in self.primary_keys:
+        self.validate_workload()
+        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
             allowed = ", ".join(sorted(mode.value for mode in self.primary_keys))
             raise ModuleError(f"module '{self.spec.module}' does not support --primary-key {self.spec.primary_key.value} (supported: {allowed})")
+
+    def validate_workload(self) -> None:
+        """Refuse the workload options this module cannot store (ModuleError naming module and option)."""
+        spec, name = self.spec, self.spec.module
+        if spec.shape not in self.shapes:
+            supported = ", ".join(sorted(self.shapes))
+            raise ModuleError(f"module '{name}' does not support --schema {spec.shape} (supported: {supported})")
+        if spec.measurements > 1 and not self.many_measurements:
+            raise ModuleError(f"module '{name}' does not support --measurements above 1")
+        if spec.sensors > 1 and not self.many_sensors:
+            raise ModuleError(f"module '{name}' does not support --sensors above 1")
+        if spec.commit_interval_s and not self.transactions:
+            raise ModuleError(f"module '{name}' does not support --commit-interval: {self.no_transactions_because}")
+
+    def check_query_indices(self, create_indices: bool) -> None:
+        """The query indices (create_indices) are on temperature and device_id: only the events shape has them."""
+        if create_indices and self.layout.shape != "events":
+            raise ModuleError(f"module '{self.spec.module}': create_indices (on temperature and device_id) needs --schema events, not {self.layout.shape}")
 
     # -- how the module describes its runs -------------------------------------------------
     def insert_mode(self) -> str:
         """How this run's events reach the database, as tables and comparisons name it (e.g. "COPY, size
         1000", "single inserts", "UNLOGGED batches per device, size 1000, async, 8 in flight")."""
         if not self.spec.batch:
+            if self.spec.commit_interval_s:
+                return f"single inserts, commit every {self.spec.commit_interval_s:g} s"
             return "single inserts"
         return f"{self.batch_kind()}, size {self.spec.batch}"
 
@@ -200,6 +231,13 @@ class DatabaseModule(abc.ABC):
         itself, unless the module rewrites events (TimescaleDB's restarted timestamps)."""
         return batch
 
+    def table_of_each(self, batch: EventBatch) -> list[str]:
+        """The table of every event of the batch, in the batch's order (as `per_table` splits them)."""
+        names = self.spec.table_names
+        if len(names) == 1:
+            return names * len(batch)
+        return np.array(names)[batch.device_index % len(names)].tolist()
+
     def prepare_batch(self, batch: EventBatch) -> Any:
         """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""
         return batch
@@ -209,12 +247,19 @@ class DatabaseModule(abc.ABC):
         """One database call that stores a prepared batch (COPY, bulk request, batch statement...)."""
 
     def prepare_single(self, batch: EventBatch) -> Sequence[Any]:
-        """Turn a batch into per-event items for `insert_single`; runs outside the timed calls."""
+        """Turn a batch into per-event items for `insert_single`, one per event in the batch's order (a
+        run that ends by --duration stops between two of them); runs outside the timed calls."""
         return batch.rows(with_client_key=self.spec.primary_key is PrimaryKey.client)
 
     @abc.abstractmethod
     def insert_single(self, item: Any) -> None:
-        """One database call that stores one event and makes it durable (autocommit)."""
+        """One database call that stores one event and makes it durable (autocommit), or, with
+        --commit-interval, adds it to the open transaction."""
+
+    def commit(self) -> None:
+        """Commit the open transaction of single inserts (--commit-interval); the next insert opens
+        the next one. Only modules with `transactions = True` are asked."""
+        raise NotImplementedError
 
     def flush(self) -> None:
         """Wait until every call in flight has finished (async modules)."""

@@ -9,7 +9,10 @@ detector picks a victim, whose transaction is aborted and retried (counted as re
 Records (simulator/wire/kv_records.py): the key is device, sensor and timestamp as big-endian bytes
 (`key_order=device`, seed 004's clustered layout: a cursor walks one device in time order) or
 timestamp first (`key_order=time`, the sorted layout); the value packs sequence number and
-temperature in 16 bytes. The key order is stored in the environment (`layout.db`): queries read the
+temperature in 16 bytes (and with --measurements N the other N-1 values, 8 bytes each). Workloads:
+the events shape with --sensors (the key's sensor) and --measurements; seed 002's slim, light and
+large tables have no device and time to key a record by, so they are refused, as is
+--commit-interval (see no_transactions_because). The key order is stored in the environment (`layout.db`): queries read the
 data as it was written, and an insert with `--no-clean` refuses another order.
 
 Inserts: a batch is one transaction of puts; a single insert is a transaction of one put. Commits
@@ -93,6 +96,10 @@ class Module(DatabaseModule):
     database_location = "embedded"
     local_only = "BerkeleyDB is embedded: the run's processes share one environment folder, and its bindings are not in the image"
     drivers = ("berkeleydb",)
+    # The key is seed 004's (device, sensor, timestamp): the events shape, with any sensors and measurements.
+    many_measurements = many_sensors = True
+    no_transactions_because = ("a writer chosen as a deadlock victim would lose the whole interval's events, which cannot be sent again; "
+                               "batches are one transaction each")
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -104,6 +111,7 @@ class Module(DatabaseModule):
         self.retry = Retry(self.options.max_retries, self._deadlocked)
 
     def validate(self) -> None:
+        self.validate_workload()
         if self.spec.primary_key not in self.primary_keys:
             raise ModuleError(
                 f"module 'berkeleydb' does not support --primary-key {self.spec.primary_key.value}: a record's key is built from "
@@ -268,7 +276,8 @@ class Module(DatabaseModule):
         self.retry.call(lambda: self._transaction(prepared))
 
     def prepare_single(self, batch: EventBatch) -> list[list[tuple[str, list[bytes], list[bytes]]]]:
-        return [[(table, [key], [value])] for table, keys, values in self.prepare_batch(batch) for key, value in zip(keys, values)]
+        keys, values = kv_records.encode(batch, self._key_order)
+        return [[(table, [key], [value])] for table, key, value in zip(self.table_of_each(batch), keys, values)]
 
     def insert_single(self, item: list[tuple[str, list[bytes], list[bytes]]]) -> None:
         self.retry.call(lambda: self._transaction(item))

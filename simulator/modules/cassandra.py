@@ -16,6 +16,12 @@ Insert modes:
 Writes are upserts of the natural key, so retrying a timed-out or refused write is safe: timeouts,
 unavailable replicas and overloaded coordinators are retried up to `max_retries` times.
 
+Shapes (simulator/shapes.py): `events` as above, with `sensor` and the measurements m1.. as regular
+columns; `light` and `large` rows have a key `id`: a uuid made by Cassandra (`uuid()` in the INSERT,
+--primary-key db or uuid; a timed-out write is then not retried, it might have been stored) or the
+client's key (text); each row is its own partition, a batch one UNLOGGED multi-partition batch; light's
+secondary index is a Cassandra secondary index on val1. `slim` (no key at all) cannot be a CQL table.
+
 Reading back: device-downsample groups by `floor(timestamp, 1m)` on the server (Cassandra 4+); with
 `per_device_queries=client` (YugabyteDB YCQL) the readings of the hour are fetched and bucketed per
 minute on the client, inside the timed query. Scans read one partition at a time in ascending
@@ -48,8 +54,11 @@ from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 log = logging.getLogger("cassandra")
 
 ConsistencyName = Literal["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"]
-# Column order of the INSERT: the order of `EventBatch.rows()`, so rows bind as they are.
-INSERT_COLUMNS = ("timestamp", "device_id", "sequence_number", "temperature")
+# CQL types of each kind of column of the shapes (simulator/shapes.py).
+COLUMN_TYPES = {"timestamp": "timestamp", "device": "text", "sensor": "smallint", "sequence": "bigint", "float": "double",
+                "int16": "smallint", "int32": "int", "text": "text"}
+# The light and large shapes have a key column: a uuid Cassandra makes (uuid() in the INSERT) or the client's key.
+KEYED_SHAPE_KEYS = frozenset({PrimaryKey.db, PrimaryKey.uuid, PrimaryKey.client})
 QUERY_FETCH_SIZE = 5000
 DOWNSAMPLE_END_MS = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
 DDL_TIMEOUT_S = 120.0
@@ -112,6 +121,9 @@ class Module(DatabaseModule):
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
     # Batch requests are timed here, one latency per CQL request, in both sync and async mode.
     times_own_calls = True
+    # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
+    shapes = frozenset({"events", "light", "large"})
+    many_measurements = many_sensors = True
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -120,13 +132,24 @@ class Module(DatabaseModule):
         self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
         self._scans: dict[str, Any] = {}  # table -> prepared scan of one device
         self._in_flight = _InFlight(self.options.max_sync_calls)
-        self.retry = Retry(self.options.max_retries, _is_retryable, first_delay_s=0.05, max_delay_s=2.0)
+        # uuid() makes a new key on every attempt: a write that timed out may have been stored, so it is
+        # not sent again (refusals that guarantee nothing was written still are).
+        self._idempotent = self.layout.shape == "events" or spec.primary_key is PrimaryKey.client
+        retryable = _is_retryable if self._idempotent else _is_refusal
+        self.retry = Retry(self.options.max_retries, retryable, first_delay_s=0.05, max_delay_s=2.0)
 
     def validate(self) -> None:
-        if self.spec.primary_key not in self.primary_keys:
+        self.validate_workload()
+        key = self.spec.primary_key
+        if self.layout.shape == "events" and key not in self.primary_keys:
             raise ModuleError(
                 f"module 'cassandra' keys events by their natural key ((device_id), timestamp, sequence_number) and "
-                f"cannot use --primary-key {self.spec.primary_key.value}; use --primary-key db (the default) or none"
+                f"cannot use --primary-key {key.value}; use --primary-key db (the default) or none"
+            )
+        if self.layout.has_key and self.layout.shape != "events" and key not in KEYED_SHAPE_KEYS:
+            raise ModuleError(
+                f"module 'cassandra' keys --schema {self.layout.shape} rows by a uuid (--primary-key db or uuid: uuid() in the INSERT) "
+                f"or the client's key (client); --primary-key {key.value} does not apply"
             )
         if self.spec.task == "insert" and not self.spec.batch and self.options.max_sync_calls > 1:
             raise ModuleError(
@@ -204,11 +227,16 @@ class Module(DatabaseModule):
             if self.spec.clean:
                 self._session.execute(f"DROP TABLE IF EXISTS {keyspace}.{table}", timeout=DDL_TIMEOUT_S)
             self._session.execute(self.create_table_statement(table), timeout=DDL_TIMEOUT_S)
+            for statement in self.index_statements(table):
+                self._session.execute(statement, timeout=DDL_TIMEOUT_S)
 
     def create_table_statement(self, table: str) -> str:
+        columns = ", ".join(f"{column.name} {COLUMN_TYPES[column.kind]}" for column in self.layout.columns)
+        if self.layout.shape != "events":
+            key = "text" if self.spec.primary_key is PrimaryKey.client else "uuid"
+            return f"CREATE TABLE IF NOT EXISTS {self.options.keyspace}.{table} (id {key} PRIMARY KEY, {columns})"
         return (
-            f"CREATE TABLE IF NOT EXISTS {self.options.keyspace}.{table} ("
-            "device_id text, timestamp timestamp, sequence_number bigint, temperature double, "
+            f"CREATE TABLE IF NOT EXISTS {self.options.keyspace}.{table} ({columns}, "
             "PRIMARY KEY ((device_id), timestamp, sequence_number)"
             ") WITH CLUSTERING ORDER BY (timestamp DESC, sequence_number DESC)"
         )
@@ -216,6 +244,10 @@ class Module(DatabaseModule):
     def server_version(self) -> str | None:
         row = self._session.execute("SELECT release_version FROM system.local", timeout=DDL_TIMEOUT_S).one()
         return f"Cassandra {row[0]}"
+
+    def index_statements(self, table: str) -> list[str]:
+        """The shape's secondary index (light: val1), a Cassandra secondary index."""
+        return [f"CREATE INDEX IF NOT EXISTS {table}_{name} ON {self.options.keyspace}.{table} ({name})" for name in self.layout.indexed]
 
     def count(self) -> int:
         from cassandra import ConsistencyLevel
@@ -239,17 +271,22 @@ class Module(DatabaseModule):
             insert = self._insert_statement(table)
             for rows in self._device_groups(part):
                 statement = BatchStatement(batch_type=BatchType.UNLOGGED)
-                statement.is_idempotent = True
+                statement.is_idempotent = self._idempotent
                 for row in rows:
                     statement.add(insert, row)
                 requests.append(_Request(statement, len(rows)))
         return requests
 
     def _device_groups(self, batch: EventBatch) -> list[list[tuple]]:
-        """The batch's rows grouped per device (one partition each), split at `max_rows_per_batch`."""
-        by_device = batch.select(np.argsort(batch.device_index, kind="stable"))
-        rows = by_device.rows()
-        starts = [0, *(np.flatnonzero(np.diff(by_device.device_index)) + 1).tolist(), len(rows)]
+        """The batch's rows grouped per device (one partition each), split at `max_rows_per_batch`. Rows
+        of the light and large shapes are each their own partition: one group, split the same way."""
+        if self.layout.shape != "events":
+            rows = self._rows(batch)
+            starts = [0, len(rows)]
+        else:
+            by_device = batch.select(np.argsort(batch.device_index, kind="stable"))
+            rows = self._rows(by_device)
+            starts = [0, *(np.flatnonzero(np.diff(by_device.device_index)) + 1).tolist(), len(rows)]
         limit = self.options.max_rows_per_batch
         groups = []
         for begin, end in itertools.pairwise(starts):
@@ -269,11 +306,12 @@ class Module(DatabaseModule):
             self._send(request, time.perf_counter(), attempt=0)
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
-        statements = []
-        for table, part in self.per_table(batch):
-            insert = self._insert_statement(table)
-            statements += [insert.bind(row) for row in part.rows()]
-        return statements
+        inserts = {table: self._insert_statement(table) for table in self.spec.table_names}
+        return [inserts[table].bind(row) for table, row in zip(self.table_of_each(batch), self._rows(batch))]
+
+    def _rows(self, batch: EventBatch) -> list[tuple]:
+        """Rows in the INSERT's column order (timestamps as epoch milliseconds; the key last, if the client's)."""
+        return self.layout.python_rows(batch, key=batch.client_key if self.spec.primary_key is PrimaryKey.client else None)
 
     def insert_single(self, item: Any) -> None:
         begin = time.perf_counter()
@@ -286,11 +324,14 @@ class Module(DatabaseModule):
     def _insert_statement(self, table: str) -> Any:
         statement = self._inserts.get(table)
         if statement is None:
-            columns = ", ".join(INSERT_COLUMNS)
+            columns, values = list(self.layout.names), ["?"] * len(self.layout.names)
+            if self.layout.shape != "events":  # keyed shapes: Cassandra's uuid(), or the client's key
+                columns.append("id")
+                values.append("?" if self.spec.primary_key is PrimaryKey.client else "uuid()")
             statement = self._session.prepare(
-                f"INSERT INTO {self.options.keyspace}.{table} ({columns}) VALUES ({', '.join('?' * len(INSERT_COLUMNS))})"
+                f"INSERT INTO {self.options.keyspace}.{table} ({', '.join(columns)}) VALUES ({', '.join(values)})"
             )
-            statement.is_idempotent = True
+            statement.is_idempotent = self._idempotent
             self._inserts[table] = statement
         return statement
 
@@ -493,6 +534,17 @@ def _is_retryable(error: Exception) -> bool:
     if isinstance(error, NoHostAvailable):
         return bool(error.errors) and all(_is_retryable(inner) for inner in error.errors.values())
     return isinstance(error, (WriteTimeout, OperationTimedOut, Unavailable, OverloadedErrorMessage))
+
+
+def _is_refusal(error: Exception) -> bool:
+    """Errors after which the write was certainly not applied: missing replicas, overload."""
+    from cassandra import Unavailable
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.protocol import OverloadedErrorMessage
+
+    if isinstance(error, NoHostAvailable):
+        return bool(error.errors) and all(_is_refusal(inner) for inner in error.errors.values())
+    return isinstance(error, (Unavailable, OverloadedErrorMessage))
 
 
 def _describe(error: Exception) -> str:

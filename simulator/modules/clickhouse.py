@@ -14,6 +14,13 @@ and knows no async_insert, so there timestamps are Int64 epoch milliseconds and 
 Strings. MergeTree keeps every row (its sorting key is not unique): --primary-key db (the default)
 and none both mean "no key column"; the other modes are refused.
 
+Shapes (simulator/shapes.py), columns in the layout's order: `events` with `sensor` (Int16) and the
+measurements m1.. (Float64) as further columns; `slim`, `light` (val1, val2 Int16) and `large` (text
+String, i1..i8 Int32) sorted by timestamp alone (they have no device). Light's secondary index: the
+18.16 server has no data-skipping indexes (they came in 19.6 behind a setting), and a MergeTree has no
+other secondary index, so none is made (notes() says so). --commit-interval is refused: an INSERT is
+ClickHouse's unit of atomicity, there is no transaction to commit.
+
 Reading back: the six queries (device-downsample buckets epoch milliseconds with intDiv, answers
 fetched as columns), and scans streamed block by block with `execute_iter` (`max_block_size` = the
 page size). Timestamps are read as epoch milliseconds (`toUnixTimestamp64Milli` on DateTime64, a
@@ -38,8 +45,8 @@ from simulator.events import EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
+from simulator.shapes import Layout
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
-from simulator.wire.sql import EVENT_COLUMNS
 
 log = logging.getLogger("clickhouse")
 
@@ -48,6 +55,8 @@ AUTHENTICATION_CODES = {192, 193, 516}
 # Rows buffered by async inserts without waiting are written within async_insert_busy_timeout_ms
 # (200 ms by default); the count check waits this long at most.
 ASYNC_INSERT_COUNT_LIMIT_S = 60.0
+# ClickHouse types of the shapes' kinds of column (timestamp and device: as the dialect says).
+COLUMN_TYPES = {"sensor": "Int16", "sequence": "Int64", "float": "Float64", "int16": "Int16", "int32": "Int32", "text": "String"}
 
 
 class ClickhouseOptions(ModuleOptions):
@@ -95,12 +104,13 @@ class ServerDialect:
             low_cardinality=options.device_type == "LowCardinality" or (options.device_type == "auto" and has_low_cardinality),
         )
 
-    def create_table(self, qualified_table: str) -> str:
-        timestamp = "DateTime64(3, 'UTC')" if self.datetime64 else "Int64"
-        device = "LowCardinality(String)" if self.low_cardinality else "String"
-        return (f"CREATE TABLE IF NOT EXISTS {qualified_table} (timestamp {timestamp}, device_id {device}, "
-                f"sequence_number Int64, temperature Float64) ENGINE = MergeTree() "
-                f"PARTITION BY toYYYYMM({self.as_datetime('timestamp')}) ORDER BY (device_id, timestamp)")
+    def create_table(self, qualified_table: str, layout: Layout) -> str:
+        types = {**COLUMN_TYPES, "timestamp": "DateTime64(3, 'UTC')" if self.datetime64 else "Int64",
+                 "device": "LowCardinality(String)" if self.low_cardinality else "String"}
+        columns = ", ".join(f"{column.name} {types[column.kind]}" for column in layout.columns)
+        order = "(device_id, timestamp)" if layout.has("device") else "(timestamp)"
+        return (f"CREATE TABLE IF NOT EXISTS {qualified_table} ({columns}) ENGINE = MergeTree() "
+                f"PARTITION BY toYYYYMM({self.as_datetime('timestamp')}) ORDER BY {order}")
 
     def as_datetime(self, column: str) -> str:
         """An expression of DateTime (seconds) for the stored timestamp column."""
@@ -138,6 +148,9 @@ class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = True
+    no_transactions_because = "an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -145,10 +158,11 @@ class Module(DatabaseModule):
         self.dialect: ServerDialect | None = None
         database = self.options.database
         self._tables = {table: f"{database}.{table}" for table in self.spec.table_names}
-        self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(EVENT_COLUMNS)}) VALUES" for table, qualified in self._tables.items()}
+        self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in self._tables.items()}
 
     def validate(self) -> None:
-        if self.spec.primary_key not in self.primary_keys:
+        self.validate_workload()
+        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'clickhouse' stores events in a MergeTree sorted by (device_id, timestamp), which has no unique key: "
                 f"--primary-key {self.spec.primary_key.value} does not apply; use db (the default) or none"
@@ -166,6 +180,9 @@ class Module(DatabaseModule):
 
     def notes(self) -> list[str]:
         notes = []
+        if self.layout.indexed:
+            notes.append(f"--schema {self.layout.shape}: no secondary index on {', '.join(self.layout.indexed)} (a MergeTree has none; "
+                         "data-skipping indexes are not in this module)")
         if self.dialect is not None and not self.dialect.datetime64:
             notes.append(f"ClickHouse {'.'.join(map(str, self.dialect.version))}: timestamps stored as Int64 epoch milliseconds (no DateTime64 before 20.1)")
         if self.spec.task == "insert" and not self.spec.batch and not self.options.async_insert:
@@ -228,7 +245,7 @@ class Module(DatabaseModule):
         for qualified in self._tables.values():
             if self.spec.clean:
                 self._execute(f"DROP TABLE IF EXISTS {qualified}")
-            self._execute(self.dialect.create_table(qualified))
+            self._execute(self.dialect.create_table(qualified, self.layout))
 
     def server_version(self) -> str | None:
         return f"ClickHouse {self._execute('SELECT version()')[0][0]}"
@@ -249,15 +266,21 @@ class Module(DatabaseModule):
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
-        return [(self._inserts[table], _columns(part)) for table, part in self.per_table(batch)]
+        return [(self._inserts[table], self._columns(part)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: list[tuple[str, list[np.ndarray]]]) -> None:
         for statement, columns in prepared:
             self._execute(statement, columns, columnar=True)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
-        return [(self._inserts[table], [column[i : i + 1] for column in _columns(part)])
-                for table, part in self.per_table(batch) for i in range(len(part))]
+        """One one-row INSERT per event, in the batch's order (a --duration run may stop between two)."""
+        columns = self._columns(batch)
+        return [(self._inserts[table], [column[i : i + 1] for column in columns]) for i, table in enumerate(self.table_of_each(batch))]
+
+    def _columns(self, batch: EventBatch) -> list[np.ndarray]:
+        """The layout's columns in INSERT order; timestamps as epoch ms, which is also how DateTime64(3)
+        takes them (the driver writes integers as the column's raw ticks)."""
+        return [column.values(batch) for column in self.layout.columns]
 
     def insert_single(self, item: tuple[str, list[np.ndarray]]) -> None:
         statement, columns = item
@@ -314,12 +337,6 @@ class Module(DatabaseModule):
 
 def _rows_of_columns(columns: list[np.ndarray]) -> list[tuple]:
     return list(zip(*(column.tolist() for column in columns)))
-
-
-def _columns(batch: EventBatch) -> list[np.ndarray]:
-    """The event columns in EVENT_COLUMNS order; timestamps as epoch ms, which is also how DateTime64(3)
-    takes them (the driver writes integers as the column's raw ticks)."""
-    return [batch.timestamp_ms, batch.device_id, batch.sequence_number, batch.temperature]
 
 
 def _first_line(error: Exception) -> str:

@@ -70,6 +70,7 @@ class ElasticsearchOptions(ModuleOptions):
     query_page_size: int = Field(10_000, ge=1, le=65_536, description="buckets per page of the per-device queries")
     request_cache: bool = Field(False, description="let repeated query runs be answered from the shard request cache")
     max_retries: int = Field(10, ge=0, description="retries of events rejected with 429 (bulk queue full)")
+    key_order: Literal["device", "time"] = Field("device", description="--primary-key client: _id led by the device id, or by the timestamp")
 
     @field_validator("hosts", mode="before")
     @classmethod
@@ -109,11 +110,19 @@ class BulkRequest:
         return self.full_body if positions is None else text_rows.compact(self.rows[positions])
 
 
+# Mapping types of each kind of column of the shapes (simulator/shapes.py); texts are keywords (not analysed).
+FIELD_TYPES = {"timestamp": {"type": "date", "format": "epoch_millis"}, "device": {"type": "keyword"}, "sensor": {"type": "short"},
+               "sequence": {"type": "long"}, "float": {"type": "double"}, "int16": {"type": "short"}, "int32": {"type": "integer"},
+               "text": {"type": "keyword"}}
+
+
 class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
     drivers = ("httpx",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = True
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -129,9 +138,17 @@ class Module(DatabaseModule):
         super().validate()
         if (self.options.username is None) != (self.options.password is None):
             raise ModuleError("options 'username' and 'password' of the elasticsearch module go together")
+        if self.options.key_order != "device" and self.spec.primary_key is not PrimaryKey.client:
+            raise ModuleError("module 'elasticsearch': key_order orders the client's keys: it needs --primary-key client")
         if self.spec.task == "scan" and self.spec.scan_page_size > MAX_PAGE:
             raise ModuleError(f"{PRODUCT} returns at most {MAX_PAGE:,} hits per scroll page (index.max_result_window): "
                               f"use --page-size {MAX_PAGE} or less")
+
+    def notes(self) -> list[str]:
+        if self.layout.shape in ("slim", "light"):
+            index = "lack of an index" if self.layout.shape == "slim" else "one secondary index"
+            return [f"Elasticsearch indexes every field: --schema {self.layout.shape}'s {index} does not apply"]
+        return []
 
     def batch_kind(self) -> str:
         return "_bulk request"
@@ -207,12 +224,7 @@ class Module(DatabaseModule):
                 raise SearchServerError(f"creating index {index} failed: {_reason(answer, '')}")
 
     def index_definition(self) -> dict:
-        properties = {
-            "timestamp": {"type": "date", "format": "epoch_millis"},
-            "device_id": {"type": "keyword"},
-            "sequence_number": {"type": "long"},
-            "temperature": {"type": "double"},
-        }
+        properties = {column.name: FIELD_TYPES[column.kind] for column in self.layout.columns}
         if self._with_key:
             properties["id"] = {"type": "keyword"}
         settings = {
@@ -263,7 +275,7 @@ class Module(DatabaseModule):
     def prepare_batch(self, batch: EventBatch) -> BulkRequest:
         action = [text_rows.constant('{"create":{"_index":"'), text_rows.fixed(self._index_of(batch))]
         if self._with_key:
-            action += [text_rows.constant('","_id":"'), text_rows.fixed(batch.client_key)]
+            action += [text_rows.constant('","_id":"'), text_rows.fixed(self._keys(batch))]
         action.append(text_rows.constant('"}}\n'))
         rows = text_rows.text_rows(action + self._document(batch), len(batch))
         return BulkRequest(rows, text_rows.compact(rows))
@@ -302,7 +314,7 @@ class Module(DatabaseModule):
         documents = text_rows.compact(text_rows.text_rows(self._document(batch), len(batch))).splitlines()
         indices = self._index_of(batch).astype("U").tolist()
         if self._with_key:
-            paths = [f"/{index}/_create/{key}" for index, key in zip(indices, batch.client_key.astype("U").tolist())]
+            paths = [f"/{index}/_create/{key}" for index, key in zip(indices, self._keys(batch).astype("U").tolist())]
         else:
             paths = [f"/{index}/_doc" for index in indices]
         return list(zip(paths, documents))
@@ -323,19 +335,18 @@ class Module(DatabaseModule):
         names = np.array(self.spec.table_names, dtype="S")
         return names[batch.device_index % len(names)]
 
+    def _keys(self, batch: EventBatch) -> np.ndarray:
+        return batch.time_first_key if self.options.key_order == "time" else batch.client_key
+
     def _document(self, batch: EventBatch) -> list[np.ndarray]:
         """The text columns of each event's JSON document line."""
-        columns = [
-            text_rows.constant('{"timestamp":'), text_rows.integers(batch.timestamp_ms),
-            text_rows.constant(',"device_id":"'), text_rows.fixed(batch.device_id),
-            text_rows.constant('","sequence_number":'), text_rows.integers(batch.sequence_number),
-            text_rows.constant(',"temperature":'), text_rows.decimals(batch.temperature),
-        ]
+        columns: list[np.ndarray] = []
+        for position, column in enumerate(self.layout.columns):
+            columns.append(text_rows.constant(("{" if position == 0 else ",") + f'"{column.name}":'))
+            columns += text_rows.value(column.kind, column.values(batch))
         if self._with_key:
-            columns += [text_rows.constant(',"id":"'), text_rows.fixed(batch.client_key)]
-            columns.append(text_rows.constant('"}\n'))
-        else:
-            columns.append(text_rows.constant("}\n"))
+            columns += [text_rows.constant(',"id":"'), text_rows.fixed(self._keys(batch)), text_rows.constant('"')]
+        columns.append(text_rows.constant("}\n"))
         return columns
 
     # -- the record of expected answers ------------------------------------------------------

@@ -1,7 +1,11 @@
 """InfluxDB through the v2 API (influxdb-client): InfluxDB 2.x, and InfluxDB 1.8 in its v2-compatible mode.
 
-Events are points of the measurement `events` (events0..events3 with --tables multiple), tag
-`device_id`, fields `temperature` and `sequence_number`, timestamps in milliseconds. A point is
+Events are points of the measurement `events` (events0..eventsN-1 with --tables N), tag `device_id`
+(and `sensor` with --sensors), fields `temperature` (and m1.. with --measurements) and
+`sequence_number`, timestamps in milliseconds. Other shapes (simulator/shapes.py) keep the device tag
+(a point is identified by its series and time: without it, the points of workers with equal
+timestamps would overwrite each other); light's indexed column val1 is a tag (InfluxDB indexes tags
+only, so that is its secondary index), the other values are fields, large's text a string field. A point is
 identified by its series (measurement + tags) and time, so there is no primary key: `--primary-key db`
 (the default) and `none` are accepted and mean the same, every other mode is rejected.
 
@@ -35,6 +39,7 @@ from simulator.errors import one_line
 from simulator.events import EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.shapes import Column
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
 
@@ -76,6 +81,8 @@ class Module(DatabaseModule):
     options: InfluxdbOptions
     drivers = ("influxdb-client",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = True
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -199,9 +206,11 @@ class Module(DatabaseModule):
         return f"InfluxDB {self._version}"  # the X-Influxdb-Version header of GET /ping, read at connect
 
     def count(self) -> int:
-        """Events in the run's measurements: the number of temperature values over all time."""
-        tables = self._call("counting", self._client.query_api().query, f"{self._data()}\ndata |> group() |> count()",
-                            org=self.options.org)
+        """Events in the run's measurements: the number of values of a field every point has, over all time."""
+        measurements = " or ".join(f'r._measurement == "{name}"' for name in self.spec.table_names)
+        flux = (f'from(bucket: "{self.options.bucket}") |> {RANGE}\n'
+                f'  |> filter(fn: (r) => ({measurements}) and r._field == "{self._count_field}") |> group() |> count()')
+        tables = self._call("counting", self._client.query_api().query, flux, org=self.options.org)
         return sum(int(record.get_value()) for table in tables for record in table.records)
 
     # -- workers ---------------------------------------------------------------------------
@@ -223,15 +232,33 @@ class Module(DatabaseModule):
         self._call("write", self._write.write, bucket=self.options.bucket, org=self.options.org, record=lines,
                    write_precision=WritePrecision.MS)
 
+    @property
+    def _tags(self) -> list[Column]:
+        """Tags: the device (and sensor), and light's indexed column (InfluxDB indexes tags only)."""
+        return [column for column in self.layout.columns if column.kind in ("device", "sensor") or column.name in self.layout.indexed]
+
+    @property
+    def _fields(self) -> list[Column]:
+        tags = self._tags
+        return [column for column in self.layout.columns if column.kind != "timestamp" and column not in tags]
+
+    @property
+    def _count_field(self) -> str:
+        return next(column.name for column in self._fields if column.kind != "sequence")
+
     def _lines(self, batch: EventBatch) -> np.ndarray:
-        """Line protocol, one row per event (see _text_rows). A device always goes to the same measurement."""
+        """Line protocol, one row per event (see _text_rows). A device always goes to the same measurement.
+        Every shape keeps the device tag: a point is its series and time, and without it the points of
+        different workers with equal timestamps would overwrite each other."""
         names = np.array(self.spec.table_names, dtype="S")
-        columns = [
-            text_rows.fixed(names[batch.device_index % len(names)]), text_rows.constant(",device_id="), text_rows.fixed(batch.device_id),
-            text_rows.constant(" temperature="), text_rows.decimals(batch.temperature),
-            text_rows.constant(",sequence_number="), text_rows.integers(batch.sequence_number), text_rows.constant("i "),
-            text_rows.integers(batch.timestamp_ms), text_rows.constant("\n"),
-        ]
+        columns = [text_rows.fixed(names[batch.device_index % len(names)])]
+        if self.layout.shape != "events":
+            columns += [text_rows.constant(",device_id="), text_rows.fixed(batch.device_id)]
+        for column in self._tags:
+            columns += [text_rows.constant(f",{column.name}="), _tag_text(column.kind, column.values(batch))]
+        for position, column in enumerate(self._fields):
+            columns += [text_rows.constant((" " if position == 0 else ",") + f"{column.name}="), *_field_text(column.kind, column.values(batch))]
+        columns += [text_rows.constant(" "), text_rows.integers(batch.timestamp_ms), text_rows.constant("\n")]
         return text_rows.text_rows(columns, len(batch))
 
     # -- the record of expected answers ------------------------------------------------------
@@ -349,6 +376,19 @@ def _tag_value(text: str) -> str:
 def _string_field(text: str) -> str:
     """Line protocol escaping of a string field value."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _tag_text(kind: str, values: np.ndarray) -> np.ndarray:
+    return text_rows.fixed(values) if kind == "device" else text_rows.integers(values)
+
+
+def _field_text(kind: str, values: np.ndarray) -> list[np.ndarray]:
+    """A field's value as line protocol writes it: floats as they are, integers with `i`, strings quoted."""
+    if kind == "float":
+        return [text_rows.decimals(values)]
+    if kind == "text":
+        return [text_rows.constant('"'), text_rows.fixed(values), text_rows.constant('"')]
+    return [text_rows.integers(values), text_rows.constant("i")]
 
 
 def _named(aggregates: list[str], stream: str) -> str:

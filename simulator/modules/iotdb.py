@@ -15,6 +15,15 @@ there is no key column: --primary-key db (the default) and none are accepted and
 Tablets are encoded (big-endian columns, the device ids' STRING column) in prepare_batch, outside
 the timed call. IoTDB counts data points (rows x measurements, seed 003's unit): see notes().
 
+Workloads (simulator/shapes.py): `--measurements N` adds the measurements m1..m{N-1} (DOUBLE) to each
+device beside temperature (tree: the aligned device's timeseries; table: FIELDs), so a row holds N
+data points; `--sensors M` makes each sensor a device of its own under its device's node
+(tree: root.<database>.<table>.`<device id>`.s<k>; table: a second TAG `sensor`). Seed 002's shapes
+(slim, light, large) are refused: their rows have no device to make a series of (a point being its
+series and time, the rows of different workers with equal timestamps would overwrite each other), and
+light's auto-increment key and secondary index have no counterpart. --commit-interval is refused: IoTDB
+has no transactions. Single inserts go in the batch's order.
+
 Reading back: the six queries in either model (tree: GROUP BY LEVEL, ALIGN BY DEVICE, SELECT LAST and,
 for device-downsample, GROUP BY ([start, end), 1m) on the device; table: SQL with last_by and
 date_bin), and scans of one device's points in time order, fetched a page (the query's fetch size)
@@ -45,8 +54,6 @@ from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 log = logging.getLogger("iotdb")
 
-MEASUREMENTS = ["sequence_number", "temperature"]
-TABLE_COLUMNS = ["device_id", *MEASUREMENTS]
 # Status codes of IoTDB 2.0 (TSStatusCode) the module handles.
 PATH_NOT_EXIST = 508
 # setup() writes one point here (outside the run's tables) so the database's data regions exist
@@ -71,14 +78,25 @@ class Module(DatabaseModule):
     Options = IotdbOptions
     options: IotdbOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+    many_measurements = many_sensors = True
+    no_transactions_because = "IoTDB has no transactions to commit every S seconds"
 
     def __init__(self, spec):
         super().__init__(spec)
         self._session = None
         self._tree = self.options.model == "tree"
-        self._paths: dict[tuple[str, bytes], str] = {}  # (table, device id) -> device path
+        self._paths: dict[tuple[str, bytes, int], str] = {}  # (table, device id, sensor) -> device path
+        # The stored measurements of a row: sequence_number (INT64), temperature and m1.. (DOUBLE).
+        self._measurements = [column for column in self.layout.columns if column.kind in ("sequence", "float")]
+        self.measurement_names = [column.name for column in self._measurements]
 
     def validate(self) -> None:
+        if self.spec.shape != "events":
+            raise ModuleError(
+                f"module 'iotdb' does not support --schema {self.spec.shape}: IoTDB stores series of devices, and these rows have no "
+                "device (rows of different workers with equal timestamps would overwrite each other; use --schema events)"
+            )
+        self.validate_workload()
         if self.spec.primary_key not in self.primary_keys:
             raise ModuleError(
                 f"module 'iotdb' identifies a point by its series and time and has no key column: "
@@ -95,10 +113,11 @@ class Module(DatabaseModule):
         return super().insert_mode()
 
     def notes(self) -> list[str]:
+        values = len(self._measurements) - 1
         notes = [
-            "IoTDB counts data points (rows x measurements, seed 003's unit): an event is one row with one measured "
-            "value (temperature), so points/s = inserts/s; sequence_number is stored beside it as a second series "
-            "(2 values per row on disk)",
+            f"IoTDB counts data points (rows x measurements, seed 003's unit): an event is one row with {values} measured "
+            f"value{'s' if values > 1 else ''} ({', '.join(self.measurement_names[1:])}), so points/s = {values} x inserts/s; "
+            f"sequence_number is stored beside them as one more series ({values + 1} values per row on disk)",
         ]
         if self._tree:
             notes.append("tree model: setup creates the devices' aligned timeseries and the database's data regions (one "
@@ -157,10 +176,11 @@ class Module(DatabaseModule):
             if self.spec.clean:
                 self._statement(f"DELETE TIMESERIES {database}.{table}.**", missing_ok=True)
             else:
-                existing = set(self._column(f"SHOW DEVICES {database}.{table}.*", "Device"))
-            wanted = [path for (name, _), path in self._run_devices().items() if name == table and path not in existing]
+                existing = set(self._column(f"SHOW DEVICES {database}.{table}.**", "Device"))
+            wanted = [path for (name, _, _), path in self._run_devices().items() if name == table and path not in existing]
+            columns = ", ".join(f"{name} {'INT64' if name == 'sequence_number' else 'DOUBLE'}" for name in self.measurement_names)
             for path in wanted:
-                self._statement(f"CREATE ALIGNED TIMESERIES {path}(sequence_number INT64, temperature DOUBLE)")
+                self._statement(f"CREATE ALIGNED TIMESERIES {path}({columns})")
             log.info("%s: %d devices created, %d existed", table, len(wanted), len(existing))
         self._statement(f"INSERT INTO {database}.{SETUP_MARKER}(timestamp, ready) VALUES ({TIME_ORIGIN_MS}, true)")
 
@@ -171,24 +191,29 @@ class Module(DatabaseModule):
         for table in self.spec.table_names:
             if self.spec.clean:
                 self._statement(f"DROP TABLE IF EXISTS {table}")
-            self._statement(f"CREATE TABLE IF NOT EXISTS {table} (device_id STRING TAG, sequence_number INT64 FIELD, temperature DOUBLE FIELD)")
+            fields = ", ".join(f"{name} {'INT64' if name == 'sequence_number' else 'DOUBLE'} FIELD" for name in self.measurement_names)
+            tags = "device_id STRING TAG" + (", sensor STRING TAG" if self.spec.sensors > 1 else "")
+            self._statement(f"CREATE TABLE IF NOT EXISTS {table} ({tags}, {fields})")
         self._statement(f"CREATE TABLE IF NOT EXISTS {SETUP_MARKER} (ready BOOLEAN FIELD)")
         self._statement(f"INSERT INTO {SETUP_MARKER}(time, ready) VALUES ({TIME_ORIGIN_MS}, true)")
 
-    def _run_devices(self) -> dict[tuple[str, bytes], str]:
-        """Every device of the run (all workers), keyed by (table, device id), with its tree path."""
+    def _run_devices(self) -> dict[tuple[str, bytes, int], str]:
+        """Every device (with --sensors: every sensor) of the run, all workers, keyed by (table, device id,
+        sensor), with its tree path."""
         tables = self.spec.table_names
         devices = {}
         for worker in range(self.spec.workers):
-            for index, device in enumerate(device_ids(worker, self.spec.devices_per_worker)):
+            for index, device in enumerate(device_ids(worker, self.spec.devices_of(worker))):
                 table = tables[index % len(tables)]
-                devices[(table, bytes(device))] = self._path(table, bytes(device))
+                for sensor in range(self.spec.sensors):
+                    devices[(table, bytes(device), sensor)] = self._path(table, bytes(device), sensor)
         return devices
 
-    def _path(self, table: str, device: bytes) -> str:
-        path = self._paths.get((table, device))
+    def _path(self, table: str, device: bytes, sensor: int = 0) -> str:
+        path = self._paths.get((table, device, sensor))
         if path is None:
-            path = self._paths[(table, device)] = f"root.{self.options.database}.{table}.`{device.decode()}`"
+            path = f"root.{self.options.database}.{table}.`{device.decode()}`" + (f".s{sensor}" if self.spec.sensors > 1 else "")
+            self._paths[(table, device, sensor)] = path
         return path
 
     def server_version(self) -> str | None:
@@ -197,10 +222,12 @@ class Module(DatabaseModule):
 
     def count(self) -> int:
         if self._tree:
-            series = ", ".join(f"root.{self.options.database}.{table}.*" for table in self.spec.table_names)
+            series = ", ".join(f"root.{self.options.database}.{table}.**" for table in self.spec.table_names)
             values = self._first_row(f"SELECT count(temperature) FROM {series} GROUP BY LEVEL = 1")
         else:
-            values = [sum(self._first_row(f"SELECT count(*) FROM {table}")[0] for table in self.spec.table_names)]
+            # count(temperature), not count(*): IoTDB 2.0.1 brings back the times (without values) of rows
+            # of a dropped table once a table of the same name gets new rows, and count(*) counts them.
+            values = [sum(self._first_row(f"SELECT count(temperature) FROM {table}")[0] for table in self.spec.table_names)]
         return int(values[0]) if values else 0
 
     # -- workers ---------------------------------------------------------------------------
@@ -217,39 +244,45 @@ class Module(DatabaseModule):
                 self._session.insert_relational_tablet(tablet)
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
+        """One item per event, in the batch's order (a --duration run may stop between two)."""
+        tables = self.table_of_each(batch)
         if not self._tree:
-            return [self._table_tablet(table, part.select(slice(i, i + 1))) for table, part in self.per_table(batch) for i in range(len(part))]
-        items = []
-        for table, part in self.per_table(batch):
-            for timestamp, device, sequence, temperature in zip(part.timestamp_ms.tolist(), part.device_id.tolist(),
-                                                                part.sequence_number.tolist(), part.temperature.tolist()):
-                items.append((self._path(table, device), timestamp, [sequence, temperature]))
-        return items
+            return [self._table_tablet(table, batch.select(slice(i, i + 1))) for i, table in enumerate(tables)]
+        sensors = batch.sensor_index.tolist() if batch.sensor_index is not None else [0] * len(batch)
+        values = list(zip(*(column.values(batch).tolist() for column in self._measurements)))
+        return [(self._path(table, device, sensor), timestamp, list(row))
+                for table, device, sensor, timestamp, row in zip(tables, batch.device_id.tolist(), sensors, batch.timestamp_ms.tolist(), values)]
 
     def insert_single(self, item: Any) -> None:
         if self._tree:
-            from iotdb.utils.IoTDBConstants import TSDataType
-
             path, timestamp, values = item
-            self._session.insert_aligned_record(path, timestamp, MEASUREMENTS, [TSDataType.INT64, TSDataType.DOUBLE], values)
+            self._session.insert_aligned_record(path, timestamp, self.measurement_names, self._types(), values)
         else:
             self._session.insert_relational_tablet(item)
 
-    def _device_tablets(self, table: str, part: EventBatch) -> list[Any]:
-        """One aligned tablet per device of `part`, each in time order, columns already big-endian."""
+    def _types(self) -> list[Any]:
         from iotdb.utils.IoTDBConstants import TSDataType
 
-        order = np.argsort(part.device_index, kind="stable")
-        devices = part.device_index[order]
-        starts = np.flatnonzero(np.r_[True, devices[1:] != devices[:-1]])
+        return [TSDataType.INT64 if column.kind == "sequence" else TSDataType.DOUBLE for column in self._measurements]
+
+    def _big_endian(self, batch: EventBatch) -> list[np.ndarray]:
+        return [column.values(batch).astype(">i8" if column.kind == "sequence" else ">f8") for column in self._measurements]
+
+    def _device_tablets(self, table: str, part: EventBatch) -> list[Any]:
+        """One aligned tablet per device (with --sensors: per sensor) of `part`, each in time order,
+        columns already big-endian."""
+        series = part.device_index if part.sensor_index is None else part.device_index * self.spec.sensors + part.sensor_index
+        order = np.argsort(series, kind="stable")
+        ordered = series[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         ends = np.r_[starts[1:], len(order)]
         timestamps = part.timestamp_ms[order].astype(">i8")
-        sequence = part.sequence_number[order].astype(">i8")
-        temperature = part.temperature[order].astype(">f8")
-        tablet = _encoded_tablet_class()
+        columns = [column[order] for column in self._big_endian(part)]
+        sensors = part.sensor_index[order].tolist() if part.sensor_index is not None else [0] * len(order)
+        tablet, types = _encoded_tablet_class(), self._types()
         return [
-            tablet(self._path(table, bytes(part.device_id[order[start]])), MEASUREMENTS, [TSDataType.INT64, TSDataType.DOUBLE],
-                   [sequence[start:end], temperature[start:end]], timestamps[start:end])
+            tablet(self._path(table, bytes(part.device_id[order[start]]), sensors[start]), self.measurement_names, types,
+                   [column[start:end] for column in columns], timestamps[start:end])
             for start, end in zip(starts.tolist(), ends.tolist())
         ]
 
@@ -258,10 +291,14 @@ class Module(DatabaseModule):
         from iotdb.utils.IoTDBConstants import TSDataType
         from iotdb.utils.Tablet import ColumnType
 
+        tags, tag_values = ["device_id"], [part.device_id]
+        if part.sensor_index is not None:
+            tags.append("sensor")
+            tag_values.append(np.char.add(b"s", np.char.zfill(part.sensor_index.astype("S4"), 4)))
         return _encoded_tablet_class()(
-            table, TABLE_COLUMNS, [TSDataType.STRING, TSDataType.INT64, TSDataType.DOUBLE],
-            [part.device_id, part.sequence_number.astype(">i8"), part.temperature.astype(">f8")], part.timestamp_ms.astype(">i8"),
-            column_types=[ColumnType.TAG, ColumnType.FIELD, ColumnType.FIELD],
+            table, [*tags, *self.measurement_names], [TSDataType.STRING] * len(tags) + self._types(),
+            [*tag_values, *self._big_endian(part)], part.timestamp_ms.astype(">i8"),
+            column_types=[ColumnType.TAG] * len(tags) + [ColumnType.FIELD] * len(self._measurements),
         )
 
     # -- the record of expected answers ------------------------------------------------------

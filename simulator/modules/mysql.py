@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.retry import Retry
 from simulator.spec import PrimaryKey
@@ -50,10 +50,19 @@ class MysqlOptions(ModuleOptions):
     connect_timeout: int = Field(10, ge=1)
 
 
+# Column types of each kind of column of the shapes (simulator/shapes.py).
+COLUMN_TYPES = {"timestamp": "DATETIME(3)", "device": f"VARCHAR({DEVICE_ID_WIDTH})", "sensor": "SMALLINT", "sequence": "BIGINT",
+                "float": "DOUBLE", "int16": "SMALLINT", "int32": "INT", "text": f"VARCHAR({TEXT_WIDTH})"}
+# How a value of each kind is written in SQL text: quoted, or as Python writes the number.
+_LITERALS = {"timestamp": "'{}'", "device": "'{}'", "text": "'{}'", "float": "{!r}"}
+
+
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
     drivers = ("PyMySQL",)
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = transactions = True
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -61,7 +70,19 @@ class Module(DatabaseModule):
         self._server_version = ""
         self.retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = spec.primary_key is PrimaryKey.client
-        self._insert_head = "INSERT INTO {table} (" + ", ".join(sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())) + ") VALUES "
+        columns = self.layout.names + (("id",) if self._with_key else ())
+        self._insert_head = "INSERT INTO {table} (" + ", ".join(columns) + ") VALUES "
+        literals = [_LITERALS.get(column.kind, "{}") for column in self.layout.columns] + (["'{}'"] if self._with_key else [])
+        self._row_format = "(" + ",".join(literals) + ")"
+
+    def validate(self) -> None:
+        super().validate()
+        self.check_query_indices(self.options.create_indices)
+
+    def notes(self) -> list[str]:
+        if (self.options.engine or "").lower() == "myisam" and (self.spec.batch or self.spec.commit_interval_s):
+            return ["MyISAM has no transactions: every statement is stored on its own and COMMIT does nothing"]
+        return []
 
     @property
     def batch_mode(self) -> str:
@@ -81,7 +102,7 @@ class Module(DatabaseModule):
             self._conn = pymysql.connect(
                 host=options.host, port=options.port, user=options.user, password=options.password or "",
                 database=options.database, connect_timeout=options.connect_timeout, charset="utf8mb4",
-                autocommit=not self.spec.batch,
+                autocommit=not self.spec.batch and not self.spec.commit_interval_s,
             )
         except pymysql.err.OperationalError as error:
             reason = error.args[1] if len(error.args) > 1 else str(error)
@@ -129,7 +150,8 @@ class Module(DatabaseModule):
                         ) from None
                     raise
                 if self.options.create_indices:
-                    self._create_indices(cursor, table)
+                    self._create_indices(cursor, table, sql_common.index_statements(table))
+                self._create_indices(cursor, table, sql_common.shape_index_statements(table, self.layout))
 
     def create_table_statement(self, table: str) -> str:
         key_column = {
@@ -140,12 +162,7 @@ class Module(DatabaseModule):
             PrimaryKey.none: None,
         }[self.spec.primary_key]
         parts = [key_column] if key_column else []
-        parts += [
-            "timestamp DATETIME(3) NOT NULL",
-            f"device_id VARCHAR({DEVICE_ID_WIDTH}) NOT NULL",
-            "sequence_number BIGINT NOT NULL",
-            "temperature DOUBLE NOT NULL",
-        ]
+        parts += [f"{column.name} {COLUMN_TYPES[column.kind]} NOT NULL" for column in self.layout.columns]
         if self.options.primary_key_constraint:
             parts.append(self.options.primary_key_constraint)
             if "AUTO_INCREMENT" in (key_column or ""):
@@ -160,14 +177,14 @@ class Module(DatabaseModule):
             return "id UUID NOT NULL DEFAULT UUID()"  # MariaDB's native 16-byte type
         return "id CHAR(36) NOT NULL DEFAULT (UUID())"
 
-    def _create_indices(self, cursor, table: str) -> None:
+    def _create_indices(self, cursor, table: str, statements: list[str]) -> None:
         # MySQL has no CREATE INDEX IF NOT EXISTS: look before creating (matters with --no-clean).
         cursor.execute(
             "SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = %s",
             (table,),
         )
         existing = {row[0] for row in cursor.fetchall()}
-        for statement in sql_common.index_statements(table):
+        for statement in statements:
             name = statement.split(" ON ")[0].split()[-1]
             if name not in existing:
                 cursor.execute(statement.replace(" IF NOT EXISTS", ""))
@@ -238,32 +255,26 @@ class Module(DatabaseModule):
         self.retry.call(transaction, before_retry=self._conn.rollback)
 
     def prepare_single(self, batch: EventBatch) -> list[str]:
-        statements: list[str] = []
-        for table, part in self.per_table(batch):
-            head = self._insert_head.format(table=table)
-            statements += [head + row for row in self._values(part)]
-        return statements
+        heads = {table: self._insert_head.format(table=table) for table in self.spec.table_names}
+        return [heads[table] + row for table, row in zip(self.table_of_each(batch), self._values(batch))]
 
     def insert_single(self, statement: str) -> None:
         def call() -> None:
             with self._conn.cursor() as cursor:
                 cursor.execute(statement)
 
-        self.retry.call(call)
+        if self.spec.commit_interval_s:
+            call()  # inside the --commit-interval transaction: a failed statement spoils it, nothing to retry
+        else:
+            self.retry.call(call)
+
+    def commit(self) -> None:
+        self._conn.commit()
 
     def _values(self, batch: EventBatch) -> list[str]:
         """One `(...)` SQL tuple per event; the values need no escaping (see the module docstring)."""
-        timestamps = np.datetime_as_string(batch.timestamp_ms.astype("datetime64[ms]")).tolist()
-        devices = batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist()
-        sequences = batch.sequence_number.tolist()
-        temperatures = batch.temperature.tolist()
-        if self._with_key:
-            keys = batch.client_key.astype(f"U{CLIENT_KEY_WIDTH}").tolist()
-            return [
-                f"('{ts}','{device}',{seq},{temp!r},'{key}')"
-                for ts, device, seq, temp, key in zip(timestamps, devices, sequences, temperatures, keys)
-            ]
-        return [f"('{ts}','{device}',{seq},{temp!r})" for ts, device, seq, temp in zip(timestamps, devices, sequences, temperatures)]
+        rows = self.layout.python_rows(batch, timestamp=_datetimes, key=batch.client_key if self._with_key else None)
+        return [self._row_format.format(*row) for row in rows]
 
     # -- the record of expected answers ------------------------------------------------------
     def store_record(self, text: str) -> None:
@@ -321,6 +332,10 @@ class Module(DatabaseModule):
 def _datetime(ms: int) -> str:
     """A DATETIME literal (UTC, the session's time zone) for epoch milliseconds."""
     return "'" + np.datetime_as_string(np.datetime64(ms, "ms")).replace("T", " ") + "'"
+
+
+def _datetimes(timestamp_ms: np.ndarray) -> list[str]:
+    return np.datetime_as_string(timestamp_ms.astype("datetime64[ms]")).tolist()
 
 
 def _is_retryable(error: BaseException) -> bool:

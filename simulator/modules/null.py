@@ -35,11 +35,13 @@ class Module(DatabaseModule):
     # hand-off to what this target measures, the client's own work per event.
     prepare_next = "in_turn"
     database_location = "none"
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = transactions = True
 
     def __init__(self, spec):
         super().__init__(spec)
         self._with_key = spec.primary_key is PrimaryKey.client
-        self._copy_rows = CopyRowEncoder(self._with_key)
+        self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
 
     def batch_kind(self) -> str:
         return f"nothing sent ({self.options.encoding} encoding)"
@@ -63,13 +65,13 @@ class Module(DatabaseModule):
     def prepare_batch(self, batch: EventBatch) -> Any:
         if self.options.encoding == "copy":
             return [(table, self._copy_rows.encode(part)) for table, part in self.per_table(batch)]
-        return [(table, part.rows(with_client_key=self._with_key)) for table, part in self.per_table(batch)]
+        return [(table, self._rows(part)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: Any) -> None:
         pass
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
-        return [(table, row) for table, part in self.per_table(batch) for row in part.rows(with_client_key=self._with_key)]
+        return list(zip(self.table_of_each(batch), self._rows(batch)))
 
     def insert_single(self, item: tuple[str, tuple]) -> None:
         pass
@@ -79,6 +81,12 @@ class Module(DatabaseModule):
 
     def stored_record(self) -> str | None:
         raise NotImplementedError("the null target stores nothing")
+
+    def commit(self) -> None:
+        pass
+
+    def _rows(self, batch: EventBatch) -> list[tuple]:
+        return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
 
     def queries(self) -> dict[str, Query]:
         return {name: (lambda: Answer([])) for name in QUERY_NAMES}

@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import Field
 
 from simulator.errors import one_line
-from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.retry import Retry
 from simulator.spec import QUERY_VARIANTS, PrimaryKey
@@ -69,25 +69,34 @@ class PostgresOptions(ModuleOptions):
     connect_timeout: int = Field(10, ge=1)
 
 
+# Column types of each kind of column of the shapes (simulator/shapes.py).
+COLUMN_TYPES = {"timestamp": "TIMESTAMPTZ", "device": f"VARCHAR({DEVICE_ID_WIDTH})", "sensor": "SMALLINT", "sequence": "BIGINT",
+                "float": "DOUBLE PRECISION", "int16": "SMALLINT", "int32": "INTEGER", "text": f"VARCHAR({TEXT_WIDTH})"}
+
+
 class Module(DatabaseModule):
     Options = PostgresOptions
     options: PostgresOptions
     drivers = ("psycopg", "psycopg-binary")
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = transactions = True
 
     def __init__(self, spec):
         super().__init__(spec)
         self._conn = None
         self.retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
-        self._columns = sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())
-        self._copy_rows = CopyRowEncoder(self._with_key)
+        self._columns = self.layout.names + (("id",) if self._with_key else ())
+        self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
         self._copy_statements = {
             table: f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)" for table in self.spec.table_names
         }
         self._copy_statement_bytes = {table: statement.encode() for table, statement in self._copy_statements.items()}
+        self._single_statements = {table: sql_common.insert_statement(table, self._columns, 1, "%s") for table in self.spec.table_names}
 
     def validate(self) -> None:
         super().validate()
+        self.check_query_indices(self.options.create_indices)
         if self.spec.batch and self.batch_mode == "copy" and not self.options.copy_supported:
             raise ModuleError(
                 f"target '{self.spec.target}' does not support COPY; use --extra-option use_values_lists=true"
@@ -124,8 +133,8 @@ class Module(DatabaseModule):
             if self.spec.task == "query" and self.spec.query_timeout:
                 cursor.execute(f"SET statement_timeout = {int(self.spec.query_timeout * 1000)}")
         # Batches are one transaction each; single inserts, and COPY batches that are one statement,
-        # commit by themselves (autocommit).
-        self._conn.autocommit = not self.spec.batch or self._one_copy_per_batch
+        # commit by themselves (autocommit); with --commit-interval the worker commits single inserts.
+        self._conn.autocommit = (not self.spec.batch and not self.spec.commit_interval_s) or (bool(self.spec.batch) and self._one_copy_per_batch)
 
     @property
     def _one_copy_per_batch(self) -> bool:
@@ -164,6 +173,8 @@ class Module(DatabaseModule):
                 if self.options.create_indices:
                     for statement in sql_common.index_statements(table):
                         cursor.execute(statement)
+                for statement in sql_common.shape_index_statements(table, self.layout):
+                    cursor.execute(statement)
                 self.after_create_table(cursor, table)
 
     def after_create_table(self, cursor, table: str) -> None:
@@ -180,12 +191,7 @@ class Module(DatabaseModule):
         default_constraint = None if key_column is None else "PRIMARY KEY (id)"
         constraint = self.options.primary_key_constraint or default_constraint
         parts = [key_column] if key_column else []
-        parts += [
-            "timestamp TIMESTAMPTZ NOT NULL",
-            f"device_id VARCHAR({DEVICE_ID_WIDTH}) NOT NULL",
-            "sequence_number BIGINT NOT NULL",
-            "temperature DOUBLE PRECISION NOT NULL",
-        ]
+        parts += [f"{column.name} {COLUMN_TYPES[column.kind]} NOT NULL" for column in self.layout.columns]
         if constraint:
             parts.append(constraint)
         return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
@@ -245,17 +251,21 @@ class Module(DatabaseModule):
         self.retry.call(transaction, before_retry=self._conn.rollback)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
-        return [(table, row) for table, part in self.per_table(batch) for row in self._row_params(part)]
+        return list(zip(self.table_of_each(batch), self._row_params(batch)))
 
     def insert_single(self, item: tuple[str, tuple]) -> None:
         table, row = item
-        statement = sql_common.insert_statement(table, self._columns, 1, "%s")
-        self.retry.call(lambda: self._conn.execute(statement, row))
+        statement = self._single_statements[table]
+        if self._conn.autocommit:
+            self.retry.call(lambda: self._conn.execute(statement, row))
+        else:  # inside the --commit-interval transaction: a failed statement spoils it, nothing to retry
+            self._conn.execute(statement, row)
+
+    def commit(self) -> None:
+        self._conn.commit()
 
     def _row_params(self, batch: EventBatch) -> list[tuple]:
-        rows = batch.rows(with_client_key=self._with_key)
-        timestamps = batch.timestamp_ms.astype("datetime64[ms]").tolist()
-        return [(timestamp, *row[1:]) for timestamp, row in zip(timestamps, rows)]
+        return self.layout.python_rows(batch, timestamp=_datetimes, key=batch.client_key if self._with_key else None)
 
     @property
     def prepare_next(self) -> str:
@@ -336,6 +346,10 @@ class Module(DatabaseModule):
 def _timestamptz(ms: int) -> str:
     """A TIMESTAMPTZ literal for epoch milliseconds."""
     return f"'{np.datetime_as_string(np.datetime64(ms, 'ms'), timezone='UTC')}'::timestamptz"
+
+
+def _datetimes(timestamp_ms) -> list:
+    return timestamp_ms.astype("datetime64[ms]").tolist()
 
 
 def _is_retryable(error: BaseException) -> bool:

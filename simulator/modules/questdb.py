@@ -28,6 +28,15 @@ time, and are grouped into pages on the client). The record of expected answers 
 QuestDB has no primary keys or generated ids: `--primary-key db` (the default) and `none` mean the
 same (no key column); `client` stores the worker's key in a VARCHAR column `id`; `sql` and `uuid` are
 refused.
+
+Shapes (simulator/shapes.py), columns in the layout's order: `events` with `sensor` (SHORT) and the
+measurements m1.. (DOUBLE) as further columns; `slim` (value INT), `light` (val1, val2 SHORT) and
+`large` (text VARCHAR, i1..i8 INT), each with the designated timestamp. Light's secondary index is not
+made: QuestDB indexes SYMBOL columns only (and orders rows by the designated timestamp). `dedup` needs
+a column that tells events apart beside the timestamp: the device (events) or the client's key
+(light and large with `--primary-key client`); otherwise the rows of different workers with equal
+timestamps would replace each other, so it is refused. --commit-interval is refused: ILP has no
+transactions to commit.
 """
 
 from __future__ import annotations
@@ -42,7 +51,7 @@ from pydantic import Field
 
 from simulator.answers import Answer, with_times
 from simulator.errors import one_line
-from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, EventBatch
+from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
@@ -52,6 +61,9 @@ log = logging.getLogger("questdb")
 
 # ILP writes only to WAL tables, and WAL tables need partitions: no NONE.
 Partition = Literal["HOUR", "DAY", "WEEK", "MONTH", "YEAR"]
+# QuestDB types of the shapes' kinds of column (simulator/shapes.py).
+COLUMN_TYPES = {"timestamp": "TIMESTAMP", "device": "SYMBOL", "sensor": "SHORT", "sequence": "LONG", "float": "DOUBLE",
+                "int16": "SHORT", "int32": "INT", "text": "VARCHAR"}
 
 
 class QuestdbOptions(ModuleOptions):
@@ -75,6 +87,9 @@ class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client})
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = True
+    no_transactions_because = "its writes (ILP over HTTP) have no transaction to commit every S seconds"
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -83,7 +98,11 @@ class Module(DatabaseModule):
         self._with_key = self.spec.primary_key is PrimaryKey.client
 
     def validate(self) -> None:
-        if self.spec.primary_key not in self.primary_keys:
+        self.validate_workload()
+        if self.options.dedup and not (self.layout.has("device") or self.spec.primary_key is PrimaryKey.client):
+            raise ModuleError(f"module 'questdb': dedup with --schema {self.layout.shape} needs --primary-key client (the rows have "
+                              "no device: rows of different workers with equal timestamps would replace each other)")
+        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'questdb' does not support --primary-key {self.spec.primary_key.value}: QuestDB generates no keys "
                 "(db and none mean the same: no key column; client stores the worker's key)"
@@ -94,8 +113,11 @@ class Module(DatabaseModule):
         return f"ILP/HTTP request ({'DataFrame' if self.options.batch_encoding == 'dataframe' else 'rows'})"
 
     def notes(self) -> list[str]:
-        return ["QuestDB commits WAL tables asynchronously: inserts/s counts acknowledged events; "
-                "the time until all were visible is reported separately"]
+        notes = ["QuestDB commits WAL tables asynchronously: inserts/s counts acknowledged events; "
+                 "the time until all were visible is reported separately"]
+        if self.layout.indexed:
+            notes.append(f"--schema {self.layout.shape}: no index on {', '.join(self.layout.indexed)} (QuestDB indexes SYMBOL columns only)")
+        return notes
 
     # -- lifecycle -------------------------------------------------------------------------
     def server_address(self) -> tuple[str, int] | None:
@@ -153,8 +175,8 @@ class Module(DatabaseModule):
             self._conn.execute(self.create_table_statement(table))
 
     def create_table_statement(self, table: str) -> str:
-        columns = ["timestamp TIMESTAMP", "device_id SYMBOL", "sequence_number LONG", "temperature DOUBLE"]
-        keys = ["timestamp", "device_id"]
+        columns = [f"{column.name} {COLUMN_TYPES[column.kind]}" for column in self.layout.columns]
+        keys = [column.name for column in self.layout.columns if column.kind in ("timestamp", "device", "sensor")]
         if self._with_key:
             columns.append("id VARCHAR")
             keys.append("id")
@@ -193,7 +215,7 @@ class Module(DatabaseModule):
         buffer = self._sender.new_buffer()
         for table, part in self.per_table(batch):
             if self.options.batch_encoding == "dataframe":
-                buffer.dataframe(self._frame(part), table_name=table, symbols=["device_id"], at="timestamp")
+                buffer.dataframe(self._frame(part), table_name=table, symbols=self._symbols, at="timestamp")
             else:
                 for row in self._rows(table, part):
                     self._add_row(buffer, row)
@@ -204,9 +226,14 @@ class Module(DatabaseModule):
 
     def prepare_single(self, batch: EventBatch) -> list[tuple]:
         """(table, event...) per event, in the batch's order."""
-        names = self.spec.table_names
-        tables = [names[index % len(names)] for index in batch.device_index.tolist()]
-        return [(table, *row) for table, row in zip(tables, batch.rows(with_client_key=self._with_key))]
+        return [(table, *row) for table, row in zip(self.table_of_each(batch), self._python_rows(batch))]
+
+    @property
+    def _symbols(self) -> list[str]:
+        return [column.name for column in self.layout.columns if column.kind == "device"]
+
+    def _python_rows(self, batch: EventBatch) -> list[tuple]:
+        return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
 
     def insert_single(self, item: tuple) -> None:
         self._add_row(self._sender, item)
@@ -217,28 +244,38 @@ class Module(DatabaseModule):
         a naive datetime64[ns] column (UTC)."""
         import pandas as pd
 
-        columns = {
-            "timestamp": batch.timestamp_ms.astype("datetime64[ms]").astype("datetime64[ns]"),
-            "device_id": batch.device_id.astype(f"U{DEVICE_ID_WIDTH}").astype(object),
-            "sequence_number": batch.sequence_number,
-            "temperature": batch.temperature,
-        }
+        widths = {"device": DEVICE_ID_WIDTH, "text": TEXT_WIDTH}
+        columns = {}
+        for column in self.layout.columns:
+            values = column.values(batch)
+            if column.kind == "timestamp":
+                values = values.astype("datetime64[ms]").astype("datetime64[ns]")
+            elif column.kind in widths:
+                values = values.astype(f"U{widths[column.kind]}").astype(object)
+            columns[column.name] = values
         if self._with_key:
             columns["id"] = batch.client_key.astype(f"U{CLIENT_KEY_WIDTH}").astype(object)
         return pd.DataFrame(columns, copy=False)
 
     def _rows(self, table: str, batch: EventBatch) -> list[tuple]:
-        return [(table, *row) for row in batch.rows(with_client_key=self._with_key)]
+        return [(table, *row) for row in self._python_rows(batch)]
 
     def _add_row(self, target, row: tuple) -> None:
-        """One event with `row()` on a buffer or the sender: (table, timestamp_ms, device_id, sequence_number, temperature[, id])."""
+        """One event with `row()` on a buffer or the sender: (table, the layout's columns..., [id])."""
         from questdb import TimestampNanos
 
-        table, timestamp_ms, device_id, sequence_number, temperature, *key = row
-        columns = {"sequence_number": sequence_number, "temperature": temperature}
-        if key:
-            columns["id"] = key[0]
-        target.row(table, symbols={"device_id": device_id}, columns=columns, at=TimestampNanos(timestamp_ms * 1_000_000))
+        table, *values = row
+        symbols, columns, at = {}, {}, None
+        for column, value in zip(self.layout.columns, values):
+            if column.kind == "timestamp":
+                at = TimestampNanos(value * 1_000_000)
+            elif column.kind == "device":
+                symbols[column.name] = value
+            else:
+                columns[column.name] = value
+        if self._with_key:
+            columns["id"] = values[-1]
+        target.row(table, symbols=symbols, columns=columns, at=at)
 
     # -- the record of expected answers ------------------------------------------------------
     def store_record(self, text: str) -> None:

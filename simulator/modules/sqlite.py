@@ -2,8 +2,11 @@
 
 WAL journal and a busy timeout let concurrent workers wait for the write lock instead of failing;
 batches take the lock up front (BEGIN IMMEDIATE) so two writers never deadlock on an upgrade.
-Timestamps are stored as integer epoch milliseconds. The record of expected answers is a table of its
-own in the same file (`iotbench_expected`), so it travels with the data.
+Timestamps are stored as integer epoch milliseconds. `synchronous` and `journal_mode` are SQLite's
+durability settings (seed 004 ran SQLite with both off). With --commit-interval, single inserts go
+into a transaction (BEGIN IMMEDIATE) that holds the write lock until the worker commits it. The
+record of expected answers is a table of its own in the same file (`iotbench_expected`), so it
+travels with the data.
 """
 
 from __future__ import annotations
@@ -35,17 +38,30 @@ class SqliteOptions(ModuleOptions):
     primary_key_constraint: str | None = None
 
 
+# Column types of each kind of column of the shapes (simulator/shapes.py): SQLite's storage classes.
+COLUMN_TYPES = {"timestamp": "INTEGER", "device": "TEXT", "sensor": "INTEGER", "sequence": "INTEGER", "float": "REAL",
+                "int16": "INTEGER", "int32": "INTEGER", "text": "TEXT"}
+
+
 class Module(DatabaseModule):
     Options = SqliteOptions
     options: SqliteOptions
     # SQLite runs inside the worker processes: their CPU is the database's work too.
     database_location = "embedded"
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = transactions = True
 
     def __init__(self, spec):
         super().__init__(spec)
         self._conn: sqlite3.Connection | None = None
+        self._in_transaction = False
         self._with_key = spec.primary_key is PrimaryKey.client
-        self._columns = sql_common.EVENT_COLUMNS + (("id",) if self._with_key else ())
+        self._columns = self.layout.names + (("id",) if self._with_key else ())
+        self._single_statements = {table: sql_common.insert_statement(table, self._columns, 1, "?") for table in spec.table_names}
+
+    def validate(self) -> None:
+        super().validate()
+        self.check_query_indices(self.options.create_indices)
 
     def batch_kind(self) -> str:
         return "values lists" if self.options.use_values_lists else "single-row INSERTs in one transaction"
@@ -72,6 +88,8 @@ class Module(DatabaseModule):
             if self.options.create_indices:
                 for statement in sql_common.index_statements(table):
                     self._conn.execute(statement)
+            for statement in sql_common.shape_index_statements(table, self.layout):
+                self._conn.execute(statement)
 
     def create_table_statement(self, table: str) -> str:
         key_column = {
@@ -83,7 +101,7 @@ class Module(DatabaseModule):
         }[self.spec.primary_key]
         constraint = self.options.primary_key_constraint or (None if key_column is None else "PRIMARY KEY (id)")
         parts = [key_column] if key_column else []
-        parts += ["timestamp INTEGER NOT NULL", "device_id TEXT NOT NULL", "sequence_number INTEGER NOT NULL", "temperature REAL NOT NULL"]
+        parts += [f"{column.name} {COLUMN_TYPES[column.kind]} NOT NULL" for column in self.layout.columns]
         if constraint:
             parts.append(constraint)
         return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
@@ -108,7 +126,10 @@ class Module(DatabaseModule):
         return page_size * used_pages
 
     def prepare_batch(self, batch: EventBatch) -> Any:
-        return [(table, part.rows(with_client_key=self._with_key)) for table, part in self.per_table(batch)]
+        return [(table, self._rows(part)) for table, part in self.per_table(batch)]
+
+    def _rows(self, batch: EventBatch) -> list[tuple]:
+        return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
 
     def insert_batch(self, prepared: Any) -> None:
         self._conn.execute("BEGIN IMMEDIATE")
@@ -131,11 +152,19 @@ class Module(DatabaseModule):
             self._conn.execute(statement, [value for row in chunk for value in row])
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
-        return [(table, row) for table, part in self.per_table(batch) for row in part.rows(with_client_key=self._with_key)]
+        return list(zip(self.table_of_each(batch), self._rows(batch)))
 
     def insert_single(self, item: tuple[str, tuple]) -> None:
         table, row = item
-        self._conn.execute(sql_common.insert_statement(table, self._columns, 1, "?"), row)
+        if self.spec.commit_interval_s and not self._in_transaction:
+            self._conn.execute("BEGIN IMMEDIATE")  # waits (busy timeout) while another worker's transaction is open
+            self._in_transaction = True
+        self._conn.execute(self._single_statements[table], row)
+
+    def commit(self) -> None:
+        if self._in_transaction:
+            self._conn.execute("COMMIT")
+            self._in_transaction = False
 
     def store_record(self, text: str) -> None:
         self._conn.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables TEXT PRIMARY KEY, record TEXT NOT NULL)")

@@ -26,6 +26,14 @@ server's `-retentionPeriod` must reach back that far (the default, one month, dr
 queries (`/api/v1/query`, `nocache=1`) whose window covers every time an event can have: from the
 generator's origin to now + 2 days (the newest timestamp VictoriaMetrics accepts).
 
+Workloads (simulator/shapes.py): `--measurements N` writes each further measurement as a series of its
+own, `<table>_m1`..`<table>_m{N-1}` beside `<table>_temperature` (N samples per event; the count check
+counts the temperature samples, one per event); `--sensors M` adds the label `sensor` (a series per
+device and sensor). Seed 002's shapes (slim, light, large) are refused: their rows have no device to
+name a series by (every worker's rows would fall into one series), large's text is no number, and
+light's key and secondary index have no place in a metrics store. --commit-interval is refused: there
+are no transactions.
+
 Reading back: the six queries' answers in the common form; device-downsample is a range query
 (`/api/v1/query_range`, step 1m) of `min/avg/max_over_time(...[1m] offset -59999ms)`, whose window at
 each minute m is exactly [m, m + 1 min) in milliseconds. Scans stream `/api/v1/export` line by line,
@@ -101,16 +109,27 @@ class Module(DatabaseModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
+    many_measurements = many_sensors = True
+    no_transactions_because = "a metrics store has no transactions to commit every S seconds"
 
     def __init__(self, spec):
         super().__init__(spec)
         self._client = None
         tables = self.spec.table_names
         self._temperature = [f"{table}_temperature" for table in tables]
-        # --clean removes both, whatever this run stores: a table is its series.
-        self._metrics = self._temperature + [f"{table}_sequence_number" for table in tables]
+        # The measured values of an event, each a series of its own: temperature, m1...
+        self._measures = [column for column in self.layout.columns if column.kind == "float"]
+        # --clean removes every series of the run's tables, whatever this run stores (sequence numbers,
+        # measurements of an earlier run): a table is its series.
+        self._metrics = [f"{table}_.+" for table in tables]
 
     def validate(self) -> None:
+        if self.spec.shape != "events":
+            raise ModuleError(
+                f"module 'victoriametrics' does not support --schema {self.spec.shape}: a metrics store keeps numeric samples of series "
+                "named by their labels, and these rows have no device to name a series by (use --schema events)"
+            )
+        self.validate_workload()
         if self.spec.primary_key not in self.primary_keys:
             raise ModuleError(
                 f"module 'victoriametrics' does not support --primary-key {self.spec.primary_key.value}: a sample is identified by its "
@@ -122,13 +141,15 @@ class Module(DatabaseModule):
         return "/api/v1/import request" if self.options.ingestion == "import" else "line protocol request"
 
     def notes(self) -> list[str]:
-        samples = "two samples per event (temperature, sequence number)" if self.options.store_sequence_number else "one sample per event (temperature)"
-        return [f"VictoriaMetrics stores {samples}, one series per device",
+        names = [column.name for column in self._measures] + (["sequence number"] if self.options.store_sequence_number else [])
+        samples = f"{len(names)} samples per event ({', '.join(names)})" if len(names) > 1 else "one sample per event (temperature)"
+        series = "one series per device, sensor and value" if self.spec.sensors > 1 else "one series per device and value"
+        return [f"VictoriaMetrics stores {samples}, {series}",
                 "inserts/s counts acknowledged samples; the time until all were found by queries is reported separately"]
 
     @property
     def samples_per_event(self) -> int:
-        return 2 if self.options.store_sequence_number else 1
+        return len(self._measures) + (1 if self.options.store_sequence_number else 0)
 
     # -- lifecycle -------------------------------------------------------------------------
     def server_address(self) -> tuple[str, int] | None:
@@ -252,9 +273,12 @@ class Module(DatabaseModule):
         return names[batch.device_index % len(names)]
 
     def _line_protocol(self, batch: EventBatch) -> np.ndarray:
-        """One line per event: `<table>,device_id=<id> temperature=<t>[,sequence_number=<n>i] <ms>`."""
-        columns = [text_rows.fixed(self._table_names(batch)), text_rows.constant(",device_id="), text_rows.fixed(batch.device_id),
-                   text_rows.constant(" temperature="), text_rows.decimals(batch.temperature)]
+        """One line per event: `<table>,device_id=<id>[,sensor=<k>] temperature=<t>[,m1=..][,sequence_number=<n>i] <ms>`."""
+        columns = [text_rows.fixed(self._table_names(batch)), text_rows.constant(",device_id="), text_rows.fixed(batch.device_id)]
+        if batch.sensor_index is not None:
+            columns += [text_rows.constant(",sensor="), text_rows.integers(batch.sensor_index)]
+        for position, column in enumerate(self._measures):
+            columns += [text_rows.constant((" " if position == 0 else ",") + f"{column.name}="), text_rows.decimals(column.values(batch))]
         if self.options.store_sequence_number:
             columns += [text_rows.constant(",sequence_number="), text_rows.integers(batch.sequence_number), text_rows.constant("i")]
         columns += [text_rows.constant(" "), text_rows.integers(batch.timestamp_ms), text_rows.constant("\n")]
@@ -263,32 +287,38 @@ class Module(DatabaseModule):
     def _import_lines(self, table: str, batch: EventBatch) -> bytes:
         """JSON lines for /api/v1/import: one per series of the batch, its values and timestamps in the
         batch's order (a Python loop per series, none per event)."""
-        order = np.argsort(batch.device_index, kind="stable")
-        devices = batch.device_index[order]
-        starts = np.flatnonzero(np.r_[True, devices[1:] != devices[:-1]])
+        sensors = batch.sensor_index
+        series = batch.device_index if sensors is None else batch.device_index * self.spec.sensors + sensors
+        order = np.argsort(series, kind="stable")
+        ordered = series[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         ends = np.r_[starts[1:], len(order)]
         timestamps = _separated(text_rows.integers(batch.timestamp_ms[order]))
-        values = [(f"{table}_temperature", _separated(text_rows.decimals(batch.temperature[order])))]
+        values = [(f"{table}_{column.name}", _separated(text_rows.decimals(column.values(batch)[order]))) for column in self._measures]
         if self.options.store_sequence_number:
             values.append((f"{table}_sequence_number", _separated(text_rows.integers(batch.sequence_number[order]))))
         lines = []
         for start, end in zip(starts.tolist(), ends.tolist()):
-            device = batch.device_id[order[start]].decode()
+            labels = f'"device_id":"{batch.device_id[order[start]].decode()}"'
+            if sensors is not None:
+                labels += f',"sensor":"{sensors[order[start]]}"'
             times = text_rows.compact(timestamps[start:end])[:-1].decode()
             for name, text in values:
-                lines.append(f'{{"metric":{{"__name__":"{name}","device_id":"{device}"}},'
+                lines.append(f'{{"metric":{{"__name__":"{name}",{labels}}},'
                              f'"values":[{text_rows.compact(text[start:end])[:-1].decode()}],"timestamps":[{times}]}}\n')
         return "".join(lines).encode()
 
     def _import_event_lines(self, batch: EventBatch) -> np.ndarray:
         """One row per event holding its JSON line(s) for /api/v1/import (single inserts)."""
 
+        sensor = [] if batch.sensor_index is None else [text_rows.constant('","sensor":"'), text_rows.integers(batch.sensor_index)]
+
         def line(metric: str, value: np.ndarray) -> list[np.ndarray]:
             return [text_rows.constant('{"metric":{"__name__":"'), text_rows.fixed(self._table_names(batch)), text_rows.constant(f'_{metric}","device_id":"'),
-                    text_rows.fixed(batch.device_id), text_rows.constant('"},"values":['), value,
+                    text_rows.fixed(batch.device_id), *sensor, text_rows.constant('"},"values":['), value,
                     text_rows.constant('],"timestamps":['), text_rows.integers(batch.timestamp_ms), text_rows.constant("]}\n")]
 
-        columns = line("temperature", text_rows.decimals(batch.temperature))
+        columns = [part for column in self._measures for part in line(column.name, text_rows.decimals(column.values(batch)))]
         if self.options.store_sequence_number:
             columns += line("sequence_number", text_rows.integers(batch.sequence_number))
         return text_rows.text_rows(columns, len(batch))

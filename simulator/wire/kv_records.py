@@ -9,7 +9,8 @@ keys byte by byte (the B-tree's default order) orders them like the numbers they
   tree's right edge, and a cursor walks the whole fleet in time order.
 
 The value holds the rest of the event, packed: sequence number (int64) and temperature (float64),
-16 bytes. Keys of the generated events are unique (a worker's timestamps never repeat and its device
+16 bytes, then with --measurements N the further measurements m1..m{N-1} (float64 each); a reader
+tells how many from a value's length. With --sensors the key's sensor is the event's. Keys of the generated events are unique (a worker's timestamps never repeat and its device
 ids are its own), so a key that exists already is an error, never an overwrite.
 """
 
@@ -24,8 +25,13 @@ from simulator.events import DEVICE_ID_WIDTH, EventBatch
 KeyOrder = Literal["device", "time"]
 
 VALUE = np.dtype([("sequence_number", "<i8"), ("temperature", "<f8")])
-# The only sensor of today's events; seed 004's clients had ten.
+# The sensor of events with one sensor per device; seed 004's clients had ten (--sensors 10).
 SENSOR = 0
+
+
+def value_layout(measurements: int = 1) -> np.dtype:
+    """The value's fields: sequence number, temperature, then measurements m1..m{N-1}."""
+    return np.dtype(VALUE.descr + [(f"m{i}", "<f8") for i in range(1, measurements)])
 
 
 def key_layout(order: KeyOrder, device_width: int = DEVICE_ID_WIDTH) -> np.dtype:
@@ -39,13 +45,16 @@ def encode(batch: EventBatch, order: KeyOrder) -> tuple[list[bytes], list[bytes]
     layout = key_layout(order, batch.device_id.dtype.itemsize)
     keys = np.empty(len(batch), layout)
     keys["device_id"] = batch.device_id
-    keys["sensor"] = SENSOR
+    keys["sensor"] = SENSOR if batch.sensor_index is None else batch.sensor_index
     keys["timestamp"] = batch.timestamp_ms
-    values = np.empty(len(batch), VALUE)
+    value = value_layout(batch.measurement_count)
+    values = np.empty(len(batch), value)
     values["sequence_number"] = batch.sequence_number
     values["temperature"] = batch.temperature
+    for index in range(1, batch.measurement_count):
+        values[f"m{index}"] = batch.more[index - 1]
     # Void views give bytes of the full width (an S view would drop trailing zero bytes).
-    return keys.view(f"V{layout.itemsize}").tolist(), values.view(f"V{VALUE.itemsize}").tolist()
+    return keys.view(f"V{layout.itemsize}").tolist(), values.view(f"V{value.itemsize}").tolist()
 
 
 def decode_keys(keys: list[bytes], layout: np.dtype) -> np.ndarray:
@@ -53,7 +62,9 @@ def decode_keys(keys: list[bytes], layout: np.dtype) -> np.ndarray:
 
 
 def decode_values(values: list[bytes]) -> np.ndarray:
-    return np.frombuffer(b"".join(values), VALUE)
+    """Values of one table (all of one width): the measurements they hold follow from that width."""
+    measurements = 1 + (len(values[0]) - VALUE.itemsize) // 8 if values else 1
+    return np.frombuffer(b"".join(values), value_layout(measurements))
 
 
 def device_range_end(device_id: bytes, layout: np.dtype) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from simulator.answers import Answer, with_times
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from simulator.shapes import Layout
 from simulator.spec import SINGLE_TABLE_NAME
 
 EVENT_COLUMNS = ("timestamp", "device_id", "sequence_number", "temperature")
@@ -66,6 +67,11 @@ INDEX_STATEMENTS = (
 
 def index_statements(table: str) -> list[str]:
     return [statement.replace(f"{SINGLE_TABLE_NAME}_", f"{table}_").format(table=table) for statement in INDEX_STATEMENTS]
+
+
+def shape_index_statements(table: str, layout: Layout) -> list[str]:
+    """The shape's own secondary indices (light: one on val1), created with the table."""
+    return [f"CREATE INDEX IF NOT EXISTS {table}_{name} ON {table} ({name})" for name in layout.indexed]
 
 
 def insert_statement(table: str, columns: tuple[str, ...], rows: int, placeholder: str) -> str:

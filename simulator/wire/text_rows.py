@@ -49,3 +49,13 @@ def decimals(values: np.ndarray) -> np.ndarray:
     fraction = np.abs(hundredths) % 100
     decimals = np.stack([np.full(len(values), ord(".")), fraction // 10 + ord("0"), fraction % 10 + ord("0")], axis=1)
     return np.concatenate([text, decimals.astype(np.uint8)], axis=1)
+
+
+def value(kind: str, values: np.ndarray) -> list[np.ndarray]:
+    """The text of a column of one of the shapes' kinds (simulator/shapes.py) as JSON writes it:
+    strings quoted (the generator's strings need no escaping), numbers as they are."""
+    if kind in ("device", "text"):
+        return [constant('"'), fixed(values), constant('"')]
+    if kind == "float":
+        return [decimals(values)]
+    return [integers(values)]

@@ -125,7 +125,9 @@ def test_insert_report_in_a_real_browser(cli, browser):
     assert "spec.batch 500" in text and "--heartbeat-timeout 30" in text
     assert text.count("Plots") == 1
     pngs = sorted(path.name for path in folder.glob("*.png"))
-    assert len(pngs) == 3
+    # the insert plots, and one plot of the resources for each worker count
+    assert len([name for name in pngs if not name.startswith("resources-")]) == 3
+    assert [name for name in pngs if name.startswith("resources-")] == ["resources-1-workers.png", "resources-2-workers.png"]
     assert page.read_text().count("data:image/png;base64,") == len(pngs)
     browser.screenshot(page, PHONE, "report-phone.png")
     browser.screenshot(page, DESKTOP, "report-desktop.png")

@@ -425,3 +425,31 @@ def test_adx_unreachable_names_host_and_port(cli, tmp_path):
     assert result.code != 0
     assert f"cannot connect to Azure Data Explorer at 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "columns"), [
+    (["--schema", "light"], "timestamp: datetime, val1: int, val2: int"),
+    (["--schema", "large"], "timestamp: datetime, text: string, " + ", ".join(f"i{i}: int" for i in range(1, 9))),
+    (["--measurements", "4", "--sensors", "2", "--order", "random", "--out-of-order", "0.05"],
+     "timestamp: datetime, device_id: string, sensor: int, sequence_number: long, temperature: real, m1: real, m2: real, m3: real"),
+])
+def test_adx_wire_fake_shapes_are_table_columns_and_csv_rows(adx_cli, args, columns):
+    state, run = adx_cli
+    result = run("insert", "-w", "2", "--num-inserts", "100", "--batch", "50", "--extra-option", "ingestion=streaming", *args)
+    assert result.code == 0, result.stderr
+    assert result.results()["runs"][0]["report"]["verification"]["counted"] == 200
+    assert f".create-merge table events ({columns})" in [command for _, command in state.mgmt]
+    rows = [row for request in state.streaming for row in request["rows"]]
+    assert len(rows) == 200 and all(len(row) == columns.count(":") for row in rows)
+    if "large" in args:
+        assert all(1 <= len(row[1]) <= 200 for row in rows)
+
+
+def test_adx_wire_fake_duration(adx_cli):
+    state, run = adx_cli
+    result = run("insert", "-w", "2", "--duration", "2", "--batch", "50", "--extra-option", "ingestion=streaming")
+    assert result.code == 0, result.stderr
+    report = result.results()["runs"][0]["report"]
+    assert report["verification"]["ok"] and report["figures"]["events"] == len(state.tables["events"])

@@ -14,6 +14,7 @@ refused, as a real server would refuse a query it cannot run.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import threading
 from dataclasses import dataclass, field
@@ -360,3 +361,44 @@ def test_arangodb_unreachable_names_host_and_port(cli, tmp_path):
     assert result.code != 0
     assert f"cannot connect to ArangoDB at 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "attributes"), [
+    (["--schema", "light"], {"timestamp", "val1", "val2"}),
+    (["--schema", "large"], {"timestamp", "text", *(f"i{i}" for i in range(1, 9))}),
+    (["--schema", "slim"], {"timestamp", "value"}),
+    (["--measurements", "4", "--sensors", "2"], {"timestamp", "device_id", "sensor", "sequence_number", "temperature", "m1", "m2", "m3"}),
+])
+def test_arangodb_wire_fake_shapes_are_document_attributes(arango, args, attributes):
+    state, run = arango
+    verified(run("insert", "-w", "2", "--num-inserts", "40", "--batch", "20", *args), 80)
+    stored = list(state.documents["events"].values())
+    assert all(set(document) - {"_key"} == attributes for document in stored)
+    indexes = [(r.body["type"], r.body["fields"]) for r in state.of("POST", "/_api/index")]
+    assert indexes == ([("persistent", ["val1"])] if "light" in args else [])
+    if "large" in args:
+        assert all(1 <= len(document["text"]) <= 200 for document in stored)
+
+
+def test_arangodb_wire_fake_random_order_late_data_and_time_first_keys(arango):
+    state, run = arango
+    verified(run("insert", "-w", "2", "--num-inserts", "300", "--batch", "50", "--order", "random", "--out-of-order", "0.1",
+                 "--max-lateness", "2", "--primary-key", "client", "--extra-option", "key_order=time"), 600)
+    stored = list(state.documents["events"].values())
+    for document in stored:
+        assert document["_key"] == f"{document['timestamp']:013d}-{document['device_id']}-{document['sequence_number']:012d}"
+    for worker in ("w000000", "w000001"):  # every sequence number once, late ones included
+        assert sorted(d["sequence_number"] for d in stored if d["device_id"].startswith(worker)) == list(range(300))
+    sent = [d for w in state.of("POST", "/_api/document/events") for d in w.body if d["device_id"].startswith("w000000")]
+    assert any(b["timestamp"] < a["timestamp"] for a, b in itertools.pairwise(sent))  # some were sent late
+
+
+def test_arangodb_wire_fake_duration_counts_what_was_stored(arango):
+    state, run = arango
+    result = run("insert", "-w", "2", "--duration", "2", "--batch", "50")
+    assert result.code == 0, result.stderr
+    report = result.results()["runs"][0]["report"]
+    assert report["verification"]["ok"] and report["verification"]["counted"] == len(state.documents["events"]) == report["figures"]["events"]
+    assert 2.0 <= report["figures"]["duration_s"] < 4.0

@@ -278,3 +278,28 @@ def test_refusals_are_one_line(bdb, tmp_path):
     result = bdb("insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "100")
     assert result.code == 1 and "env holds files that are not BerkeleyDB's (e.g. notes.txt)" in result.stderr
     assert (tmp_path / "env" / "notes.txt").exists()
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+def test_sensors_are_the_keys_sensor_and_measurements_widen_the_value(bdb, tmp_path):
+    assert_verified(bdb("insert", "-w", "2", "-r", "1", "--batch", "500", "--num-inserts", "1500", "--sensors", "3", "--measurements", "4",
+                        "--order", "random", "--out-of-order", "0.05", "--devices-per-worker", "4"), [3000])
+    table = stored(tmp_path / "env", "events")["events"]
+    keys, values = decoded(table["records"], "device")
+    assert set(keys["sensor"].tolist()) == {0, 1, 2} and len({(k["device_id"], k["sensor"]) for k in keys}) == 2 * 4 * 3
+    assert values.dtype.names == ("sequence_number", "temperature", "m1", "m2", "m3")
+    for worker in range(2):  # every sequence number once, the late ones included
+        mine = np.char.startswith(keys["device_id"], f"w{worker:06d}-".encode())
+        assert np.array_equal(np.sort(values["sequence_number"][mine]), np.arange(1500))
+    assert bdb("query", "-w", "1", "-r", "1").query_rows() == rows_per_query(8)
+
+
+def test_duration_run_and_refused_workloads(bdb):
+    result = bdb("insert", "-w", "2", "-r", "1", "--duration", "2", "--batch", "200")
+    assert result.code == 0, result.stderr
+    assert result.results()["runs"][0]["report"]["verification"]["ok"]
+    for args, message in ((["--schema", "light"], "does not support --schema light"),
+                          (["--commit-interval", "1"], "does not support --commit-interval: a writer chosen as a deadlock victim")):
+        refused = bdb("insert", "-w", "1", *args)
+        assert refused.code == 2 and f"module 'berkeleydb' {message}" in refused.stderr

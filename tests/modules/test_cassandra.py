@@ -16,7 +16,7 @@ import pytest
 from simulator.events import EventGenerator
 from simulator.modules.cassandra import InsertFailed, Module
 from simulator.spec import RunSpec
-from tests.conftest import downsample_minutes, rows_per_query
+from tests.conftest import WORKLOAD_OPTIONS, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.cassandra
@@ -264,3 +264,34 @@ def test_async_error_surfaces_on_flush(cassandra):
             module.flush()
     finally:
         module.close()
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workload", sorted(WORKLOAD_OPTIONS))
+def test_workload_options(run, cassandra, workload):
+    session, keyspace = cassandra
+    report = verified_workload_run(run("insert", "-w", "2", "-r", "1", *WORKLOAD_OPTIONS[workload]))
+    assert session.execute(f"SELECT count(*) FROM {keyspace}.events", timeout=60).one()[0] == report["verification"]["counted"]
+    names = {row.column_name: row.kind for row in session.execute(
+        "SELECT column_name, kind FROM system_schema.columns WHERE keyspace_name = %s AND table_name = 'events'", (keyspace,))}
+    if workload == "light":  # a uuid key made by Cassandra, and a secondary index on val1
+        assert names == {"id": "partition_key", "timestamp": "regular", "val1": "regular", "val2": "regular"}
+        indexes = [row.index_name for row in session.execute(
+            "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = %s AND table_name = 'events'", (keyspace,))]
+        assert indexes == ["events_val1"]
+        assert session.execute(f"SELECT count(*) FROM {keyspace}.events WHERE val1 >= 1000 AND val1 <= 3000 ALLOW FILTERING",
+                               timeout=60).one()[0] == report["verification"]["counted"]
+    elif workload == "measurements":
+        assert {"temperature", "m1", "m2", "m3"} <= set(names) and names["device_id"] == "partition_key"
+    else:  # sequence numbers: each once per device partition, none missing below a worker's highest but late ones
+        rows = list(session.execute(f"SELECT device_id, sequence_number FROM {keyspace}.events", timeout=60))
+        assert len({(row.device_id, row.sequence_number) for row in rows}) == len(rows)
+        if workload != "duration":
+            for worker in ("w000000", "w000001"):
+                assert sorted(row.sequence_number for row in rows if row.device_id.startswith(worker)) == list(range(1000))
+
+
+def test_slim_shape_is_refused_naming_module_and_option(run):
+    result = run("insert", "-w", "1", "--schema", "slim")
+    assert result.code == 2 and "module 'cassandra' does not support --schema slim" in result.stderr

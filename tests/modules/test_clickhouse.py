@@ -18,7 +18,9 @@ import pytest
 from simulator.events import EventGenerator
 from simulator.modules.base import ModuleError
 from simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
-from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from simulator.shapes import layout
+from tests import factories
+from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.clickhouse
@@ -186,12 +188,48 @@ def dialect(version: tuple[int, int], **options) -> ServerDialect:
 
 def test_the_schema_follows_the_server_version():
     old, current = dialect((18, 16)), dialect((24, 8), async_insert=True)
-    assert "timestamp Int64, device_id String" in old.create_table("db.events")
-    assert "PARTITION BY toYYYYMM(toDateTime(intDiv(timestamp, 1000)))" in old.create_table("db.events")
-    assert "timestamp DateTime64(3, 'UTC'), device_id LowCardinality(String)" in current.create_table("db.events")
-    assert "PARTITION BY toYYYYMM(timestamp) ORDER BY (device_id, timestamp)" in current.create_table("db.events")
-    assert "Int64" in dialect((24, 8), timestamp_type="Int64").create_table("t")
+    events = layout(factories.spec(module="clickhouse"))
+    assert "timestamp Int64, device_id String" in old.create_table("db.events", events)
+    assert "PARTITION BY toYYYYMM(toDateTime(intDiv(timestamp, 1000)))" in old.create_table("db.events", events)
+    assert "timestamp DateTime64(3, 'UTC'), device_id LowCardinality(String)" in current.create_table("db.events", events)
+    assert "PARTITION BY toYYYYMM(timestamp) ORDER BY (device_id, timestamp)" in current.create_table("db.events", events)
+    assert "Int64" in dialect((24, 8), timestamp_type="Int64").create_table("t", events)
     assert dialect((19, 9)).low_cardinality and not dialect((19, 8)).low_cardinality
     assert dialect((21, 11), async_insert=True)
     with pytest.raises(ModuleError, match=r"21\.10 has no async_insert"):
         dialect((21, 10), async_insert=True)
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workload", sorted(WORKLOAD_OPTIONS))
+def test_workload_options(run, clickhouse, workload):
+    report = verified_workload_run(run("insert", "-w", "2", "-r", "1", *WORKLOAD_OPTIONS[workload]))
+    counted = report["verification"]["counted"]
+    assert clickhouse.execute(f"SELECT count() FROM {DATABASE}.events")[0][0] == counted
+    columns = [name for name, _ in clickhouse.execute(f"SELECT name, type FROM system.columns WHERE database = '{DATABASE}' AND table = 'events'")]
+    if workload == "light":
+        assert columns == ["timestamp", "val1", "val2"]
+        assert clickhouse.execute(f"SELECT min(val1) >= 1000, max(val2) <= 3000 FROM {DATABASE}.events")[0] == (1, 1)
+        return
+    if workload == "measurements":  # four values per row: temperature and m1..m3
+        assert columns == ["timestamp", "device_id", "sequence_number", "temperature", "m1", "m2", "m3"]
+        assert clickhouse.execute(f"SELECT countIf(m3 = 0) FROM {DATABASE}.events")[0][0] < counted
+    if workload != "duration":  # every worker's sequence numbers once each, late ones included
+        for worker in ("w000000", "w000001"):
+            numbers = clickhouse.execute(f"SELECT sequence_number FROM {DATABASE}.events WHERE startsWith(device_id, '{worker}') ORDER BY sequence_number")
+            assert [n for (n,) in numbers] == list(range(1000))
+
+
+def test_sensors_single_inserts_and_large_shape(run, clickhouse):
+    verified_workload_run(run("insert", "-w", "2", "-r", "1", "--sensors", "3", "--num-inserts", "60"))
+    assert clickhouse.execute(f"SELECT uniqExact(device_id, sensor) FROM {DATABASE}.events")[0][0] == 2 * 10 * 3
+    verified_workload_run(run("insert", "-w", "2", "-r", "1", "--schema", "large", "--batch", "100", "--num-inserts", "200"))
+    assert clickhouse.execute(f"SELECT count(), max(length(text)) <= 200, min(i8) >= 1000 FROM {DATABASE}.events")[0] == (400, 1, 1)
+
+
+def test_commit_interval_is_refused_in_one_line(run):
+    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "10", "--commit-interval", "1")
+    assert result.code == 2
+    assert result.stderr.strip() == ("error: module 'clickhouse' does not support --commit-interval: an INSERT is ClickHouse's unit "
+                                     "of atomicity; there is no transaction to commit every S seconds"), result.stderr

@@ -18,6 +18,8 @@ import pytest
 from simulator.events import EventBatch, EventGenerator
 from simulator.expected import DOWNSAMPLE_DEVICE, MINUTE_MS
 from simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
+from simulator.shapes import layout
+from tests import factories
 
 pytestmark = pytest.mark.clickhouse
 
@@ -52,7 +54,7 @@ def events() -> EventBatch:
 def load(engine, dialect: ServerDialect, batch: EventBatch) -> None:
     engine.query("CREATE DATABASE IF NOT EXISTS iotbench")
     engine.query("DROP TABLE IF EXISTS iotbench.events")
-    engine.query(dialect.create_table("iotbench.events"))
+    engine.query(dialect.create_table("iotbench.events", layout(factories.spec(module="clickhouse"))))
     rows = ", ".join(f"({t}, '{d}', {s}, {v!r})" for t, d, s, v in batch.rows())
     timestamp = "fromUnixTimestamp64Milli(ts)" if dialect.datetime64 else "ts"
     engine.query(f"INSERT INTO iotbench.events SELECT {timestamp}, d, s, v FROM values('ts Int64, d String, s Int64, v Float64', {rows})")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from simulator.events import EventGenerator
-from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import assert_scan_ok, check_read_side
 
 pytestmark = pytest.mark.elasticsearch
@@ -225,3 +225,31 @@ def test_unreachable_server_is_one_line_naming_host_and_port(cli, tmp_path):
     assert len(lines) == 1, result.stderr
     assert re.search(rf"cannot connect to .* at 127\.0\.0\.1:{UNUSED_PORT}", lines[0])
     assert "Traceback" not in result.stderr
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workload", sorted(WORKLOAD_OPTIONS))
+def test_workload_options(cli, search, workload):
+    report = verified_workload_run(run(cli, "insert", "-w", "2", "-r", "1", *WORKLOAD_OPTIONS[workload]))
+    httpx.post(f"{search}/events/_refresh", timeout=30).raise_for_status()
+    assert get(search, "/events/_count")["count"] == report["verification"]["counted"]
+    properties = get(search, "/events")["events"]["mappings"]["properties"]
+    if workload == "light":
+        assert properties == {"timestamp": {"type": "date", "format": "epoch_millis"}, "val1": {"type": "short"}, "val2": {"type": "short"}}
+    elif workload == "measurements":
+        assert {name: properties[name]["type"] for name in ("temperature", "m1", "m2", "m3")} == dict.fromkeys(("temperature", "m1", "m2", "m3"), "double")
+    elif workload != "duration":  # every worker's sequence numbers once each, late ones included
+        for worker in ("w000000", "w000001"):
+            answer = httpx.post(f"{search}/events/_search", timeout=30, json={
+                "size": 0, "query": {"prefix": {"device_id": worker}},
+                "aggs": {"distinct": {"cardinality": {"field": "sequence_number"}}, "highest": {"max": {"field": "sequence_number"}}}}).json()
+            assert answer["hits"]["total"]["value"] == 1000
+            assert (answer["aggregations"]["distinct"]["value"], answer["aggregations"]["highest"]["value"]) == (1000, 999)
+
+
+def test_time_first_client_keys(cli, search):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "500", "--num-inserts", "1000", "--primary-key", "client",
+                        "--extra-option", "key_order=time"), [1000])
+    first = documents(search, "events")[0]
+    assert first["_id"] == f"{first['timestamp']:013d}-{first['device_id']}-{first['sequence_number']:012d}"

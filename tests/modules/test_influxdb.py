@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from simulator.events import EventGenerator
-from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.influxdb
@@ -160,3 +160,24 @@ def test_unreachable_server_is_one_line_naming_host_and_port(cli, tmp_path):
     assert len(lines) == 1, result.stderr
     assert re.search(rf"cannot connect to InfluxDB at 127\.0\.0\.1:{UNUSED_PORT}", lines[0])
     assert "Traceback" not in result.stderr
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workload", sorted(WORKLOAD_OPTIONS))
+def test_workload_options(cli, influx, workload):
+    report = verified_workload_run(run(cli, "insert", "-w", "2", "-r", "1", *WORKLOAD_OPTIONS[workload]))
+    counted = report["verification"]["counted"]
+    if workload == "light":  # the indexed column is a tag (InfluxDB indexes tags only), beside the device
+        assert influxql('SHOW TAG KEYS FROM "events"') == [["device_id"], ["val1"]]
+        assert influxql('SHOW FIELD KEYS FROM "events"') == [["val2", "integer"]]
+        assert influxql('SELECT count(val2) FROM "events"')[0][1] == counted
+        return
+    assert influxql('SELECT count(temperature) FROM "events"')[0][1] == counted
+    if workload == "measurements":
+        assert influxql('SHOW FIELD KEYS FROM "events"') == [["m1", "float"], ["m2", "float"], ["m3", "float"],
+                                                           ["sequence_number", "integer"], ["temperature", "float"]]
+    elif workload != "duration":  # every worker's sequence numbers once each, late ones included
+        stored = points("events")
+        for worker in ("w000000", "w000001"):
+            assert sorted(p[2] for p in stored if p[1].startswith(worker)) == list(range(1000))

@@ -199,3 +199,38 @@ def test_mongodb_unreachable_names_host_and_port(cli, tmp_path):
     result = cli("insert", "--config", "config.yaml", "--target", "mongo-fake", "-r", "1", "-w", "1", "--num-inserts", "5", timeout=300)
     assert result.code == 1
     assert f"cannot connect to MongoDB at 127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "fields", "meta"), [
+    (["--schema", "light"], {"timestamp", "val1", "val2"}, False),
+    (["--schema", "large"], {"timestamp", "text", *(f"i{i}" for i in range(1, 9))}, False),
+    (["--schema", "slim"], {"timestamp", "value"}, False),
+    (["--measurements", "4", "--sensors", "2", "--order", "random", "--out-of-order", "0.05"],
+     {*FIELDS, "sensor", "m1", "m2", "m3"}, True),
+])
+def test_mongodb_wire_fake_workloads_are_document_fields(mongo, args, fields, meta):
+    state, run = mongo
+    assert_verified(run("insert", "-w", "2", "--batch", "100", "--num-inserts", "300", *args), [600])
+    assert counted(state) == 600
+    [create] = [c.body for c in state.of("create")]
+    assert ("metaField" in create["timeseries"]) == meta
+    documents = [d for c in inserts(state) for d in c.sequences["documents"]]
+    assert len(documents) == 600 and all(set(d) == fields for d in documents)
+    assert all(isinstance(d["timestamp"], DatetimeMS) for d in documents)
+    indexes = [index["key"] for c in state.of("createIndexes") for index in c.body["indexes"]]
+    assert indexes == ([{"val1": 1}] if "light" in args else [])
+    if "sensor" in fields:  # every worker's sequence numbers once each, late ones included
+        for worker in ("w000000", "w000001"):
+            assert sorted(int(d["sequence_number"]) for d in documents if d["device_id"].startswith(worker)) == list(range(300))
+
+
+def test_mongodb_wire_fake_duration_and_commit_interval_refused(mongo):
+    state, run = mongo
+    result = run("insert", "-w", "2", "--duration", "2", "--batch", "100")
+    assert result.code == 0, result.stderr
+    report = result.results()["runs"][0]["report"]
+    assert report["verification"]["ok"] and counted(state) == report["figures"]["events"]
+    refused = run("insert", "-w", "1", "--commit-interval", "1")
+    assert refused.code == 2 and "module 'mongodb' does not support --commit-interval" in refused.stderr

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from cli.platforms.local import free_port
-from tests.conftest import downsample_minutes, rows_per_query
+from tests.conftest import WORKLOAD_OPTIONS, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import assert_scan_ok, check_read_side
 
 pytestmark = pytest.mark.mysql
@@ -189,3 +189,32 @@ def test_mysql_bad_option_is_a_usage_error(cli, mysql):
     assert result.code == 2
     assert re.search(r"invalid options for module 'mysql': batch_mode", result.stderr)
     assert "Traceback" not in result.stderr
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workload", sorted(WORKLOAD_OPTIONS))
+def test_mysql_workload_options(cli, mysql, workload):
+    report = verified_workload_run(run(cli, mysql, "insert", "-w", "2", *WORKLOAD_OPTIONS[workload]))
+    stored = report["verification"]["counted"]
+    assert sql("SELECT count(*) FROM events") == [(stored,)]
+    names = [row[0] for row in sql("SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() "
+                                   "AND table_name = 'events' ORDER BY ordinal_position")]
+    if workload == "light":
+        assert names == ["id", "timestamp", "val1", "val2"]
+        assert ("events_val1",) in sql("SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'events'")
+    elif workload == "measurements":
+        assert names[-4:] == ["temperature", "m1", "m2", "m3"] and report["figures"]["values_per_event"] == 4
+    else:  # every worker's sequence numbers: each once, none missing below the highest (late events were sent too)
+        per_worker = sql("SELECT count(*), count(DISTINCT sequence_number), max(sequence_number) FROM events GROUP BY left(device_id, 7)")
+        for count, distinct, highest in per_worker:
+            assert count == distinct and (highest + 1 == count or workload == "duration")
+
+
+def test_mysql_myisam_engine_with_a_commit_interval_and_duration(cli, mysql):
+    result = run(cli, mysql, "insert", "-w", "2", "--duration", "2", "--commit-interval", "0.5", "--extra-option", "engine=MyISAM")
+    report = verified_workload_run(result)
+    assert report["insert_mode"] == "single inserts, commit every 0.5 s"
+    assert sql("SELECT engine FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'events'") == [("MyISAM",)]
+    assert sql("SELECT count(*) FROM events") == [(report["verification"]["counted"],)]
+    assert "MyISAM has no transactions" in result.stdout

@@ -17,7 +17,7 @@ import pytest
 from simulator.events import EventGenerator
 from simulator.modules import module_class
 from simulator.spec import RunSpec
-from tests.conftest import REPO_ROOT, assert_verified, downsample_minutes, rows_per_query
+from tests.conftest import REPO_ROOT, WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 
 pytestmark = pytest.mark.questdb
@@ -285,3 +285,46 @@ def test_unreachable_port_is_one_line_naming_host_and_port(cli, questdb, port_op
     assert result.code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+def columns(table: str) -> list[tuple]:
+    return [(name, kind) for name, kind, *_ in rows(f"SELECT \"column\", type FROM table_columns('{table}')")]
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOAD_OPTIONS))
+def test_workload_options(cli, questdb, workload):
+    report = verified_workload_run(run(cli, "insert", "-w", "2", "-r", "1", *WORKLOAD_OPTIONS[workload]))
+    counted = report["verification"]["counted"]
+    assert rows("SELECT count() FROM events")[0][0] == counted
+    if workload == "light":
+        assert columns("events") == [("timestamp", "TIMESTAMP"), ("val1", "SHORT"), ("val2", "SHORT")]
+        assert rows("SELECT min(val1) >= 1000, max(val2) <= 3000 FROM events")[0] == (True, True)
+        assert any("no index on val1" in note for note in report["notes"])
+        return
+    if workload == "measurements":  # four values per row: temperature and m1..m3
+        assert [name for name, _ in columns("events")] == ["timestamp", "device_id", "sequence_number", "temperature", "m1", "m2", "m3"]
+        assert rows("SELECT count() FROM events WHERE m3 IS NOT NULL")[0][0] == counted
+    if workload != "duration":  # every worker's sequence numbers once each, late ones included
+        for worker in (0, 1):
+            numbers = rows("SELECT sequence_number FROM events WHERE device_id LIKE %s ORDER BY sequence_number", f"w{worker:06d}-%")
+            assert [n for (n,) in numbers] == list(range(1000))
+
+
+def test_sensors_in_rows_and_large_shape_with_dedup_on_client_keys(cli, questdb):
+    verified_workload_run(run(cli, "insert", "-w", "2", "-r", "1", "--sensors", "3", "--num-inserts", "60"))
+    assert rows("SELECT count() FROM (SELECT DISTINCT device_id, sensor FROM events)")[0][0] == 2 * 10 * 3
+    verified_workload_run(run(cli, "insert", "-w", "2", "-r", "1", "--schema", "large", "--batch", "100", "--num-inserts", "200",
+                              "--primary-key", "client", "--extra-option", "dedup=true", "--extra-option", "batch_encoding=rows"))
+    assert rows("SELECT count(), max(length(text)) <= 200, min(i8) >= 1000, count_distinct(id) FROM events")[0] == (400, True, True, 400)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--commit-interval", "1"), "module 'questdb' does not support --commit-interval: its writes (ILP over HTTP) have no transaction"),
+    (("--schema", "slim", "--primary-key", "none", "--extra-option", "dedup=true"), "module 'questdb': dedup with --schema slim needs"),
+])
+def test_workloads_questdb_cannot_store_are_refused_in_one_line(cli, questdb, args, message):
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--num-inserts", "10", *args)
+    assert result.code == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr

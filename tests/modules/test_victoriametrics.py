@@ -18,7 +18,7 @@ import pytest
 
 from simulator.events import TIME_ORIGIN_MS, EventGenerator
 from simulator.modules.victoriametrics import _retention_seconds
-from tests.conftest import assert_verified, downsample_minutes, rows_per_query
+from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import AFFECTED_BY_CHANGE, CHANGED_DEVICE, CHANGED_VALUE, assert_scan_ok, assert_wrong, report_page, scan_row
 
 pytestmark = pytest.mark.victoriametrics
@@ -239,3 +239,40 @@ def test_unreachable_server_is_one_line_naming_host_and_port(cli, tmp_path):
     assert result.code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"cannot connect to VictoriaMetrics at 127.0.0.1:{UNUSED_PORT}" in lines[0], result.stderr
+
+
+# -- workloads (issue 10) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workload", sorted(set(WORKLOAD_OPTIONS) - {"light"}))
+def test_workload_options(cli, victoriametrics, workload):
+    ingestion = "influx" if workload == "random" else "import"
+    report = verified_workload_run(run(cli, "insert", "-w", "2", "-r", "1", *WORKLOAD_OPTIONS[workload], "--extra-option", f"ingestion={ingestion}",
+                                       "--extra-option", "store_sequence_number=true"))
+    counted = report["verification"]["counted"]
+    series = exported("events_.*")
+    by_name = {name: sum(len(values) for (found, _), (values, _) in series.items() if found == name) for name, _ in series}
+    measures = ["temperature", "m1", "m2", "m3"] if workload == "measurements" else ["temperature"]
+    assert by_name == {f"events_{name}": counted for name in [*measures, "sequence_number"]}  # a series per device and value
+    if workload != "duration":  # every worker's sequence numbers once each, late ones included
+        for worker in ("w000000", "w000001"):
+            numbers = [n for (name, device), (values, _) in series.items() if name == "events_sequence_number" and device.startswith(worker)
+                       for n in values]
+            assert sorted(numbers) == list(range(1000))
+
+
+def test_sensors_are_a_label_and_single_inserts_keep_them(cli, victoriametrics):
+    verified_workload_run(run(cli, "insert", "-w", "2", "-r", "1", "--sensors", "3", "--num-inserts", "60", "--devices-per-worker", "4"))
+    httpx.get(f"{URL}/internal/force_flush", timeout=30).raise_for_status()
+    response = httpx.post(f"{URL}/api/v1/export", data={"match[]": '{__name__="events_temperature"}'}, timeout=60)
+    labels = {(item["metric"]["device_id"], item["metric"]["sensor"]) for item in map(json.loads, response.text.splitlines())}
+    assert len(labels) == 2 * 4 * 3
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--schema", "light"), "module 'victoriametrics' does not support --schema light: a metrics store keeps numeric samples"),
+    (("--commit-interval", "1"), "module 'victoriametrics' does not support --commit-interval: a metrics store has no transactions"),
+])
+def test_workloads_a_metrics_store_cannot_hold_are_refused_in_one_line(cli, victoriametrics, args, message):
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--num-inserts", "10", *args)
+    assert result.code == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr

@@ -73,8 +73,9 @@ def test_summary_api_readings_per_side():
     taken = sampler(FakeCore(readings))
     for _ in range(3):
         taken._read()
-    usage = taken.usage(EPOCH_2030 + 1, EPOCH_2030 + 3)
-    assert usage.database.cpu_s == pytest.approx(1.5)  # 11.0 at 1 s, 12.5 at 3 s: interpolated
+    # readings stamped with whole seconds count from the middle of their second (0.5, 2.5, 4.5 s)
+    usage = taken.usage(EPOCH_2030 + 1.5, EPOCH_2030 + 3.5)
+    assert usage.database.cpu_s == pytest.approx(1.5)  # 11.0 at 1.5 s, 12.5 at 3.5 s: interpolated
     assert usage.database.memory_peak_bytes == 300 << 20
     assert "pods labelled role=db in every namespace" in usage.database.source and "Summary API" in usage.database.source
     assert usage.database.written_bytes is None and "no disk writes" in usage.database.not_measured["written"]
@@ -140,3 +141,14 @@ def test_worker_only_nodes_are_read_a_few_at_a_time():
     first, second = taken._nodes_to_read(), taken._nodes_to_read()
     assert first[:2] == ["db-node", "node-0"] and len(first) == 6 and len(second) == 6
     assert set(first[2:]).isdisjoint(second[2:])  # the worker-only nodes take turns
+
+
+def test_reading_time_meets_the_request_and_the_whole_second():
+    from cli.platforms.kubelet_sampler import _reading_time
+
+    # a fresh reading, stamped 100 (so taken in [100, 101)), asked at 100.6, answered at 100.8
+    assert _reading_time(100.0, 100.6, 100.8) == pytest.approx(100.7)
+    # the request straddles the second: the reading lies in [100.9, 101)
+    assert _reading_time(100.0, 100.9, 101.3) == pytest.approx(100.95)
+    # a cached reading, older than the request: the middle of its second
+    assert _reading_time(100.0, 103.2, 103.4) == pytest.approx(100.5)

@@ -44,8 +44,8 @@ def _spec() -> RunSpec:
 @pytest.mark.parametrize("signal_calls", [0, 1, 3])
 def test_every_event_is_stored_once_in_stream_order(pipeline, signal_calls):
     module = RecordingFakeModule(_spec(), signal_calls)
-    for events, prepared in PIPELINES[pipeline](module, EventGenerator(1, 0, 10).batches(0, 2500, 1000)):
-        assert events == len(prepared)
+    for batch, prepared in PIPELINES[pipeline](module, EventGenerator(1, 0, 10).batches(0, 2500, 1000)):
+        assert batch.sequence_number.tolist() == prepared.sequence_number.tolist()
         module.insert_batch(prepared)
     assert module.stored == list(range(2500))
 

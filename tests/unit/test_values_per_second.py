@@ -1,0 +1,59 @@
+"""Values/s (data points) beside rows/s: in the run's figures, the rows across runs, the tables and
+the files; older reports without them still read."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.measure import Measurement
+
+from cli import tables
+from cli.document import ResultsDocument
+from simulator.protocol import WorkerResult
+from simulator.stats import InsertRunFigures, insert_figures
+from tests.factories import document, insert_report
+
+
+def with_values(report, values_per_event: int):
+    figures = report.figures.model_copy(update={"values_per_event": values_per_event,
+                                                "values_throughput": report.figures.throughput * values_per_event})
+    return report.model_copy(update={"figures": figures})
+
+
+def width(table) -> int:
+    console = Console(width=10_000)
+    return Measurement.get(console, console.options, table).maximum
+
+
+def test_values_throughput_is_rows_per_second_times_values_per_event():
+    results = [WorkerResult(worker=w, started_at=0.0, finished_at=2.0, events=1000) for w in range(2)]
+    figures = insert_figures(0.0, results, values_per_event=10)
+    assert figures.throughput == 1000.0 and figures.values_throughput == 10_000.0 and figures.values_per_event == 10
+
+
+def test_reports_saved_before_values_existed_read_as_one_value_per_event():
+    saved = insert_report([500, 500], 2.0).figures.model_dump()
+    del saved["values_per_event"], saved["values_throughput"]
+    figures = InsertRunFigures.model_validate(saved)
+    assert (figures.values_per_event, figures.values_throughput) == (1, figures.throughput)
+
+
+def test_default_table_shows_values_per_second_only_for_several_values_and_fits_100_columns():
+    big = [with_values(insert_report([9_000_000] * 10, 10.0, throughput=12_345_678.0 + i), 10) for i in range(3)]
+    rows = document([(16, report) for report in big]).inserts
+    assert rows[0].values_per_row == 10 and rows[0].values_throughput.avg == 10 * rows[0].throughput.avg
+    table = tables.insert_table(rows, "t")
+    headers = [column.header for column in table.columns]
+    assert "Values/s" in headers and "Min–Max" not in headers and width(table) <= 100  # min and max: --details
+    single = document([(16, insert_report([9_000_000] * 10, 10.0, throughput=12_345_678.0))]).inserts
+    headers = [column.header for column in tables.insert_table(single, "t").columns]
+    assert "Values/s" not in headers and "Min–Max" in headers and width(tables.insert_table(single, "t")) <= 100
+    assert "Values/s avg" in [column.header for column in tables.insert_table(single, "t", details=True).columns]
+    steps = tables.steps_table(rows, "2 s")
+    assert "Values/s" in [column.header for column in steps.columns] and steps.title == "Fill level (step: 2 s)"
+
+
+def test_values_survive_the_results_file():
+    saved = document([(4, with_values(insert_report([1000, 1000], 2.0), 4))])
+    again = ResultsDocument.model_validate_json(saved.model_dump_json())
+    assert again.inserts[0].values_throughput.avg == 4 * again.inserts[0].throughput.avg
+    assert again.runs[0].report.figures.values_per_event == 4
