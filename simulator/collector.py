@@ -155,6 +155,8 @@ class Collector:
                     self.module.setup()
                     count = self.module.count()
                     self.state.record_base = self._start_record(count)
+                else:
+                    self._check_readable()
         except ModuleError as error:
             self.state.fail(str(error))
             return
@@ -181,9 +183,11 @@ class Collector:
     def _start_record(self, count: int | None) -> ExpectedRecord:
         """The record this insert run will add to, saved at once marked incomplete: a run that does not
         finish leaves a record that says so, and a later query does not trust it."""
-        tables = self.spec.table_names
-        if self.spec.clean or not count:
-            base = ExpectedRecord(tables=tables, complete=True)
+        spec = self.spec
+        tables = spec.table_names
+        workload = {"tables": tables, "shape": spec.shape, "measurements": spec.measurements, "sensors": spec.sensors}
+        if spec.clean or not count:
+            base = ExpectedRecord(complete=True, **workload)
         else:
             try:
                 base = ExpectedRecord.load(self.module.stored_record())
@@ -194,12 +198,26 @@ class Collector:
                     f"the tables held {count:,} events before the tool's first recorded insert (written by something else)"))
             elif base.usable() is not None:
                 base = base.model_copy(update={"problem": base.usable()})  # stays unusable until a clean run
+            elif (base.tables, base.shape, base.measurements, base.sensors) != tuple(workload.values()):
+                base = base.model_copy(update={"problem": (
+                    f"the last recorded insert wrote {','.join(base.tables)} with {base.workload()}, not this run's tables and workload")})
             elif base.expected.count != count:
                 base = base.model_copy(update={"problem": (
                     f"the tables held {count:,} events before an insert run, but the record accounts for {base.expected.count:,}")})
-        base = base.model_copy(update={"tables": tables})
+        base = base.model_copy(update=workload)
         self.module.store_record(base.model_copy(update={"complete": False}).dump())
         return base
+
+    def _check_readable(self) -> None:
+        """A query or scan stops before it starts when the record says its data is of a workload they
+        cannot read (the workers read the record's tables; see Worker._follow_record)."""
+        try:
+            record = ExpectedRecord.load(self.module.stored_record())
+        except NotImplementedError:
+            return
+        refusal = record.unreadable() if record is not None else None
+        if refusal:
+            raise ModuleError(f"{self.spec.task} refused: {refusal}")
 
     def _finish_record(self, results: list[WorkerResult]) -> str:
         """Add the workers' tallies to the record and save it; says what was left."""

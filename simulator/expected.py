@@ -130,6 +130,10 @@ class ExpectedRecord(BaseModel):
 
     format: int = RECORD_FORMAT
     tables: list[str]
+    # The insert's workload (simulator/shapes.py): what query and scan can read depends on it.
+    shape: str = "events"
+    measurements: int = 1
+    sensors: int = 1
     complete: bool = Field(description="false while an insert run is writing (and after one that did not finish)")
     problem: str | None = Field(None, description="why the record does not describe the data; None when it does")
     insert_runs: int = 0
@@ -142,6 +146,18 @@ class ExpectedRecord(BaseModel):
         if not self.complete:
             return "the last insert run into these tables did not finish, so the record of what it wrote is incomplete"
         return None
+
+    def workload(self) -> str:
+        """The insert's workload in the words of its options."""
+        return f"--schema {self.shape}, --measurements {self.measurements}, --sensors {self.sensors}"
+
+    def unreadable(self) -> str | None:
+        """Why query and scan cannot read the data this record describes (one line), or None: they read
+        the default shape's temperature per device, with one value and one series per device."""
+        if (self.shape, self.measurements, self.sensors) == ("events", 1, 1):
+            return None
+        return (f"the data in {','.join(self.tables)} was written with {self.workload()}; query and scan read data "
+                "written with --schema events, one measurement and one sensor per device: insert such data first")
 
     def dump(self) -> str:
         return self.model_dump_json()

@@ -24,7 +24,7 @@ from simulator.collector_client import CollectorClient, CollectorError
 from simulator.errors import one_line
 from simulator.events import EventBatch, EventGenerator
 from simulator.expected import ExpectedRecord, Tally
-from simulator.modules import DatabaseModule, module_class
+from simulator.modules import DatabaseModule, ModuleError, module_class
 from simulator.protocol import ProgressAnswer, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
 from simulator.scan import ScanCheck, scan_share
 from simulator.spec import PREFILL_BATCH, RunSpec
@@ -157,6 +157,8 @@ class Worker:
                 return 1
             self.module = module_class(self.spec.module)(self.spec)
             self.module.connect()
+            if self.spec.task in ("query", "scan"):
+                self._follow_record()
             reporter = self.reporter = ProgressReporter(self.client, self._progress, self.spec.heartbeat_timeout)
             reporter.start()
             try:
@@ -310,6 +312,24 @@ class Worker:
         self.module.commit()
         end = time.perf_counter()
         self.recorder.record(0, end - begin, to_epoch + end)
+
+    def _follow_record(self) -> None:
+        """A query or scan reads the tables the record's insert wrote (they have no --tables option), and
+        refuses data of a workload it cannot read. Without a record, the run's own tables are read."""
+        record, _ = self._expected_record()
+        if record is None:
+            return
+        refusal = record.unreadable()
+        if refusal:
+            raise ModuleError(f"{self.spec.task} refused: {refusal}")
+        if record.tables and record.tables != self.spec.table_names:
+            spec = self.spec.model_copy(update={"tables": len(record.tables)})
+            if spec.table_names != record.tables:
+                raise ModuleError(f"the record names tables {','.join(record.tables)}, which this version does not write")
+            self.module.close()
+            self.spec = spec
+            self.module = module_class(spec.module)(spec)
+            self.module.connect()
 
     def _expected_record(self) -> tuple[ExpectedRecord | None, str | None]:
         """The record of expected answers saved with the data, or why the module keeps none."""

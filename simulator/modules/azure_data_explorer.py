@@ -47,9 +47,9 @@ from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 log = logging.getLogger("azure_data_explorer")
 
+
 def _kql_datetime(ms: int) -> str:
     return f"datetime({np.datetime_as_string(np.datetime64(ms, 'ms'), timezone='UTC')})"
-
 
 
 # Kusto types of each kind of column of the shapes (simulator/shapes.py).

@@ -299,7 +299,7 @@ class Module(DatabaseModule):
         statements = {**sql_common.QUERIES, "device-downsample": sql_common.downsample_query(
             f"TIMESTAMPDIFF(MINUTE, {epoch}, timestamp) * 60000", _datetime(sql_common.DOWNSAMPLE_START_MS),
             _datetime(sql_common.DOWNSAMPLE_END_MS))}
-        return {name: self._query(name, statement) for name, statement in statements.items()}
+        return {name: self._query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
 
     def _query(self, name: str, statement: str) -> Query:
         def run():

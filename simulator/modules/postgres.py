@@ -307,9 +307,10 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
-        statements = {**sql_common.QUERIES, "device-downsample": self.downsample_statement(),
-                      # Offered beside the canonical query, never instead of it: it runs only when a run names it.
-                      NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN: LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE}
+        tables = self.spec.table_names
+        statements = sql_common.over_tables({**sql_common.QUERIES, "device-downsample": self.downsample_statement()}, tables)
+        if len(tables) == 1:  # offered beside the canonical query, never instead of it: it runs only when a run names it
+            statements[NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN] = LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE
         return {name: self._query(name, statement) for name, statement in statements.items()}
 
     def downsample_statement(self) -> str:

@@ -183,7 +183,7 @@ class Module(DatabaseModule):
 
         statements = {**sql_common.QUERIES, "device-downsample": sql_common.downsample_query(
             "timestamp - timestamp % 60000", str(sql_common.DOWNSAMPLE_START_MS), str(sql_common.DOWNSAMPLE_END_MS))}
-        return {name: query(name, statement) for name, statement in statements.items()}
+        return {name: query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
 
     def scan_devices(self) -> list[str]:
         return [row[0] for row in self._conn.execute(sql_common.devices_statement(self.spec.table_names))]

@@ -39,6 +39,15 @@ def downsample_query(minute: str, start: str, end: str) -> str:
             f"WHERE device_id = '{DOWNSAMPLE_DEVICE}' AND timestamp >= {start} AND timestamp < {end} GROUP BY 1 ORDER BY 1")
 
 
+def over_tables(statements: dict[str, str], tables: list[str]) -> dict[str, str]:
+    """The queries over the run's tables: with several, each reads the union of them all."""
+    if tables == [SINGLE_TABLE_NAME]:
+        return statements
+    union = " UNION ALL ".join(f"SELECT timestamp, device_id, temperature FROM {table}" for table in tables)
+    return {name: statement.replace(f"FROM {SINGLE_TABLE_NAME}", f"FROM ({union}) all_tables")
+            for name, statement in statements.items()}
+
+
 def scan_statement(tables: list[str], timestamp_ms: str, placeholder: str) -> tuple[str, int]:
     """Every reading (epoch ms, value) of one device in timestamp order, over the run's tables; returns
     the statement and how many times the device id is bound."""

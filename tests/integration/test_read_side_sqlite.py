@@ -94,3 +94,29 @@ def test_the_null_target_checks_nothing_and_says_so(cli):
     assert {verdict for verdict, _ in result.answers().values()} == {"not checked"}
     scan = cli("scan", "--target", "null", "--platform", "local", "-r", "1")
     assert scan.code == 0 and scan.results()["scans"][0]["rows"] == 0
+
+
+def test_query_and_scan_read_the_tables_of_the_recorded_insert(cli, tmp_path):
+    inserted = cli("insert", "--target", "sqlite", "-w", "2", "-r", "1", "--num-inserts", "2000", "--batch", "500", "--tables", "4")
+    assert inserted.code == 0, inserted.stderr
+    assert [table for (table,) in sql(tmp_path, "SELECT name FROM sqlite_master WHERE name LIKE 'events%' AND type = 'table'")] == [
+        "events0", "events1", "events2", "events3"]
+    answers = cli("query", "--target", "sqlite", "-r", "1").answers()
+    assert set(answers) == {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device",
+                            "newest-per-device", "device-downsample"}
+    assert {verdict for verdict, _ in answers.values()} == {"ok"}, answers
+    assert_scan_ok(cli("scan", "--target", "sqlite", "-w", "2", "-r", "1"), 4000, 20)
+    # A row changed in one of the four tables is seen.
+    sql(tmp_path, "UPDATE events2 SET temperature = 99.5 WHERE rowid = 1")
+    changed = cli("query", "--target", "sqlite", "-r", "1", "--queries", "temperature-min-max")
+    assert changed.code == 1 and changed.answers()["temperature-min-max"][0] == "wrong"
+
+
+def test_query_and_scan_refuse_data_of_a_workload_they_cannot_read(cli):
+    assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "500", "--schema", "light").code == 0
+    for command in ("query", "scan"):
+        refused = cli(command, "--target", "sqlite", "-r", "1")
+        assert refused.code == 1
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in refused.stderr, refused.stderr
+        assert f"{command} refused: the data in events was written with --schema light, --measurements 1, --sensors 1" in lines[0]
