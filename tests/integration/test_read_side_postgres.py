@@ -34,7 +34,7 @@ def run(cli, env):
 def test_postgres_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(cli, pg):
     assert run(cli, pg)("insert", "-w", "2", "--num-inserts", "3000", "--batch", "1000").code == 0
     # The record is a table of the tool's own beside the data: readable by hand.
-    (record,), = sql(pg, "SELECT record::jsonb -> 'expected' -> 'devices' -> 'count' FROM iotbench_expected WHERE tables = 'events'")
+    (record,), = sql(pg, "SELECT record::jsonb -> 'expected' -> 'devices' -> 'count' FROM iotbench_expected WHERE tables = 'last-insert'")
     assert record == [300] * 20
 
     def change(device, value):

@@ -377,7 +377,7 @@ def test_adx_wire_fake_queries_send_the_kql(adx_cli):
 def test_adx_wire_fake_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(adx_cli):
     state, run = adx_cli
     assert run("insert", "-w", "2", "--num-inserts", "3000", "--batch", "1000", "--extra-option", "ingestion=streaming").code == 0
-    assert [row[:2] for row in state.tables[adx.RECORD_NAME]] == [["events", 0]]
+    assert [row[:2] for row in state.tables[adx.RECORD_NAME]] == [["last-insert", 0]]
 
     def readings(device):
         return sorted((row for row in state.tables["events"] if row[1] == device), key=lambda row: row[0])

@@ -317,7 +317,7 @@ def test_arangodb_wire_fake_scan_and_answers_then_a_change_and_a_deletion_behind
     state, run = arango
     state.cursor_page = 250  # pages of --page-size 300 and of the queries' 10,000 are cut to 250 rows
     verified(run("insert", "-w", "2", "--num-inserts", "3000", "--batch", "1000"), 6000)
-    assert state.documents["iotbench_expected"]["events"]["record"].startswith('{"format":1,"tables":["events"],"complete":true')
+    assert state.documents["iotbench_expected"]["last-insert"]["record"].startswith('{"format":1,"tables":["events"],"shape":"events","measurements":1,"sensors":1,"complete":true')
 
     def readings(device):
         return sorted((d for d in state.documents["events"].values() if d["device_id"] == device), key=lambda d: d["timestamp"])

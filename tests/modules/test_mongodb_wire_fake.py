@@ -163,7 +163,7 @@ def test_mongodb_wire_fake_scan_and_answers_then_a_change_and_a_deletion_behind_
     # Scans: one find per device sorted by timestamp, read in batches of --page-size through getMore.
     finds = [c.body for c in state.of("find") if c.body["find"] == "events"]
     assert finds and all(body["sort"] == {"timestamp": 1} and body["batchSize"] in (300, 10_000) for body in finds)
-    assert [d["_id"] for d in state.collections["bench.iotbench_expected"].documents] == ["events"]
+    assert [d["_id"] for d in state.collections["bench.iotbench_expected"].documents] == ["last-insert"]
 
 
 def test_mongodb_wire_fake_newest_per_device_pipeline_gives_each_devices_last_reading(mongo):
