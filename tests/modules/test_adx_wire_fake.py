@@ -189,14 +189,14 @@ def kql_result(state: FakeKustoState, kql: str) -> tuple[list, list] | None:
         parts = sorted((row[1], row[2]) for row in state.tables[adx.RECORD_NAME] if row[0] == _verbatim(match.group(1)))
         return [("record", "string")], [[text] for _, text in parts]
     table = kql.split("|")[0].strip()
+    if kql == f"{table} | count":  # the collector's count of each table (rows of any shape)
+        return [("Count", "long")], [[len(state.tables[table])]]
     readings = [(_ms(ts), device, float(value)) for ts, device, _sequence, value in state.tables[table]]
     if match := re.fullmatch(re.escape(adx.SCAN.format(tables=table, device="DEVICE")).replace("DEVICE", "(.+)"), kql):
         return [("ms", "long")], [[ts] for ts, device, _ in sorted(readings) if device == match.group(1)]
     if kql == adx.DEVICES.format(tables=table):
         return [("device_id", "string")], [[device] for device in sorted({device for _, device, _ in readings})]
     name = next((name for name, query in adx.QUERIES.items() if query == kql), None)
-    if kql == f"{table} | count":  # the collector's count of each table
-        name = "count-events"
     values = [value for _, _, value in readings]
     stats = [("min_temperature", "real"), ("avg_temperature", "real"), ("max_temperature", "real")]
     if name == "count-events":
