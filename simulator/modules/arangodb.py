@@ -225,6 +225,7 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
+        self.one_table_queries()
         return {name: self._query(name, aql) for name, aql in QUERIES.items()}
 
     def _query(self, name: str, aql: str) -> Query:

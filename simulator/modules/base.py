@@ -272,6 +272,14 @@ class DatabaseModule(abc.ABC):
         returning them as an `Answer` the check can read (see simulator/answers.py)."""
 
     # -- scans -----------------------------------------------------------------------------
+    def one_table_queries(self) -> None:
+        """For modules whose queries read the table `events` alone: data written with --tables N (the
+        record's tables, which a query follows) is refused in one line rather than answered in part."""
+        tables = self.spec.table_names
+        if len(tables) > 1:
+            raise ModuleError(f"module '{self.spec.module}' queries one table, and the data is in {len(tables)} "
+                              f"({','.join(tables)}, written with --tables {len(tables)}): insert with --tables 1 to query it")
+
     def scan_devices(self) -> list[str]:
         """Every device that has readings in the run's tables, sorted (untimed: before the scan)."""
         raise NotImplementedError(f"module '{self.spec.module}' cannot scan")

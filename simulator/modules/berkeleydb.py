@@ -314,6 +314,7 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
+        self.one_table_queries()
         return {
             "count-events": self._timed(self._count_events),
             "temperature-min-max": self._timed(lambda deadline: self._temperature_stats(deadline, with_avg=False)),

@@ -389,6 +389,7 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
+        self.one_table_queries()
         table = f"{self.options.keyspace}.{SINGLE_TABLE_NAME}"
         hour = f"device_id = '{DOWNSAMPLE_DEVICE}' AND timestamp >= {DOWNSAMPLE_START_MS} AND timestamp < {DOWNSAMPLE_END_MS}"
         whole_table = {

@@ -46,7 +46,7 @@ from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE
 from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
 from simulator.shapes import Layout
-from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
+from simulator.spec import PrimaryKey
 
 log = logging.getLogger("clickhouse")
 
@@ -306,7 +306,11 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
-        return {name: self._rows(statement) for name, statement in self.dialect.queries(self._tables[SINGLE_TABLE_NAME]).items()}
+        tables = list(self._tables.values())
+        # With --tables N, each query reads the union of the tables.
+        source = tables[0] if len(tables) == 1 else "(" + " UNION ALL ".join(
+            f"SELECT timestamp, device_id, temperature FROM {qualified}" for qualified in tables) + ")"
+        return {name: self._rows(statement) for name, statement in self.dialect.queries(source).items()}
 
     def _rows(self, statement: str) -> Query:
         def run() -> Answer:

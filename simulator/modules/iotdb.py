@@ -330,6 +330,7 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
+        self.one_table_queries()
         end = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
         if self._tree:
             # The queries read the table `events`, as every module's do. GROUP BY LEVEL = 1 merges the

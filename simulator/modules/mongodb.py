@@ -266,6 +266,7 @@ class Module(DatabaseModule):
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:
+        self.one_table_queries()
         return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
 
     def _query(self, name: str, pipeline: list[dict]) -> Query:
