@@ -146,8 +146,13 @@ def test_record_accumulates_across_no_clean_runs_and_steps_and_resets_on_clean(t
     runs.insert(workers=1, events=500)  # --clean: a fresh record
     record = runs.record()
     assert record.insert_runs == 1 and record.expected.count == 500
-    # Records of other table layouts are kept apart.
-    assert runs.record(tables="multiple") is None
+    # One record, the last insert's, whatever the tables: a query finds it and reads its tables.
+    assert runs.record(tables="multiple").tables == ["events"]
+    runs.insert(workers=1, events=500, tables="multiple")
+    assert runs.record().tables == ["events0", "events1", "events2", "events3"] and runs.record().usable() is None
+    # A --no-clean insert into other tables than the recorded ones cannot add to the record.
+    runs.insert(workers=1, events=500, clean=False)
+    assert "the last recorded insert wrote events0,events1,events2,events3" in runs.record().usable()
 
 
 def test_record_of_an_unfinished_run_or_of_foreign_data_is_not_trusted(tmp_path):
@@ -166,3 +171,13 @@ def test_record_of_an_unfinished_run_or_of_foreign_data_is_not_trusted(tmp_path)
         db.execute("DELETE FROM events WHERE rowid IN (SELECT rowid FROM events LIMIT 3)")
     runs.insert(workers=1, events=1000, clean=False)
     assert "the record accounts for 1,000" in runs.record().usable()
+
+
+def test_a_record_says_which_workloads_query_and_scan_cannot_read():
+    assert ExpectedRecord(tables=["events"], complete=True).unreadable() is None
+    light = ExpectedRecord(tables=["events0", "events1"], complete=True, shape="light").unreadable()
+    assert light.startswith("the data in events0,events1 was written with --schema light, --measurements 1, --sensors 1;")
+    assert "--measurements 4" in ExpectedRecord(tables=["events"], complete=True, measurements=4).unreadable()
+    assert "--sensors 2" in ExpectedRecord(tables=["events"], complete=True, sensors=2).unreadable()
+    # A record saved before workloads were recorded is of the default workload.
+    assert ExpectedRecord.load('{"format": 1, "tables": ["events"], "complete": true}').unreadable() is None
