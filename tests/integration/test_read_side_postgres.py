@@ -67,3 +67,12 @@ def test_postgres_readings_stored_out_of_order_scan_in_order(cli, pg):
     scan = assert_scan_ok(run(cli, pg)("scan", "-w", "2", "--page-size", "50"), 2000, 10)
     assert scan["page_p50_ms"] > 0 and scan["window_min"] is None  # 1,000 rows per worker: no 10,000-row window
     assert run(cli, pg)("query").query_rows() == rows_per_query(10, downsample_minutes(2000))
+
+
+def test_postgres_query_and_scan_read_the_tables_of_an_insert_with_tables_4(cli, pg):
+    assert run(cli, pg)("insert", "-w", "2", "--num-inserts", "2000", "--batch", "500", "--tables", "4").code == 0
+    counts = [sql(pg, f"SELECT count(*) FROM events{i}")[0][0] for i in range(4)]
+    assert sum(counts) == 4000 and all(counts)
+    answers = run(cli, pg)("query", "-w", "2").answers()
+    assert len(answers) == 6 and {verdict for verdict, _ in answers.values()} == {"ok"}, answers
+    assert_scan_ok(run(cli, pg)("scan", "-w", "2"), 4000, 20)
