@@ -375,7 +375,15 @@ class Module(DatabaseModule):
     def store_record(self, text: str) -> None:
         table = f"{self.options.keyspace}.{RECORD_NAME}"
         self._session.execute(f"CREATE TABLE IF NOT EXISTS {table} (tables text PRIMARY KEY, record text)", timeout=DDL_TIMEOUT_S)
-        self._session.execute(f"INSERT INTO {table} (tables, record) VALUES (%s, %s)", (self.record_key(), text))
+        self._session.execute(self._record_statement(f"INSERT INTO {table} (tables, record) VALUES (%s, %s)"), (self.record_key(), text))
+
+    def _record_statement(self, cql: str):
+        """The record is written and read at the verification count's consistency, not the inserts'
+        (a consistency_level the cluster cannot give must fail the inserts, not the bookkeeping)."""
+        from cassandra import ConsistencyLevel
+        from cassandra.query import SimpleStatement
+
+        return SimpleStatement(cql, consistency_level=ConsistencyLevel.name_to_value[self.options.count_consistency_level])
 
     def stored_record(self) -> str | None:
         exists = self._session.execute(
@@ -383,7 +391,7 @@ class Module(DatabaseModule):
             (self.options.keyspace, RECORD_NAME)).one()
         if exists is None:
             return None
-        row = self._session.execute(f"SELECT record FROM {self.options.keyspace}.{RECORD_NAME} WHERE tables = %s",
+        row = self._session.execute(self._record_statement(f"SELECT record FROM {self.options.keyspace}.{RECORD_NAME} WHERE tables = %s"),
                                     (self.record_key(),)).one()
         return row[0] if row else None
 
