@@ -119,13 +119,13 @@ def insert_table(rows: list[InsertRow], title: str, details: bool = False) -> Ta
 
 def _open_loop_table(rows: list[InsertRow], title: str) -> Table:
     """Open-loop runs (--rate): the target beside the rate achieved, and both latencies (100 columns)."""
-    columns = ["Workers", "Runs", "Target/s", "Achieved/s", "CV", "p99 resp ms", "p99 svc ms", "Sustained", "Count check"]
+    columns = ["Workers", "Runs", "Target/s", "Achieved/s", "CV", "Resp p99", "Svc p99", "Sustained", "Count check"]
     table = _table(title, columns, left=("Sustained", "Count check"))
     for row in rows:
         table.add_row(str(row.workers), str(row.runs), _target(row), _rate(row.throughput.avg), _cv(row.throughput),
                       _response_p99(row), _ms(row.p99_ms.avg), row.sustained or "-", row.count_check)
-    table.caption = ("Open loop: calls on a fixed schedule. resp = response time, from each call's intended start (includes "
-                     "waiting behind slow calls); svc = service time, the call itself. Sustained: no run ended behind its "
+    table.caption = ("Open loop: calls on a fixed schedule. p99 in ms: Resp = response time, from each call's intended start "
+                     "(includes waiting behind slow calls); Svc = service time, the call itself. Sustained: no run ended behind its "
                      "schedule by more than 1 s (5% of a run shorter than 20 s). --details: all figures.")
     return table
 
