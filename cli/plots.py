@@ -252,6 +252,7 @@ def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
     labels = [
         f"{row.database}, {insert_mode_label(row)}, pk {row.primary_key}, {_workers(row.workers)}"
         + (f", level {row.level:,}" if row.level is not None else "")
+        + (f", at {row.target_rate:,.0f}/s" if row.target_rate else "")
         for row in rows
     ]
     averages = [row.throughput.avg for row in rows]

@@ -244,9 +244,10 @@ def crosscheck_table(rows: list[CrossCheck]) -> Table:
 def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
     currencies = sorted({row.cost.currency for row in rows if row.cost})
     costs = ["Cost per M inserts"] if currencies else []
-    values, workloads = with_values(rows), any(row.workload for row in rows)
-    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", *(["Workload"] if workloads else []), "Inserts/s",
-               *(["Values/s"] if values else []), "CV", "95% CI", "p99 ms", "Runs", "DB CPU s/M", *costs, "Cross-check"]
+    values, workloads, open_loop = with_values(rows), any(row.workload for row in rows), _open_loop(rows)
+    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", *(["Workload"] if workloads else []),
+               *(["Target/s"] if open_loop else []), "Inserts/s", *(["Values/s"] if values else []), "CV", "95% CI", "p99 ms",
+               *(["Resp p99 ms", "Sustained"] if open_loop else []), "Runs", "DB CPU s/M", *costs, "Cross-check"]
     table = _table("Inserts across runs", columns, left=("Database", "Insert mode", "Primary key", "Workload", "Cross-check"))
     for row in rows:
         spread = row.throughput
@@ -254,11 +255,13 @@ def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
         flag = " client may be the bottleneck" if row.resources and row.resources.client_may_be_bottleneck else ""
         table.add_row(
             row.database + (" †" if row.differs else ""), str(row.workers), "-" if row.level is None else f"{row.level:,}", insert_mode_label(row),
-            row.primary_key, *([row.workload or "default"] if workloads else []), _rate(spread.avg),
-            *([_values_rate(row)] if values else []), _cv(spread), _ci(spread), _ms(row.p99_ms.avg), str(spread.n),
+            row.primary_key, *([row.workload or "default"] if workloads else []), *([_target(row)] if open_loop else []), _rate(spread.avg),
+            *([_values_rate(row)] if values else []), _cv(spread), _ci(spread), _ms(row.p99_ms.avg),
+            *([_response_p99(row), row.sustained or "-"] if open_loop else []), str(spread.n),
             _db_cpu(row.resources), *cost, row.crosscheck + flag,
         )
-    table.caption = ("Inserts/s: average over runs. p99: average of the runs' p99 call latency. DB CPU s/M: database CPU seconds "
+    table.caption = ("Inserts/s: average over runs. p99: average of the runs' p99 call latency (service time; Resp = response "
+                     "time from each call's intended start, --rate runs). DB CPU s/M: database CPU seconds "
                      "per million events (n/m = not measured); client shares and memory: compare.md and inserts.csv.")
     return table
 
