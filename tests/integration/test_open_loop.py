@@ -79,6 +79,8 @@ def test_stall_shows_in_response_time_not_service_time_and_an_easy_rate_is_achie
     else:
         assert f"could not sustain {RATE:,}/s" in " ".join(stalled["stdout"].split())
     assert (stalled["folder"] / "latency-throughput.png").is_file()
+    page = (stalled["folder"] / "report.html").read_text()
+    assert "Open loop (--rate): target, achieved, response and service time" in page and "Latency against throughput" in page
 
 
 @pytest.mark.slow
@@ -103,6 +105,8 @@ def test_find_max_rate_finds_a_throttled_targets_ceiling_within_10_percent(cli):
     assert any(not step["passed"] and step["target_rate"] > search["answer"] for step in search["steps"])
     assert "Highest sustainable rate:" in result.stdout
     assert (result.results_folders()[-1] / "latency-throughput.png").is_file()
+    page = (result.results_folders()[-1] / "report.html").read_text()
+    assert "Highest sustainable rate (--find-max-rate)" in page and f"{search['answer']:,.0f} events/s" in page
 
 
 @pytest.mark.parametrize(("options", "message"), [
