@@ -93,7 +93,7 @@ def test_find_max_rate_finds_a_throttled_targets_ceiling_within_10_percent(cli):
     ceiling = reference.results()["runs"][0]["report"]["figures"]["throughput"]
     assert 1500 < ceiling <= 2000
 
-    result = cli("insert", *throttle, "--find-max-rate", "--latency-p99", "50", "--duration", "1")
+    result = cli("insert", *throttle, "--find-max-rate", "--latency-p99", "200", "--duration", "2")
     assert result.code == 0, result.stderr
     search = result.results()["max_rate"]
     assert search["finished"] and search["answer"] is not None
