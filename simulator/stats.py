@@ -90,11 +90,6 @@ class RateFigures(BaseModel):
     limit_s: float = Field(description="behind by more than this at the end: not sustained")
     sustained: bool
 
-    def verdict(self) -> str:
-        if self.sustained:
-            return f"sustained {self.target:,.0f}/s"
-        return f"could not sustain {self.target:,.0f}/s ({self.behind_s:.1f} s behind at the end)"
-
 
 class InsertRunFigures(BaseModel):
     workers: int
