@@ -151,17 +151,22 @@ def insert_markdown(rows: list[CompareInsertRow]) -> str:
     with_levels = any(row.level is not None for row in rows)
     currencies = sorted({row.cost.currency for row in rows if row.cost})
     values, workloads = with_values(rows), any(row.workload for row in rows)
-    header = ["Database", "Workers"] + (["Fill level"] if with_levels else []) + ["Inserts/s"] + (["Values/s"] if values else []) + [
-        "CV", "Insert mode", "Primary-key mode"] + (["Workload"] if workloads else []) + ["p99 latency (ms)", "Database-side check",
+    open_loop = any(row.target_rate is not None for row in rows)
+    header = ["Database", "Workers"] + (["Fill level"] if with_levels else []) + (["Target rate (--rate)"] if open_loop else []) + [
+        "Inserts/s"] + (["Values/s"] if values else []) + [
+        "CV", "Insert mode", "Primary-key mode"] + (["Workload"] if workloads else []) + ["p99 latency (ms)"] + (
+        ["p99 response time (ms)", "Sustained"] if open_loop else []) + ["Database-side check",
         "DB CPU s per M events", "DB peak memory (MB)", "Storage bytes/event", "Client CPU share", "Client may be the bottleneck"] + (
         ["Cost per M inserts", "Inserts per unit of money"] if currencies else [])
     lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
     for row in rows:
         spread = row.throughput
-        cells = [row.database + (" †" if row.differs else ""), str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + [
-            f"{spread.avg:,.0f}"] + ([f"{row.values_throughput.avg:,.0f}" if row.values_throughput else "-"] if values else []) + [
+        cells = [row.database + (" †" if row.differs else ""), str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + (
+            [f"{row.target_rate:,.0f}" if row.target_rate else "-"] if open_loop else []) + [f"{spread.avg:,.0f}"] + ([f"{row.values_throughput.avg:,.0f}" if row.values_throughput else "-"] if values else []) + [
             f"{spread.cv:.1%}" + (" unstable" if spread.unstable else ""), insert_mode_label(row), row.primary_key] + (
-            [row.workload or "default"] if workloads else []) + [f"{row.p99_ms.avg:.3g}", row.crosscheck, *resource_markdown(row)]
+            [row.workload or "default"] if workloads else []) + [f"{row.p99_ms.avg:.3g}"] + (
+            [f"{row.response_p99_ms.avg:.3g}" if row.response_p99_ms else "-", row.sustained or "-"] if open_loop else []) + [
+            row.crosscheck, *resource_markdown(row)]
         if currencies:
             cells += ["-", "-"] if row.cost is None or row.cost.per_million_inserts is None else [
                 f"{row.cost.per_million_inserts:.3g} {row.cost.currency}", f"{row.cost.inserts_per_unit:,.0f} per {row.cost.currency}"]

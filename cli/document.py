@@ -19,6 +19,7 @@ import simulator
 from cli import host as host_info
 from cli.cost import Cost, InsertCost, QueryCost
 from cli.host import Host
+from cli.rate_search import MaxRateSearch
 from cli.resource_figures import ResourceFigures
 from simulator import conditions
 from simulator.report import RunReport
@@ -98,6 +99,15 @@ class InsertRow(BaseModel):
     cost: InsertCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
     values_per_row: int = Field(1, description="measured values per event (row) of the run's shape")
     values_throughput: Spread | None = Field(None, description="values (data points) per second across the runs: inserts/s x values per row")
+    # open-loop runs (--rate): the schedule's target, and latency from each call's intended start
+    target_rate: float | None = Field(None, description="--rate: events per second asked for; throughput is the rate achieved")
+    sustained: str | None = Field(None, description="yes, or NO when a run ended behind its schedule by more than its limit")
+    behind_s: float | None = Field(None, description="the most a run was behind its schedule at its end")
+    max_lag_s: float | None = Field(None, description="the most any call started after its intended start")
+    response_p50_ms: float | None = Field(None, description="mean of the runs' p50 response time (intended start to end)")
+    response_p95_ms: float | None = None
+    response_p99_ms: Spread | None = None
+    response_max_ms: float | None = None
 
 
 class QueryRow(QueryFigures):
@@ -124,6 +134,7 @@ class ResultsDocument(BaseModel):
     runs: list[RunRecord] = Field(default_factory=list)
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
+    max_rate: MaxRateSearch | None = Field(None, description="--find-max-rate: the rates tried and the answer")
 
     def insert_runs(self) -> list[RunRecord]:
         """The runs that finished with insert figures."""

@@ -22,6 +22,7 @@ from cli import comparison, crosscheck, run_conditions
 from cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, Sources
 from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, QueryRow, ResultsDocument
+from cli.rate_search import MaxRateSearch
 from simulator.stats import Spread
 
 REPORT = "report.html"
@@ -33,6 +34,7 @@ PLOT_TITLES = {
     "events-per-second": "Events per second during the timed phase",
     "fill-level": "Inserts per second by fill level",
     "query-durations": "Seconds per query execution",
+    "latency-throughput": "Latency against throughput (open loop): response-time p50 and p99 by rate achieved, service-time p99 dotted",
     "compare": "Comparison of the saved runs",
 }
 
@@ -155,6 +157,13 @@ def flags(document: ResultsDocument) -> list[str]:
             found.append(f"{where}: count check FAILED (the database does not hold the events the workers reported)")
         if row.resources is not None and row.resources.client_may_be_bottleneck:
             found.append(f"{where}: the client may be the bottleneck: {row.resources.bottleneck_reason}")
+    if document.max_rate is not None:
+        found.append(document.max_rate.sentence())
+    for run in document.insert_runs():
+        rated = run.report.figures.rate
+        if rated is not None and not rated.sustained:
+            found.append(f"{run.label}: could not sustain {rated.target:,.0f}/s: {rated.behind_s:.1f} s behind its schedule at the end "
+                         f"(limit {rated.limit_s:.2g} s), achieved {rated.achieved:,.0f}/s")
     for check in crosscheck.run_checks(document):
         if check.flagged:
             found.append(f"{check.label}: the database counted {check.difference:+.1%} rows against the workers' report (over 2%)")
@@ -171,13 +180,18 @@ def flags(document: ResultsDocument) -> list[str]:
 
 
 def _where(row: InsertRow) -> str:
-    return f"step {row.step}" if row.step is not None else f"{row.workers} worker(s)"
+    where = f"step {row.step}" if row.step is not None else f"{row.workers} worker(s)"
+    return where + (f" at {row.target_rate:,.0f}/s" if row.target_rate else "")
 
 
 def sections(document: ResultsDocument) -> list[Section]:
     found = []
     if document.inserts:
         found.append(insert_section(document.inserts, bool(document.steps)))
+        if any(row.target_rate is not None for row in document.inserts):
+            found.append(open_loop_section(document.inserts))
+        if document.max_rate is not None:
+            found.append(rate_search_section(document.max_rate))
         found += model_sections(document.inserts, lambda row: [str(row.workers)] + ([str(row.step)] if document.steps else []),
                                 ["Workers"] + (["Step"] if document.steps else []))
         found.append(runs_section(document))
@@ -209,6 +223,38 @@ def insert_section(rows: list[InsertRow], steps: bool) -> Section:
         "interval (Student t). Latency per database call: p50 and p95 averaged over runs, max = slowest call of all runs. "
         "Client overhead = share of the timed phase spent outside database calls.",
         numeric=tuple(c for c in columns if c not in ("Insert mode", "Count check")),
+    )
+
+
+def open_loop_section(rows: list[InsertRow]) -> Section:
+    columns = ["Workers", "Runs", "Target/s", "Achieved/s", "Sustained", "Behind s", "Max lag s", "resp p50 ms", "resp p95 ms",
+               "resp p99 ms", "resp max ms", "svc p50 ms", "svc p99 ms", "svc max ms"]
+    body = [[
+        str(row.workers), str(row.runs), rate(row.target_rate), rate(row.throughput.avg), row.sustained or "-", f"{row.behind_s:.2f}",
+        f"{row.max_lag_s:.2f}", ms(row.response_p50_ms), ms(row.response_p95_ms), ms(row.response_p99_ms.avg), ms(row.response_max_ms),
+        ms(row.p50_ms), ms(row.p99_ms.avg), ms(row.max_ms),
+    ] for row in rows if row.target_rate is not None and row.response_p99_ms is not None]
+    return Section(
+        "Open loop (--rate): target, achieved, response and service time", columns, body,
+        "Calls start on a fixed schedule from the common start. resp = response time, from each call's intended start to its end "
+        "(includes waiting behind slow calls: no coordinated omission); svc = service time, from the call's actual start. Sustained: "
+        "no run ended behind its schedule by more than 1 s (5% of a run shorter than 20 s); Behind s = how far behind the furthest "
+        "worker ended; Max lag s = the latest any call started after its intended start.",
+        numeric=tuple(c for c in columns if c != "Sustained"),
+    )
+
+
+def rate_search_section(search: MaxRateSearch) -> Section:
+    columns = ["Step", "Run id", "Target/s", "Achieved/s", "resp p50 ms", "resp p99 ms", "svc p99 ms", "Sustained", "Verdict"]
+    body = [[
+        str(number), step.run_id, rate(step.target_rate), rate(step.achieved_rate), ms(step.response_p50_ms), ms(step.response_p99_ms),
+        ms(step.service_p99_ms), "yes" if step.sustained else "NO",
+        "pass" if step.passed else ("p99 over target" if step.sustained else "fell behind"),
+    ] for number, step in enumerate(search.steps, 1)]
+    return Section(
+        f"Highest sustainable rate (--find-max-rate): response-time p99 <= {search.latency_p99_ms:g} ms, {search.step_s:g} s per rate",
+        columns, body, search.sentence() + ". Rates double from 1,000 events/s until one fails, then bisect to within 5%.",
+        numeric=("Step", "Target/s", "Achieved/s", "resp p50 ms", "resp p99 ms", "svc p99 ms"),
     )
 
 
@@ -330,6 +376,9 @@ def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQ
     found = []
     for row in insert_rows:
         where = f"{row.database} ({row.source}), {row.workers} worker(s)" + (f", level {row.level:,}" if row.level is not None else "")
+        where += f" at {row.target_rate:,.0f}/s" if row.target_rate else ""
+        if row.sustained == "NO":
+            found.append(f"{where}: could not sustain {row.target_rate:,.0f}/s")
         if row.throughput.unstable:
             found.append(f"{where}: unstable, inserts/s vary by {row.throughput.cv:.1%} across runs")
         if "FAILED" in row.crosscheck or "FLAGGED" in row.crosscheck:
@@ -353,21 +402,24 @@ def compare_sections(insert_rows: list[CompareInsertRow], query_rows: list[Compa
                      queries: tuple[str, ...]) -> list[Section]:
     found = []
     if insert_rows:
-        columns = ["Database", "Source", "Workers", "Fill level", "Insert mode", "Primary key", "Runs", "Min", "Avg", "Max", "CV", "95% CI",
-                   "Seed formula avg", "p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Retries", "Count check", "Cross-check",
-                   "Status"]
+        columns = ["Database", "Source", "Workers", "Fill level", "Insert mode", "Primary key", "Target/s", "Runs", "Min", "Avg", "Max", "CV",
+                   "95% CI", "Seed formula avg", "p50 ms", "p95 ms", "p99 ms", "max ms", "resp p99 ms", "Sustained", "Client overhead",
+                   "Retries", "Count check", "Cross-check", "Status"]
         body = [[
             row.database + (" †" if row.differs else ""), row.source, str(row.workers), "-" if row.level is None else f"{row.level:,}",
-            comparison.insert_mode_label(row), row.primary_key, str(row.runs), rate(row.throughput.min), rate(row.throughput.avg),
-            rate(row.throughput.max), cv(row.throughput), ci(row.throughput), rate(row.seed_formula_throughput.avg), ms(row.p50_ms),
-            ms(row.p95_ms), ms(row.p99_ms.avg), ms(row.max_ms), share(row.client_overhead), str(row.retries), row.count_check,
+            comparison.insert_mode_label(row), row.primary_key, rate(row.target_rate), str(row.runs), rate(row.throughput.min),
+            rate(row.throughput.avg), rate(row.throughput.max), cv(row.throughput), ci(row.throughput), rate(row.seed_formula_throughput.avg),
+            ms(row.p50_ms), ms(row.p95_ms), ms(row.p99_ms.avg), ms(row.max_ms),
+            ms(row.response_p99_ms.avg if row.response_p99_ms else None), row.sustained or "-", share(row.client_overhead), str(row.retries),
+            row.count_check,
             row.crosscheck, row.status,
         ] for row in insert_rows]
         found.append(Section("Inserts across runs", columns, body,
-                             "Inserts/s: average over runs; CV = stdev / average, unstable above 10%. † = measured under conditions that "
+                             "Inserts/s: average over runs; CV = stdev / average, unstable above 10%. p50-max: service time per call; "
+                             "with --rate (Target/s), resp = response time from each call's intended start. † = measured under conditions that "
                              "differ from the other rows' (server version, batch, shape, platform or node type): compare with care.",
-                             numeric=("Workers", "Fill level", "Runs", "Min", "Avg", "Max", "CV", "95% CI", "Seed formula avg", "p50 ms",
-                                      "p95 ms", "p99 ms", "max ms", "Client overhead", "Retries")))
+                             numeric=("Workers", "Fill level", "Target/s", "Runs", "Min", "Avg", "Max", "CV", "95% CI", "Seed formula avg",
+                                      "p50 ms", "p95 ms", "p99 ms", "max ms", "resp p99 ms", "Client overhead", "Retries")))
         found += model_sections(insert_rows, lambda row: [row.database + (" †" if row.differs else ""), row.source, str(row.workers)],
                                 ["Database", "Source", "Workers"])
     if query_rows:

@@ -10,15 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from pydantic import ValidationError
 
-from cli import results, runner, summary
+from cli import rate_finder, results, runner, summary
 from cli.cleanup import cleanup
 from cli.config import Config, Target, load_config
 from cli.document import Environment, ResultsDocument
 from cli.errors import RunFailed, UsageProblem
 from cli.options import TableCount, WorkerSet, parse_extra_options, parse_queries, spec_problems
 from cli.progress import RunProgress
+from cli.rate_search import MaxRateSearch
 from cli.render import show
 from cli.saved_results import compare, report
 from cli.terminal import console, error_line, handle_errors
@@ -106,12 +108,19 @@ def common_options(command):
 @click.option("--burst", type=click.IntRange(min=1, max=100_000), default=None, help="Readings a device sends at once with --order burst [default: 10].")
 @click.option("--out-of-order", type=click.FloatRange(min=0, max=1), default=0.0, show_default=True, help="Fraction of the events sent late.")
 @click.option("--max-lateness", type=click.FloatRange(min=0.1, max=86_400), default=None, help="Seconds of event time a late event is late by at most [default: 60].")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None, help="Open loop: events/s of all workers together, calls on a fixed schedule; latency also from each call's intended start.")
+@click.option("--find-max-rate", is_flag=True, help="Short --rate runs at rising rates: the highest rate sustained with response-time p99 within --latency-p99.")
+@click.option("--latency-p99", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MS", help="--find-max-rate: the response-time p99 target in milliseconds.")
+@click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, help="--find-max-rate: no rate above this is tried (events/s).")
 @click.option("--details", is_flag=True, help="Show every figure in the tables (the files always hold them all).")
 @handle_errors
 def insert(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, primary_key, tables,
            num_inserts, duration, commit_interval, batch, clean, prefill, steps, seed, devices_per_worker, devices, sensors, shape, measurements,
-           order, burst, out_of_order, max_lateness, details) -> None:
+           order, burst, out_of_order, max_lateness, rate, find_max_rate, latency_p99, max_rate, details) -> None:
     """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""
+    search = _rate_search(find_max_rate, rate, latency_p99, max_rate, worker_counts, num_inserts, duration, steps, clean)
+    if search is not None:
+        duration = search.step_s
     if steps:
         if len(worker_counts) != 1:
             raise UsageProblem("--steps needs exactly one worker count (e.g. -w 4)")
@@ -126,10 +135,38 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
         target, target_config, extra_options, task="insert", workers=worker_counts[0], batch=batch or 0,
         primary_key=primary_key or ("none" if shape == "slim" else "db"), tables=tables, clean=clean, prefill=prefill, seed=seed,
         shape=shape, measurements=measurements, sensors=sensors, order=order, out_of_order=out_of_order,
-        commit_interval_s=commit_interval or 0.0, **workload,
+        commit_interval_s=commit_interval or 0.0, rate=rate or 0.0, **workload,
     )
-    invocation = runner.Invocation(base, worker_counts, runs, steps or 0, timeout)
-    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output, details)
+    invocation = runner.Invocation(base, worker_counts, 1 if search else runs, steps or 0, timeout)
+    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output, details, search)
+
+
+# Length of each run of --find-max-rate when --duration does not say.
+SEARCH_STEP_S = 5.0
+
+
+def _rate_search(find_max_rate: bool, rate, latency_p99, max_rate, worker_counts, num_inserts, duration, steps, clean) -> MaxRateSearch | None:
+    """The --find-max-rate search asked for (None: a plain run); its options checked together."""
+    if not find_max_rate:
+        for value, name in ((latency_p99, "--latency-p99"), (max_rate, "--max-rate")):
+            if value is not None:
+                raise UsageProblem(f"{name} applies to --find-max-rate")
+        return None
+    if rate is not None:
+        raise UsageProblem("--rate and --find-max-rate: give one (the search chooses the rates)")
+    if latency_p99 is None:
+        raise UsageProblem("--find-max-rate needs --latency-p99 MS, the response-time target")
+    if len(worker_counts) != 1:
+        raise UsageProblem("--find-max-rate needs exactly one worker count (e.g. -w 4)")
+    if num_inserts is not None:
+        raise UsageProblem("--find-max-rate runs each rate for --duration seconds: leave out --num-inserts")
+    if steps:
+        raise UsageProblem("--find-max-rate cannot be combined with --steps")
+    if not clean:
+        raise UsageProblem("--find-max-rate starts every rate from empty tables: leave out --no-clean")
+    if click.get_current_context().get_parameter_source("runs") is ParameterSource.COMMANDLINE:
+        raise UsageProblem("--find-max-rate runs each rate once: leave out -r/--runs")
+    return MaxRateSearch(latency_p99_ms=latency_p99, max_rate=max_rate, step_s=duration or SEARCH_STEP_S)
 
 
 @commands.command()
@@ -226,20 +263,23 @@ def _platform(choice: PlatformChoice, config: Config, target_config: Target):
 
 
 def _run(invocation: runner.Invocation, config: Config, target_config: Target, choice: PlatformChoice, output: Path,
-         details: bool = False) -> None:
+         details: bool = False, search: MaxRateSearch | None = None) -> None:
     base = invocation.base
     platform = _platform(choice, config, target_config)
     folder = results.results_folder(output, base.target, base.task)
     document = ResultsDocument(
         task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options()), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
-        cost=target_config.cost,
+        cost=target_config.cost, max_rate=search,
     )
     progress = RunProgress(console)
     failure: Exception | None = None
     try:
         with progress:
-            runner.execute(invocation, platform, folder / "logs", progress.start)
+            if search is not None:
+                rate_finder.search(invocation, platform, folder / "logs", progress.start, search)
+            else:
+                runner.execute(invocation, platform, folder / "logs", progress.start)
         document.status = "ok"
     except (RunFailed, KeyboardInterrupt) as error:
         failure = error

@@ -38,10 +38,16 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
     elif document.steps and document.inserts:
         step = f"{document.spec.duration_s:g} s" if document.spec.duration_s else f"{document.spec.num_inserts * document.spec.workers:,} events"
         console.print(with_conditions(tables.steps_table(document.inserts, step), document))
+    elif document.max_rate is not None and not details:
+        pass  # the search's own table below shows every rate tried
     elif document.inserts and details:
         print_whole(with_conditions(tables.insert_table(document.inserts, title(document), details=True), document))
     elif document.inserts:
         console.print(with_conditions(tables.insert_table(document.inserts, title(document)), document))
+    if document.max_rate is not None:
+        console.print(with_conditions(tables.rate_search_table(document.max_rate), document))
+    for line in rate_lines(document):
+        console.print(line, highlight=False)
     for note in dict.fromkeys(note for run in document.runs for note in run.report.notes):
         console.print(f"Note: {note}", highlight=False)
     for line in resource_lines(document):
@@ -66,12 +72,26 @@ def with_conditions(table: Table, document: ResultsDocument) -> Table:
     return table
 
 
+def rate_lines(document: ResultsDocument) -> list[str]:
+    """Open-loop runs that fell behind their schedule; the --find-max-rate search and its answer."""
+    if document.max_rate is not None:
+        return [f"[bold]{document.max_rate.sentence()}[/bold]"]
+    lines = []
+    for run in document.insert_runs():
+        rate = run.report.figures.rate
+        if rate is not None and not rate.sustained:
+            lines.append(f"[bold]{run.label}: could not sustain {rate.target:,.0f}/s[/bold]: {rate.behind_s:.1f} s behind its "
+                         f"schedule at the end (limit {rate.limit_s:.2g} s), achieved {rate.achieved:,.0f}/s")
+    return lines
+
+
 def resource_lines(document: ResultsDocument) -> list[str]:
     """What the runs cost the database and the client, one line per row; the client-bottleneck flag
     in bold; why a database figure was not measured; the cost at the target's price."""
     lines = []
     for row in document.inserts:
         who = f"step {row.step}" if row.step else f"{row.workers} worker" + ("" if row.workers == 1 else "s")
+        who += f" at {row.target_rate:,.0f}/s" if row.target_rate else ""
         r = row.resources
         if r is None:
             continue

@@ -60,6 +60,7 @@ def plan(invocation: Invocation) -> list[PlannedRun]:
             else:
                 update = {"stream_offset": 0 if base.clean else offset}
                 label = f"{w} workers, run {run}/{invocation.runs}" if total > 1 else f"{w} workers"
+                label += f" at {base.rate:,.0f}/s" if base.rate else ""
             spec = base.model_copy(update={**update, "workers": w, "run_id": new_run_id()})
             planned.append(PlannedRun(label, spec, w, run, run if invocation.steps else None))
             offset += _events_per_worker(base.model_copy(update={"workers": w}))

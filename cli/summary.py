@@ -23,8 +23,8 @@ def summarise(document: ResultsDocument) -> None:
 def insert_rows(runs: list[RunRecord]) -> list[InsertRow]:
     """One row per worker count, or per fill-level step, in the order they ran."""
     rows = []
-    for workers, step in dict.fromkeys((run.workers, run.step) for run in runs):
-        group = [run.report for run in runs if run.workers == workers and run.step == step]
+    for workers, step, rate in dict.fromkeys((run.workers, run.step, run.report.spec.rate) for run in runs):
+        group = [run.report for run in runs if run.workers == workers and run.step == step and run.report.spec.rate == rate]
         figures = [report.figures for report in group]
         latency = [f.latency for f in figures]
         rows.append(InsertRow(
@@ -46,8 +46,27 @@ def insert_rows(runs: list[RunRecord]) -> list[InsertRow]:
             resources=resource_figures.across_runs([resource_figures.run_figures(report) for report in group]),
             values_per_row=figures[0].values_per_event,
             values_throughput=stats.spread([f.values_throughput for f in figures]),
+            **open_loop_figures(figures),
         ))
     return rows
+
+
+def open_loop_figures(figures: list[stats.InsertRunFigures]) -> dict:
+    """The InsertRow fields of open-loop runs (--rate): target, sustained, response-time percentiles."""
+    rates = [f.rate for f in figures if f.rate is not None]
+    responses = [f.response_latency for f in figures if f.response_latency is not None]
+    if not rates or not responses:
+        return {}
+    return {
+        "target_rate": rates[0].target,
+        "sustained": "yes" if all(rate.sustained for rate in rates) else "NO",
+        "behind_s": max(rate.behind_s for rate in rates),
+        "max_lag_s": max(rate.max_lag_s for rate in rates),
+        "response_p50_ms": statistics.fmean(one.p50_ms for one in responses),
+        "response_p95_ms": statistics.fmean(one.p95_ms for one in responses),
+        "response_p99_ms": stats.spread([one.p99_ms for one in responses]),
+        "response_max_ms": max(one.max_ms for one in responses),
+    }
 
 
 def count_verdict(verdicts: list[str]) -> str:

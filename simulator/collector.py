@@ -229,7 +229,7 @@ class Collector:
         state, spec, module = self.state, self.spec, self.module
         results = [state.results[i] for i in sorted(state.results)]
         series_kept = sum(len(result.per_second) for result in results) <= WORKER_SERIES_BUDGET
-        left_out = {"histogram": ""} if series_kept else {"histogram": "", "per_second": []}
+        left_out = {"histogram": "", "response_histogram": ""} if series_kept else {"histogram": "", "response_histogram": "", "per_second": []}
         report = RunReport(
             run_id=spec.run_id, task=spec.task, spec=spec, start_at=state.start_at,
             insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
@@ -243,7 +243,9 @@ class Collector:
                 name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
             }
             return report
-        figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row)
+        planned_s = spec.duration_s or (spec.num_inserts * spec.workers / spec.rate if spec.rate else 0.0)
+        figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row,
+                                                        rate=spec.rate, planned_s=planned_s)
         if state.count_before is not None:
             # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and
             # say how long storing took; the others return None.
@@ -321,11 +323,12 @@ class Collector:
 
     def record_result(self, result: WorkerResult) -> None:
         self._check_worker(result.worker)
-        histogram = self._decoded_histogram(result)
+        histogram = self._decoded_histogram(result, result.histogram)
+        response_histogram = self._decoded_histogram(result, result.response_histogram)
         with self.state.lock:
             repeated = result.worker in self.state.results  # a post sent again after a dropped connection
             if not repeated:
-                self.state.totals.add(histogram, result.per_second)
+                self.state.totals.add(histogram, result.per_second, response_histogram)
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
@@ -336,11 +339,11 @@ class Collector:
             threading.Thread(target=self.finish, daemon=True).start()
 
     @staticmethod
-    def _decoded_histogram(result: WorkerResult) -> HdrHistogram | None:
-        if not result.histogram:
+    def _decoded_histogram(result: WorkerResult, encoded: str) -> HdrHistogram | None:
+        if not encoded:
             return None
         try:
-            return HdrHistogram.decode(result.histogram)
+            return HdrHistogram.decode(encoded)
         except Exception as error:  # base64, zlib, or the format's own checks
             raise HTTPException(status_code=400, detail=f"worker {result.worker}'s histogram cannot be decoded: {described(error)}") from None
 

@@ -43,6 +43,9 @@ class WorkerResult(BaseModel):
     retries: int = 0
     histogram: str = Field("", description="HdrHistogram of call latencies in microseconds, base64")
     per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
+    response_histogram: str = Field("", description="open-loop runs: HdrHistogram of response times (intended start to end) in microseconds, base64")
+    behind_s: float | None = Field(None, description="open-loop runs: how far behind its schedule the worker was at the end")
+    max_lag_s: float | None = Field(None, description="open-loop runs: the most a call started after its intended start")
     cpu_s: float | None = Field(None, description="CPU seconds (user + system, every thread) of this worker process in its timed phase, from its own rusage")
     stream_end: int | None = Field(None, description="insert runs: the position after the last event stored (where a continuing run starts)")
     queries: dict[str, QueryRuns] = Field(default_factory=dict)

@@ -89,6 +89,8 @@ class RunSpec(_Frozen):
     # run length and commits: the worker's loop
     duration_s: float = Field(default=0.0, ge=0, description="timed phase in seconds from the common start; 0 = num_inserts events")
     commit_interval_s: float = Field(default=0.0, ge=0, description="single inserts in a transaction committed every S seconds; 0 = autocommit")
+    # open loop (--rate): calls start on a fixed schedule from the common start (simulator/schedule.py)
+    rate: float = Field(default=0.0, ge=0, description="events per second of all workers together; 0 = closed loop (each call when the last returns)")
     # Where in each worker's event stream this run starts (steps continue where the last one ended).
     stream_offset: int = Field(default=0, ge=0)
 
@@ -163,6 +165,8 @@ def workload_problem(spec: RunSpec) -> str | None:
         return "--out-of-order applies to --order round-robin and random (burst already sends each device's readings after other devices' newer ones)"
     if spec.commit_interval_s and spec.batch:
         return "--commit-interval commits single inserts every S seconds; with --batch every call is its own transaction"
+    if spec.rate and spec.task != "insert":
+        return "--rate applies to insert runs"
     if spec.devices and spec.devices < spec.workers:
         return f"--devices {spec.devices} is fewer than the {spec.workers} workers: every worker needs a device"
     if spec.devices and -(-spec.devices // spec.workers) > MAX_DEVICES_PER_WORKER:

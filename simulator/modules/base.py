@@ -50,8 +50,9 @@ class DatabaseModule(abc.ABC):
     Options: ClassVar[type[ModuleOptions]] = ModuleOptions
     # Primary-key modes the module can honour; others are rejected before the run starts.
     primary_keys: ClassVar[frozenset[PrimaryKey]] = frozenset(PrimaryKey)
-    # True when the module keeps several calls in flight and reports each call's latency itself
-    # through `on_call_done` (async drivers); the worker then times neither `insert_batch` nor `insert_single`.
+    # True when the module keeps several calls in flight and marks each call's start and end itself
+    # (async drivers): `done = self.begin_call(events)` when a call is sent, `done()` when it has ended;
+    # the worker's timer reads the clock, and times neither `insert_batch` nor `insert_single` then.
     times_own_calls: ClassVar[bool] = False
     # When the worker prepares the next batch: "helper_thread" (while the current call is in flight,
     # in a second thread), "in_turn" (between calls), or "during_call": the module calls
@@ -83,7 +84,7 @@ class DatabaseModule(abc.ABC):
         self.spec = spec
         self.layout = shapes.layout(spec)
         self.options = self.parse_options(spec)
-        self.on_call_done: Callable[[int, float], None] = lambda events, seconds: None
+        self.begin_call: Callable[[int], Callable[[], None]] = lambda events: lambda: None
         self.while_waiting: Callable[[], None] = lambda: None
         # Modules that retry calls set a Retry here; its count is the run's retries.
         self.retry: Retry | None = None

@@ -11,7 +11,10 @@ There is no database to count in, so the collector's count check is reported as 
 
 from __future__ import annotations
 
+import time
 from typing import Any, Literal
+
+from pydantic import Field
 
 from simulator.events import EventBatch
 from simulator.modules.base import DatabaseModule, ModuleOptions, Query
@@ -21,6 +24,9 @@ from simulator.wire.pg_copy import CopyRowEncoder
 
 class NullOptions(ModuleOptions):
     encoding: Literal["copy", "rows"] = "copy"
+    # A throttled stand-in for a database (tests of --rate and --find-max-rate): each call sleeps this
+    # long, so W workers in batches of B hold at most W x B / delay events per second.
+    call_delay_ms: float = Field(0.0, ge=0, le=10_000)
 
 
 class Module(DatabaseModule):
@@ -42,6 +48,8 @@ class Module(DatabaseModule):
         return f"nothing sent ({self.options.encoding} encoding)"
 
     def notes(self) -> list[str]:
+        if self.options.call_delay_ms:
+            return [f"the null target stores nothing; each call sleeps {self.options.call_delay_ms:g} ms (call_delay_ms)"]
         return ["the null target stores nothing: its figures are the client's own ceiling on this machine"]
 
     def connect(self) -> None:
@@ -63,13 +71,15 @@ class Module(DatabaseModule):
         return [(table, self._rows(part)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: Any) -> None:
-        pass
+        if self.options.call_delay_ms:
+            time.sleep(self.options.call_delay_ms / 1000)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
         return list(zip(self.table_of_each(batch), self._rows(batch)))
 
     def insert_single(self, item: tuple[str, tuple]) -> None:
-        pass
+        if self.options.call_delay_ms:
+            time.sleep(self.options.call_delay_ms / 1000)
 
     def commit(self) -> None:
         pass
