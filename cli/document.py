@@ -74,6 +74,7 @@ class RunRecord(BaseModel):
     run: int
     step: int | None = None
     report: RunReport
+    without_queries: bool = Field(False, description="--compare-idle: the twin of a mixed run, without its query clients")
 
 
 class InsertRow(BaseModel):
@@ -98,6 +99,30 @@ class InsertRow(BaseModel):
     cost: InsertCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
     values_per_row: int = Field(1, description="measured values per event (row) of the run's shape")
     values_throughput: Spread | None = Field(None, description="values (data points) per second across the runs: inserts/s x values per row")
+    query_workers: int = Field(0, description="query clients beside the workers (mixed workload)")
+    throughput_without_queries: Spread | None = Field(None, description="--compare-idle: inserts/s of the same runs without query clients")
+    visibility_p50_ms: float | None = Field(None, description="--visibility: mean of the runs' p50 lag from writing a marker to a query seeing it")
+    visibility_p99_ms: float | None = None
+    visibility_max_ms: float | None = Field(None, description="the longest lag of all runs")
+    visibility_unseen: int | None = Field(None, description="markers no query saw within the probe's limit, all runs")
+
+
+class QueryUnderIngestRow(BaseModel):
+    """One query of the mixed runs at one worker count: under ingest beside idle (means over the runs)."""
+
+    workers: int
+    query_workers: int
+    query: str
+    runs: int
+    executions: int = Field(description="executions under ingest, all runs")
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    idle_executions: int = 0
+    idle_p50_ms: float | None = None
+    idle_p99_ms: float | None = None
+    slowdown: float | None = Field(None, description="p50 under ingest / p50 idle")
+    errors: list[str] = Field(default_factory=list)
 
 
 class QueryRow(QueryFigures):
@@ -124,7 +149,12 @@ class ResultsDocument(BaseModel):
     runs: list[RunRecord] = Field(default_factory=list)
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
+    queries_under_ingest: list[QueryUnderIngestRow] = Field(default_factory=list)
 
     def insert_runs(self) -> list[RunRecord]:
         """The runs that finished with insert figures."""
-        return [run for run in self.runs if run.report.figures is not None]
+        return [run for run in self.runs if run.report.figures is not None and not run.without_queries]
+
+    def runs_without_queries(self) -> list[RunRecord]:
+        """--compare-idle: the twins of the mixed runs, without their query clients."""
+        return [run for run in self.runs if run.report.figures is not None and run.without_queries]

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from cli.comparison import CompareInsertRow, CompareQueryRow, insert_mode_label, with_values
 from cli.crosscheck import CrossCheck
-from cli.document import InsertRow, QueryRow
+from cli.document import InsertRow, QueryRow, QueryUnderIngestRow
 from cli.resource_figures import ResourceFigures
 from simulator.stats import Spread
 
@@ -175,6 +175,31 @@ def query_table(rows: list[QueryRow], title: str) -> Table:
             "-" if row.rows is None else f"{row.rows:,}", *cost, "; ".join(row.errors),
         )
     table.caption = "Seconds per execution. Cold = first execution on each worker, warm = the others."
+    return table
+
+
+def query_under_ingest_table(rows: list[QueryUnderIngestRow]) -> Table:
+    """Each query of a mixed run under ingest beside the same query on the idle database right after."""
+    columns = ["Workers", "Query clients", "Query", "Execs", "p50 ms", "p99 ms", "Idle p50 ms", "Idle p99 ms", "Slowdown", "Errors"]
+    table = _table("Queries under ingest", columns, left=("Query", "Errors"))
+    for row in rows:
+        table.add_row(str(row.workers), str(row.query_workers), row.query, f"{row.executions:,}", _ms(row.p50_ms), _ms(row.p99_ms),
+                      _ms(row.idle_p50_ms), _ms(row.idle_p99_ms), "-" if row.slowdown is None else f"{row.slowdown:.2f}x",
+                      "; ".join(row.errors))
+    table.caption = ("Latency per execution under ingest (while the workers inserted) and idle (the same data right after the "
+                     "timed phase); slowdown = p50 under ingest / p50 idle; means over the runs.")
+    return table
+
+
+def visibility_table(rows: list[InsertRow]) -> Table:
+    """--visibility: time from writing a marker event until a query saw it, per worker count."""
+    table = _table("Visibility lag", ["Workers", "p50 ms", "p99 ms", "max ms", "Unseen"])
+    for row in rows:
+        if row.visibility_unseen is not None:
+            table.add_row(str(row.workers), _ms(row.visibility_p50_ms), _ms(row.visibility_p99_ms), _ms(row.visibility_max_ms),
+                          str(row.visibility_unseen))
+    table.caption = ("From the start of a marker's write (same insert path) to the start of the first query that saw it; "
+                     "means of the runs' p50 and p99, the longest of all runs; unseen = not seen within the probe's limit.")
     return table
 
 
