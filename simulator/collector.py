@@ -24,8 +24,8 @@ from simulator import conditions, open_files, stats
 from simulator.errors import described
 from simulator.modules import DatabaseModule, ModuleError, module_class
 from simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
-from simulator.report import RunReport, ServerSide, Verification
 from simulator.query_latency import merge_query_latencies
+from simulator.report import RunReport, ServerSide, Verification
 from simulator.spec import RunSpec
 from simulator.visibility import VisibilityProbe
 from simulator.wakeup import Wakeup

@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 
 from simulator.conditions import RunConditions
 from simulator.protocol import WorkerResult
+from simulator.query_latency import QueryUnderIngest
 from simulator.resources import ResourceUsage
 from simulator.spec import RunSpec
-from simulator.query_latency import QueryUnderIngest
 from simulator.stats import InsertRunFigures, Latency, QueryFigures
 
 
