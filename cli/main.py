@@ -21,7 +21,7 @@ from cli.options import TableCount, WorkerSet, parse_extra_options, parse_querie
 from cli.progress import RunProgress
 from cli.render import show
 from cli.saved_results import compare, report
-from cli.terminal import console, error_line, handle_errors
+from cli.terminal import console, error_line, handle_errors, warning_line
 from simulator.modules import module_class
 from simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, QUERY_VARIANTS, RunSpec
 
@@ -129,6 +129,8 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
     workload = _workload(worker_counts, num_inserts=num_inserts, duration=duration, devices_per_worker=devices_per_worker, devices=devices,
                          order=order, burst=burst, out_of_order=out_of_order, max_lateness=max_lateness)
     mixed = _mixed(query_workers, query_names, query_rate, compare_idle, visibility)
+    if query_workers and not prefill and clean:
+        warning_line("--query-workers without --prefill: the first queries run on empty tables (add --prefill N for data from the start)")
     config, target_config, platform_name = _resolve(config_path, target, platform)
     base = _spec(
         target, target_config, extra_options, task="insert", **mixed, workers=worker_counts[0], batch=batch or 0,

@@ -32,9 +32,10 @@ def draw(document: ResultsDocument, folder: Path) -> list[Path]:
         written = [throughput(summary, folder / "inserts-per-second.png"), latency(summary, folder / "latency.png")]
     if series:
         written.append(events_over_time(series, folder / "events-per-second.png"))
-    from cli import resource_plots
+    from cli import mixed_plots, resource_plots
 
     written += resource_plots.draw(document, folder)
+    written += mixed_plots.draw(document, folder)
     return written
 
 

@@ -178,13 +178,15 @@ def query_table(rows: list[QueryRow], title: str) -> Table:
     return table
 
 
-def query_under_ingest_table(rows: list[QueryUnderIngestRow]) -> Table:
-    """Each query of a mixed run under ingest beside the same query on the idle database right after."""
-    columns = ["Workers", "Query clients", "Query", "Execs", "p50 ms", "p99 ms", "Idle p50 ms", "Idle p99 ms", "Slowdown", "Errors"]
-    table = _table("Queries under ingest", columns, left=("Query", "Errors"))
+def query_under_ingest_table(rows: list[QueryUnderIngestRow], databases: bool = False) -> Table:
+    """Each query of a mixed run under ingest beside the same query on the idle database right after
+    (`databases`: compare's rows, each with its database)."""
+    columns = [*(["Database"] if databases else []), "Workers", "Query clients", "Query", "Execs", "p50 ms", "p99 ms", "Idle p50 ms",
+               "Idle p99 ms", "Slowdown", "Errors"]
+    table = _table("Queries under ingest", columns, left=("Database", "Query", "Errors"))
     for row in rows:
-        table.add_row(str(row.workers), str(row.query_workers), row.query, f"{row.executions:,}", _ms(row.p50_ms), _ms(row.p99_ms),
-                      _ms(row.idle_p50_ms), _ms(row.idle_p99_ms), "-" if row.slowdown is None else f"{row.slowdown:.2f}x",
+        table.add_row(*([row.database] if databases else []), str(row.workers), str(row.query_workers), row.query, f"{row.executions:,}", _ms(row.p50_ms), _ms(row.p99_ms),
+                      _ms(row.idle_p50_ms), _ms(row.idle_p99_ms), "-" if row.slowdown is None else f"{row.slowdown:.3g}x",
                       "; ".join(row.errors))
     table.caption = ("Latency per execution under ingest (while the workers inserted) and idle (the same data right after the "
                      "timed phase); slowdown = p50 under ingest / p50 idle; means over the runs.")

@@ -43,6 +43,7 @@ def test_query_clients_of_a_count_run_stop_with_the_inserts_and_markers_count_ex
         stored = conn.execute("SELECT count(*) FROM events WHERE device_id = ?", (PROBE_DEVICE,)).fetchone()[0]
     assert stored == visibility["markers"] == report["verification"]["markers"]
     assert "Queries under ingest" in result.stdout and "Visibility lag" in result.stdout
+    assert (result.results_folders()[-1] / "visibility-lag.png").is_file()
 
 
 def test_open_loop_queries_follow_the_rate_of_all_clients_together(cli):
@@ -54,7 +55,7 @@ def test_open_loop_queries_follow_the_rate_of_all_clients_together(cli):
     assert 17 <= run["report"]["queries_under_ingest"]["count-events"]["under_ingest"]["calls"] <= 21
 
 
-def test_compare_idle_runs_each_count_again_without_query_clients(cli):
+def test_compare_idle_runs_each_count_again_without_query_clients(cli, tmp_path):
     result = insert(cli, "-w", "1", "--batch", "100", "--duration", "2", "--query-workers", "1", "--queries", "count-events", "--compare-idle")
     assert result.code == 0, result.stderr
     document = result.results()
@@ -64,7 +65,14 @@ def test_compare_idle_runs_each_count_again_without_query_clients(cli):
     assert row["query_workers"] == 1 and row["runs"] == 1
     assert row["throughput_without_queries"]["avg"] == document["runs"][1]["report"]["figures"]["throughput"]
     assert [q["query"] for q in document["queries_under_ingest"]] == ["count-events"]
-    assert "without them" in result.stdout
+    assert "without them" in result.stdout and "first queries run on empty tables" in result.stderr
+    folder = result.results_folders()[-1]
+    assert {"queries-under-ingest.png", "queries-under-ingest.csv"} <= {path.name for path in folder.iterdir()}
+    compared = cli("compare", str(folder), "--output", "compared")
+    assert compared.code == 0, compared.stderr
+    markdown = (tmp_path / "compared" / "compare.md").read_text()
+    assert "## Queries under ingest" in markdown and "## Inserts with and without queries" in markdown
+    assert "count-events" in (tmp_path / "compared" / "queries-under-ingest.csv").read_text()
 
 
 @pytest.mark.parametrize(("args", "fragments"), [
