@@ -120,7 +120,7 @@ class RunState:
             expected = self.spec.num_inserts * self.spec.workers if self.spec.task == "insert" and not self.spec.duration_s else 0
             return Status(
                 phase=self.phase,
-                workers=self.spec.workers,
+                workers=self.spec.processes,  # with a mixed run's query clients: they register and wait at the barrier too
                 registered=len(self.registered),
                 ready=len(self.ready),
                 finished=len(self.results),
