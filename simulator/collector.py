@@ -192,7 +192,7 @@ class Collector:
                 self.state.start_at = time.time() + self.state.start_lead()
                 self.state.phase = "running"
                 if self.spec.visibility:
-                    self.probe = VisibilityProbe(self.spec, self.state.start_at)
+                    self.probe = VisibilityProbe(self.spec, self.state.start_at, active=lambda: self.state.phase != "failed")
                     self.probe.start()
         self.state.changed.announce()
 

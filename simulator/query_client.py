@@ -15,6 +15,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 
 from simulator.collector_client import CollectorClient, CollectorError
 from simulator.errors import one_line
@@ -50,8 +51,9 @@ class InsertsDone(threading.Thread):
 
 
 class QueryClient:
-    def __init__(self, spec: RunSpec, index: int, module: DatabaseModule, client: CollectorClient):
-        self.spec, self.module, self.client = spec, module, client
+    def __init__(self, spec: RunSpec, index: int, module: DatabaseModule, client: CollectorClient, check: Callable[[], None] = lambda: None):
+        """`check`: called between queries; raises when the run is to stop (the worker's dead-man switch)."""
+        self.spec, self.module, self.client, self.check = spec, module, client, check
         self.number = index - spec.workers  # 0..K-1 among the query clients
         self.names = list(spec.queries)
         self.recorder = QueryLatencyRecorder(self.names)
@@ -96,6 +98,7 @@ class QueryClient:
         return executions
 
     def _execute(self, available, name: str, phase: str, since: float) -> None:
+        self.check()
         try:
             available[name]()
         except Exception as error:  # recorded; the other queries go on

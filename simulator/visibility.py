@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from simulator import shapes
 from simulator.errors import one_line
@@ -33,9 +34,10 @@ AFTER_STOP_S = 5.0  # once the inserts stopped, the last marker is waited for th
 
 
 class VisibilityProbe(threading.Thread):
-    def __init__(self, spec: RunSpec, start_at: float):
+    def __init__(self, spec: RunSpec, start_at: float, active: Callable[[], bool] = lambda: True):
+        """`active`: false once the run has failed (the probe then stops writing at once)."""
         super().__init__(daemon=True, name="visibility-probe")
-        self.spec, self.start_at = spec, start_at
+        self.spec, self.start_at, self.active = spec, start_at, active
         self.stop = threading.Event()
         self.markers = self.seen = self.unseen = 0
         self.error: str | None = None
@@ -51,7 +53,7 @@ class VisibilityProbe(threading.Thread):
             end = self.start_at + self.spec.duration_s if self.spec.duration_s else float("inf")
             if self.stop.wait(max(self.start_at - time.time(), 0.0)):
                 return
-            while not self.stop.is_set() and time.time() < end:
+            while not self.stop.is_set() and time.time() < end and self.active():
                 self._probe(module, self._generator.batch(self.markers, 1))
                 self.stop.wait(BETWEEN_MARKERS_S)
         except Exception as error:  # reported with the figures; the run itself goes on
@@ -74,7 +76,7 @@ class VisibilityProbe(threading.Thread):
                 self.seen += 1
                 record_seconds(self._lag, asked - began)
                 return
-            if asked - began > (AFTER_STOP_S if self.stop.is_set() else LIMIT_S):
+            if asked - began > (AFTER_STOP_S if self.stop.is_set() else LIMIT_S) or not self.active():
                 self.unseen += 1
                 return
             time.sleep(POLL_S)
