@@ -1,25 +1,30 @@
 """Plots of the mixed runs and the visibility lag: each query's latency under ingest beside idle,
-and the lag per worker count. Drawn with the other plots (cli/plots.py), same object API."""
+and the lag per worker count. Drawn with the other plots: cli/plots.py calls `draw` with its own
+figure and save helpers, so both look alike (and this module needs nothing from it)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from cli.document import ResultsDocument
 
+# figure(fit_labels) -> (figure, axes); save(figure, path) -> path
+NewFigure = Callable[..., tuple[Any, Any]]
+Save = Callable[[Any, Path], Path]
 
-def draw(document: ResultsDocument, folder: Path) -> list[Path]:
+
+def draw(document: ResultsDocument, folder: Path, figure: NewFigure, save: Save) -> list[Path]:
     written = []
     if document.queries_under_ingest:
-        written.append(queries_under_ingest(document, folder / "queries-under-ingest.png"))
+        written.append(queries_under_ingest(document, folder / "queries-under-ingest.png", figure, save))
     if any(row.visibility_p50_ms is not None for row in document.inserts):
-        written.append(visibility_lag(document, folder / "visibility-lag.png"))
+        written.append(visibility_lag(document, folder / "visibility-lag.png", figure, save))
     return written
 
 
-def queries_under_ingest(document: ResultsDocument, path: Path) -> Path:
-    from cli.plots import _figure, _save
-
+def queries_under_ingest(document: ResultsDocument, path: Path, _figure: NewFigure, _save: Save) -> Path:
     rows = document.queries_under_ingest
     figure, axes = _figure(fit_labels=True)
     labels = [f"{row.query}\n{row.workers} workers, {row.query_workers} query clients" for row in rows]
@@ -41,9 +46,7 @@ def queries_under_ingest(document: ResultsDocument, path: Path) -> Path:
     return _save(figure, path)
 
 
-def visibility_lag(document: ResultsDocument, path: Path) -> Path:
-    from cli.plots import _figure, _save
-
+def visibility_lag(document: ResultsDocument, path: Path, _figure: NewFigure, _save: Save) -> Path:
     rows = [row for row in document.inserts if row.visibility_p50_ms is not None]
     figure, axes = _figure()
     positions = range(len(rows))

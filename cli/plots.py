@@ -35,7 +35,7 @@ def draw(document: ResultsDocument, folder: Path) -> list[Path]:
     from cli import mixed_plots, resource_plots
 
     written += resource_plots.draw(document, folder)
-    written += mixed_plots.draw(document, folder)
+    written += mixed_plots.draw(document, folder, _figure, _save)
     return written
 
 

@@ -328,7 +328,7 @@ class Worker:
     def _query_client(self, start_at: float) -> WorkerResult:
         """A query client of a mixed run (simulator/query_client.py)."""
         started_at = time.time()
-        latencies = QueryClient(self.spec, self.index, self.module, self.client).run(start_at)
+        latencies = QueryClient(self.spec, self.index, self.module, self.client, check=self._check_stop).run(start_at)
         return self._result(started_at, time.time(), query_latencies=latencies)
 
     def _recover_after_query_error(self) -> None:
