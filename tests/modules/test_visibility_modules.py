@@ -1,7 +1,7 @@
 """--visibility's marker look-up on the other real servers: MariaDB (batches and single inserts),
-Cassandra and InfluxDB 1.8. Each run's markers are all seen, the lag of these databases (visible when
-acknowledged) stays small, and the count check holds exactly with the markers counted in. Keyspace,
-database and tables of their own."""
+Cassandra, InfluxDB 1.8, ClickHouse and QuestDB. Each run's markers are all seen, the count check holds exactly
+with the markers counted in; the lag of the databases that make a write visible when they acknowledge
+it stays small, QuestDB's shows its asynchronous WAL apply. Keyspace, database and tables of their own."""
 
 from __future__ import annotations
 
@@ -26,6 +26,15 @@ targets:
     port: 9042
     keyspace: iotbench_visibility
     replication_factor: 1
+  clickhouse:
+    module: clickhouse
+    host: 127.0.0.1
+    port: 19000
+    user: default
+    database: iotbench_visibility
+  questdb:
+    module: questdb
+    host: 127.0.0.1
   mariadb:
     module: mysql
     host: 127.0.0.1
@@ -66,4 +75,18 @@ def test_cassandra_markers_are_found_by_their_whole_key(cli, tmp_path):
 @pytest.mark.influxdb
 def test_influxdb_markers_are_found_in_their_own_millisecond(cli, tmp_path):
     lag = visibility_run(cli, tmp_path, "influx", "--batch", "500")
+    assert lag["lag"]["p50_ms"] < 200
+
+
+@pytest.mark.questdb
+def test_questdb_markers_become_visible_after_the_acknowledgement(cli, tmp_path):
+    # Five tables (events0..events4): not those of the QuestDB suite.
+    lag = visibility_run(cli, tmp_path, "questdb", "--batch", "500", "--tables", "5")
+    # The HTTP answer comes when the rows are in the write-ahead log; queries see them once it is applied.
+    assert lag["lag"]["p50_ms"] >= lag["acknowledged"]["p50_ms"] and lag["lag"]["p50_ms"] < 5000
+
+
+@pytest.mark.clickhouse
+def test_clickhouse_markers_are_visible_when_the_insert_returns(cli, tmp_path):
+    lag = visibility_run(cli, tmp_path, "clickhouse", "--batch", "500")
     assert lag["lag"]["p50_ms"] < 200
