@@ -65,7 +65,7 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
         results.write_csv(output / "queries.csv", query_detail)
     (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows, mixed_rows))
     drawn = plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")
-    page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn])
+    page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn], mixed_rows)
     console.print(f"Comparison saved in {output}", highlight=False)
     console.print(f"Report: {page}", highlight=False)
 

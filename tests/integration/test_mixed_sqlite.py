@@ -44,6 +44,7 @@ def test_query_clients_of_a_count_run_stop_with_the_inserts_and_markers_count_ex
     assert stored == visibility["markers"] == report["verification"]["markers"]
     assert "Queries under ingest" in result.stdout and "Visibility lag" in result.stdout
     assert (result.results_folders()[-1] / "visibility-lag.png").is_file()
+    assert "Visibility lag" in (result.results_folders()[-1] / "report.html").read_text()
 
 
 def test_open_loop_queries_follow_the_rate_of_all_clients_together(cli):
@@ -73,6 +74,9 @@ def test_compare_idle_runs_each_count_again_without_query_clients(cli, tmp_path)
     markdown = (tmp_path / "compared" / "compare.md").read_text()
     assert "## Queries under ingest" in markdown and "## Inserts with and without queries" in markdown
     assert "count-events" in (tmp_path / "compared" / "queries-under-ingest.csv").read_text()
+    page = (folder / "report.html").read_text()
+    assert "Queries under ingest" in page and "Inserts with and without queries" in page
+    assert "Queries under ingest" in (tmp_path / "compared" / "compare.html").read_text()
 
 
 @pytest.mark.parametrize(("args", "fragments"), [
