@@ -180,17 +180,26 @@ def query_table(rows: list[QueryRow], title: str) -> Table:
 
 def query_under_ingest_table(rows: list[QueryUnderIngestRow], databases: bool = False) -> Table:
     """Each query of a mixed run under ingest beside the same query on the idle database right after
-    (`databases`: compare's rows, each with its database)."""
-    columns = [*(["Database"] if databases else []), "Workers", "Query clients", "Query", "Execs", "p50 ms", "p99 ms", "Idle p50 ms",
-               "Idle p99 ms", "Slowdown", "Errors"]
-    table = _table("Queries under ingest", columns, left=("Database", "Query", "Errors"))
+    (`databases`: compare's rows, each with its database). Fits 100 columns: the query clients go into
+    the title when every row had as many, errors get a column only when there are some."""
+    clients = {row.query_workers for row in rows}
+    errors = any(row.errors for row in rows)
+    columns = [*(["Database"] if databases else []), "Workers", *(["Query clients"] if len(clients) > 1 else []), "Query", "Execs",
+               "p50", "p99", "Idle p50", "Idle p99", "Ratio", *(["Errors"] if errors else [])]
+    title = "Queries under ingest, ms" + (f" ({clients.pop()} query clients)" if len(clients) == 1 else "")
+    table = _table(title, columns, left=("Database", "Query", "Errors"))
     for row in rows:
-        table.add_row(*([row.database] if databases else []), str(row.workers), str(row.query_workers), row.query, f"{row.executions:,}", _ms(row.p50_ms), _ms(row.p99_ms),
-                      _ms(row.idle_p50_ms), _ms(row.idle_p99_ms), "-" if row.slowdown is None else f"{row.slowdown:.3g}x",
-                      "; ".join(row.errors))
-    table.caption = ("Latency per execution under ingest (while the workers inserted) and idle (the same data right after the "
-                     "timed phase); slowdown = p50 under ingest / p50 idle; means over the runs.")
+        table.add_row(*([row.database] if databases else []), str(row.workers), *([str(row.query_workers)] if "Query clients" in columns else []),
+                      row.query, f"{row.executions:,}", *(_short_ms(value) for value in (row.p50_ms, row.p99_ms, row.idle_p50_ms, row.idle_p99_ms)),
+                      "-" if row.slowdown is None else f"{row.slowdown:.3g}x", *(["; ".join(row.errors)] if errors else []))
+    table.caption = ("Milliseconds per execution under ingest (while the workers inserted) and idle (the same data right after the "
+                     "timed phase); ratio = p50 under ingest / p50 idle; means over the runs.")
     return table
+
+
+def _short_ms(value: float | None) -> str:
+    """Milliseconds in at most six characters: whole ones from 1,000 on."""
+    return _ms(value) if value is None or value < 1000 else f"{value:,.0f}"
 
 
 def visibility_table(rows: list[InsertRow]) -> Table:
