@@ -109,7 +109,9 @@ def mixed_lines(document: ResultsDocument) -> list[str]:
         if row.throughput_without_queries is not None:
             alone = row.throughput_without_queries.avg
             ratio = f" ({row.throughput.avg / alone:.0%})" if alone else ""
-            lines.append(f"Inserts/s, {row.workers} workers: {row.throughput.avg:,.0f} with {row.query_workers} query clients{ratio} "
+            who = f"{row.workers} worker" + ("" if row.workers == 1 else "s")
+            clients = f"{row.query_workers} query client" + ("" if row.query_workers == 1 else "s")
+            lines.append(f"Inserts/s, {who}: {row.throughput.avg:,.0f} with {clients}{ratio} "
                          f"beside {alone:,.0f} without them")
     return lines
 

@@ -186,7 +186,7 @@ def query_under_ingest_table(rows: list[QueryUnderIngestRow], databases: bool = 
     errors = any(row.errors for row in rows)
     columns = [*(["Database"] if databases else []), "Workers", *(["Query clients"] if len(clients) > 1 else []), "Query", "Execs",
                "p50", "p99", "Idle p50", "Idle p99", "Ratio", *(["Errors"] if errors else [])]
-    title = "Queries under ingest, ms" + (f" ({clients.pop()} query clients)" if len(clients) == 1 else "")
+    title = "Queries under ingest, ms" + (f" ({_clients(clients.pop())})" if len(clients) == 1 else "")
     table = _table(title, columns, left=("Database", "Query", "Errors"))
     for row in rows:
         table.add_row(*([row.database] if databases else []), str(row.workers), *([str(row.query_workers)] if "Query clients" in columns else []),
@@ -195,6 +195,10 @@ def query_under_ingest_table(rows: list[QueryUnderIngestRow], databases: bool = 
     table.caption = ("Milliseconds per execution under ingest (while the workers inserted) and idle (the same data right after the "
                      "timed phase); ratio = p50 under ingest / p50 idle; means over the runs.")
     return table
+
+
+def _clients(count: int) -> str:
+    return f"{count} query client" + ("" if count == 1 else "s")
 
 
 def _short_ms(value: float | None) -> str:
