@@ -75,6 +75,7 @@ class RunRecord(BaseModel):
     run: int
     step: int | None = None
     report: RunReport
+    without_queries: bool = Field(False, description="--compare-idle: the twin of a mixed run, without its query clients")
 
 
 class InsertRow(BaseModel):
@@ -108,6 +109,30 @@ class InsertRow(BaseModel):
     response_p95_ms: float | None = None
     response_p99_ms: Spread | None = None
     response_max_ms: float | None = None
+    query_workers: int = Field(0, description="query clients beside the workers (mixed workload)")
+    throughput_without_queries: Spread | None = Field(None, description="--compare-idle: inserts/s of the same runs without query clients")
+    visibility_p50_ms: float | None = Field(None, description="--visibility: mean of the runs' p50 lag from writing a marker to a query seeing it")
+    visibility_p99_ms: float | None = None
+    visibility_max_ms: float | None = Field(None, description="the longest lag of all runs")
+    visibility_unseen: int | None = Field(None, description="markers no query saw within the probe's limit, all runs")
+
+
+class QueryUnderIngestRow(BaseModel):
+    """One query of the mixed runs at one worker count: under ingest beside idle (means over the runs)."""
+
+    workers: int
+    query_workers: int
+    query: str
+    runs: int
+    executions: int = Field(description="executions under ingest, all runs")
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    idle_executions: int = 0
+    idle_p50_ms: float | None = None
+    idle_p99_ms: float | None = None
+    slowdown: float | None = Field(None, description="p50 under ingest / p50 idle")
+    errors: list[str] = Field(default_factory=list)
 
 
 class QueryRow(QueryFigures):
@@ -135,7 +160,12 @@ class ResultsDocument(BaseModel):
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
     max_rate: MaxRateSearch | None = Field(None, description="--find-max-rate: the rates tried and the answer")
+    queries_under_ingest: list[QueryUnderIngestRow] = Field(default_factory=list)
 
     def insert_runs(self) -> list[RunRecord]:
         """The runs that finished with insert figures."""
-        return [run for run in self.runs if run.report.figures is not None]
+        return [run for run in self.runs if run.report.figures is not None and not run.without_queries]
+
+    def runs_without_queries(self) -> list[RunRecord]:
+        """--compare-idle: the twins of the mixed runs, without their query clients."""
+        return [run for run in self.runs if run.report.figures is not None and run.without_queries]

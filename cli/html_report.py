@@ -121,11 +121,11 @@ def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> 
 
 
 def write_compare(output: Path, documents: Sources, insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow],
-                  query_detail: list[CompareQueryDetail], queries: tuple[str, ...], drawn: list[Path]) -> Path:
+                  query_detail: list[CompareQueryDetail], queries: tuple[str, ...], drawn: list[Path], mixed_rows: list | None = None) -> Path:
     page = Page(
         title="Comparison of saved runs", status="ok",
         subtitle=f"{len(documents)} results folder(s): {', '.join(dict.fromkeys(document.target for _, document in documents))}",
-        flags=compare_flags(insert_rows, query_rows, query_detail), sections=compare_sections(insert_rows, query_rows, query_detail, queries),
+        flags=compare_flags(insert_rows, query_rows, query_detail), sections=compare_sections(insert_rows, query_rows, query_detail, queries, mixed_rows or []),
         plots=embedded(drawn),
         sources=[(source, [("Status", document.status), ("Task", document.task), ("Target", document.target),
                            *run_conditions.facts(document)]) for source, document in documents],
@@ -195,6 +195,7 @@ def sections(document: ResultsDocument) -> list[Section]:
         found += model_sections(document.inserts, lambda row: [str(row.workers)] + ([str(row.step)] if document.steps else []),
                                 ["Workers"] + (["Step"] if document.steps else []))
         found.append(runs_section(document))
+        found += mixed_sections(document.inserts, document.queries_under_ingest, lambda row: [str(row.workers)], ["Workers"])
     if document.queries:
         found.append(query_section(document.queries))
     checks = crosscheck.run_checks(document)
@@ -275,6 +276,40 @@ def runs_section(document: ResultsDocument) -> Section:
         ])
     return Section("Every run", columns, body, "One row per run: the figures the rows above are computed from.",
                    numeric=tuple(c for c in columns if c not in ("Run", "Run id", "Count check", "Storing")))
+
+
+def mixed_sections(insert_rows: list, query_rows: list, keys, key_columns: list[str]) -> list[Section]:
+    """Queries under ingest beside idle, inserts/s with and without the query clients, and the visibility
+    lag (docs/mixed-and-visibility.md); `keys(row)`: the cells that name a row (worker count, database...)."""
+    found = []
+    if query_rows:
+        columns = [*key_columns, "Query clients", "Query", "Executions", "p50 ms", "p99 ms", "max ms", "Idle executions", "Idle p50 ms",
+                   "Idle p99 ms", "Slowdown", "Errors"]
+        body = [[*keys(row), str(row.query_workers), row.query, f"{row.executions:,}", ms(row.p50_ms), ms(row.p99_ms), ms(row.max_ms),
+                 str(row.idle_executions), ms(row.idle_p50_ms), ms(row.idle_p99_ms), "-" if row.slowdown is None else f"{row.slowdown:.3g}x",
+                 "; ".join(row.errors) or "-"] for row in query_rows]
+        found.append(Section("Queries under ingest", columns, body,
+                             "Latency per execution while the workers inserted, beside the same query on the idle database right after the "
+                             "timed phase (same data); slowdown = p50 under ingest / p50 idle; p50 and p99 are means over the runs.",
+                             numeric=tuple(c for c in columns if c not in (*key_columns, "Query", "Errors"))))
+    twins = [row for row in insert_rows if row.throughput_without_queries is not None]
+    if twins:
+        columns = [*key_columns, "Query clients", "Inserts/s with queries", "Inserts/s without", "With / without"]
+        body = [[*keys(row), str(row.query_workers), rate(row.throughput.avg), rate(row.throughput_without_queries.avg),
+                 share(row.throughput.avg / row.throughput_without_queries.avg if row.throughput_without_queries.avg else None)]
+                for row in twins]
+        found.append(Section("Inserts with and without queries", columns, body,
+                             "--compare-idle: each run again without the query clients; averages over the runs.",
+                             numeric=tuple(columns[len(key_columns):])))
+    lags = [row for row in insert_rows if row.visibility_unseen is not None]
+    if lags:
+        columns = [*key_columns, "p50 ms", "p99 ms", "max ms", "Unseen markers"]
+        body = [[*keys(row), ms(row.visibility_p50_ms), ms(row.visibility_p99_ms), ms(row.visibility_max_ms), str(row.visibility_unseen)]
+                for row in lags]
+        found.append(Section("Visibility lag", columns, body,
+                             "From the start of a marker event's write (the run's insert path) to the start of the first query that saw "
+                             "it; p50 and p99 are means over the runs, max the longest of all runs.", numeric=tuple(columns[len(key_columns):])))
+    return found
 
 
 def query_section(rows: list[QueryRow]) -> Section:
@@ -399,7 +434,7 @@ def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQ
 
 
 def compare_sections(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow], detail: list[CompareQueryDetail],
-                     queries: tuple[str, ...]) -> list[Section]:
+                     queries: tuple[str, ...], mixed_rows: list | None = None) -> list[Section]:
     found = []
     if insert_rows:
         columns = ["Database", "Source", "Workers", "Fill level", "Insert mode", "Primary key", "Target/s", "Runs", "Min", "Avg", "Max", "CV",
@@ -421,6 +456,8 @@ def compare_sections(insert_rows: list[CompareInsertRow], query_rows: list[Compa
                              numeric=("Workers", "Fill level", "Target/s", "Runs", "Min", "Avg", "Max", "CV", "95% CI", "Seed formula avg",
                                       "p50 ms", "p95 ms", "p99 ms", "max ms", "resp p99 ms", "Client overhead", "Retries")))
         found += model_sections(insert_rows, lambda row: [row.database + (" †" if row.differs else ""), row.source, str(row.workers)],
+                                ["Database", "Source", "Workers"])
+        found += mixed_sections(insert_rows, mixed_rows or [], lambda row: [row.database, row.source, str(row.workers)],
                                 ["Database", "Source", "Workers"])
     if query_rows:
         columns = ["Database", "Source", "Workers", *queries]

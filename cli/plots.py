@@ -37,9 +37,10 @@ def draw(document: ResultsDocument, folder: Path) -> list[Path]:
         written.append(latency_throughput(summary, folder / "latency-throughput.png", document.max_rate))
     if series:
         written.append(events_over_time(series, folder / "events-per-second.png"))
-    from cli import resource_plots
+    from cli import mixed_plots, resource_plots
 
     written += resource_plots.draw(document, folder)
+    written += mixed_plots.draw(document, folder, _figure, _save)
     return written
 
 

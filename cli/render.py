@@ -48,6 +48,12 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
         console.print(with_conditions(tables.rate_search_table(document.max_rate), document))
     for line in rate_lines(document):
         console.print(line, highlight=False)
+    if document.queries_under_ingest:
+        console.print(tables.query_under_ingest_table(document.queries_under_ingest))
+    for line in mixed_lines(document):
+        console.print(line, highlight=False)
+    if any(row.visibility_unseen is not None for row in document.inserts):
+        console.print(tables.visibility_table(document.inserts))
     for note in dict.fromkeys(note for run in document.runs for note in run.report.notes):
         console.print(f"Note: {note}", highlight=False)
     for line in resource_lines(document):
@@ -113,6 +119,20 @@ def resource_lines(document: ResultsDocument) -> list[str]:
         if row.cost is not None and row.cost.per_million_inserts is not None:
             lines.append(f"Cost, {who}: {row.cost.per_million_inserts:.3g} {row.cost.currency} per million inserts, "
                          f"{row.cost.inserts_per_unit:,.0f} inserts per {row.cost.currency}")
+    return lines
+
+
+def mixed_lines(document: ResultsDocument) -> list[str]:
+    """--compare-idle: inserts/s with the query clients beside the same runs without them."""
+    lines = []
+    for row in document.inserts:
+        if row.throughput_without_queries is not None:
+            alone = row.throughput_without_queries.avg
+            ratio = f" ({row.throughput.avg / alone:.0%})" if alone else ""
+            who = f"{row.workers} worker" + ("" if row.workers == 1 else "s")
+            clients = f"{row.query_workers} query client" + ("" if row.query_workers == 1 else "s")
+            lines.append(f"Inserts/s, {who}: {row.throughput.avg:,.0f} with {clients}{ratio} "
+                         f"beside {alone:,.0f} without them")
     return lines
 
 

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from cli.comparison import CompareInsertRow, CompareQueryRow, insert_mode_label, with_values
 from cli.crosscheck import CrossCheck
-from cli.document import InsertRow, QueryRow
+from cli.document import InsertRow, QueryRow, QueryUnderIngestRow
 from cli.rate_search import MaxRateSearch
 from cli.resource_figures import ResourceFigures
 from simulator.stats import Spread
@@ -218,6 +218,46 @@ def query_table(rows: list[QueryRow], title: str) -> Table:
             "-" if row.rows is None else f"{row.rows:,}", *cost, "; ".join(row.errors),
         )
     table.caption = "Seconds per execution. Cold = first execution on each worker, warm = the others."
+    return table
+
+
+def query_under_ingest_table(rows: list[QueryUnderIngestRow], databases: bool = False) -> Table:
+    """Each query of a mixed run under ingest beside the same query on the idle database right after
+    (`databases`: compare's rows, each with its database). Fits 100 columns: the query clients go into
+    the title when every row had as many, errors get a column only when there are some."""
+    clients = {row.query_workers for row in rows}
+    errors = any(row.errors for row in rows)
+    columns = [*(["Database"] if databases else []), "Workers", *(["Query clients"] if len(clients) > 1 else []), "Query", "Execs",
+               "p50", "p99", "Idle p50", "Idle p99", "Ratio", *(["Errors"] if errors else [])]
+    title = "Queries under ingest, ms" + (f" ({_clients(clients.pop())})" if len(clients) == 1 else "")
+    table = _table(title, columns, left=("Database", "Query", "Errors"))
+    for row in rows:
+        table.add_row(*([row.database] if databases else []), str(row.workers), *([str(row.query_workers)] if "Query clients" in columns else []),
+                      row.query, f"{row.executions:,}", *(_short_ms(value) for value in (row.p50_ms, row.p99_ms, row.idle_p50_ms, row.idle_p99_ms)),
+                      "-" if row.slowdown is None else f"{row.slowdown:.3g}x", *(["; ".join(row.errors)] if errors else []))
+    table.caption = ("Milliseconds per execution under ingest (while the workers inserted) and idle (the same data right after the "
+                     "timed phase); ratio = p50 under ingest / p50 idle; means over the runs.")
+    return table
+
+
+def _clients(count: int) -> str:
+    return f"{count} query client" + ("" if count == 1 else "s")
+
+
+def _short_ms(value: float | None) -> str:
+    """Milliseconds in at most six characters: whole ones from 1,000 on."""
+    return _ms(value) if value is None or value < 1000 else f"{value:,.0f}"
+
+
+def visibility_table(rows: list[InsertRow]) -> Table:
+    """--visibility: time from writing a marker event until a query saw it, per worker count."""
+    table = _table("Visibility lag", ["Workers", "p50 ms", "p99 ms", "max ms", "Unseen"])
+    for row in rows:
+        if row.visibility_unseen is not None:
+            table.add_row(str(row.workers), _ms(row.visibility_p50_ms), _ms(row.visibility_p99_ms), _ms(row.visibility_max_ms),
+                          str(row.visibility_unseen))
+    table.caption = ("From the start of a marker's write (same insert path) to the start of the first query that saw it; "
+                     "means of the runs' p50 and p99, the longest of all runs; unseen = not seen within the probe's limit.")
     return table
 
 

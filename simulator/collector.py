@@ -24,8 +24,10 @@ from simulator import conditions, open_files, stats
 from simulator.errors import described
 from simulator.modules import DatabaseModule, ModuleError, module_class
 from simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from simulator.query_latency import merge_query_latencies
 from simulator.report import RunReport, ServerSide, Verification
 from simulator.spec import RunSpec
+from simulator.visibility import VisibilityProbe
 from simulator.wakeup import Wakeup
 
 log = logging.getLogger("collector")
@@ -104,7 +106,7 @@ class RunState:
         return True
 
     def start_lead(self) -> float:
-        return START_LEAD_S + START_LEAD_PER_WORKER_S * self.spec.workers
+        return START_LEAD_S + START_LEAD_PER_WORKER_S * self.spec.processes
 
     def fail(self, message: str) -> None:
         with self.lock:
@@ -118,7 +120,7 @@ class RunState:
             expected = self.spec.num_inserts * self.spec.workers if self.spec.task == "insert" and not self.spec.duration_s else 0
             return Status(
                 phase=self.phase,
-                workers=self.spec.workers,
+                workers=self.spec.processes,  # with a mixed run's query clients: they register and wait at the barrier too
                 registered=len(self.registered),
                 ready=len(self.ready),
                 finished=len(self.results),
@@ -138,6 +140,7 @@ class Collector:
         self.state = RunState(spec)
         self.module: DatabaseModule | None = None
         self.db_lock = threading.Lock()  # one collector connection, used from several threads
+        self.probe: VisibilityProbe | None = None  # --visibility, started with the timed phase
 
     # -- database work, in background threads -------------------------------------------------
     def prepare(self) -> None:
@@ -188,6 +191,9 @@ class Collector:
             if self.state.phase == "waiting":
                 self.state.start_at = time.time() + self.state.start_lead()
                 self.state.phase = "running"
+                if self.spec.visibility:
+                    self.probe = VisibilityProbe(self.spec, self.state.start_at, active=lambda: self.state.phase != "failed")
+                    self.probe.start()
         self.state.changed.announce()
 
     def _storage_bytes(self) -> int | None:
@@ -227,7 +233,8 @@ class Collector:
 
     def _report(self) -> RunReport:
         state, spec, module = self.state, self.spec, self.module
-        results = [state.results[i] for i in sorted(state.results)]
+        everyone = [state.results[i] for i in sorted(state.results)]
+        results = [result for result in everyone if result.role == "worker"]
         series_kept = sum(len(result.per_second) for result in results) <= WORKER_SERIES_BUDGET
         left_out = {"histogram": "", "response_histogram": ""} if series_kept else {"histogram": "", "response_histogram": "", "per_second": []}
         report = RunReport(
@@ -243,20 +250,27 @@ class Collector:
                 name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
             }
             return report
+        if spec.query_workers:
+            report.queries_under_ingest = merge_query_latencies([r.query_latencies for r in everyone if r.role == "query-client"], spec.queries)
+        markers = 0
+        if self.probe is not None:
+            self.probe.join()
+            report.visibility = self.probe.figures()
+            markers = report.visibility.markers
         planned_s = spec.duration_s or (spec.num_inserts * spec.workers / spec.rate if spec.rate else 0.0)
         figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row,
                                                         rate=spec.rate, planned_s=planned_s)
         if state.count_before is not None:
             # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and
             # say how long storing took; the others return None.
-            report.ingestion = module.wait_for_count(state.count_before + figures.prefilled + figures.events,
+            report.ingestion = module.wait_for_count(state.count_before + figures.prefilled + figures.events + markers,
                                                      state.start_at + figures.duration_s)
         count_after = module.count()
         # A module that stores nothing (the null target) counts None: the check does not apply.
         applicable = count_after is not None and state.count_before is not None
-        expected = state.count_before + figures.prefilled + figures.events if applicable else None
+        expected = state.count_before + figures.prefilled + figures.events + markers if applicable else None
         report.verification = Verification(
-            count_before=state.count_before, prefilled=figures.prefilled, inserted=figures.events, expected=expected,
+            count_before=state.count_before, prefilled=figures.prefilled, inserted=figures.events, markers=markers, expected=expected,
             counted=count_after, applicable=applicable, ok=count_after == expected if applicable else None,
         )
         report.server = self._server_side()
@@ -286,7 +300,7 @@ class Collector:
             if state.phase != "waiting":
                 return StartSignal(phase=state.phase, start_at=state.start_at)
             state.ready.add(hello.worker)
-            if len(state.ready) == self.spec.workers and state.start_at is None and not state.releasing:
+            if len(state.ready) == self.spec.processes and state.start_at is None and not state.releasing:
                 if self.spec.task == "insert":
                     state.releasing = True  # the start is published once the counters are read
                     threading.Thread(target=self._sample_counters_then_start, daemon=True).start()
@@ -327,12 +341,16 @@ class Collector:
         response_histogram = self._decoded_histogram(result, result.response_histogram)
         with self.state.lock:
             repeated = result.worker in self.state.results  # a post sent again after a dropped connection
-            if not repeated:
+            if not repeated and result.role == "worker":
                 self.state.totals.add(histogram, result.per_second, response_histogram)
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
-            complete = not repeated and len(self.state.results) == self.spec.workers
+            complete = not repeated and len(self.state.results) == self.spec.processes
+            inserts_done = not repeated and sum(r.role == "worker" for r in self.state.results.values()) == self.spec.workers
+        if inserts_done and self.probe is not None:
+            self.probe.stop.set()  # the inserts stopped: so does the visibility probe
+        with self.state.lock:
             if complete:
                 self.state.cpu_at_end = process_cpu_s()
         if complete:
@@ -351,8 +369,8 @@ class Collector:
         self.state.fail(f"worker {failure.worker} failed: {failure.error}")
 
     def _check_worker(self, worker: int) -> None:
-        if worker >= self.spec.workers:
-            raise HTTPException(status_code=400, detail=f"worker index {worker} out of range (run has {self.spec.workers})")
+        if worker >= self.spec.processes:
+            raise HTTPException(status_code=400, detail=f"worker index {worker} out of range (run has {self.spec.processes})")
 
 
 def process_cpu_s() -> float:
@@ -428,7 +446,7 @@ def serve(spec: RunSpec, host: str, port: int) -> None:
                 signal.signal(number, _exit_now)
             yield
 
-    open_files.raise_limit(spec.workers)
+    open_files.raise_limit(spec.processes)
     config = uvicorn.Config(create_app(spec), host=host, port=port, log_level="warning", access_log=False,
                             timeout_keep_alive=KEEP_ALIVE_S, lifespan="off")
     Server(config).run()

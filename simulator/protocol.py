@@ -32,6 +32,14 @@ class QueryRuns(BaseModel):
     error: str | None = None
 
 
+class QueryHistograms(BaseModel):
+    """One query client's executions of one query in a mixed run: HdrHistograms (microseconds, base64)."""
+
+    under_ingest: str = Field("", description="while the insert workers ran")
+    idle: str = Field("", description="on the idle database right after the timed phase")
+    errors: list[str] = Field(default_factory=list)
+
+
 class WorkerResult(BaseModel):
     worker: int = Field(ge=0)
     started_at: float = Field(description="wall-clock time the timed phase began on this worker")
@@ -49,6 +57,8 @@ class WorkerResult(BaseModel):
     cpu_s: float | None = Field(None, description="CPU seconds (user + system, every thread) of this worker process in its timed phase, from its own rusage")
     stream_end: int | None = Field(None, description="insert runs: the position after the last event stored (where a continuing run starts)")
     queries: dict[str, QueryRuns] = Field(default_factory=dict)
+    role: Literal["worker", "query-client"] = Field("worker", description="a worker of the run's task, or a query client of a mixed insert run")
+    query_latencies: dict[str, QueryHistograms] = Field(default_factory=dict, description="query clients of a mixed run")
 
 
 class ProgressAnswer(BaseModel):

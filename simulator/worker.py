@@ -23,7 +23,8 @@ from simulator.collector_client import CollectorClient, CollectorError
 from simulator.errors import one_line
 from simulator.events import EventBatch, EventGenerator
 from simulator.modules import DatabaseModule, module_class
-from simulator.protocol import ProgressAnswer, QueryRuns, WorkerFailure, WorkerProgress, WorkerResult
+from simulator.protocol import ProgressAnswer, QueryHistograms, QueryRuns, WorkerFailure, WorkerProgress, WorkerResult
+from simulator.query_client import QueryClient
 from simulator.schedule import Schedule
 from simulator.spec import PREFILL_BATCH, RunSpec
 from simulator.stats import CallRecorder
@@ -234,7 +235,8 @@ class Worker:
     def _run_phases(self) -> WorkerResult | None:
         generator = shapes.generator(self.spec, self.index)
         first_timed = self.spec.stream_offset
-        if self.spec.task == "insert":
+        role = self.spec.role_of(self.index)
+        if role == "worker" and self.spec.task == "insert":
             share = self.spec.prefill_share(self.index)
             self._prefill(generator, self.spec.stream_offset, share)
             first_timed += share
@@ -247,6 +249,8 @@ class Worker:
         time.sleep(max(0.0, ahead))
         self.recorder = CallRecorder(signal.start_at)
         self.cpu_at_start = process_cpu_s()
+        if role == "query-client":
+            return self._query_client(signal.start_at)
         if self.spec.task == "insert":
             return self._insert(generator, first_timed)
         return self._query()
@@ -375,12 +379,19 @@ class Worker:
                 outcome.seconds.append(time.perf_counter() - begin)
         return self._result(started_at, time.time(), queries=runs)
 
+    def _query_client(self, start_at: float) -> WorkerResult:
+        """A query client of a mixed run (simulator/query_client.py)."""
+        started_at = time.time()
+        latencies = QueryClient(self.spec, self.index, self.module, self.client, check=self._check_stop).run(start_at)
+        return self._result(started_at, time.time(), query_latencies=latencies)
+
     def _recover_after_query_error(self) -> None:
         """A failed statement can leave the session unusable; start a fresh one."""
         self.module.close()
         self.module.connect()
 
     def _result(self, started_at: float, finished_at: float, queries: dict[str, QueryRuns] | None = None,
+                query_latencies: dict[str, QueryHistograms] | None = None,
                 behind_s: float | None = None, max_lag_s: float | None = None) -> WorkerResult:
         recorder = self.recorder
         return WorkerResult(
@@ -398,6 +409,8 @@ class Worker:
             behind_s=behind_s,
             max_lag_s=max_lag_s,
             cpu_s=process_cpu_s() - self.cpu_at_start,
-            stream_end=self.stream_end if self.spec.task == "insert" else None,
+            stream_end=self.stream_end if self.spec.role_of(self.index) == "worker" and self.spec.task == "insert" else None,
             queries=queries or {},
+            role=self.spec.role_of(self.index),
+            query_latencies=query_latencies or {},
         )

@@ -79,6 +79,9 @@ class DatabaseModule(abc.ABC):
     # else why not (the refusal's reason).
     transactions: ClassVar[bool] = False
     no_transactions_because: ClassVar[str] = "its database has no transactions to commit"
+    # True when `marker_visible()` can ask the database whether a marker event is visible to queries
+    # (--visibility); modules opt in.
+    finds_markers: ClassVar[bool] = False
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
@@ -119,6 +122,10 @@ class DatabaseModule(abc.ABC):
             raise ModuleError(f"module '{name}' does not support --sensors above 1")
         if spec.commit_interval_s and not self.transactions:
             raise ModuleError(f"module '{name}' does not support --commit-interval: {self.no_transactions_because}")
+        if spec.visibility and not self.finds_markers:
+            raise ModuleError(f"module '{name}' does not support --visibility (it cannot look up one event by device and sequence number)")
+        if spec.visibility and spec.shape != "events":
+            raise ModuleError(f"--visibility needs --schema events (markers are found by device id and sequence number), not {spec.shape}")
 
     def check_query_indices(self, create_indices: bool) -> None:
         """The query indices (create_indices) are on temperature and device_id: only the events shape has them."""
@@ -244,6 +251,29 @@ class DatabaseModule(abc.ABC):
 
     def flush(self) -> None:
         """Wait until every call in flight has finished (async modules)."""
+
+    # -- visibility probe (--visibility) ---------------------------------------------------
+    def write_marker(self, marker: EventBatch) -> None:
+        """Store a marker event through the run's own insert path (batch call or single insert, with
+        its commit) and return once the database acknowledged it."""
+        if self.spec.batch:
+            self.insert_batch(self.prepare_batch(marker))
+        else:
+            for item in self.prepare_single(marker):
+                self.insert_single(item)
+            if self.spec.commit_interval_s:
+                self.commit()
+        self.flush()
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """Whether a query sees the marker event now (found by its table, device id and sequence
+        number), without forcing the database to make it visible (no refresh, no flush)."""
+        raise NotImplementedError
+
+    def marker_key(self, marker: EventBatch) -> tuple[str, str, int]:
+        """(table, device id, sequence number) of a one-event marker batch."""
+        table = self.per_table(marker)[0][0]
+        return table, marker.device_id[0].decode(), int(marker.sequence_number[0])
 
     @abc.abstractmethod
     def queries(self) -> dict[str, Query]:

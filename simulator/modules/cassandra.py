@@ -113,6 +113,7 @@ class Module(DatabaseModule):
     times_own_calls = True
     # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
     shapes = frozenset({"events", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = True
 
     def __init__(self, spec):
@@ -361,6 +362,12 @@ class Module(DatabaseModule):
         timer.start()
 
     # -- queries ---------------------------------------------------------------------------
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """The marker's row by its whole key, at the run's consistency level (ONE on a cluster may miss it)."""
+        table, device, sequence = self.marker_key(marker)
+        statement = f"SELECT sequence_number FROM {self.options.keyspace}.{table} WHERE device_id = %s AND timestamp = %s AND sequence_number = %s"
+        return self._session.execute(statement, (device, int(marker.timestamp_ms[0]), sequence)).one() is not None
+
     def queries(self) -> dict[str, Query]:
         table = f"{self.options.keyspace}.{SINGLE_TABLE_NAME}"
         whole_table = {

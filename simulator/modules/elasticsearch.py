@@ -111,6 +111,7 @@ class Module(DatabaseModule):
     drivers = ("httpx",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
     shapes = frozenset({"events", "slim", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = True
 
     def __init__(self, spec):
@@ -334,6 +335,12 @@ class Module(DatabaseModule):
             columns += [text_rows.constant(',"id":"'), text_rows.fixed(self._keys(batch)), text_rows.constant('"')]
         columns.append(text_rows.constant("}\n"))
         return columns
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """A _count of the marker's document: searches see it after the index's next refresh (never forced here)."""
+        index, device, sequence = self.marker_key(marker)
+        query = {"bool": {"filter": [{"term": {"device_id": device}}, {"term": {"sequence_number": sequence}}]}}
+        return int(self._request("POST", f"/{index}/_count", body={"query": query})[1]["count"]) > 0
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:

@@ -73,6 +73,7 @@ class Module(DatabaseModule):
     drivers = ("influxdb-client",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
     shapes = frozenset({"events", "slim", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = True
 
     def __init__(self, spec):
@@ -271,6 +272,15 @@ class Module(DatabaseModule):
             # A device always writes to the same measurement, so each series' last point is its newest event.
             "newest-per-device": self._rows(f'{data}\ndata |> last() |> group() |> keep(columns: ["device_id", "_time", "_value"])'),
         }
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """The marker's point: its measurement, device tag and sequence number, in its own millisecond."""
+        measurement, device, sequence = self.marker_key(marker)
+        nanoseconds = int(marker.timestamp_ms[0]) * 1_000_000
+        flux = (f'from(bucket: "{self.options.bucket}") |> range(start: time(v: {nanoseconds}), stop: time(v: {nanoseconds + 1_000_000}))\n'
+                f'  |> filter(fn: (r) => r._measurement == "{measurement}" and r.device_id == "{device}" and r._field == "sequence_number")\n'
+                f'  |> filter(fn: (r) => r._value == {sequence})')
+        return any(table.records for table in self._flux(flux))
 
     def _data(self) -> str:
         """Flux binding `data`: the temperature values of the run's measurements."""

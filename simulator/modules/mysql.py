@@ -57,6 +57,7 @@ class Module(DatabaseModule):
     options: MysqlOptions
     drivers = ("PyMySQL",)
     shapes = frozenset({"events", "slim", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = transactions = True
 
     def __init__(self, spec):
@@ -272,6 +273,13 @@ class Module(DatabaseModule):
         return [self._row_format.format(*row) for row in rows]
 
     # -- queries ---------------------------------------------------------------------------
+    def marker_visible(self, marker: EventBatch) -> bool:
+        table, device, sequence = self.marker_key(marker)
+        self._fresh_snapshot()
+        with self._conn.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {table} WHERE device_id = %s AND sequence_number = %s LIMIT 1", (device, sequence))
+            return cursor.fetchone() is not None
+
     def queries(self) -> dict[str, Query]:
         return {name: self._query(statement) for name, statement in sql_common.QUERIES.items()}
 

@@ -45,6 +45,7 @@ class Module(DatabaseModule):
     database_location = "embedded"
     shapes = frozenset({"events", "slim", "light", "large"})
     many_measurements = many_sensors = transactions = True
+    finds_markers = True
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -160,6 +161,11 @@ class Module(DatabaseModule):
         if self._in_transaction:
             self._conn.execute("COMMIT")
             self._in_transaction = False
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        table, device, sequence = self.marker_key(marker)
+        statement = f"SELECT 1 FROM {table} WHERE device_id = ? AND sequence_number = ? LIMIT 1"
+        return self._conn.execute(statement, (device, sequence)).fetchone() is not None
 
     def queries(self) -> dict[str, Query]:
         def query(statement: str) -> Query:
