@@ -15,10 +15,10 @@ import abc
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from simulator import env_references, shapes
 from simulator.events import EventBatch
@@ -26,6 +26,16 @@ from simulator.report import IngestionWait
 from simulator.retry import Retry
 from simulator.spec import PrimaryKey, RunSpec
 from simulator.validation import validation_problems
+
+
+def http_url(url: str) -> str:
+    """An option naming an HTTP endpoint: http:// or https://, kept without its trailing slash."""
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"'{url}' is not an http:// or https:// URL")
+    return url.rstrip("/")
+
+
+HttpUrl = Annotated[str, AfterValidator(http_url)]
 
 log = logging.getLogger("module")
 

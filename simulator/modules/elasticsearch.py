@@ -31,7 +31,7 @@ from pydantic import Field, field_validator
 
 from simulator.errors import one_line
 from simulator.events import EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query, http_url
 from simulator.retry import Retry
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
@@ -71,10 +71,7 @@ class ElasticsearchOptions(ModuleOptions):
     @field_validator("hosts")
     @classmethod
     def _http_urls(cls, hosts: list[str]) -> list[str]:
-        for host in hosts:
-            if not host.startswith(("http://", "https://")):
-                raise ValueError(f"'{host}' is not an http:// or https:// URL")
-        return [host.rstrip("/") for host in hosts]
+        return [http_url(host) for host in hosts]
 
 
 class Rejected(Exception):

@@ -26,11 +26,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from simulator.errors import one_line
 from simulator.events import EventBatch
-from simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import DatabaseModule, HttpUrl, ModuleError, ModuleOptions, Query
 from simulator.shapes import Column
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
@@ -42,7 +42,7 @@ RANGE = "range(start: 1970-01-01T00:00:00Z, stop: 2262-01-01T00:00:00Z)"
 
 
 class InfluxdbOptions(ModuleOptions):
-    url: str = "http://localhost:8086"
+    url: HttpUrl = "http://localhost:8086"
     token: str = Field("", description="API token; on InfluxDB 1.8 'user:password' (or '-' without auth)")
     org: str = Field("-", description="organisation name ('-' on InfluxDB 1.8)")
     bucket: str = Field("iotbench", min_length=1, description="bucket; on InfluxDB 1.8 'database/retention-policy'")
@@ -50,13 +50,6 @@ class InfluxdbOptions(ModuleOptions):
     timeout: float = Field(60.0, gt=0, description="seconds one HTTP call may take")
     verify_ssl: bool = True
     enable_gzip: bool = Field(False, description="gzip the write requests")
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, url: str) -> str:
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"'{url}' is not an http:// or https:// URL")
-        return url.rstrip("/")
 
 
 class InfluxServerError(Exception):
