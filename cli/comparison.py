@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from cli import cost, crosscheck, run_conditions
 from cli.cost import QueryCost
 from cli.crosscheck import CrossCheck
-from cli.document import InsertRow, ResultsDocument, ScanRow
+from cli.document import InsertRow, QueryUnderIngestRow, ResultsDocument, ScanRow
 from simulator import shapes, stats
 from simulator.spec import QUERY_NAMES
 
@@ -57,6 +57,50 @@ class CompareScanRow(ScanRow, Conditions):
     database: str
     source: str
     status: str
+
+
+class CompareQueryUnderIngestRow(QueryUnderIngestRow):
+    database: str
+    source: str
+
+
+def query_under_ingest_rows(documents: Sources) -> list[CompareQueryUnderIngestRow]:
+    """Every saved mixed insert invocation's query rows (under ingest beside idle)."""
+    return [CompareQueryUnderIngestRow(**row.model_dump(), database=document.target, source=source)
+            for source, document in documents for row in document.queries_under_ingest]
+
+
+def mixed_markdown(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryUnderIngestRow]) -> str:
+    """compare.md's sections of the mixed runs and the visibility lag ("" when no run has them)."""
+    parts = []
+    if query_rows:
+        header = ["Database", "Workers", "Query clients", "Query", "Executions", "p50 ms", "p99 ms", "Idle p50 ms", "Idle p99 ms", "Slowdown"]
+        lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
+        for row in query_rows:
+            lines.append(_markdown_row([row.database, str(row.workers), str(row.query_workers), row.query, f"{row.executions:,}",
+                                        *(_or_dash(value, "{:.3g}") for value in (row.p50_ms, row.p99_ms, row.idle_p50_ms, row.idle_p99_ms)),
+                                        _or_dash(row.slowdown, "{:.3g}x")]))
+        parts += ["## Queries under ingest\n", "\n".join(lines) + "\n",
+                  "Latency per execution while the workers inserted, beside the same query on the idle database right after "
+                  "(same data); slowdown = p50 under ingest / p50 idle.\n"]
+    twins = [row for row in insert_rows if row.throughput_without_queries is not None]
+    if twins:
+        lines = [_markdown_row(["Database", "Workers", "Query clients", "Inserts/s with queries", "Inserts/s without"]), _markdown_row(["---"] * 5)]
+        lines += [_markdown_row([row.database, str(row.workers), str(row.query_workers), f"{row.throughput.avg:,.0f}",
+                                 f"{row.throughput_without_queries.avg:,.0f}"]) for row in twins]
+        parts += ["## Inserts with and without queries\n", "\n".join(lines) + "\n"]
+    lags = [row for row in insert_rows if row.visibility_unseen is not None]
+    if lags:
+        lines = [_markdown_row(["Database", "Workers", "Visibility p50 ms", "p99 ms", "max ms", "Unseen markers"]), _markdown_row(["---"] * 6)]
+        lines += [_markdown_row([row.database, str(row.workers), _or_dash(row.visibility_p50_ms, "{:.3g}"), _or_dash(row.visibility_p99_ms, "{:.3g}"),
+                                 _or_dash(row.visibility_max_ms, "{:.3g}"), str(row.visibility_unseen)]) for row in lags]
+        parts += ["## Visibility lag\n", "\n".join(lines) + "\n",
+                  "From the start of a marker event's write to the start of the first query that saw it.\n"]
+    return "\n".join(parts)
+
+
+def _or_dash(value: float | None, form: str) -> str:
+    return "-" if value is None else form.format(value)
 
 
 class CompareQueryRow(Conditions):
@@ -170,17 +214,22 @@ def insert_markdown(rows: list[CompareInsertRow]) -> str:
     with_levels = any(row.level is not None for row in rows)
     currencies = sorted({row.cost.currency for row in rows if row.cost})
     values, workloads = with_values(rows), any(row.workload for row in rows)
-    header = ["Database", "Workers"] + (["Fill level"] if with_levels else []) + ["Inserts/s"] + (["Values/s"] if values else []) + [
-        "CV", "Insert mode", "Primary-key mode"] + (["Workload"] if workloads else []) + ["p99 latency (ms)", "Database-side check",
+    open_loop = any(row.target_rate is not None for row in rows)
+    header = ["Database", "Workers"] + (["Fill level"] if with_levels else []) + (["Target rate (--rate)"] if open_loop else []) + [
+        "Inserts/s"] + (["Values/s"] if values else []) + [
+        "CV", "Insert mode", "Primary-key mode"] + (["Workload"] if workloads else []) + ["p99 latency (ms)"] + (
+        ["p99 response time (ms)", "Sustained"] if open_loop else []) + ["Database-side check",
         "DB CPU s per M events", "DB peak memory (MB)", "Storage bytes/event", "Client CPU share", "Client may be the bottleneck"] + (
         ["Cost per M inserts", "Inserts per unit of money"] if currencies else [])
     lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
     for row in rows:
         spread = row.throughput
-        cells = [row.database + (" †" if row.differs else ""), str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + [
-            f"{spread.avg:,.0f}"] + ([f"{row.values_throughput.avg:,.0f}" if row.values_throughput else "-"] if values else []) + [
+        cells = [row.database + (" †" if row.differs else ""), str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + (
+            [f"{row.target_rate:,.0f}" if row.target_rate else "-"] if open_loop else []) + [f"{spread.avg:,.0f}"] + ([f"{row.values_throughput.avg:,.0f}" if row.values_throughput else "-"] if values else []) + [
             f"{spread.cv:.1%}" + (" unstable" if spread.unstable else ""), insert_mode_label(row), row.primary_key] + (
-            [row.workload or "default"] if workloads else []) + [f"{row.p99_ms.avg:.3g}", row.crosscheck, *resource_markdown(row)]
+            [row.workload or "default"] if workloads else []) + [f"{row.p99_ms.avg:.3g}"] + (
+            [f"{row.response_p99_ms.avg:.3g}" if row.response_p99_ms else "-", row.sustained or "-"] if open_loop else []) + [
+            row.crosscheck, *resource_markdown(row)]
         if currencies:
             cells += ["-", "-"] if row.cost is None or row.cost.per_million_inserts is None else [
                 f"{row.cost.per_million_inserts:.3g} {row.cost.currency}", f"{row.cost.inserts_per_unit:,.0f} per {row.cost.currency}"]

@@ -19,6 +19,7 @@ import simulator
 from cli import host as host_info
 from cli.cost import Cost, InsertCost, QueryCost
 from cli.host import Host
+from cli.rate_search import MaxRateSearch
 from cli.resource_figures import ResourceFigures
 from simulator import conditions
 from simulator.report import RunReport
@@ -75,6 +76,7 @@ class RunRecord(BaseModel):
     run: int
     step: int | None = None
     report: RunReport
+    without_queries: bool = Field(False, description="--compare-idle: the twin of a mixed run, without its query clients")
 
 
 class InsertRow(BaseModel):
@@ -99,6 +101,39 @@ class InsertRow(BaseModel):
     cost: InsertCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
     values_per_row: int = Field(1, description="measured values per event (row) of the run's shape")
     values_throughput: Spread | None = Field(None, description="values (data points) per second across the runs: inserts/s x values per row")
+    # open-loop runs (--rate): the schedule's target, and latency from each call's intended start
+    target_rate: float | None = Field(None, description="--rate: events per second asked for; throughput is the rate achieved")
+    sustained: str | None = Field(None, description="yes, or NO when a run ended behind its schedule by more than its limit")
+    behind_s: float | None = Field(None, description="the most a run was behind its schedule at its end")
+    max_lag_s: float | None = Field(None, description="the most any call started after its intended start")
+    response_p50_ms: float | None = Field(None, description="mean of the runs' p50 response time (intended start to end)")
+    response_p95_ms: float | None = None
+    response_p99_ms: Spread | None = None
+    response_max_ms: float | None = None
+    query_workers: int = Field(0, description="query clients beside the workers (mixed workload)")
+    throughput_without_queries: Spread | None = Field(None, description="--compare-idle: inserts/s of the same runs without query clients")
+    visibility_p50_ms: float | None = Field(None, description="--visibility: mean of the runs' p50 lag from writing a marker to a query seeing it")
+    visibility_p99_ms: float | None = None
+    visibility_max_ms: float | None = Field(None, description="the longest lag of all runs")
+    visibility_unseen: int | None = Field(None, description="markers no query saw within the probe's limit, all runs")
+
+
+class QueryUnderIngestRow(BaseModel):
+    """One query of the mixed runs at one worker count: under ingest beside idle (means over the runs)."""
+
+    workers: int
+    query_workers: int
+    query: str
+    runs: int
+    executions: int = Field(description="executions under ingest, all runs")
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    idle_executions: int = 0
+    idle_p50_ms: float | None = None
+    idle_p99_ms: float | None = None
+    slowdown: float | None = Field(None, description="p50 under ingest / p50 idle")
+    errors: list[str] = Field(default_factory=list)
 
 
 class QueryRow(QueryFigures):
@@ -144,7 +179,13 @@ class ResultsDocument(BaseModel):
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
     scans: list[ScanRow] = Field(default_factory=list)
+    max_rate: MaxRateSearch | None = Field(None, description="--find-max-rate: the rates tried and the answer")
+    queries_under_ingest: list[QueryUnderIngestRow] = Field(default_factory=list)
 
     def insert_runs(self) -> list[RunRecord]:
         """The runs that finished with insert figures."""
-        return [run for run in self.runs if run.report.figures is not None]
+        return [run for run in self.runs if run.report.figures is not None and not run.without_queries]
+
+    def runs_without_queries(self) -> list[RunRecord]:
+        """--compare-idle: the twins of the mixed runs, without their query clients."""
+        return [run for run in self.runs if run.report.figures is not None and run.without_queries]

@@ -22,6 +22,7 @@ from cli import comparison, crosscheck, run_conditions
 from cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, CompareScanRow, Sources
 from cli.crosscheck import CrossCheck
 from cli.document import InsertRow, QueryRow, ResultsDocument, ScanRow
+from cli.rate_search import MaxRateSearch
 from simulator.stats import Spread
 
 REPORT = "report.html"
@@ -34,6 +35,7 @@ PLOT_TITLES = {
     "fill-level": "Inserts per second by fill level",
     "query-durations": "Seconds per query execution",
     "rows-scanned-per-second": "Rows scanned per second during the scan",
+    "latency-throughput": "Latency against throughput (open loop): response-time p50 and p99 by rate achieved, service-time p99 dotted",
     "compare": "Comparison of the saved runs",
 }
 
@@ -121,13 +123,13 @@ def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> 
 
 def write_compare(output: Path, documents: Sources, insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow],
                   query_detail: list[CompareQueryDetail], queries: tuple[str, ...], drawn: list[Path],
-                  scan_rows: list[CompareScanRow] | None = None) -> Path:
+                  scan_rows: list[CompareScanRow] | None = None, mixed_rows: list | None = None) -> Path:
     scan_rows = scan_rows or []
     page = Page(
         title="Comparison of saved runs", status="ok",
         subtitle=f"{len(documents)} results folder(s): {', '.join(dict.fromkeys(document.target for _, document in documents))}",
         flags=compare_flags(insert_rows, query_rows, query_detail, scan_rows),
-        sections=compare_sections(insert_rows, query_rows, query_detail, queries, scan_rows),
+        sections=compare_sections(insert_rows, query_rows, query_detail, queries, scan_rows, mixed_rows or []),
         plots=embedded(drawn),
         sources=[(source, [("Status", document.status), ("Task", document.task), ("Target", document.target),
                            *run_conditions.facts(document)]) for source, document in documents],
@@ -159,6 +161,13 @@ def flags(document: ResultsDocument) -> list[str]:
             found.append(f"{where}: count check FAILED (the database does not hold the events the workers reported)")
         if row.resources is not None and row.resources.client_may_be_bottleneck:
             found.append(f"{where}: the client may be the bottleneck: {row.resources.bottleneck_reason}")
+    if document.max_rate is not None:
+        found.append(document.max_rate.sentence())
+    for run in document.insert_runs():
+        rated = run.report.figures.rate
+        if rated is not None and not rated.sustained:
+            found.append(f"{run.label}: could not sustain {rated.target:,.0f}/s: {rated.behind_s:.1f} s behind its schedule at the end "
+                         f"(limit {rated.limit_s:.2g} s), achieved {rated.achieved:,.0f}/s")
     for check in crosscheck.run_checks(document):
         if check.flagged:
             found.append(f"{check.label}: the database counted {check.difference:+.1%} rows against the workers' report (over 2%)")
@@ -180,16 +189,22 @@ def flags(document: ResultsDocument) -> list[str]:
 
 
 def _where(row: InsertRow) -> str:
-    return f"step {row.step}" if row.step is not None else f"{row.workers} worker(s)"
+    where = f"step {row.step}" if row.step is not None else f"{row.workers} worker(s)"
+    return where + (f" at {row.target_rate:,.0f}/s" if row.target_rate else "")
 
 
 def sections(document: ResultsDocument) -> list[Section]:
     found = []
     if document.inserts:
         found.append(insert_section(document.inserts, bool(document.steps)))
+        if any(row.target_rate is not None for row in document.inserts):
+            found.append(open_loop_section(document.inserts))
+        if document.max_rate is not None:
+            found.append(rate_search_section(document.max_rate))
         found += model_sections(document.inserts, lambda row: [str(row.workers)] + ([str(row.step)] if document.steps else []),
                                 ["Workers"] + (["Step"] if document.steps else []))
         found.append(runs_section(document))
+        found += mixed_sections(document.inserts, document.queries_under_ingest, lambda row: [str(row.workers)], ["Workers"])
     if document.queries:
         found.append(query_section(document.queries))
     if document.scans:
@@ -223,6 +238,38 @@ def insert_section(rows: list[InsertRow], steps: bool) -> Section:
     )
 
 
+def open_loop_section(rows: list[InsertRow]) -> Section:
+    columns = ["Workers", "Runs", "Target/s", "Achieved/s", "Sustained", "Behind s", "Max lag s", "resp p50 ms", "resp p95 ms",
+               "resp p99 ms", "resp max ms", "svc p50 ms", "svc p99 ms", "svc max ms"]
+    body = [[
+        str(row.workers), str(row.runs), rate(row.target_rate), rate(row.throughput.avg), row.sustained or "-", f"{row.behind_s:.2f}",
+        f"{row.max_lag_s:.2f}", ms(row.response_p50_ms), ms(row.response_p95_ms), ms(row.response_p99_ms.avg), ms(row.response_max_ms),
+        ms(row.p50_ms), ms(row.p99_ms.avg), ms(row.max_ms),
+    ] for row in rows if row.target_rate is not None and row.response_p99_ms is not None]
+    return Section(
+        "Open loop (--rate): target, achieved, response and service time", columns, body,
+        "Calls start on a fixed schedule from the common start. resp = response time, from each call's intended start to its end "
+        "(includes waiting behind slow calls: no coordinated omission); svc = service time, from the call's actual start. Sustained: "
+        "no run ended behind its schedule by more than 1 s (5% of a run shorter than 20 s); Behind s = how far behind the furthest "
+        "worker ended; Max lag s = the latest any call started after its intended start.",
+        numeric=tuple(c for c in columns if c != "Sustained"),
+    )
+
+
+def rate_search_section(search: MaxRateSearch) -> Section:
+    columns = ["Step", "Run id", "Target/s", "Achieved/s", "resp p50 ms", "resp p99 ms", "svc p99 ms", "Sustained", "Verdict"]
+    body = [[
+        str(number), step.run_id, rate(step.target_rate), rate(step.achieved_rate), ms(step.response_p50_ms), ms(step.response_p99_ms),
+        ms(step.service_p99_ms), "yes" if step.sustained else "NO",
+        "pass" if step.passed else ("p99 over target" if step.sustained else "fell behind"),
+    ] for number, step in enumerate(search.steps, 1)]
+    return Section(
+        f"Highest sustainable rate (--find-max-rate): response-time p99 <= {search.latency_p99_ms:g} ms, {search.step_s:g} s per rate",
+        columns, body, search.sentence() + ". Rates double from 1,000 events/s until one fails, then bisect to within 5%.",
+        numeric=("Step", "Target/s", "Achieved/s", "resp p50 ms", "resp p99 ms", "svc p99 ms"),
+    )
+
+
 def runs_section(document: ResultsDocument) -> Section:
     columns = ["Run", "Run id", "Events", "Prefilled", "Duration s", "Inserts/s", "Seed formula", "Calls", "mean ms", "p50 ms", "p95 ms",
                "p99 ms", "max ms", "Client overhead", "Start skew", "Retries", "Count check", "Counted / expected", "Storing"]
@@ -240,6 +287,40 @@ def runs_section(document: ResultsDocument) -> Section:
         ])
     return Section("Every run", columns, body, "One row per run: the figures the rows above are computed from.",
                    numeric=tuple(c for c in columns if c not in ("Run", "Run id", "Count check", "Storing")))
+
+
+def mixed_sections(insert_rows: list, query_rows: list, keys, key_columns: list[str]) -> list[Section]:
+    """Queries under ingest beside idle, inserts/s with and without the query clients, and the visibility
+    lag (docs/mixed-and-visibility.md); `keys(row)`: the cells that name a row (worker count, database...)."""
+    found = []
+    if query_rows:
+        columns = [*key_columns, "Query clients", "Query", "Executions", "p50 ms", "p99 ms", "max ms", "Idle executions", "Idle p50 ms",
+                   "Idle p99 ms", "Slowdown", "Errors"]
+        body = [[*keys(row), str(row.query_workers), row.query, f"{row.executions:,}", ms(row.p50_ms), ms(row.p99_ms), ms(row.max_ms),
+                 str(row.idle_executions), ms(row.idle_p50_ms), ms(row.idle_p99_ms), "-" if row.slowdown is None else f"{row.slowdown:.3g}x",
+                 "; ".join(row.errors) or "-"] for row in query_rows]
+        found.append(Section("Queries under ingest", columns, body,
+                             "Latency per execution while the workers inserted, beside the same query on the idle database right after the "
+                             "timed phase (same data); slowdown = p50 under ingest / p50 idle; p50 and p99 are means over the runs.",
+                             numeric=tuple(c for c in columns if c not in (*key_columns, "Query", "Errors"))))
+    twins = [row for row in insert_rows if row.throughput_without_queries is not None]
+    if twins:
+        columns = [*key_columns, "Query clients", "Inserts/s with queries", "Inserts/s without", "With / without"]
+        body = [[*keys(row), str(row.query_workers), rate(row.throughput.avg), rate(row.throughput_without_queries.avg),
+                 share(row.throughput.avg / row.throughput_without_queries.avg if row.throughput_without_queries.avg else None)]
+                for row in twins]
+        found.append(Section("Inserts with and without queries", columns, body,
+                             "--compare-idle: each run again without the query clients; averages over the runs.",
+                             numeric=tuple(columns[len(key_columns):])))
+    lags = [row for row in insert_rows if row.visibility_unseen is not None]
+    if lags:
+        columns = [*key_columns, "p50 ms", "p99 ms", "max ms", "Unseen markers"]
+        body = [[*keys(row), ms(row.visibility_p50_ms), ms(row.visibility_p99_ms), ms(row.visibility_max_ms), str(row.visibility_unseen)]
+                for row in lags]
+        found.append(Section("Visibility lag", columns, body,
+                             "From the start of a marker event's write (the run's insert path) to the start of the first query that saw "
+                             "it; p50 and p99 are means over the runs, max the longest of all runs.", numeric=tuple(columns[len(key_columns):])))
+    return found
 
 
 def query_section(rows: list[QueryRow]) -> Section:
@@ -366,6 +447,9 @@ def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQ
     found = []
     for row in insert_rows:
         where = f"{row.database} ({row.source}), {row.workers} worker(s)" + (f", level {row.level:,}" if row.level is not None else "")
+        where += f" at {row.target_rate:,.0f}/s" if row.target_rate else ""
+        if row.sustained == "NO":
+            found.append(f"{where}: could not sustain {row.target_rate:,.0f}/s")
         if row.throughput.unstable:
             found.append(f"{where}: unstable, inserts/s vary by {row.throughput.cv:.1%} across runs")
         if "FAILED" in row.crosscheck or "FLAGGED" in row.crosscheck:
@@ -391,25 +475,30 @@ def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQ
 
 
 def compare_sections(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow], detail: list[CompareQueryDetail],
-                     queries: tuple[str, ...], scan_rows: list[CompareScanRow] = ()) -> list[Section]:
+                     queries: tuple[str, ...], scan_rows: list[CompareScanRow] = (), mixed_rows: list | None = None) -> list[Section]:
     found = []
     if insert_rows:
-        columns = ["Database", "Source", "Workers", "Fill level", "Insert mode", "Primary key", "Runs", "Min", "Avg", "Max", "CV", "95% CI",
-                   "Seed formula avg", "p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Retries", "Count check", "Cross-check",
-                   "Status"]
+        columns = ["Database", "Source", "Workers", "Fill level", "Insert mode", "Primary key", "Target/s", "Runs", "Min", "Avg", "Max", "CV",
+                   "95% CI", "Seed formula avg", "p50 ms", "p95 ms", "p99 ms", "max ms", "resp p99 ms", "Sustained", "Client overhead",
+                   "Retries", "Count check", "Cross-check", "Status"]
         body = [[
             row.database + (" †" if row.differs else ""), row.source, str(row.workers), "-" if row.level is None else f"{row.level:,}",
-            comparison.insert_mode_label(row), row.primary_key, str(row.runs), rate(row.throughput.min), rate(row.throughput.avg),
-            rate(row.throughput.max), cv(row.throughput), ci(row.throughput), rate(row.seed_formula_throughput.avg), ms(row.p50_ms),
-            ms(row.p95_ms), ms(row.p99_ms.avg), ms(row.max_ms), share(row.client_overhead), str(row.retries), row.count_check,
+            comparison.insert_mode_label(row), row.primary_key, rate(row.target_rate), str(row.runs), rate(row.throughput.min),
+            rate(row.throughput.avg), rate(row.throughput.max), cv(row.throughput), ci(row.throughput), rate(row.seed_formula_throughput.avg),
+            ms(row.p50_ms), ms(row.p95_ms), ms(row.p99_ms.avg), ms(row.max_ms),
+            ms(row.response_p99_ms.avg if row.response_p99_ms else None), row.sustained or "-", share(row.client_overhead), str(row.retries),
+            row.count_check,
             row.crosscheck, row.status,
         ] for row in insert_rows]
         found.append(Section("Inserts across runs", columns, body,
-                             "Inserts/s: average over runs; CV = stdev / average, unstable above 10%. † = measured under conditions that "
+                             "Inserts/s: average over runs; CV = stdev / average, unstable above 10%. p50-max: service time per call; "
+                             "with --rate (Target/s), resp = response time from each call's intended start. † = measured under conditions that "
                              "differ from the other rows' (server version, batch, shape, platform or node type): compare with care.",
-                             numeric=("Workers", "Fill level", "Runs", "Min", "Avg", "Max", "CV", "95% CI", "Seed formula avg", "p50 ms",
-                                      "p95 ms", "p99 ms", "max ms", "Client overhead", "Retries")))
+                             numeric=("Workers", "Fill level", "Target/s", "Runs", "Min", "Avg", "Max", "CV", "95% CI", "Seed formula avg",
+                                      "p50 ms", "p95 ms", "p99 ms", "max ms", "resp p99 ms", "Client overhead", "Retries")))
         found += model_sections(insert_rows, lambda row: [row.database + (" †" if row.differs else ""), row.source, str(row.workers)],
+                                ["Database", "Source", "Workers"])
+        found += mixed_sections(insert_rows, mixed_rows or [], lambda row: [row.database, row.source, str(row.workers)],
                                 ["Database", "Source", "Workers"])
     if query_rows:
         columns = ["Database", "Source", "Workers", *queries]

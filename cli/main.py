@@ -10,18 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from pydantic import ValidationError
 
-from cli import results, runner, summary
+from cli import rate_finder, results, runner, summary
 from cli.cleanup import cleanup
 from cli.config import Config, Target, load_config
 from cli.document import Environment, ResultsDocument
 from cli.errors import RunFailed, UsageProblem
 from cli.options import TableCount, WorkerSet, parse_extra_options, parse_queries, spec_problems
 from cli.progress import RunProgress
+from cli.rate_search import MaxRateSearch
 from cli.render import show
 from cli.saved_results import compare, report
-from cli.terminal import console, error_line, handle_errors
+from cli.terminal import console, error_line, handle_errors, warning_line
 from simulator.modules import module_class
 from simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, QUERY_VARIANTS, RunSpec
 
@@ -106,12 +108,25 @@ def common_options(command):
 @click.option("--burst", type=click.IntRange(min=1, max=100_000), default=None, help="Readings a device sends at once with --order burst [default: 10].")
 @click.option("--out-of-order", type=click.FloatRange(min=0, max=1), default=0.0, show_default=True, help="Fraction of the events sent late.")
 @click.option("--max-lateness", type=click.FloatRange(min=0.1, max=86_400), default=None, help="Seconds of event time a late event is late by at most [default: 60].")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None, help="Open loop: events/s of all workers together, calls on a fixed schedule; latency also from each call's intended start.")
+@click.option("--find-max-rate", is_flag=True, help="Short --rate runs at rising rates: the highest rate sustained with response-time p99 within --latency-p99.")
+@click.option("--latency-p99", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MS", help="--find-max-rate: the response-time p99 target in milliseconds.")
+@click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, help="--find-max-rate: no rate above this is tried (events/s).")
+@click.option("--query-workers", type=click.IntRange(min=1, max=1024), default=None, help="Query clients running --queries against the growing data through the timed phase (mixed workload).")
+@click.option("--queries", "query_names", metavar="NAMES", help=f"With --query-workers: comma-separated subset of {', '.join(QUERY_NAMES)} [default: all].")
+@click.option("--query-rate", type=click.FloatRange(min=0, min_open=True), default=None, help="With --query-workers: queries per second of all query clients together (open loop) [default: back to back].")
+@click.option("--compare-idle", is_flag=True, help="With --query-workers: also run each count without query clients, for the insert throughput beside it.")
+@click.option("--visibility", is_flag=True, help="A probe writes marker events through the insert path and measures the time until a query sees them.")
 @click.option("--details", is_flag=True, help="Show every figure in the tables (the files always hold them all).")
 @handle_errors
 def insert(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, primary_key, tables,
            num_inserts, duration, commit_interval, batch, clean, prefill, steps, seed, devices_per_worker, devices, sensors, shape, measurements,
-           order, burst, out_of_order, max_lateness, details) -> None:
+           order, burst, out_of_order, max_lateness, rate, find_max_rate, latency_p99, max_rate, query_workers, query_names, query_rate,
+           compare_idle, visibility, details) -> None:
     """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""
+    search = _rate_search(find_max_rate, rate, latency_p99, max_rate, worker_counts, num_inserts, duration, steps, clean)
+    if search is not None:
+        duration = search.step_s
     if steps:
         if len(worker_counts) != 1:
             raise UsageProblem("--steps needs exactly one worker count (e.g. -w 4)")
@@ -119,17 +134,61 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
             raise UsageProblem("--steps needs exactly one run (-r 1)")
         if prefill:
             raise UsageProblem("--steps cannot be combined with --prefill")
+        if compare_idle:
+            raise UsageProblem("--compare-idle cannot be combined with --steps (each twin run would add to the fill level)")
     workload = _workload(worker_counts, num_inserts=num_inserts, duration=duration, devices_per_worker=devices_per_worker, devices=devices,
                          order=order, burst=burst, out_of_order=out_of_order, max_lateness=max_lateness)
+    mixed = _mixed(query_workers, query_names, query_rate, compare_idle, visibility)
+    if query_workers and not prefill and clean:
+        warning_line("--query-workers without --prefill: the first queries run on empty tables (add --prefill N for data from the start)")
     config, target_config, platform_name = _resolve(config_path, target, platform)
     base = _spec(
-        target, target_config, extra_options, task="insert", workers=worker_counts[0], batch=batch or 0,
+        target, target_config, extra_options, task="insert", **mixed, workers=worker_counts[0], batch=batch or 0,
         primary_key=primary_key or ("none" if shape == "slim" else "db"), tables=tables, clean=clean, prefill=prefill, seed=seed,
         shape=shape, measurements=measurements, sensors=sensors, order=order, out_of_order=out_of_order,
-        commit_interval_s=commit_interval or 0.0, **workload,
+        commit_interval_s=commit_interval or 0.0, rate=rate or 0.0, **workload,
     )
-    invocation = runner.Invocation(base, worker_counts, runs, steps or 0, timeout)
-    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output, details)
+    invocation = runner.Invocation(base, worker_counts, 1 if search else runs, steps or 0, timeout, compare_idle=compare_idle)
+    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output, details, search)
+
+
+# Length of each run of --find-max-rate when --duration does not say.
+SEARCH_STEP_S = 5.0
+
+
+def _rate_search(find_max_rate: bool, rate, latency_p99, max_rate, worker_counts, num_inserts, duration, steps, clean) -> MaxRateSearch | None:
+    """The --find-max-rate search asked for (None: a plain run); its options checked together."""
+    if not find_max_rate:
+        for value, name in ((latency_p99, "--latency-p99"), (max_rate, "--max-rate")):
+            if value is not None:
+                raise UsageProblem(f"{name} applies to --find-max-rate")
+        return None
+    if rate is not None:
+        raise UsageProblem("--rate and --find-max-rate: give one (the search chooses the rates)")
+    if latency_p99 is None:
+        raise UsageProblem("--find-max-rate needs --latency-p99 MS, the response-time target")
+    if len(worker_counts) != 1:
+        raise UsageProblem("--find-max-rate needs exactly one worker count (e.g. -w 4)")
+    if num_inserts is not None:
+        raise UsageProblem("--find-max-rate runs each rate for --duration seconds: leave out --num-inserts")
+    if steps:
+        raise UsageProblem("--find-max-rate cannot be combined with --steps")
+    if not clean:
+        raise UsageProblem("--find-max-rate starts every rate from empty tables: leave out --no-clean")
+    if click.get_current_context().get_parameter_source("runs") is ParameterSource.COMMANDLINE:
+        raise UsageProblem("--find-max-rate runs each rate once: leave out -r/--runs")
+    return MaxRateSearch(latency_p99_ms=latency_p99, max_rate=max_rate, step_s=duration or SEARCH_STEP_S)
+
+
+def _mixed(query_workers, query_names, query_rate, compare_idle, visibility) -> dict[str, Any]:
+    """The spec fields of the mixed workload (--query-workers) and --visibility."""
+    if not query_workers:
+        given = [name for name, value in (("--queries", query_names), ("--query-rate", query_rate), ("--compare-idle", compare_idle)) if value]
+        if given:
+            raise UsageProblem(f"{given[0]} applies to query clients: add --query-workers K")
+        return {"visibility": visibility}
+    queries = parse_queries(query_names, QUERY_NAMES, QUERY_VARIANTS)
+    return {"query_workers": query_workers, "queries": queries, "query_rate": query_rate or 0.0, "visibility": visibility}
 
 
 @commands.command()
@@ -242,20 +301,23 @@ def _platform(choice: PlatformChoice, config: Config, target_config: Target):
 
 
 def _run(invocation: runner.Invocation, config: Config, target_config: Target, choice: PlatformChoice, output: Path,
-         details: bool = False) -> None:
+         details: bool = False, search: MaxRateSearch | None = None) -> None:
     base = invocation.base
     platform = _platform(choice, config, target_config)
     folder = results.results_folder(output, base.target, base.task)
     document = ResultsDocument(
         task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options()), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
-        cost=target_config.cost,
+        cost=target_config.cost, max_rate=search,
     )
     progress = RunProgress(console)
     failure: Exception | None = None
     try:
         with progress:
-            runner.execute(invocation, platform, folder / "logs", progress.start)
+            if search is not None:
+                rate_finder.search(invocation, platform, folder / "logs", progress.start, search)
+            else:
+                runner.execute(invocation, platform, folder / "logs", progress.start)
         document.status = "ok"
     except (RunFailed, KeyboardInterrupt) as error:
         failure = error

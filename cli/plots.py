@@ -11,6 +11,7 @@ from pathlib import Path
 
 from cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, insert_mode_label
 from cli.document import InsertRow, QueryRow, ResultsDocument
+from cli.rate_search import MaxRateSearch
 
 DPI = 110
 SIZE = (7.5, 4.6)
@@ -31,13 +32,18 @@ def draw(document: ResultsDocument, folder: Path) -> list[Path]:
     series = per_second_series(document)
     if document.steps:
         written = [fill_level(summary, folder / "fill-level.png")]
+    elif document.max_rate is not None:  # one worker count at many rates: the curve says it all
+        written = []
     else:
         written = [throughput(summary, folder / "inserts-per-second.png"), latency(summary, folder / "latency.png")]
+    if any(row.target_rate is not None for row in summary):
+        written.append(latency_throughput(summary, folder / "latency-throughput.png", document.max_rate))
     if series:
         written.append(events_over_time(series, folder / "events-per-second.png"))
-    from cli import resource_plots
+    from cli import mixed_plots, resource_plots
 
     written += resource_plots.draw(document, folder)
+    written += mixed_plots.draw(document, folder, _figure, _save)
     return written
 
 
@@ -88,10 +94,49 @@ def latency(summary: list[InsertRow], path: Path) -> Path:
     percentiles = {"p50": [row.p50_ms for row in summary], "p95": [row.p95_ms for row in summary],
                    "p99": [row.p99_ms.avg for row in summary]}
     for name, values in percentiles.items():
-        axes.plot(workers, values, marker="o", label=name)
+        axes.plot(workers, values, marker="o", label=f"{name} service" if any(row.target_rate for row in summary) else name)
+    if all(row.response_p99_ms is not None for row in summary):
+        axes.plot(workers, [row.response_p50_ms for row in summary], marker="s", linestyle="--", label="p50 response")
+        axes.plot(workers, [row.response_p99_ms.avg for row in summary], marker="s", linestyle="--", label="p99 response")
     axes.set(xlabel="workers", ylabel="ms per database call", title="Call latency by worker count", xticks=workers)
     axes.set_ylim(bottom=0)
     axes.legend()
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def latency_throughput(summary: list[InsertRow], path: Path, search: MaxRateSearch | None = None) -> Path:
+    """The latency-throughput curve of open-loop runs: response-time p50 and p99 (service-time p99
+    dotted) against the rate achieved; with --find-max-rate the target and the answer marked."""
+    figure, axes = _figure()
+    rows = sorted((row for row in summary if row.target_rate is not None and row.response_p99_ms is not None),
+                  key=lambda row: (row.workers, row.target_rate))
+    for workers in dict.fromkeys(row.workers for row in rows):
+        group = [row for row in rows if row.workers == workers]
+        suffix = f", {_workers(workers)}" if len({row.workers for row in rows}) > 1 else ""
+        achieved = [row.throughput.avg for row in group]
+        axes.plot(achieved, [row.response_p50_ms for row in group], marker="o", label=f"p50 response{suffix}")
+        line, = axes.plot(achieved, [row.response_p99_ms.avg for row in group], marker="o", label=f"p99 response{suffix}")
+        axes.plot(achieved, [row.p99_ms.avg for row in group], marker=".", linestyle=":", color=line.get_color(),
+                  label=f"p99 service{suffix}")
+        for row, x in zip(group, achieved):
+            if row.sustained == "NO":
+                axes.annotate("behind", (x, row.response_p99_ms.avg), textcoords="offset points", xytext=(4, 4), color="tab:red",
+                              fontsize="small")
+    if search is not None:
+        axes.axhline(search.latency_p99_ms, color="tab:red", linestyle="--", linewidth=1, label=f"p99 target {search.latency_p99_ms:g} ms")
+        if search.answer is not None:
+            axes.axvline(search.answer, color="tab:green", linestyle="--", linewidth=1, label=f"highest sustainable {search.answer:,.0f}/s")
+    axes.set(xlabel="events/s achieved (open loop, --rate)", ylabel="ms per call", title="Latency against throughput")
+    if rows and max(row.response_p99_ms.avg for row in rows) > 50 * max(min(row.response_p50_ms for row in rows), 1e-3):
+        axes.set_yscale("log")
+    else:
+        axes.set_ylim(bottom=0)
+    axes.set_xlim(left=0)
+    from matplotlib.ticker import EngFormatter
+
+    axes.xaxis.set_major_formatter(EngFormatter())
+    axes.legend(fontsize="small")
     axes.grid(alpha=0.3)
     return _save(figure, path)
 
@@ -119,6 +164,7 @@ def per_second_series(document: ResultsDocument) -> dict[str, tuple[list[float],
         if not figures.per_second:
             continue
         label = f"step {run.step}" if run.step else _workers(run.workers)
+        label += f" at {run.report.spec.rate:,.0f}/s" if run.report.spec.rate else ""
         groups.setdefault(label, []).append((rates(figures.per_second, figures.duration_s), figures.duration_s))
     return {label: _mean_series(runs) for label, runs in groups.items()}
 
@@ -222,6 +268,7 @@ def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
     labels = [
         f"{row.database}, {insert_mode_label(row)}, pk {row.primary_key}, {_workers(row.workers)}"
         + (f", level {row.level:,}" if row.level is not None else "")
+        + (f", at {row.target_rate:,.0f}/s" if row.target_rate else "")
         for row in rows
     ]
     averages = [row.throughput.avg for row in rows]

@@ -48,8 +48,11 @@ class RunProgress:
                 phase = f"waiting: {status.ready:,}/{status.workers:,} workers ready"
             elif by_time and status.phase == "running":
                 phase = f"running, {status.events:,} events" + (f", {status.finished:,}/{status.workers:,} workers done" if status.finished else "")
+                phase += achieved_against_target(spec.rate, status)
             elif status.phase == "running" and status.finished:
                 phase = f"running: {status.finished:,}/{status.workers:,} workers done"
+            elif status.phase == "running" and spec.rate:
+                phase = "running" + achieved_against_target(spec.rate, status)
             else:
                 phase = status.phase
             if by_time:
@@ -60,3 +63,13 @@ class RunProgress:
             self.progress.update(task, completed=done, phase=phase)
 
         return on_status
+
+
+def achieved_against_target(target: float, status: Status, now: float | None = None) -> str:
+    """Open-loop runs: the rate achieved so far (events since the common start) against the target."""
+    if not target or status.start_at is None:
+        return ""
+    elapsed = (time.time() if now is None else now) - status.start_at
+    if elapsed < 0.5:  # too early for a rate worth reading
+        return f", target {target:,.0f}/s"
+    return f", {status.events / elapsed:,.0f}/s of {target:,.0f}/s"

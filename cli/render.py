@@ -47,10 +47,22 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
     elif document.steps and document.inserts:
         step = f"{document.spec.duration_s:g} s" if document.spec.duration_s else f"{document.spec.num_inserts * document.spec.workers:,} events"
         console.print(with_conditions(tables.steps_table(document.inserts, step), document))
+    elif document.max_rate is not None and not details:
+        pass  # the search's own table below shows every rate tried
     elif document.inserts and details:
         print_whole(with_conditions(tables.insert_table(document.inserts, title(document), details=True), document))
     elif document.inserts:
         console.print(with_conditions(tables.insert_table(document.inserts, title(document)), document))
+    if document.max_rate is not None:
+        console.print(with_conditions(tables.rate_search_table(document.max_rate), document))
+    for line in rate_lines(document):
+        console.print(line, highlight=False)
+    if document.queries_under_ingest:
+        console.print(tables.query_under_ingest_table(document.queries_under_ingest))
+    for line in mixed_lines(document):
+        console.print(line, highlight=False)
+    if any(row.visibility_unseen is not None for row in document.inserts):
+        console.print(tables.visibility_table(document.inserts))
     for note in dict.fromkeys(note for run in document.runs for note in run.report.notes):
         console.print(f"Note: {note}", highlight=False)
     for line in resource_lines(document):
@@ -75,12 +87,26 @@ def with_conditions(table: Table, document: ResultsDocument) -> Table:
     return table
 
 
+def rate_lines(document: ResultsDocument) -> list[str]:
+    """Open-loop runs that fell behind their schedule; the --find-max-rate search and its answer."""
+    if document.max_rate is not None:
+        return [f"[bold]{document.max_rate.sentence()}[/bold]"]
+    lines = []
+    for run in document.insert_runs():
+        rate = run.report.figures.rate
+        if rate is not None and not rate.sustained:
+            lines.append(f"[bold]{run.label}: could not sustain {rate.target:,.0f}/s[/bold]: {rate.behind_s:.1f} s behind its "
+                         f"schedule at the end (limit {rate.limit_s:.2g} s), achieved {rate.achieved:,.0f}/s")
+    return lines
+
+
 def resource_lines(document: ResultsDocument) -> list[str]:
     """What the runs cost the database and the client, one line per row; the client-bottleneck flag
     in bold; why a database figure was not measured; the cost at the target's price."""
     lines = []
     for row in document.inserts:
         who = f"step {row.step}" if row.step else f"{row.workers} worker" + ("" if row.workers == 1 else "s")
+        who += f" at {row.target_rate:,.0f}/s" if row.target_rate else ""
         r = row.resources
         if r is None:
             continue
@@ -110,6 +136,20 @@ def answer_lines(document: ResultsDocument) -> list[str]:
     lines = [f"Wrong answer: {row.query} ({row.workers} workers): {row.answer_detail}" for row in document.queries if row.answer == "wrong"]
     reasons = dict.fromkeys(row.answer_detail for row in document.queries if row.answer == "not checked" and row.answer_detail)
     lines += [f"Answers not checked: {reason}" for reason in reasons]
+    return lines
+
+
+def mixed_lines(document: ResultsDocument) -> list[str]:
+    """--compare-idle: inserts/s with the query clients beside the same runs without them."""
+    lines = []
+    for row in document.inserts:
+        if row.throughput_without_queries is not None:
+            alone = row.throughput_without_queries.avg
+            ratio = f" ({row.throughput.avg / alone:.0%})" if alone else ""
+            who = f"{row.workers} worker" + ("" if row.workers == 1 else "s")
+            clients = f"{row.query_workers} query client" + ("" if row.query_workers == 1 else "s")
+            lines.append(f"Inserts/s, {who}: {row.throughput.avg:,.0f} with {clients}{ratio} "
+                         f"beside {alone:,.0f} without them")
     return lines
 
 

@@ -31,6 +31,8 @@ def results_folder(output: Path, target: str, task: str) -> Path:
 def save(folder: Path, document: ResultsDocument) -> None:
     (folder / "results.json").write_text(document.model_dump_json(indent=2))
     write_csv(folder / "summary.csv", document.inserts or document.queries or document.scans)
+    if document.queries_under_ingest:
+        write_csv(folder / "queries-under-ingest.csv", document.queries_under_ingest)
 
 
 def read(folder: Path) -> ResultsDocument:

@@ -22,6 +22,7 @@ class PlannedRun:
     workers: int
     run: int
     step: int | None = None
+    without_queries: bool = False  # the --compare-idle twin of a run with query clients
 
 
 @dataclass
@@ -34,6 +35,8 @@ class Invocation:
     steps: int = 0
     timeout: float = 0
     finished: list[RunRecord] = field(default_factory=list)
+    # --compare-idle: each run with query clients is followed by the same run without them
+    compare_idle: bool = False
 
 
 def new_run_id(label: str = "") -> str:
@@ -66,9 +69,14 @@ def plan(invocation: Invocation) -> list[PlannedRun]:
             else:
                 update = {"stream_offset": 0 if base.clean else offset}
                 label = f"{w} workers, run {run}/{invocation.runs}" if total > 1 else f"{w} workers"
+                label += f" at {base.rate:,.0f}/s" if base.rate else ""
             spec = base.model_copy(update={**update, "workers": w, "run_id": new_run_id()})
             planned.append(PlannedRun(label, spec, w, run, run if invocation.steps else None))
             offset += _events_per_worker(base.model_copy(update={"workers": w}))
+            if invocation.compare_idle and base.query_workers:
+                alone = spec.model_copy(update={"query_workers": 0, "query_rate": 0.0, "run_id": new_run_id()})
+                planned.append(PlannedRun(f"{label}, no queries", alone, w, run, run if invocation.steps else None, without_queries=True))
+                offset += _events_per_worker(base.model_copy(update={"workers": w}))
     return planned
 
 
@@ -95,7 +103,8 @@ def execute(
         report = platform.run(planned.spec, invocation.timeout, on_status, log_dir / planned.spec.run_id)
         ends = [worker.stream_end for worker in report.workers if worker.stream_end is not None]
         continue_at = max([continue_at, *ends]) if ends else planned.spec.stream_offset + _events_per_worker(planned.spec)
-        invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report))
+        invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
+                                             without_queries=planned.without_queries))
         failure = report.failure()
         if failure:
             raise RunFailed(failure)

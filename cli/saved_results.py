@@ -45,6 +45,7 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     insert_rows = comparison.insert_rows(documents)
     query_table_rows, query_detail = comparison.query_rows(documents)
     scan_rows = comparison.scan_rows(documents)
+    mixed_rows = comparison.query_under_ingest_rows(documents)
     if not insert_rows and not query_table_rows and not scan_rows:
         raise UsageProblem("the folders hold no finished insert, query or scan run to compare")
     output = output or Path("results") / f"compare-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
@@ -57,15 +58,18 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     if insert_rows:
         console.print(_with_differences(tables.compare_insert_table(insert_rows), insert_rows))
         results.write_csv(output / "inserts.csv", insert_rows)
+    if mixed_rows:
+        console.print(tables.query_under_ingest_table(mixed_rows, databases=True))
+        results.write_csv(output / "queries-under-ingest.csv", mixed_rows)
     if query_table_rows:
         console.print(_with_differences(tables.compare_query_table(query_table_rows, queries), query_table_rows))
         results.write_csv(output / "queries.csv", query_detail)
     if scan_rows:
         console.print(_with_differences(tables.compare_scan_table(scan_rows), scan_rows))
         results.write_csv(output / "scans.csv", scan_rows)
-    (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows, scan_rows))
+    (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows, scan_rows, mixed_rows))
     drawn = plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")
-    page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn], scan_rows)
+    page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn], scan_rows, mixed_rows)
     console.print(f"Comparison saved in {output}", highlight=False)
     console.print(f"Report: {page}", highlight=False)
 
@@ -83,13 +87,16 @@ def _with_differences(table, rows):
 
 
 def _markdown(documents: Sources, insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow],
-              scan_rows: list[CompareScanRow]) -> str:
+              scan_rows: list[CompareScanRow], mixed_rows: list[comparison.CompareQueryUnderIngestRow] | None = None) -> str:
     parts = ["# Comparison of saved runs\n"]
     if insert_rows:
         parts += ["## Inserts\n", comparison.insert_markdown(insert_rows), *_markdown_differences(insert_rows),
                   "Inserts/s: events / (last worker end - common start), average over runs; CV = stdev / average, "
                   "unstable above 10%. Database-side check: rows the database itself counted as inserted during "
                   "the timed phase, against the rows the workers reported (flagged above 2%).\n"]
+    mixed = comparison.mixed_markdown(insert_rows, mixed_rows or [])
+    if mixed:
+        parts.append(mixed)
     if query_rows:
         parts += ["## Queries (average seconds per execution)\n", comparison.query_markdown(query_rows), *_markdown_differences(query_rows),
                   "A trailing asterisk marks a query whose executions vary by more than 10% (coefficient of "

@@ -10,7 +10,8 @@ from rich.table import Table
 
 from cli.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, insert_mode_label, with_values
 from cli.crosscheck import CrossCheck
-from cli.document import InsertRow, QueryRow, ScanRow
+from cli.document import InsertRow, QueryRow, QueryUnderIngestRow, ScanRow
+from cli.rate_search import MaxRateSearch
 from cli.resource_figures import ResourceFigures
 from simulator.stats import Spread
 
@@ -83,9 +84,23 @@ def _values_rate(row: InsertRow) -> str:
     return "-" if row.values_throughput is None else _rate(row.values_throughput.avg)
 
 
+def _open_loop(rows: list[InsertRow]) -> bool:
+    return any(row.target_rate is not None for row in rows)
+
+
+def _target(row: InsertRow) -> str:
+    return "-" if row.target_rate is None else _rate(row.target_rate)
+
+
+def _response_p99(row: InsertRow) -> str:
+    return "-" if row.response_p99_ms is None else _ms(row.response_p99_ms.avg)
+
+
 def insert_table(rows: list[InsertRow], title: str, details: bool = False) -> Table:
     if details:
         return _insert_details(rows, title)
+    if _open_loop(rows):
+        return _open_loop_table(rows, title)
     # With several values per row, Values/s takes the place of Min–Max (in --details), so the table
     # still fits 100 columns.
     values = _with_values(rows)
@@ -102,17 +117,43 @@ def insert_table(rows: list[InsertRow], title: str, details: bool = False) -> Ta
     return table
 
 
+def _open_loop_table(rows: list[InsertRow], title: str) -> Table:
+    """Open-loop runs (--rate): the target beside the rate achieved, and both latencies (100 columns)."""
+    columns = ["Workers", "Runs", "Target/s", "Achieved/s", "CV", "Resp p99", "Svc p99", "Sustained", "Count check"]
+    table = _table(title, columns, left=("Sustained", "Count check"))
+    for row in rows:
+        table.add_row(str(row.workers), str(row.runs), _target(row), _rate(row.throughput.avg), _cv(row.throughput),
+                      _response_p99(row), _ms(row.p99_ms.avg), row.sustained or "-", row.count_check)
+    table.caption = ("Open loop: calls on a fixed schedule. p99 in ms: Resp = response time, from each call's intended start "
+                     "(includes waiting behind slow calls); Svc = service time, the call itself. Sustained: no run ended behind its "
+                     "schedule by more than 1 s (5% of a run shorter than 20 s). --details: all figures.")
+    return table
+
+
+def _open_loop_columns(rows: list[InsertRow]) -> list[str]:
+    return ["Target/s", "Sustained", "Behind s", "Max lag s", "resp p50 ms", "resp p95 ms", "resp p99 ms", "resp max ms"] if _open_loop(rows) else []
+
+
+def _open_loop_cells(row: InsertRow, rows: list[InsertRow]) -> list[str]:
+    if not _open_loop(rows):
+        return []
+    if row.target_rate is None:
+        return ["-"] * 8
+    return [_target(row), row.sustained or "-", f"{row.behind_s:.2f}", f"{row.max_lag_s:.2f}", _ms(row.response_p50_ms),
+            _ms(row.response_p95_ms), _response_p99(row), _ms(row.response_max_ms)]
+
+
 def _insert_details(rows: list[InsertRow], title: str) -> Table:
     columns = ["Workers", "Runs", "Min", "Avg", "Max", "Stdev", "CV", "95% CI", "Seed formula avg", "Values/s avg",
-               "p50 ms", "p95 ms", "p99 ms", "max ms", "Client overhead", "Start skew", "Retries", "Count check",
-               *RESOURCE_COLUMNS, *_cost_columns(rows)]
-    table = _table(title, columns, left=("Count check",))
+               "p50 ms", "p95 ms", "p99 ms", "max ms", *_open_loop_columns(rows), "Client overhead", "Start skew", "Retries",
+               "Count check", *RESOURCE_COLUMNS, *_cost_columns(rows)]
+    table = _table(title, columns, left=("Count check", "Sustained"))
     for row in rows:
         spread = row.throughput
         table.add_row(
             str(row.workers), str(row.runs), _rate(spread.min), _rate(spread.avg), _rate(spread.max),
             _rate(spread.stdev), _cv(spread), _ci(spread), _rate(row.seed_formula_throughput.avg), _values_rate(row),
-            _ms(row.p50_ms), _ms(row.p95_ms), _ms(row.p99_ms.avg), _ms(row.max_ms),
+            _ms(row.p50_ms), _ms(row.p95_ms), _ms(row.p99_ms.avg), _ms(row.max_ms), *_open_loop_cells(row, rows),
             f"{row.client_overhead:.1%}", f"{row.start_skew_s * 1000:.0f} ms", str(row.retries), row.count_check,
             *resource_cells(row.resources), *_cost_cells(row, rows),
         )
@@ -120,7 +161,9 @@ def _insert_details(rows: list[InsertRow], title: str) -> Table:
         "Inserts/s = events (rows) / (last worker end - common start); Values/s = inserts/s x values per row (data points). "
         "Seed formula = events / mean worker duration "
         "(the original tool's figure). CV = stdev / avg across runs, unstable above 10%; 95% CI = half width of the "
-        "average's 95% confidence interval (Student t). Latency per database call. Resources over the timed phase: "
+        "average's 95% confidence interval (Student t). Latency per database call: p50-max = service time (the call "
+        "itself); with --rate, resp = response time from the call's intended start on the schedule, Behind s = how far "
+        "behind its schedule a run ended, Max lag s = the latest any call started. Resources over the timed phase: "
         "DB = the database's processes or pods (n/m = not measured, see the notes); s/M = CPU seconds per million "
         "events; client = workers + collector + CLI; share = client / (client + database) CPU."
     )
@@ -204,6 +247,46 @@ def _optional_rate(value: float | None) -> str:
     return "-" if value is None else _rate(value)
 
 
+def query_under_ingest_table(rows: list[QueryUnderIngestRow], databases: bool = False) -> Table:
+    """Each query of a mixed run under ingest beside the same query on the idle database right after
+    (`databases`: compare's rows, each with its database). Fits 100 columns: the query clients go into
+    the title when every row had as many, errors get a column only when there are some."""
+    clients = {row.query_workers for row in rows}
+    errors = any(row.errors for row in rows)
+    columns = [*(["Database"] if databases else []), "Workers", *(["Query clients"] if len(clients) > 1 else []), "Query", "Execs",
+               "p50", "p99", "Idle p50", "Idle p99", "Ratio", *(["Errors"] if errors else [])]
+    title = "Queries under ingest, ms" + (f" ({_clients(clients.pop())})" if len(clients) == 1 else "")
+    table = _table(title, columns, left=("Database", "Query", "Errors"))
+    for row in rows:
+        table.add_row(*([row.database] if databases else []), str(row.workers), *([str(row.query_workers)] if "Query clients" in columns else []),
+                      row.query, f"{row.executions:,}", *(_short_ms(value) for value in (row.p50_ms, row.p99_ms, row.idle_p50_ms, row.idle_p99_ms)),
+                      "-" if row.slowdown is None else f"{row.slowdown:.3g}x", *(["; ".join(row.errors)] if errors else []))
+    table.caption = ("Milliseconds per execution under ingest (while the workers inserted) and idle (the same data right after the "
+                     "timed phase); ratio = p50 under ingest / p50 idle; means over the runs.")
+    return table
+
+
+def _clients(count: int) -> str:
+    return f"{count} query client" + ("" if count == 1 else "s")
+
+
+def _short_ms(value: float | None) -> str:
+    """Milliseconds in at most six characters: whole ones from 1,000 on."""
+    return _ms(value) if value is None or value < 1000 else f"{value:,.0f}"
+
+
+def visibility_table(rows: list[InsertRow]) -> Table:
+    """--visibility: time from writing a marker event until a query saw it, per worker count."""
+    table = _table("Visibility lag", ["Workers", "p50 ms", "p99 ms", "max ms", "Unseen"])
+    for row in rows:
+        if row.visibility_unseen is not None:
+            table.add_row(str(row.workers), _ms(row.visibility_p50_ms), _ms(row.visibility_p99_ms), _ms(row.visibility_max_ms),
+                          str(row.visibility_unseen))
+    table.caption = ("From the start of a marker's write (same insert path) to the start of the first query that saw it; "
+                     "means of the runs' p50 and p99, the longest of all runs; unseen = not seen within the probe's limit.")
+    return table
+
+
 def crosscheck_table(rows: list[CrossCheck]) -> Table:
     """The database's own count of the rows inserted in each run, beside the client's."""
     columns = ["Run", "Count check", "Client inserts/s", "Database inserts/s", "Difference", "Database counter", "Storage", "Bytes/event"]
@@ -227,9 +310,10 @@ def crosscheck_table(rows: list[CrossCheck]) -> Table:
 def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
     currencies = sorted({row.cost.currency for row in rows if row.cost})
     costs = ["Cost per M inserts"] if currencies else []
-    values, workloads = with_values(rows), any(row.workload for row in rows)
-    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", *(["Workload"] if workloads else []), "Inserts/s",
-               *(["Values/s"] if values else []), "CV", "95% CI", "p99 ms", "Runs", "DB CPU s/M", *costs, "Cross-check"]
+    values, workloads, open_loop = with_values(rows), any(row.workload for row in rows), _open_loop(rows)
+    columns = ["Database", "Workers", "Fill level", "Insert mode", "Primary key", *(["Workload"] if workloads else []),
+               *(["Target/s"] if open_loop else []), "Inserts/s", *(["Values/s"] if values else []), "CV", "95% CI", "p99 ms",
+               *(["Resp p99 ms", "Sustained"] if open_loop else []), "Runs", "DB CPU s/M", *costs, "Cross-check"]
     table = _table("Inserts across runs", columns, left=("Database", "Insert mode", "Primary key", "Workload", "Cross-check"))
     for row in rows:
         spread = row.throughput
@@ -237,11 +321,13 @@ def compare_insert_table(rows: list[CompareInsertRow]) -> Table:
         flag = " client may be the bottleneck" if row.resources and row.resources.client_may_be_bottleneck else ""
         table.add_row(
             row.database + (" †" if row.differs else ""), str(row.workers), "-" if row.level is None else f"{row.level:,}", insert_mode_label(row),
-            row.primary_key, *([row.workload or "default"] if workloads else []), _rate(spread.avg),
-            *([_values_rate(row)] if values else []), _cv(spread), _ci(spread), _ms(row.p99_ms.avg), str(spread.n),
+            row.primary_key, *([row.workload or "default"] if workloads else []), *([_target(row)] if open_loop else []), _rate(spread.avg),
+            *([_values_rate(row)] if values else []), _cv(spread), _ci(spread), _ms(row.p99_ms.avg),
+            *([_response_p99(row), row.sustained or "-"] if open_loop else []), str(spread.n),
             _db_cpu(row.resources), *cost, row.crosscheck + flag,
         )
-    table.caption = ("Inserts/s: average over runs. p99: average of the runs' p99 call latency. DB CPU s/M: database CPU seconds "
+    table.caption = ("Inserts/s: average over runs. p99: average of the runs' p99 call latency (service time; Resp = response "
+                     "time from each call's intended start, --rate runs). DB CPU s/M: database CPU seconds "
                      "per million events (n/m = not measured); client shares and memory: compare.md and inserts.csv.")
     return table
 
@@ -262,4 +348,17 @@ def compare_scan_table(rows: list[CompareScanRow]) -> Table:
                       _optional_rate(row.window_min), _optional_rate(row.window_avg), _optional_rate(row.window_max),
                       _ms(row.page_p99_ms), row.check)
     table.caption = "Rows/s: average over runs; windows of 10,000 rows per worker; p99 per page or fetch."
+    return table
+
+
+def rate_search_table(search: MaxRateSearch) -> Table:
+    """--find-max-rate: every rate tried, in order, and whether it passed."""
+    columns = ["Step", "Target/s", "Achieved/s", "resp p50 ms", "resp p99 ms", "svc p99 ms", "Sustained", "Verdict"]
+    table = _table(f"Highest sustainable rate: response-time p99 <= {search.latency_p99_ms:g} ms, {search.step_s:g} s per rate",
+                   columns, left=("Sustained", "Verdict"))
+    for number, step in enumerate(search.steps, 1):
+        verdict = "pass" if step.passed else ("p99 over target" if step.sustained else "fell behind")
+        table.add_row(str(number), _rate(step.target_rate), _rate(step.achieved_rate), _ms(step.response_p50_ms),
+                      _ms(step.response_p99_ms), _ms(step.service_p99_ms), "yes" if step.sustained else "NO", verdict)
+    table.caption = "resp = response time from each call's intended start; svc = service time, the call itself."
     return table

@@ -25,8 +25,10 @@ from simulator.errors import described
 from simulator.expected import Expected, ExpectedRecord, merge_all
 from simulator.modules import DatabaseModule, ModuleError, module_class
 from simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from simulator.query_latency import merge_query_latencies
 from simulator.report import RunReport, ServerSide, Verification
 from simulator.spec import RunSpec
+from simulator.visibility import VisibilityProbe
 from simulator.wakeup import Wakeup
 
 log = logging.getLogger("collector")
@@ -106,7 +108,7 @@ class RunState:
         return True
 
     def start_lead(self) -> float:
-        return START_LEAD_S + START_LEAD_PER_WORKER_S * self.spec.workers
+        return START_LEAD_S + START_LEAD_PER_WORKER_S * self.spec.processes
 
     def fail(self, message: str) -> None:
         with self.lock:
@@ -120,7 +122,7 @@ class RunState:
             expected = self.spec.num_inserts * self.spec.workers if self.spec.task == "insert" and not self.spec.duration_s else 0
             return Status(
                 phase=self.phase,
-                workers=self.spec.workers,
+                workers=self.spec.processes,  # with a mixed run's query clients: they register and wait at the barrier too
                 registered=len(self.registered),
                 ready=len(self.ready),
                 finished=len(self.results),
@@ -140,6 +142,7 @@ class Collector:
         self.state = RunState(spec)
         self.module: DatabaseModule | None = None
         self.db_lock = threading.Lock()  # one collector connection, used from several threads
+        self.probe: VisibilityProbe | None = None  # --visibility, started with the timed phase
 
     # -- database work, in background threads -------------------------------------------------
     def prepare(self) -> None:
@@ -219,13 +222,15 @@ class Collector:
         if refusal:
             raise ModuleError(f"{self.spec.task} refused: {refusal}")
 
-    def _finish_record(self, results: list[WorkerResult]) -> str:
+    def _finish_record(self, results: list[WorkerResult], markers: int = 0) -> str:
         """Add the workers' tallies to the record and save it; says what was left."""
         base = self.state.record_base
         if base is None:
             return "no record kept (the database was not prepared)"
         merged = merge_all((r.expected or Expected() for r in results), base.expected)
         record = base.model_copy(update={"complete": True, "insert_runs": base.insert_runs + 1, "expected": merged})
+        if markers and not record.problem:  # the probe's events are no worker's: no tally has them
+            record = record.model_copy(update={"problem": f"--visibility wrote {markers:,} marker events that the record does not account for"})
         self.module.store_record(record.dump())
         if record.problem:
             return f"record saved, but it does not describe the data: {record.problem}"
@@ -247,6 +252,9 @@ class Collector:
             if self.state.phase == "waiting":
                 self.state.start_at = time.time() + self.state.start_lead()
                 self.state.phase = "running"
+                if self.spec.visibility:
+                    self.probe = VisibilityProbe(self.spec, self.state.start_at, active=lambda: self.state.phase != "failed")
+                    self.probe.start()
         self.state.changed.announce()
 
     def _storage_bytes(self) -> int | None:
@@ -286,9 +294,10 @@ class Collector:
 
     def _report(self) -> RunReport:
         state, spec, module = self.state, self.spec, self.module
-        results = [state.results[i] for i in sorted(state.results)]
+        everyone = [state.results[i] for i in sorted(state.results)]
+        results = [result for result in everyone if result.role == "worker"]
         series_kept = sum(len(result.per_second) for result in results) <= WORKER_SERIES_BUDGET
-        left_out = {"histogram": ""} if series_kept else {"histogram": "", "per_second": []}
+        left_out = {"histogram": "", "response_histogram": ""} if series_kept else {"histogram": "", "response_histogram": "", "per_second": []}
         report = RunReport(
             run_id=spec.run_id, task=spec.task, spec=spec, start_at=state.start_at,
             insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
@@ -305,22 +314,31 @@ class Collector:
                 name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
             }
             return report
-        figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row)
+        if spec.query_workers:
+            report.queries_under_ingest = merge_query_latencies([r.query_latencies for r in everyone if r.role == "query-client"], spec.queries)
+        markers = 0
+        if self.probe is not None:
+            self.probe.join()
+            report.visibility = self.probe.figures()
+            markers = report.visibility.markers
+        planned_s = spec.duration_s or (spec.num_inserts * spec.workers / spec.rate if spec.rate else 0.0)
+        figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row,
+                                                        rate=spec.rate, planned_s=planned_s)
         if state.count_before is not None:
             # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and
             # say how long storing took; the others return None.
-            report.ingestion = module.wait_for_count(state.count_before + figures.prefilled + figures.events,
+            report.ingestion = module.wait_for_count(state.count_before + figures.prefilled + figures.events + markers,
                                                      state.start_at + figures.duration_s)
         count_after = module.count()
         # A module that stores nothing (the null target) counts None: the check does not apply.
         applicable = count_after is not None and state.count_before is not None
-        expected = state.count_before + figures.prefilled + figures.events if applicable else None
+        expected = state.count_before + figures.prefilled + figures.events + markers if applicable else None
         report.verification = Verification(
-            count_before=state.count_before, prefilled=figures.prefilled, inserted=figures.events, expected=expected,
+            count_before=state.count_before, prefilled=figures.prefilled, inserted=figures.events, markers=markers, expected=expected,
             counted=count_after, applicable=applicable, ok=count_after == expected if applicable else None,
         )
         report.server = self._server_side()
-        report.expected_record = self._finish_record(results)
+        report.expected_record = self._finish_record(results, markers)
         return report
 
     def _server_side(self) -> ServerSide:
@@ -347,7 +365,7 @@ class Collector:
             if state.phase != "waiting":
                 return StartSignal(phase=state.phase, start_at=state.start_at)
             state.ready.add(hello.worker)
-            if len(state.ready) == self.spec.workers and state.start_at is None and not state.releasing:
+            if len(state.ready) == self.spec.processes and state.start_at is None and not state.releasing:
                 if self.spec.task == "insert":
                     state.releasing = True  # the start is published once the counters are read
                     threading.Thread(target=self._sample_counters_then_start, daemon=True).start()
@@ -384,26 +402,31 @@ class Collector:
 
     def record_result(self, result: WorkerResult) -> None:
         self._check_worker(result.worker)
-        histogram = self._decoded_histogram(result)
+        histogram = self._decoded_histogram(result, result.histogram)
+        response_histogram = self._decoded_histogram(result, result.response_histogram)
         with self.state.lock:
             repeated = result.worker in self.state.results  # a post sent again after a dropped connection
-            if not repeated:
-                self.state.totals.add(histogram, result.per_second)
+            if not repeated and result.role == "worker":
+                self.state.totals.add(histogram, result.per_second, response_histogram)
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
-            complete = not repeated and len(self.state.results) == self.spec.workers
+            complete = not repeated and len(self.state.results) == self.spec.processes
+            inserts_done = not repeated and sum(r.role == "worker" for r in self.state.results.values()) == self.spec.workers
+        if inserts_done and self.probe is not None:
+            self.probe.stop.set()  # the inserts stopped: so does the visibility probe
+        with self.state.lock:
             if complete:
                 self.state.cpu_at_end = process_cpu_s()
         if complete:
             threading.Thread(target=self.finish, daemon=True).start()
 
     @staticmethod
-    def _decoded_histogram(result: WorkerResult) -> HdrHistogram | None:
-        if not result.histogram:
+    def _decoded_histogram(result: WorkerResult, encoded: str) -> HdrHistogram | None:
+        if not encoded:
             return None
         try:
-            return HdrHistogram.decode(result.histogram)
+            return HdrHistogram.decode(encoded)
         except Exception as error:  # base64, zlib, or the format's own checks
             raise HTTPException(status_code=400, detail=f"worker {result.worker}'s histogram cannot be decoded: {described(error)}") from None
 
@@ -411,8 +434,8 @@ class Collector:
         self.state.fail(f"worker {failure.worker} failed: {failure.error}")
 
     def _check_worker(self, worker: int) -> None:
-        if worker >= self.spec.workers:
-            raise HTTPException(status_code=400, detail=f"worker index {worker} out of range (run has {self.spec.workers})")
+        if worker >= self.spec.processes:
+            raise HTTPException(status_code=400, detail=f"worker index {worker} out of range (run has {self.spec.processes})")
 
 
 def process_cpu_s() -> float:
@@ -488,7 +511,7 @@ def serve(spec: RunSpec, host: str, port: int) -> None:
                 signal.signal(number, _exit_now)
             yield
 
-    open_files.raise_limit(spec.workers)
+    open_files.raise_limit(spec.processes)
     config = uvicorn.Config(create_app(spec), host=host, port=port, log_level="warning", access_log=False,
                             timeout_keep_alive=KEEP_ALIVE_S, lifespan="off")
     Server(config).run()

@@ -53,6 +53,14 @@ class ScanOutcome(BaseModel):
     window_sum: float = Field(0.0, description="sum of the window rates (their mean is window_sum / windows)")
 
 
+class QueryHistograms(BaseModel):
+    """One query client's executions of one query in a mixed run: HdrHistograms (microseconds, base64)."""
+
+    under_ingest: str = Field("", description="while the insert workers ran")
+    idle: str = Field("", description="on the idle database right after the timed phase")
+    errors: list[str] = Field(default_factory=list)
+
+
 class WorkerResult(BaseModel):
     worker: int = Field(ge=0)
     started_at: float = Field(description="wall-clock time the timed phase began on this worker")
@@ -64,11 +72,16 @@ class WorkerResult(BaseModel):
     retries: int = 0
     histogram: str = Field("", description="HdrHistogram of call latencies in microseconds, base64")
     per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
+    response_histogram: str = Field("", description="open-loop runs: HdrHistogram of response times (intended start to end) in microseconds, base64")
+    behind_s: float | None = Field(None, description="open-loop runs: how far behind its schedule the worker was at the end")
+    max_lag_s: float | None = Field(None, description="open-loop runs: the most a call started after its intended start")
     cpu_s: float | None = Field(None, description="CPU seconds (user + system, every thread) of this worker process in its timed phase, from its own rusage")
     stream_end: int | None = Field(None, description="insert runs: the position after the last event stored (where a continuing run starts)")
     queries: dict[str, QueryRuns] = Field(default_factory=dict)
     expected: Expected | None = Field(None, description="insert runs: aggregates of every event this worker inserted (prefill included)")
     scan: ScanOutcome | None = None
+    role: Literal["worker", "query-client"] = Field("worker", description="a worker of the run's task, or a query client of a mixed insert run")
+    query_latencies: dict[str, QueryHistograms] = Field(default_factory=dict, description="query clients of a mixed run")
 
 
 class ProgressAnswer(BaseModel):

@@ -12,9 +12,10 @@ from pydantic import BaseModel, Field
 
 from simulator.conditions import RunConditions
 from simulator.protocol import WorkerResult
+from simulator.query_latency import QueryUnderIngest
 from simulator.resources import ResourceUsage
 from simulator.spec import RunSpec
-from simulator.stats import InsertRunFigures, QueryFigures, ScanFigures
+from simulator.stats import InsertRunFigures, Latency, QueryFigures, ScanFigures
 
 
 class IngestionWait(BaseModel):
@@ -39,6 +40,7 @@ class Verification(BaseModel):
 
     count_before: int | None
     prefilled: int
+    markers: int = Field(0, description="--visibility's marker events, stored through the same path and counted in")
     inserted: int
     expected: int | None
     counted: int | None
@@ -54,8 +56,9 @@ class Verification(BaseModel):
         """One line saying why the check failed; None when it passed or does not apply."""
         if not self.applicable or self.ok:
             return None
+        markers = f" + {self.markers} visibility markers" if self.markers else ""
         return (f"the database holds {self.counted} events but {self.expected} were expected ({self.count_before} before "
-                f"+ {self.prefilled} prefilled + {self.inserted} reported by the workers)")
+                f"+ {self.prefilled} prefilled + {self.inserted} reported by the workers{markers})")
 
 
 class ServerSide(BaseModel):
@@ -65,6 +68,21 @@ class ServerSide(BaseModel):
     storage_bytes_at_start: int | None = Field(None, description="data size before the timed phase (after the prefill)")
     counters_at_start: dict[str, int] | None = None
     counters_at_end: dict[str, int] | None = None
+
+
+class VisibilityLag(BaseModel):
+    """`--visibility`: marker events written through the module's insert path during the timed phase,
+    each followed by queries until one sees it. Lag = from the start of the marker's write to the
+    start of the first query that saw it (resolution: one poll, `poll_s` plus a query's time)."""
+
+    markers: int = Field(description="markers the database acknowledged (they are in the count check's expected figure)")
+    seen: int
+    unseen: int = Field(description="markers no query saw within `limit_s`")
+    lag: Latency | None = Field(None, description="one sample per seen marker, milliseconds")
+    acknowledged: Latency | None = Field(None, description="the markers' write calls (until the database acknowledged)")
+    poll_s: float
+    limit_s: float
+    error: str | None = None
 
 
 class RunReport(BaseModel):
@@ -81,6 +99,9 @@ class RunReport(BaseModel):
     server: ServerSide | None = None
     ingestion: IngestionWait | None = None
     expected_record: str | None = Field(None, description="insert runs: what the run left as the record of expected answers")
+    # mixed runs (--query-workers) and --visibility
+    queries_under_ingest: dict[str, QueryUnderIngest] = Field(default_factory=dict, description="each query under ingest and idle")
+    visibility: VisibilityLag | None = None
     # query runs
     queries: dict[str, QueryFigures] = Field(default_factory=dict)
     # scan runs

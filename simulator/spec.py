@@ -48,6 +48,8 @@ class PrimaryKey(str, enum.Enum):
 # means is in simulator/shapes.py and simulator/events.py.
 Shape = Literal["events", "slim", "light", "large"]
 Order = Literal["round-robin", "random", "burst"]
+# What one worker process (pod) of a run does: see RunSpec.role_of.
+Role = Literal["worker", "query-client"]
 # Devices one worker simulates at most: device ids carry six digits.
 MAX_DEVICES_PER_WORKER = 999_999
 
@@ -90,6 +92,8 @@ class RunSpec(_Frozen):
     # run length and commits: the worker's loop
     duration_s: float = Field(default=0.0, ge=0, description="timed phase in seconds from the common start; 0 = num_inserts events")
     commit_interval_s: float = Field(default=0.0, ge=0, description="single inserts in a transaction committed every S seconds; 0 = autocommit")
+    # open loop (--rate): calls start on a fixed schedule from the common start (simulator/schedule.py)
+    rate: float = Field(default=0.0, ge=0, description="events per second of all workers together; 0 = closed loop (each call when the last returns)")
     # Where in each worker's event stream this run starts (steps continue where the last one ended).
     stream_offset: int = Field(default=0, ge=0)
 
@@ -104,6 +108,11 @@ class RunSpec(_Frozen):
 
     # scan
     scan_page_size: int = Field(default=10_000, ge=1, le=1_000_000, description="readings per page or fetch of a scan")
+
+    # mixed workload and visibility lag of an insert run (simulator/query_client.py, simulator/visibility.py)
+    query_workers: int = Field(default=0, ge=0, le=1024, description="query clients beside the insert workers; 0 = none")
+    query_rate: float = Field(default=0.0, ge=0, description="queries per second of all query clients together (open loop); 0 = back to back")
+    visibility: bool = Field(default=False, description="a probe measures the time until written marker events are seen by a query")
 
     @field_validator("tables", mode="before")
     @classmethod
@@ -144,6 +153,16 @@ class RunSpec(_Frozen):
         return share + (1 if worker_index < rest else 0)
 
     @property
+    def processes(self) -> int:
+        """Worker processes (pods) of the run: the insert workers, then the query clients."""
+        return self.workers + self.query_workers
+
+    def role_of(self, index: int) -> Role:
+        """Indices 0..workers-1 are the run's workers (inserting, or running the query task); the next
+        `query_workers` are the query clients of a mixed insert run."""
+        return "query-client" if self.task == "insert" and index >= self.workers else "worker"
+
+    @property
     def timed_by_duration(self) -> bool:
         return self.duration_s > 0
 
@@ -167,6 +186,12 @@ def workload_problem(spec: RunSpec) -> str | None:
         return "--out-of-order applies to --order round-robin and random (burst already sends each device's readings after other devices' newer ones)"
     if spec.commit_interval_s and spec.batch:
         return "--commit-interval commits single inserts every S seconds; with --batch every call is its own transaction"
+    if spec.rate and spec.task != "insert":
+        return "--rate applies to insert runs"
+    if spec.task == "query" and (spec.query_workers or spec.visibility):
+        return "--query-workers and --visibility apply to insert runs (the query task runs its queries on its own)"
+    if spec.query_rate and not spec.query_workers:
+        return "--query-rate needs --query-workers K"
     if spec.devices and spec.devices < spec.workers:
         return f"--devices {spec.devices} is fewer than the {spec.workers} workers: every worker needs a device"
     if spec.devices and -(-spec.devices // spec.workers) > MAX_DEVICES_PER_WORKER:

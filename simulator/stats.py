@@ -3,7 +3,9 @@
 How each figure is computed (also in README.md, "How figures are computed"):
 - throughput = all timed events / (latest worker end - common start); values/s = that x values per event;
 - seed formula = all timed events / mean worker duration (the original tool's figure, for comparison);
-- latency = one sample per database call, HdrHistogram per worker, merged;
+- latency = one sample per database call, HdrHistogram per worker, merged: service time (call start to
+  end); with --rate also response time (intended start on the schedule to end, so a stall counts for
+  every call it held back: no coordinated omission);
 - per-second series = events whose call ended in each 1 s window after the common start;
 - client overhead = share of the workers' timed phase spent outside database calls;
 - start skew = latest minus earliest actual start of the timed phase across workers.
@@ -20,6 +22,7 @@ from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field, model_validator
 
 from simulator.protocol import QueryRuns, ScanOutcome, WorkerResult
+from simulator.schedule import behind_limit_s
 
 # Call latencies in microseconds, from 1 us to 1 hour, 3 significant digits.
 _LOWEST_US, _HIGHEST_US, _DIGITS = 1, 3_600_000_000, 3
@@ -29,19 +32,28 @@ def new_histogram() -> HdrHistogram:
     return HdrHistogram(_LOWEST_US, _HIGHEST_US, _DIGITS)
 
 
+def _micros(seconds: float) -> int:
+    return min(max(round(seconds * 1e6), _LOWEST_US), _HIGHEST_US)
+
+
 class CallRecorder:
     """Records every database call of one worker's timed phase."""
 
     def __init__(self, common_start: float):
         self.common_start = common_start
         self.histogram = new_histogram()
+        self.response_histogram = new_histogram()  # open-loop runs only
         self.events = 0
         self.calls = 0
         self.db_seconds = 0.0
         self.per_second: list[int] = []
 
-    def record(self, events: int, seconds: float, ended_at: float) -> None:
-        self.histogram.record_value(min(max(round(seconds * 1e6), _LOWEST_US), _HIGHEST_US))
+    def record(self, events: int, seconds: float, ended_at: float, response_s: float | None = None) -> None:
+        """A call of `events` that took `seconds` (service time) and ended at `ended_at` (epoch);
+        `response_s`: from its intended start to its end, in open-loop runs."""
+        self.histogram.record_value(_micros(seconds))
+        if response_s is not None:
+            self.response_histogram.record_value(_micros(response_s))
         self.events += events
         self.calls += 1
         self.db_seconds += seconds
@@ -52,6 +64,9 @@ class CallRecorder:
 
     def encoded_histogram(self) -> str:
         return self.histogram.encode().decode("ascii")
+
+    def encoded_response_histogram(self) -> str:
+        return self.response_histogram.encode().decode("ascii") if self.response_histogram.get_total_count() else ""
 
 
 class Latency(BaseModel):
@@ -65,6 +80,17 @@ class Latency(BaseModel):
     max_ms: float
 
 
+class RateFigures(BaseModel):
+    """An open-loop run (--rate): its schedule against what the workers achieved."""
+
+    target: float = Field(description="events per second asked for (--rate), all workers together")
+    achieved: float = Field(description="events / (latest worker end - common start), the run's throughput")
+    behind_s: float = Field(description="how far behind its schedule the furthest worker was at the end of the run")
+    max_lag_s: float = Field(description="the most any call started after its intended start")
+    limit_s: float = Field(description="behind by more than this at the end: not sustained")
+    sustained: bool
+
+
 class InsertRunFigures(BaseModel):
     workers: int
     events: int
@@ -72,7 +98,9 @@ class InsertRunFigures(BaseModel):
     duration_s: float
     throughput: float = Field(description="events / (latest worker end - common start)")
     seed_formula_throughput: float = Field(description="events / mean worker duration, the original tool's figure")
-    latency: Latency
+    latency: Latency = Field(description="service time: from each call's start to its end")
+    response_latency: Latency | None = Field(None, description="open-loop runs: from each call's intended start to its end")
+    rate: RateFigures | None = Field(None, description="open-loop runs: target and achieved rate")
     per_second: list[int]
     client_overhead: float = Field(description="share of the timed phase spent outside database calls")
     start_skew_s: float
@@ -130,24 +158,35 @@ class Totals:
 
     def __init__(self):
         self.histogram = new_histogram()
+        self.response_histogram = new_histogram()
         self.per_second: list[int] = []
 
-    def add(self, histogram: HdrHistogram | None, per_second: Sequence[int]) -> None:
+    def add(self, histogram: HdrHistogram | None, per_second: Sequence[int], response_histogram: HdrHistogram | None = None) -> None:
         if histogram is not None:
             self.histogram.add(histogram)
+        if response_histogram is not None:
+            self.response_histogram.add(response_histogram)
         add_series(self.per_second, per_second)
 
 
 def insert_figures(common_start: float, results: Sequence[WorkerResult], totals: Totals | None = None,
-                   values_per_event: int = 1) -> InsertRunFigures:
-    """`totals`: the same results' histograms and series, already added up as they arrived."""
+                   values_per_event: int = 1, rate: float = 0.0, planned_s: float = 0.0) -> InsertRunFigures:
+    """`totals`: the same results' histograms and series, already added up as they arrived; `rate`:
+    the open-loop target (0 = closed loop); `planned_s`: the length the schedule planned (for its
+    behind limit)."""
     events = sum(r.events for r in results)
     duration = max(r.finished_at for r in results) - common_start
     worker_durations = [r.finished_at - r.started_at for r in results]
     mean_worker_duration = statistics.fmean(worker_durations)
     timed_total = sum(worker_durations)
     db_total = sum(r.db_seconds for r in results)
+    response = None
+    if rate:
+        response = (latency_of(totals.response_histogram) if totals is not None
+                    else merge_latency(r.response_histogram for r in results))
     return InsertRunFigures(
+        response_latency=response,
+        rate=rate_figures(rate, _rate(events, duration), results, planned_s) if rate else None,
         workers=len(results),
         events=events,
         prefilled=sum(r.prefilled for r in results),
@@ -162,6 +201,13 @@ def insert_figures(common_start: float, results: Sequence[WorkerResult], totals:
         values_per_event=values_per_event,
         values_throughput=_rate(events * values_per_event, duration),
     )
+
+
+def rate_figures(target: float, achieved: float, results: Sequence[WorkerResult], planned_s: float) -> RateFigures:
+    behind = max((r.behind_s or 0.0) for r in results)
+    limit = behind_limit_s(planned_s)
+    return RateFigures(target=target, achieved=achieved, behind_s=behind, max_lag_s=max((r.max_lag_s or 0.0) for r in results),
+                       limit_s=limit, sustained=behind <= limit)
 
 
 def _rate(events: int, seconds: float) -> float:

@@ -25,8 +25,10 @@ from simulator.errors import one_line
 from simulator.events import EventBatch, EventGenerator
 from simulator.expected import ExpectedRecord, Tally
 from simulator.modules import DatabaseModule, ModuleError, module_class
-from simulator.protocol import ProgressAnswer, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
+from simulator.protocol import ProgressAnswer, QueryHistograms, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
+from simulator.query_client import QueryClient
 from simulator.scan import ScanCheck, scan_share
+from simulator.schedule import Schedule
 from simulator.spec import PREFILL_BATCH, RunSpec
 from simulator.stats import CallRecorder
 
@@ -135,6 +137,50 @@ class ProgressReporter(threading.Thread):
             raise RunStopped(self.reason)
 
 
+class CallTimer:
+    """The one place database calls are timed (modules never read a clock). Service time runs from
+    a call's start to its end; in open-loop runs (--rate) response time runs from the call's intended
+    start on the schedule, so a call held back by a slow one before it is charged for the wait."""
+
+    def __init__(self, recorder: CallRecorder, to_epoch: float, schedule: Schedule | None, shared: bool):
+        self.recorder, self.to_epoch, self.schedule = recorder, to_epoch, schedule
+        self.intended: float | None = None  # the intended start of the call about to begin (open loop)
+        # Async modules end their calls on the driver's threads.
+        self._lock = threading.Lock() if shared else contextlib.nullcontext()
+
+    def turn(self, events: int, deadline: float) -> bool:
+        """Wait until the next call of `events` is due (open loop; closed loop: now); False when the
+        deadline has come first."""
+        clock = time.perf_counter
+        if self.schedule is None:
+            return clock() < deadline
+        due = self.schedule.next_start()
+        if due >= deadline:
+            return False
+        now = clock()
+        if now < due:
+            time.sleep(due - now)
+            now = clock()
+        if now >= deadline:
+            return False
+        self.intended = self.schedule.started(events, now)
+        return True
+
+    def begin(self, events: int, scheduled: bool = True) -> Callable[[], None]:
+        """A call of `events` starts now; returns what to call when it has ended. A call off the
+        schedule (a commit) counts its service time as its response time."""
+        clock, recorder, to_epoch = time.perf_counter, self.recorder, self.to_epoch
+        began = clock()
+        intended = None if self.schedule is None else (self.intended if scheduled and self.intended is not None else began)
+
+        def done() -> None:
+            end = clock()
+            with self._lock:
+                recorder.record(events, end - began, to_epoch + end, None if intended is None else end - intended)
+
+        return done
+
+
 class Worker:
     def __init__(self, spec: RunSpec, index: int, collector_url: str):
         self.spec, self.index = spec, index
@@ -144,6 +190,7 @@ class Worker:
         self.stream_end = spec.stream_offset
         self._next_commit = math.inf  # when the open transaction of single inserts is committed (--commit-interval)
         self.recorder: CallRecorder | None = None
+        self.timer: CallTimer | None = None
         self.module: DatabaseModule | None = None
         self.cpu_at_start = 0.0
         self.reporter: ProgressReporter | None = None
@@ -194,7 +241,8 @@ class Worker:
     def _run_phases(self) -> WorkerResult | None:
         generator = shapes.generator(self.spec, self.index)
         first_timed = self.spec.stream_offset
-        if self.spec.task == "insert":
+        role = self.spec.role_of(self.index)
+        if role == "worker" and self.spec.task == "insert":
             share = self.spec.prefill_share(self.index)
             self._prefill(generator, self.spec.stream_offset, share)
             first_timed += share
@@ -210,6 +258,8 @@ class Worker:
         time.sleep(max(0.0, ahead))
         self.recorder = CallRecorder(signal.start_at)
         self.cpu_at_start = process_cpu_s()
+        if role == "query-client":
+            return self._query_client(signal.start_at)
         if self.spec.task == "insert":
             return self._insert(generator, first_timed)
         if self.spec.task == "scan":
@@ -240,78 +290,86 @@ class Worker:
 
     def _insert(self, generator: EventGenerator, start: int) -> WorkerResult:
         """The timed phase: `num_inserts` events, or as many as fit until the common start + --duration
-        (a call is never started after that; one in flight then finishes and counts)."""
+        (a call is never started after that; one in flight then finishes and counts). With --rate the
+        calls start on the schedule (simulator/schedule.py) instead of each as soon as the last returned."""
         module, recorder, spec = self.module, self.recorder, self.spec
         started_at, started_clock = time.time(), time.perf_counter()
-        record_lock = threading.Lock()
-
-        def record(events: int, seconds: float) -> None:
-            with record_lock:
-                recorder.record(events, seconds, started_at + time.perf_counter() - started_clock)
-
-        module.on_call_done = record
+        to_clock = started_clock - started_at  # epoch seconds + to_clock = this process's monotonic clock
+        schedule = None
+        if spec.rate:
+            schedule = Schedule(spec.rate, spec.workers, self.index, spec.batch or 1, recorder.common_start + to_clock)
+        timer = self.timer = CallTimer(recorder, -to_clock, schedule, shared=module.times_own_calls)
+        module.begin_call = timer.begin
         # The common end of a --duration run on this process's monotonic clock.
-        deadline = started_clock + recorder.common_start + spec.duration_s - started_at if spec.duration_s else math.inf
+        deadline = recorder.common_start + spec.duration_s + to_clock if spec.duration_s else math.inf
         total = None if spec.duration_s else spec.num_inserts
         if spec.batch:
-            self._insert_batches(generator.batches(start, total, spec.batch), deadline, started_at - started_clock)
+            all_sent = self._insert_batches(generator.batches(start, total, spec.batch), deadline)
         else:
-            self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline, started_at - started_clock)
+            all_sent = self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline)
         module.flush()
-        return self._result(started_at, time.time())
+        behind = schedule.behind_s(min(time.perf_counter(), deadline), all_sent) if schedule else None
+        return self._result(started_at, time.time(), behind_s=behind, max_lag_s=schedule.max_lag_s if schedule else None)
 
-    def _insert_batches(self, batches: Iterator[EventBatch], deadline: float, to_epoch: float) -> None:
-        module, recorder, clock = self.module, self.recorder, time.perf_counter
+    def _insert_batches(self, batches: Iterator[EventBatch], deadline: float) -> bool:
+        """Returns whether every batch was sent (False: the deadline came first)."""
+        module, timer = self.module, self.timer
         # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
         halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
         with contextlib.closing(PIPELINES[module.prepare_next](module, batches)) as pipeline:
             for batch, prepared in pipeline:
                 if halted():
                     self._check_stop()
-                begin = clock()
-                if begin >= deadline:
-                    break
-                module.insert_batch(prepared)
-                if not module.times_own_calls:
-                    end = clock()
-                    recorder.record(len(batch), end - begin, to_epoch + end)
+                if not timer.turn(len(batch), deadline):
+                    return False
+                if module.times_own_calls:
+                    module.insert_batch(prepared)
+                else:
+                    done = timer.begin(len(batch))
+                    module.insert_batch(prepared)
+                    done()
                 self._stored(batch)
+        return True
 
-    def _insert_singles(self, batches: Iterator[EventBatch], deadline: float, to_epoch: float) -> None:
+    def _insert_singles(self, batches: Iterator[EventBatch], deadline: float) -> bool:
         """One call per event; with --commit-interval the events go into a transaction that is
-        committed every S seconds (each commit is a call of its own, of no events)."""
+        committed every S seconds (each commit is a call of its own, of no events). Returns whether
+        every event was sent."""
         interval = self.spec.commit_interval_s
         self._next_commit = time.perf_counter() + interval if interval else math.inf
+        all_sent = True
         for batch in batches:
             self._check_stop()
-            done = self._singles(batch, deadline, to_epoch)
+            done = self._singles(batch, deadline)
             self._stored(batch if done == len(batch) else batch.select(slice(0, done)))
             if done < len(batch):
+                all_sent = False
                 break
         if interval:
-            self._commit(to_epoch)
+            self._commit()
+        return all_sent
 
-    def _singles(self, batch: EventBatch, deadline: float, to_epoch: float) -> int:
+    def _singles(self, batch: EventBatch, deadline: float) -> int:
         """Insert the batch's events one by one until the deadline; returns how many were inserted."""
-        module, recorder, clock, interval = self.module, self.recorder, time.perf_counter, self.spec.commit_interval_s
+        module, timer, clock, interval = self.module, self.timer, time.perf_counter, self.spec.commit_interval_s
         for done, item in enumerate(module.prepare_single(batch)):
-            begin = clock()
-            if begin >= deadline:
+            if not timer.turn(1, deadline):
                 return done
-            module.insert_single(item)
-            end = clock()
-            if not module.times_own_calls:
-                recorder.record(1, end - begin, to_epoch + end)
-            if end >= self._next_commit:
-                self._commit(to_epoch)
+            if module.times_own_calls:
+                module.insert_single(item)
+            else:
+                call_done = timer.begin(1)
+                module.insert_single(item)
+                call_done()
+            if clock() >= self._next_commit:
+                self._commit()
                 self._next_commit = clock() + interval
         return len(batch)
 
-    def _commit(self, to_epoch: float) -> None:
-        begin = time.perf_counter()
+    def _commit(self) -> None:
+        done = self.timer.begin(0, scheduled=False)
         self.module.commit()
-        end = time.perf_counter()
-        self.recorder.record(0, end - begin, to_epoch + end)
+        done()
 
     def _follow_record(self) -> None:
         """A query or scan reads the tables the record's insert wrote (they have no --tables option), and
@@ -393,13 +451,20 @@ class Worker:
             check.end_device()
         return self._result(started_at, time.time(), scan=check.finish())
 
+    def _query_client(self, start_at: float) -> WorkerResult:
+        """A query client of a mixed run (simulator/query_client.py)."""
+        started_at = time.time()
+        latencies = QueryClient(self.spec, self.index, self.module, self.client, check=self._check_stop).run(start_at)
+        return self._result(started_at, time.time(), query_latencies=latencies)
+
     def _recover_after_query_error(self) -> None:
         """A failed statement can leave the session unusable; start a fresh one."""
         self.module.close()
         self.module.connect()
 
     def _result(self, started_at: float, finished_at: float, queries: dict[str, QueryRuns] | None = None,
-                scan: ScanOutcome | None = None) -> WorkerResult:
+                scan: ScanOutcome | None = None, query_latencies: dict[str, QueryHistograms] | None = None,
+                behind_s: float | None = None, max_lag_s: float | None = None) -> WorkerResult:
         recorder = self.recorder
         return WorkerResult(
             worker=self.index,
@@ -412,9 +477,14 @@ class Worker:
             retries=self.module.retries(),
             histogram=recorder.encoded_histogram() if recorder.calls else "",
             per_second=recorder.per_second,
+            response_histogram=recorder.encoded_response_histogram(),
+            behind_s=behind_s,
+            max_lag_s=max_lag_s,
             cpu_s=process_cpu_s() - self.cpu_at_start,
-            stream_end=self.stream_end if self.spec.task == "insert" else None,
+            stream_end=self.stream_end if self.spec.role_of(self.index) == "worker" and self.spec.task == "insert" else None,
             queries=queries or {},
             expected=self.tally.result() if self.tally is not None else None,
             scan=scan,
+            role=self.spec.role_of(self.index),
+            query_latencies=query_latencies or {},
         )

@@ -207,6 +207,7 @@ class KubernetesPlatform:
         values: dict[str, Any] = {
             "runId": spec.run_id,
             "workers": spec.workers,
+            "queryWorkers": spec.query_workers,
             "timeoutSeconds": math.ceil(timeout) + JOB_DEADLINE_MARGIN_S if timeout > 0 else 0,
             "image": self.image,
             **self.credentials,

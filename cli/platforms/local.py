@@ -120,9 +120,11 @@ class LocalPlatform:
                 children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port)], log_dir / "collector.log"))
                 # Workers start together with the collector (they retry registering until it answers):
                 # their interpreter start-up then overlaps the collector's instead of following it.
-                for index in range(spec.workers):
+                # Query clients of a mixed run are worker processes too, after the workers (spec.role_of).
+                for index in range(spec.processes):
                     args = ["worker", "--spec", str(spec_path), "--index", str(index), "--collector", url]
-                    children.append(Child(f"worker {index}", args, log_dir / f"worker-{index}.log"))
+                    name = f"worker {index}" if spec.role_of(index) == "worker" else f"query client {index - spec.workers}"
+                    children.append(Child(name, args, log_dir / f"{name.replace(' ', '-')}.log"))
                 for child in children:
                     sampler.watch(child.name, child.process.pid)
 

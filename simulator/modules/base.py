@@ -15,10 +15,10 @@ import abc
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from simulator import env_references, shapes
 from simulator.answers import Query
@@ -27,6 +27,16 @@ from simulator.report import IngestionWait
 from simulator.retry import Retry
 from simulator.spec import PrimaryKey, RunSpec
 from simulator.validation import validation_problems
+
+
+def http_url(url: str) -> str:
+    """An option naming an HTTP endpoint: http:// or https://, kept without its trailing slash."""
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"'{url}' is not an http:// or https:// URL")
+    return url.rstrip("/")
+
+
+HttpUrl = Annotated[str, AfterValidator(http_url)]
 
 log = logging.getLogger("module")
 
@@ -52,8 +62,9 @@ class DatabaseModule(abc.ABC):
     Options: ClassVar[type[ModuleOptions]] = ModuleOptions
     # Primary-key modes the module can honour; others are rejected before the run starts.
     primary_keys: ClassVar[frozenset[PrimaryKey]] = frozenset(PrimaryKey)
-    # True when the module keeps several calls in flight and reports each call's latency itself
-    # through `on_call_done` (async drivers); the worker then times neither `insert_batch` nor `insert_single`.
+    # True when the module keeps several calls in flight and marks each call's start and end itself
+    # (async drivers): `done = self.begin_call(events)` when a call is sent, `done()` when it has ended;
+    # the worker's timer reads the clock, and times neither `insert_batch` nor `insert_single` then.
     times_own_calls: ClassVar[bool] = False
     # When the worker prepares the next batch: "helper_thread" (while the current call is in flight,
     # in a second thread), "in_turn" (between calls), or "during_call": the module calls
@@ -80,12 +91,15 @@ class DatabaseModule(abc.ABC):
     # else why not (the refusal's reason).
     transactions: ClassVar[bool] = False
     no_transactions_because: ClassVar[str] = "its database has no transactions to commit"
+    # True when `marker_visible()` can ask the database whether a marker event is visible to queries
+    # (--visibility); modules opt in.
+    finds_markers: ClassVar[bool] = False
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
         self.layout = shapes.layout(spec)
         self.options = self.parse_options(spec)
-        self.on_call_done: Callable[[int, float], None] = lambda events, seconds: None
+        self.begin_call: Callable[[int], Callable[[], None]] = lambda events: lambda: None
         self.while_waiting: Callable[[], None] = lambda: None
         # Modules that retry calls set a Retry here; its count is the run's retries.
         self.retry: Retry | None = None
@@ -120,6 +134,10 @@ class DatabaseModule(abc.ABC):
             raise ModuleError(f"module '{name}' does not support --sensors above 1")
         if spec.commit_interval_s and not self.transactions:
             raise ModuleError(f"module '{name}' does not support --commit-interval: {self.no_transactions_because}")
+        if spec.visibility and not self.finds_markers:
+            raise ModuleError(f"module '{name}' does not support --visibility (it cannot look up one event by device and sequence number)")
+        if spec.visibility and spec.shape != "events":
+            raise ModuleError(f"--visibility needs --schema events (markers are found by device id and sequence number), not {spec.shape}")
 
     def check_query_indices(self, create_indices: bool) -> None:
         """The query indices (create_indices) are on temperature and device_id: only the events shape has them."""
@@ -265,6 +283,29 @@ class DatabaseModule(abc.ABC):
 
     def flush(self) -> None:
         """Wait until every call in flight has finished (async modules)."""
+
+    # -- visibility probe (--visibility) ---------------------------------------------------
+    def write_marker(self, marker: EventBatch) -> None:
+        """Store a marker event through the run's own insert path (batch call or single insert, with
+        its commit) and return once the database acknowledged it."""
+        if self.spec.batch:
+            self.insert_batch(self.prepare_batch(marker))
+        else:
+            for item in self.prepare_single(marker):
+                self.insert_single(item)
+            if self.spec.commit_interval_s:
+                self.commit()
+        self.flush()
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """Whether a query sees the marker event now (found by its table, device id and sequence
+        number), without forcing the database to make it visible (no refresh, no flush)."""
+        raise NotImplementedError
+
+    def marker_key(self, marker: EventBatch) -> tuple[str, str, int]:
+        """(table, device id, sequence number) of a one-event marker batch."""
+        table = self.per_table(marker)[0][0]
+        return table, marker.device_id[0].decode(), int(marker.sequence_number[0])
 
     @abc.abstractmethod
     def queries(self) -> dict[str, Query]:

@@ -35,8 +35,7 @@ import itertools
 import logging
 import socket
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -123,6 +122,7 @@ class Module(DatabaseModule):
     times_own_calls = True
     # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
     shapes = frozenset({"events", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = True
 
     def __init__(self, spec):
@@ -297,13 +297,13 @@ class Module(DatabaseModule):
     def insert_batch(self, prepared: list[_Request]) -> None:
         if self.options.max_sync_calls == 1:
             for request in prepared:
-                begin = time.perf_counter()
+                done = self.begin_call(request.events)
                 self._execute_with_retries(request.statement)
-                self.on_call_done(request.events, time.perf_counter() - begin)
+                done()
             return
         for request in prepared:
             self._in_flight.acquire()
-            self._send(request, time.perf_counter(), attempt=0)
+            self._send(request, self.begin_call(request.events), attempt=0)
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
         inserts = {table: self._insert_statement(table) for table in self.spec.table_names}
@@ -314,9 +314,9 @@ class Module(DatabaseModule):
         return self.layout.python_rows(batch, key=batch.client_key if self.spec.primary_key is PrimaryKey.client else None)
 
     def insert_single(self, item: Any) -> None:
-        begin = time.perf_counter()
+        done = self.begin_call(1)
         self._execute_with_retries(item)
-        self.on_call_done(1, time.perf_counter() - begin)
+        done()
 
     def flush(self) -> None:
         self._in_flight.wait_all()
@@ -342,24 +342,24 @@ class Module(DatabaseModule):
             raise InsertFailed(f"insert failed: {_describe(error)}") from error
 
     # Asynchronous path: callbacks run on the driver's event loop thread and must not block.
-    def _send(self, request: _Request, began: float, attempt: int) -> None:
+    def _send(self, request: _Request, done: Callable[[], None], attempt: int) -> None:
         try:
             future = self._session.execute_async(request.statement)
             future.add_callbacks(
-                self._on_success, self._on_failure, callback_args=(request, began), errback_args=(request, began, attempt)
+                self._on_success, self._on_failure, callback_args=(request, done), errback_args=(request, done, attempt)
             )
         except Exception as error:  # e.g. the session was shut down; the worker's thread sees it
             self._in_flight.release(error)
 
-    def _on_success(self, _rows, request: _Request, began: float) -> None:
+    def _on_success(self, _rows, request: _Request, done: Callable[[], None]) -> None:
         error = None
         try:
-            self.on_call_done(request.events, time.perf_counter() - began)
+            done()
         except Exception as problem:
             error = problem
         self._in_flight.release(error)
 
-    def _on_failure(self, error: Exception, request: _Request, began: float, attempt: int) -> None:
+    def _on_failure(self, error: Exception, request: _Request, done: Callable[[], None], attempt: int) -> None:
         try:
             pause = self.retry.pause(error, attempt)
         except RetriesExhausted:
@@ -367,7 +367,7 @@ class Module(DatabaseModule):
         if pause is None:
             self._in_flight.release(error)
             return
-        timer = threading.Timer(pause, self._send, args=(request, began, attempt + 1))
+        timer = threading.Timer(pause, self._send, args=(request, done, attempt + 1))
         timer.daemon = True
         timer.start()
 
@@ -396,6 +396,12 @@ class Module(DatabaseModule):
         return row[0] if row else None
 
     # -- queries ---------------------------------------------------------------------------
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """The marker's row by its whole key, at the run's consistency level (ONE on a cluster may miss it)."""
+        table, device, sequence = self.marker_key(marker)
+        statement = f"SELECT sequence_number FROM {self.options.keyspace}.{table} WHERE device_id = %s AND timestamp = %s AND sequence_number = %s"
+        return self._session.execute(statement, (device, int(marker.timestamp_ms[0]), sequence)).one() is not None
+
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         table = f"{self.options.keyspace}.{SINGLE_TABLE_NAME}"

@@ -150,6 +150,7 @@ class Module(DatabaseModule):
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
     shapes = frozenset({"events", "slim", "light", "large"})
     many_measurements = many_sensors = True
+    finds_markers = True
     no_transactions_because = "an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"
 
     def __init__(self, spec):
@@ -305,6 +306,13 @@ class Module(DatabaseModule):
         return str(found[0][0]) if found and len(found[0]) else None
 
     # -- queries ---------------------------------------------------------------------------
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """The marker's row: visible when the insert returned, or, with async_insert and no wait, once the
+        server has flushed its insert buffer."""
+        table, device, sequence = self.marker_key(marker)
+        statement = f"SELECT 1 FROM {self._tables[table]} WHERE device_id = %(device)s AND sequence_number = %(sequence)s LIMIT 1"
+        return bool(self._execute(statement, {"device": device, "sequence": sequence}))
+
     def queries(self) -> dict[str, Query]:
         tables = list(self._tables.values())
         # With --tables N, each query reads the union of the tables.

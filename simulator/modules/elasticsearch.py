@@ -40,7 +40,7 @@ from simulator.answers import Answer
 from simulator.errors import one_line
 from simulator.events import EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, http_url
 from simulator.retry import Retry
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
@@ -82,10 +82,7 @@ class ElasticsearchOptions(ModuleOptions):
     @field_validator("hosts")
     @classmethod
     def _http_urls(cls, hosts: list[str]) -> list[str]:
-        for host in hosts:
-            if not host.startswith(("http://", "https://")):
-                raise ValueError(f"'{host}' is not an http:// or https:// URL")
-        return [host.rstrip("/") for host in hosts]
+        return [http_url(host) for host in hosts]
 
 
 class Rejected(Exception):
@@ -122,6 +119,7 @@ class Module(DatabaseModule):
     drivers = ("httpx",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
     shapes = frozenset({"events", "slim", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = True
 
     def __init__(self, spec):
@@ -362,6 +360,12 @@ class Module(DatabaseModule):
     def stored_record(self) -> str | None:
         status, answer = self._request("GET", f"/{RECORD_NAME}/_doc/{quote(self.record_key(), safe='')}", accept=(200, 404))
         return answer["_source"]["record"] if status == 200 and answer.get("found") else None
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """A _count of the marker's document: searches see it after the index's next refresh (never forced here)."""
+        index, device, sequence = self.marker_key(marker)
+        query = {"bool": {"filter": [{"term": {"device_id": device}}, {"term": {"sequence_number": sequence}}]}}
+        return int(self._request("POST", f"/{index}/_count", body={"query": query})[1]["count"]) > 0
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:

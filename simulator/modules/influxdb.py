@@ -32,13 +32,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from simulator.answers import Answer, with_times
 from simulator.errors import one_line
 from simulator.events import EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, HttpUrl, ModuleError, ModuleOptions, Query
 from simulator.shapes import Column
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
@@ -51,7 +51,7 @@ RECORD_PART_CHARS = 30_000  # well under the 64 KB limit of a string field, esca
 
 
 class InfluxdbOptions(ModuleOptions):
-    url: str = "http://localhost:8086"
+    url: HttpUrl = "http://localhost:8086"
     token: str = Field("", description="API token; on InfluxDB 1.8 'user:password' (or '-' without auth)")
     org: str = Field("-", description="organisation name ('-' on InfluxDB 1.8)")
     bucket: str = Field("iotbench", min_length=1, description="bucket; on InfluxDB 1.8 'database/retention-policy'")
@@ -59,13 +59,6 @@ class InfluxdbOptions(ModuleOptions):
     timeout: float = Field(60.0, gt=0, description="seconds one HTTP call may take")
     verify_ssl: bool = True
     enable_gzip: bool = Field(False, description="gzip the write requests")
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, url: str) -> str:
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"'{url}' is not an http:// or https:// URL")
-        return url.rstrip("/")
 
 
 class InfluxServerError(Exception):
@@ -82,6 +75,7 @@ class Module(DatabaseModule):
     drivers = ("influxdb-client",)
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
     shapes = frozenset({"events", "slim", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = True
 
     def __init__(self, spec):
@@ -311,6 +305,15 @@ class Module(DatabaseModule):
                 '  |> group() |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")',
                 ["_time", "min", "mean", "max"], times=(0,)),
         }
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """The marker's point: its measurement, device tag and sequence number, in its own millisecond."""
+        measurement, device, sequence = self.marker_key(marker)
+        nanoseconds = int(marker.timestamp_ms[0]) * 1_000_000
+        flux = (f'from(bucket: "{self.options.bucket}") |> range(start: time(v: {nanoseconds}), stop: time(v: {nanoseconds + 1_000_000}))\n'
+                f'  |> filter(fn: (r) => r._measurement == "{measurement}" and r.device_id == "{device}" and r._field == "sequence_number")\n'
+                f'  |> filter(fn: (r) => r._value == {sequence})')
+        return any(table.records for table in self._flux(flux))
 
     def _measurements(self) -> str:
         return "(" + " or ".join(f'r._measurement == "{name}"' for name in self.spec.table_names) + ")"

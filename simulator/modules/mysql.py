@@ -62,6 +62,7 @@ class Module(DatabaseModule):
     options: MysqlOptions
     drivers = ("PyMySQL",)
     shapes = frozenset({"events", "slim", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = transactions = True
 
     def __init__(self, spec):
@@ -294,6 +295,13 @@ class Module(DatabaseModule):
         return row[0] if row else None
 
     # -- queries ---------------------------------------------------------------------------
+    def marker_visible(self, marker: EventBatch) -> bool:
+        table, device, sequence = self.marker_key(marker)
+        self._fresh_snapshot()
+        with self._conn.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {table} WHERE device_id = %s AND sequence_number = %s LIMIT 1", (device, sequence))
+            return cursor.fetchone() is not None
+
     def queries(self) -> dict[str, Query]:
         epoch = "'1970-01-01 00:00:00'"
         statements = {**sql_common.QUERIES, "device-downsample": sql_common.downsample_query(

@@ -12,10 +12,12 @@ of expected answers is kept either: query answers are "not checked", a scan read
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from simulator.answers import Answer
 from simulator.events import EventBatch
@@ -26,6 +28,9 @@ from simulator.wire.pg_copy import CopyRowEncoder
 
 class NullOptions(ModuleOptions):
     encoding: Literal["copy", "rows"] = "copy"
+    # A throttled stand-in for a database (tests of --rate and --find-max-rate): each call sleeps this
+    # long, so W workers in batches of B hold at most W x B / delay events per second.
+    call_delay_ms: float = Field(0.0, ge=0, le=10_000)
 
 
 class Module(DatabaseModule):
@@ -47,6 +52,8 @@ class Module(DatabaseModule):
         return f"nothing sent ({self.options.encoding} encoding)"
 
     def notes(self) -> list[str]:
+        if self.options.call_delay_ms:
+            return [f"the null target stores nothing; each call sleeps {self.options.call_delay_ms:g} ms (call_delay_ms)"]
         return ["the null target stores nothing: its figures are the client's own ceiling on this machine"]
 
     def connect(self) -> None:
@@ -68,13 +75,15 @@ class Module(DatabaseModule):
         return [(table, self._rows(part)) for table, part in self.per_table(batch)]
 
     def insert_batch(self, prepared: Any) -> None:
-        pass
+        if self.options.call_delay_ms:
+            time.sleep(self.options.call_delay_ms / 1000)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
         return list(zip(self.table_of_each(batch), self._rows(batch)))
 
     def insert_single(self, item: tuple[str, tuple]) -> None:
-        pass
+        if self.options.call_delay_ms:
+            time.sleep(self.options.call_delay_ms / 1000)
 
     def store_record(self, text: str) -> None:
         """Nothing is stored, so there is nothing to describe."""

@@ -79,6 +79,7 @@ class Module(DatabaseModule):
     options: PostgresOptions
     drivers = ("psycopg", "psycopg-binary")
     shapes = frozenset({"events", "slim", "light", "large"})
+    finds_markers = True
     many_measurements = many_sensors = transactions = True
 
     def __init__(self, spec):
@@ -304,6 +305,14 @@ class Module(DatabaseModule):
         if not self._conn.autocommit:
             self._conn.commit()
         return row[0] if row else None
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        table, device, sequence = self.marker_key(marker)
+        with self._conn.cursor() as cursor:
+            row = cursor.execute(f"SELECT 1 FROM {table} WHERE device_id = %s AND sequence_number = %s LIMIT 1", (device, sequence)).fetchone()
+        if not self._conn.autocommit:
+            self._conn.rollback()  # a new snapshot for the next look (and no session idle in a transaction)
+        return row is not None
 
     # -- queries ---------------------------------------------------------------------------
     def queries(self) -> dict[str, Query]:

@@ -89,6 +89,7 @@ class Module(DatabaseModule):
     primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client})
     shapes = frozenset({"events", "slim", "light", "large"})
     many_measurements = many_sensors = True
+    finds_markers = True
     no_transactions_because = "its writes (ILP over HTTP) have no transaction to commit every S seconds"
 
     def __init__(self, spec):
@@ -292,6 +293,14 @@ class Module(DatabaseModule):
         return row[0] if row else None
 
     # -- queries ---------------------------------------------------------------------------
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """The marker's row, found in its own microsecond of the designated timestamp: visible once QuestDB
+        has applied the write-ahead log that holds it (acknowledged earlier)."""
+        table, device, sequence = self.marker_key(marker)
+        micros = int(marker.timestamp_ms[0]) * 1000
+        statement = f"SELECT 1 FROM {table} WHERE timestamp = cast({micros} as timestamp) AND device_id = %s AND sequence_number = %s LIMIT 1"
+        return self._conn.execute(statement, (device, sequence)).fetchone() is not None
+
     def queries(self) -> dict[str, Query]:
         events = self._events()
         return {

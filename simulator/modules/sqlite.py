@@ -50,6 +50,7 @@ class Module(DatabaseModule):
     database_location = "embedded"
     shapes = frozenset({"events", "slim", "light", "large"})
     many_measurements = many_sensors = transactions = True
+    finds_markers = True
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -169,6 +170,11 @@ class Module(DatabaseModule):
     def store_record(self, text: str) -> None:
         self._conn.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables TEXT PRIMARY KEY, record TEXT NOT NULL)")
         self._conn.execute(f"INSERT OR REPLACE INTO {RECORD_NAME} (tables, record) VALUES (?, ?)", (self.record_key(), text))
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        table, device, sequence = self.marker_key(marker)
+        statement = f"SELECT 1 FROM {table} WHERE device_id = ? AND sequence_number = ? LIMIT 1"
+        return self._conn.execute(statement, (device, sequence)).fetchone() is not None
 
     def stored_record(self) -> str | None:
         try:

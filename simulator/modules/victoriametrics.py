@@ -57,13 +57,13 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from simulator.answers import Answer
 from simulator.errors import one_line
 from simulator.events import TIME_ORIGIN_MS, EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, HttpUrl, ModuleError, ModuleOptions, Query
 from simulator.report import IngestionWait
 from simulator.spec import PrimaryKey
 from simulator.wire import text_rows
@@ -86,19 +86,12 @@ INSERTED_COUNTER = {"import": 'vm_rows_inserted_total{type="vmimport"}', "influx
 
 
 class VictoriametricsOptions(ModuleOptions):
-    url: str = "http://localhost:8428"
+    url: HttpUrl = "http://localhost:8428"
     ingestion: Literal["import", "influx"] = Field("import", description="/api/v1/import JSON lines, or InfluxDB line protocol on /write")
     store_sequence_number: bool = Field(False, description="write each event's sequence number as a second series")
     timeout: float = Field(60.0, gt=0, description="seconds one HTTP call may take")
     visible_wait_s: float = Field(30, ge=0, description="longest wait, after a run, for every acknowledged sample to be searchable")
     visible_poll_s: float = Field(0.1, gt=0, description="seconds between counts while waiting")
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, url: str) -> str:
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"'{url}' is not an http:// or https:// URL")
-        return url.rstrip("/")
 
 
 class VictoriaMetricsError(Exception):

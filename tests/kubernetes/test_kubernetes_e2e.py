@@ -285,3 +285,17 @@ def wait_for(condition, what: str, limit_s: float) -> None:
             return
         time.sleep(0.5)
     pytest.fail(f"timed out waiting for {what}")
+
+
+def test_open_loop_rate_merges_both_latencies_across_pods(cluster, bench):
+    result = bench("insert", "-w", "2", "-r", "1", "--batch", "20", "--rate", "2000", "--duration", "3")
+    assert result.code == 0, result.stderr
+    [run] = result.results()["runs"]
+    report = run["report"]
+    figures = report["figures"]
+    # one service and one response time per call of both pods, merged by the collector
+    assert figures["response_latency"]["calls"] == figures["latency"]["calls"] == figures["events"] // 20 > 0
+    assert figures["rate"]["target"] == 2000 and abs(figures["throughput"] - 2000) <= 0.05 * 2000, figures["rate"]
+    assert len(report["workers"]) == 2 and all(worker["behind_s"] is not None for worker in report["workers"])
+    assert "Target/s" in result.stdout
+    cluster.assert_nothing_left()
