@@ -158,8 +158,6 @@ class Collector:
                     self.module.setup()
                     count = self.module.count()
                     self.state.record_base = self._start_record(count)
-                else:
-                    self._check_readable()
         except ModuleError as error:
             self.state.fail(str(error))
             return
@@ -210,17 +208,6 @@ class Collector:
         base = base.model_copy(update=workload)
         self.module.store_record(base.model_copy(update={"complete": False}).dump())
         return base
-
-    def _check_readable(self) -> None:
-        """A query or scan stops before it starts when the record says its data is of a workload they
-        cannot read (the workers read the record's tables; see Worker._follow_record)."""
-        try:
-            record = ExpectedRecord.load(self.module.stored_record())
-        except NotImplementedError:
-            return
-        refusal = record.unreadable() if record is not None else None
-        if refusal:
-            raise ModuleError(f"{self.spec.task} refused: {refusal}")
 
     def _finish_record(self, results: list[WorkerResult], markers: int = 0) -> str:
         """Add the workers' tallies to the record and save it; says what was left."""
