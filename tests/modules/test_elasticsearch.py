@@ -195,7 +195,7 @@ def test_query_timeout_is_reported_per_query(cli, search):
     result = run(cli, "query", "-w", "1", "-r", "1", "--query-timeout", "0.000001")
     assert result.code == 0, result.stderr
     summary = result.results()["queries"]
-    assert len(summary) == 5
+    assert len(summary) == 6  # the five canonical queries and device-downsample
     assert all(row["errors"] == ["query timed out after 1e-06 s"] for row in summary), summary
 
 
