@@ -376,6 +376,10 @@ class Worker:
         refuses data of a workload it cannot read. Without a record, the run's own tables are read."""
         record, _ = self._expected_record()
         if record is None:
+            # No record: data the tool did not write, or none. A count says which, in the database's
+            # own words (e.g. "no such table: events"), before any query is timed.
+            if self.index == 0:
+                self.module.count()
             return
         refusal = record.unreadable()
         if refusal:
