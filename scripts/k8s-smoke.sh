@@ -209,12 +209,14 @@ if task == "insert":
     print(f"insert ok: {check['counted']} events counted in the database; {saved[0]}")
 else:
     queries = report["queries"]
-    names = {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device"}
+    names = {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device",
+             "device-downsample"}
     if set(queries) != names:
         sys.exit(f"{task}: queries {sorted(queries)}, expected {sorted(names)}")
-    wrong = {name: figures for name, figures in queries.items() if figures["executions"] != query_runs or figures["errors"]}
+    wrong = {name: figures for name, figures in queries.items()
+             if figures["executions"] != query_runs or figures["errors"] or figures.get("answer") != "ok"}
     if wrong or queries["count-events"]["rows"] != 1:
-        sys.exit(f"{task}: queries without {query_runs} clean executions: {wrong or queries['count-events']}")
+        sys.exit(f"{task}: queries without {query_runs} clean executions and checked answers: {wrong or queries['count-events']}")
     print(f"query ok: {len(queries)} queries x {query_runs} executions; {saved[0]}")
 PY
 }
