@@ -375,12 +375,15 @@ class Worker:
         """A query or scan reads the tables the record's insert wrote (they have no --tables option), and
         refuses data of a workload it cannot read. Without a record, the run's own tables are read."""
         record, _ = self._expected_record()
-        if record is None:
-            # No record: data the tool did not write, or none. A count says which, in the database's
-            # own words (e.g. "no such table: events"), before any query is timed.
-            if self.index == 0:
-                self.module.count()
-            return
+        if record is not None:
+            self._read_recorded_tables(record)
+        if self.index == 0:
+            # A count before any query is timed: a missing table or index fails the run here, in the
+            # database's own words (e.g. "no such table: events"), instead of failing every query.
+            with self._bookkeeping_session() as reader:
+                reader.count()
+
+    def _read_recorded_tables(self, record: ExpectedRecord) -> None:
         refusal = record.unreadable()
         if refusal:
             raise ModuleError(f"{self.spec.task} refused: {refusal}")
@@ -393,19 +396,27 @@ class Worker:
             self.module = module_class(spec.module)(spec)
             self.module.connect()
 
+    @contextlib.contextmanager
+    def _bookkeeping_session(self):
+        """The module, or with --query-timeout a session without it: the limit is the queries', not the
+        bookkeeping's (counts, the record)."""
+        if not self.spec.query_timeout:
+            yield self.module
+            return
+        reader = module_class(self.spec.module)(self.spec.model_copy(update={"query_timeout": 0}))
+        reader.connect()
+        try:
+            yield reader
+        finally:
+            reader.close()
+
     def _expected_record(self) -> tuple[ExpectedRecord | None, str | None]:
         """The record of expected answers saved with the data, or why the module keeps none."""
-        reader = self.module
-        if self.spec.query_timeout:  # the limit is the queries', not the bookkeeping's: read with a session without it
-            reader = module_class(self.spec.module)(self.spec.model_copy(update={"query_timeout": 0}))
-            reader.connect()
-        try:
-            return ExpectedRecord.load(reader.stored_record()), None
-        except NotImplementedError as reason:
-            return None, str(reason)
-        finally:
-            if reader is not self.module:
-                reader.close()
+        with self._bookkeeping_session() as reader:
+            try:
+                return ExpectedRecord.load(reader.stored_record()), None
+            except NotImplementedError as reason:
+                return None, str(reason)
 
     def _query(self) -> WorkerResult:
         checker = AnswerChecker(*self._expected_record())
