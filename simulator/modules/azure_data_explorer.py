@@ -41,7 +41,7 @@ from simulator.answers import Answer, with_times
 from simulator.errors import one_line
 from simulator.events import EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
 from simulator.report import IngestionWait
 from simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
@@ -275,14 +275,7 @@ class Module(DatabaseModule):
     def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
         kql = SCAN.format(tables=self._union(), device=device)
         response = self._client.execute_streaming_query(self.options.database, kql)
-        page: list[int] = []
-        for row in next(response.iter_primary_results()):
-            page.append(row[0])
-            if len(page) == page_size:
-                yield np.array(page, dtype=np.int64)
-                page = []
-        if page:
-            yield np.array(page, dtype=np.int64)
+        yield from timestamp_pages((row[0] for row in next(response.iter_primary_results())), page_size)
 
     def _union(self) -> str:
         tables = self.spec.table_names

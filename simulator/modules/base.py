@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
@@ -37,6 +37,18 @@ def http_url(url: str) -> str:
 
 
 HttpUrl = Annotated[str, AfterValidator(http_url)]
+
+
+def timestamp_pages(timestamps: Iterable[int], page_size: int) -> Iterator[np.ndarray]:
+    """A scan's streamed timestamps cut into pages of `page_size` (the last one may be shorter)."""
+    page: list[int] = []
+    for timestamp in timestamps:
+        page.append(timestamp)
+        if len(page) == page_size:
+            yield np.array(page, dtype=np.int64)
+            page = []
+    if page:
+        yield np.array(page, dtype=np.int64)
 
 log = logging.getLogger("module")
 

@@ -43,7 +43,7 @@ from simulator.answers import Answer
 from simulator.errors import one_line
 from simulator.events import EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
 from simulator.report import IngestionWait
 from simulator.shapes import Layout
 from simulator.spec import PrimaryKey
@@ -336,15 +336,8 @@ class Module(DatabaseModule):
     def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
         # A device always writes to the same table; the others hold none of its rows.
         for qualified in self._tables.values():
-            page: list[int] = []
             rows = self._client.execute_iter(self.dialect.scan(qualified), {"device": device}, settings={"max_block_size": page_size})
-            for row in rows:
-                page.append(row[0])
-                if len(page) == page_size:
-                    yield np.array(page, dtype=np.int64)
-                    page = []
-            if page:
-                yield np.array(page, dtype=np.int64)
+            yield from timestamp_pages((row[0] for row in rows), page_size)
 
 
 def _rows_of_columns(columns: list[np.ndarray]) -> list[tuple]:
