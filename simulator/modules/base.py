@@ -290,8 +290,8 @@ class DatabaseModule(abc.ABC):
 
     def commit(self) -> None:
         """Commit the open transaction of single inserts (--commit-interval); the next insert opens
-        the next one. Only modules with `transactions = True` are asked."""
-        raise NotImplementedError
+        the next one. Only modules with `transactions = True` are asked (validation refuses the others)."""
+        raise NotImplementedError(f"module '{self.spec.module}' has no transactions to commit")
 
     def flush(self) -> None:
         """Wait until every call in flight has finished (async modules)."""
@@ -311,8 +311,9 @@ class DatabaseModule(abc.ABC):
 
     def marker_visible(self, marker: EventBatch) -> bool:
         """Whether a query sees the marker event now (found by its table, device id and sequence
-        number), without forcing the database to make it visible (no refresh, no flush)."""
-        raise NotImplementedError
+        number), without forcing the database to make it visible (no refresh, no flush). Only modules
+        with `finds_markers = True` are asked (--visibility is refused for the others)."""
+        raise NotImplementedError(f"module '{self.spec.module}' cannot look marker events up")
 
     def marker_key(self, marker: EventBatch) -> tuple[str, str, int]:
         """(table, device id, sequence number) of a one-event marker batch."""
