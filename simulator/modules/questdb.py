@@ -53,7 +53,7 @@ from simulator.answers import Answer, with_times
 from simulator.errors import one_line
 from simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
 from simulator.report import IngestionWait
 from simulator.spec import PrimaryKey
 
@@ -350,15 +350,8 @@ class Module(DatabaseModule):
         tables = self.spec.table_names
         source = tables[0] if len(tables) == 1 else "(" + " UNION ALL ".join(f"SELECT timestamp, device_id FROM {t}" for t in tables) + ")"
         statement = f"SELECT timestamp::long / 1000 FROM {source} WHERE device_id = %s ORDER BY timestamp"
-        page: list[int] = []
         with self._conn.cursor() as cursor:
-            for (ms,) in cursor.stream(statement, (device,)):
-                page.append(ms)
-                if len(page) == page_size:
-                    yield np.array(page, dtype=np.int64)
-                    page = []
-        if page:
-            yield np.array(page, dtype=np.int64)
+            yield from timestamp_pages((ms for (ms,) in cursor.stream(statement, (device,))), page_size)
 
 
 def _iso(ms: int) -> str:
