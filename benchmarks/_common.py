@@ -17,9 +17,9 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from cli import results  # noqa: E402  (the tool's own results reader, after the path is set)
-from cli.document import ResultsDocument  # noqa: E402
-from simulator.report import RunReport  # noqa: E402
+from iotdb_bench.cli import results  # noqa: E402  (the tool's own results reader, after the path is set)
+from iotdb_bench.cli.document import ResultsDocument  # noqa: E402
+from iotdb_bench.simulator.report import RunReport  # noqa: E402
 
 
 @dataclass

@@ -40,14 +40,14 @@ from pathlib import Path
 
 from _common import REPO_ROOT, emit_json, print_table
 
-from cli.platforms.follow import Deadline, follow_run, wait_for_collector
-from cli.platforms.local import free_port
-from simulator.collector_client import CollectorClient
-from simulator.protocol import Status, WorkerResult
-from simulator.report import RunReport
-from simulator.spec import RunSpec
-from simulator.stats import new_histogram
-from simulator.worker import ProgressReporter
+from iotdb_bench.cli.platforms.follow import Deadline, follow_run, wait_for_collector
+from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.simulator.collector_client import CollectorClient
+from iotdb_bench.simulator.protocol import Status, WorkerResult
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.stats import new_histogram
+from iotdb_bench.simulator.worker import ProgressReporter
 
 GOAL_CPU_CORES = 0.5
 GOAL_REPORT_S = 2.0
@@ -151,7 +151,7 @@ class CollectorProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(folder / "collector.log", "w+b")  # noqa: SIM115 (closed in stop())
         self.process = subprocess.Popen(
-            [self.python, "-m", "simulator", "collector", "--spec", str(path), "--port", str(self.port)],
+            [self.python, "-m", "iotdb_bench.simulator", "collector", "--spec", str(path), "--port", str(self.port)],
             cwd=self.repo, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(self.repo)},
         )
 
@@ -236,8 +236,8 @@ def follow_like_the_cli(client: TimedClient, collector: CollectorProcess, outcom
     """The CLI's follower with its live progress display (rendered to /dev/null as if to a terminal)."""
     from rich.console import Console
 
-    from cli.progress import RunProgress
-    from cli.runner import PlannedRun
+    from iotdb_bench.cli.progress import RunProgress
+    from iotdb_bench.cli.runner import PlannedRun
 
     deadline = Deadline(600)
     spec = outcome["spec"]

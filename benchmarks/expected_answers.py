@@ -18,9 +18,9 @@ import time
 
 from _common import emit_json, print_table
 
-from simulator.events import EventGenerator
-from simulator.expected import Tally
-from simulator.wire.pg_copy import CopyRowEncoder
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.expected import Tally
+from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 
 GOAL = 0.10
 

@@ -53,9 +53,9 @@ def import_time(statement: str) -> float:
 
 PARTS = {
     "interpreter alone": "pass",
-    "CLI (python run.py)": "import cli.main",
-    "collector process": "import simulator.collector, uvicorn",
-    "worker process (null module)": "import simulator.worker, simulator.modules.null",
+    "CLI (python run.py)": "import iotdb_bench.cli.main",
+    "collector process": "import iotdb_bench.simulator.collector, uvicorn",
+    "worker process (null module)": "import iotdb_bench.simulator.worker, iotdb_bench.simulator.modules.null",
     "plots (matplotlib, after the run)": "from matplotlib.figure import Figure; Figure().savefig('/dev/null', format='png')",
 }
 

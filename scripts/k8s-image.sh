@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the simulator image into the local single-node Kubernetes (../shared/k8s-local), without a
-# Docker engine: the cached Debian python3 root filesystem + the simulator's dependencies + simulator/,
-# loaded straight into the cluster's containerd. Same contract as simulator/Dockerfile: entrypoint
-# `python3 -m simulator`, the role as argument, user 10001, nothing written at run time.
+# Docker engine: the cached Debian python3 root filesystem + the simulator's dependencies + iotdb_bench/simulator/,
+# loaded straight into the cluster's containerd. Same contract as iotdb_bench/simulator/Dockerfile: entrypoint
+# `python3 -m iotdb_bench.simulator`, the role as argument, user 10001, nothing written at run time.
 #
 #   scripts/k8s-image.sh [NAME:TAG]
 #
@@ -10,7 +10,7 @@
 # image config.yaml names, so the default config finds it with pull policy IfNotPresent).
 # Env: K8S_LOCAL (folder of the k8s-local scripts, default <repo>/../shared/k8s-local),
 #      IOTBENCH_CACHE (default /var/cache/iotbench): the dependencies are installed once per
-#      content of simulator/requirements.txt and reused from $IOTBENCH_CACHE/k8s-image/.
+#      content of iotdb_bench/simulator/requirements.txt and reused from $IOTBENCH_CACHE/k8s-image/.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 K8S_LOCAL=${K8S_LOCAL:-$(dirname "$repo")/shared/k8s-local}
@@ -21,8 +21,8 @@ log() { printf '[k8s-image +%ss] %s\n' "$(( $(date +%s) - t0 ))" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 [[ -x "$K8S_LOCAL/load-image" ]] || die "no k8s-local scripts in $K8S_LOCAL (set K8S_LOCAL)"
-version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$repo/simulator/__init__.py")
-[[ -n "$version" ]] || die "cannot read __version__ from simulator/__init__.py"
+version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$repo/iotdb_bench/simulator/__init__.py")
+[[ -n "$version" ]] || die "cannot read __version__ from iotdb_bench/simulator/__init__.py"
 image=${1:-${IOTBENCH_IMAGE:-ghcr.io/iotdb-bench/simulator:$version}}
 [[ "$image" == *:* && "$image" != *:latest ]] || die "image '$image' needs a tag other than latest"
 
@@ -32,7 +32,7 @@ base=$("$K8S_LOCAL/load-image" --python-base)
 py_tag=$(chroot "$base" /usr/bin/python3 -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')
 
 # --- dependencies: one cached folder per requirements content and interpreter -----------------------
-requirements="$repo/simulator/requirements.txt"
+requirements="$repo/iotdb_bench/simulator/requirements.txt"
 key=$(cat "$requirements" <(echo "cp$py_tag") | sha256sum | cut -c1-16)
 deps_cache="$IOTBENCH_CACHE/k8s-image/deps-$key"
 mkdir -p "$IOTBENCH_CACHE/k8s-image"
@@ -61,7 +61,7 @@ trap 'rm -rf "$root"' EXIT
 cp -a "$base/." "$root"
 mkdir -p "$root/opt/app"
 cp -a "$deps_cache" "$root/opt/app/deps"
-tar -C "$repo" --exclude=__pycache__ --exclude='*.pyc' --exclude=Dockerfile --exclude=.dockerignore -cf - simulator \
+tar -C "$repo" --exclude=__pycache__ --exclude='*.pyc' --exclude=Dockerfile --exclude=.dockerignore -cf - iotdb_bench/__init__.py iotdb_bench/simulator \
     | tar -C "$root/opt/app" -xf -
 # The root filesystem is read-only in the pods: compile the bytecode now, with the image's python.
 chroot "$root" /usr/bin/python3 -m compileall -q -j 0 /opt/app >/dev/null || die "compileall failed"
@@ -75,7 +75,7 @@ fi
 
 log "loading $image"
 "$K8S_LOCAL/load-image" "$root" "$image" \
-    --entrypoint '["python3", "-m", "simulator"]' --workdir /opt/app --user 10001:10001 \
+    --entrypoint '["python3", "-m", "iotdb_bench.simulator"]' --workdir /opt/app --user 10001:10001 \
     --env PYTHONPATH=/opt/app/deps:/opt/app --env PYTHONUNBUFFERED=1 --env PYTHONDONTWRITEBYTECODE=1 --env HOME=/tmp --env "IOTBENCH_COMMIT=$commit"
 log "image $image ready in the local cluster"
 echo "$image"

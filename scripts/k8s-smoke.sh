@@ -151,7 +151,7 @@ if [[ -z "$external" ]]; then
 fi
 
 # --- config: config.yaml's postgresql target, in this namespace, on this database ------------------
-"$PYTHON" - "$repo/config.yaml" "$work/config.yaml" "$namespace" "$external" <<'PY' || fail "cannot write the smoke test's config"
+"$PYTHON" - "$repo/iotdb_bench/config.yaml" "$work/config.yaml" "$namespace" "$external" <<'PY' || fail "cannot write the smoke test's config"
 import sys
 
 import yaml

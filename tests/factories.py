@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from cli import summary
-from cli.document import Environment, ResultsDocument, RunRecord
-from simulator.report import RunReport, ServerSide, Verification
-from simulator.spec import RunSpec
-from simulator.stats import InsertRunFigures, Latency
+from iotdb_bench.cli import summary
+from iotdb_bench.cli.document import Environment, ResultsDocument, RunRecord
+from iotdb_bench.simulator.report import RunReport, ServerSide, Verification
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.stats import InsertRunFigures, Latency
 
 
 def spec(task="insert", module="sqlite", workers=1, **fields) -> RunSpec:

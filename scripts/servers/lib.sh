@@ -136,11 +136,18 @@ start_bg() {
 }
 
 # with_lock NAME CMD [ARGS...]: run CMD holding an exclusive lock (parallel runs share the cache).
+# Re-entrant: a CMD (or a script it runs) that asks again for a lock this process tree already holds
+# runs at once instead of waiting on itself (the lock names held are in IOTBENCH_HELD_LOCKS).
 with_lock() {
     local name=$1; shift
+    if [[ " ${IOTBENCH_HELD_LOCKS:-} " == *" $name "* ]]; then
+        "$@"
+        return
+    fi
     mkdir -p "$IOTBENCH_CACHE/locks"
     (
-        flock -w 1800 9 || { echo "could not lock $name" >&2; exit 1; }
+        flock -w 1800 9 || { echo "could not lock $name within 1800 s ($IOTBENCH_CACHE/locks/$name.lock)" >&2; exit 1; }
+        export IOTBENCH_HELD_LOCKS="${IOTBENCH_HELD_LOCKS:-} $name"
         "$@"
     ) 9>"$IOTBENCH_CACHE/locks/$name.lock"
 }
@@ -162,27 +169,21 @@ apt_missing() {
 }
 
 # apt_install PKG...: install the Debian packages that are missing. One apt/dpkg at a time: every
-# caller takes $IOTBENCH_CACHE/locks/apt.lock (start scripts may run in parallel; two apt-get at once
+# caller takes the lock `apt` (with_lock; start scripts may run in parallel; two apt-get at once
 # fail on dpkg's lock), and apt-get itself waits for a foreign holder of dpkg's lock. `apt-get update`
 # runs at most once an hour (stamp $IOTBENCH_STATE/apt-updated). Services must not be started by a
 # package's postinst (our scripts start their own instance): without /usr/sbin/policy-rc.d, one that
 # denies every start is put there for the duration of the install.
 apt_install() {
+    [[ -n "$(apt_missing "$@")" ]] || return 0
+    with_lock apt _apt_install_missing "$@"
+}
+
+_apt_install_missing() {
     local missing
-    missing=$(apt_missing "$@")
-    [[ -n "$missing" ]] || return 0
-    mkdir -p "$IOTBENCH_CACHE/locks"
-    exec 7>"$IOTBENCH_CACHE/locks/apt.lock"
-    if ! flock -w 1800 7; then
-        die "another apt_install still holds $IOTBENCH_CACHE/locks/apt.lock after 1800s"
-    fi
-    missing=$(apt_missing "$@")   # another script may have installed them meanwhile
-    if [[ -n "$missing" ]]; then
-        # shellcheck disable=SC2086
-        _apt_get_install $missing
-    fi
-    flock -u 7
-    exec 7>&-
+    missing=$(apt_missing "$@")   # another script may have installed them while this one waited
+    # shellcheck disable=SC2086
+    [[ -z "$missing" ]] || _apt_get_install $missing
 }
 
 _apt_get_install() {
@@ -190,7 +191,7 @@ _apt_get_install() {
     export DEBIAN_FRONTEND=noninteractive
     log "apt-get install $*"
     if [[ -z "$(find "$stamp" -mmin -60 2>/dev/null)" ]]; then
-        if apt-get update -q -o DPkg::Lock::Timeout=600 >>"$apt_log" 2>&1 7>&- 8>&-; then
+        if apt-get update -q -o DPkg::Lock::Timeout=600 >>"$apt_log" 2>&1 8>&- 9>&-; then
             touch "$stamp"
         else
             log "warning: apt-get update failed (see $apt_log)"
@@ -201,7 +202,7 @@ _apt_get_install() {
         chmod 755 "$policy"
         made_policy=1
     fi
-    apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "$@" >>"$apt_log" 2>&1 7>&- 8>&- || rc=$?
+    apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "$@" >>"$apt_log" 2>&1 8>&- 9>&- || rc=$?
     (( made_policy )) && rm -f "$policy"
     if (( rc )); then
         SERVER_LOG="$apt_log"

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CHART_DIR = REPO_ROOT / "deployment"
+CHART_DIR = REPO_ROOT / "iotdb_bench" / "deployment"
 HELM_FALLBACKS = (Path("/var/cache/k8s-local/bin/helm"),)
 RELEASE = "bench-t1"
 NAMESPACE = "bench"

@@ -1,4 +1,4 @@
-"""Static checks of simulator/Dockerfile against the pod contract the chart relies on."""
+"""Static checks of iotdb_bench/simulator/Dockerfile against the pod contract the chart relies on."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCKERFILE = (ROOT / "simulator" / "Dockerfile").read_text()
+DOCKERFILE = (ROOT / "iotdb_bench" / "simulator" / "Dockerfile").read_text()
 
 
 def instructions(name: str) -> list[str]:
@@ -25,14 +25,14 @@ def test_base_image_is_a_pinned_python_3_11_slim():
 
 def test_runs_as_user_10001_with_the_simulator_entrypoint():
     assert instructions("USER")[-1] == "10001:10001"
-    assert json.loads(instructions("ENTRYPOINT")[-1]) == ["python", "-m", "simulator"]
+    assert json.loads(instructions("ENTRYPOINT")[-1]) == ["python", "-m", "iotdb_bench.simulator"]
     assert not instructions("CMD"), "the chart passes the role as args; a CMD would only be replaced"
 
 
 def test_installs_only_the_simulator_requirements():
     copies = instructions("COPY")
-    assert "simulator/requirements.txt /tmp/requirements.txt" in copies
-    assert any(c.startswith("simulator/ ") for c in copies)
+    assert "iotdb_bench/simulator/requirements.txt /tmp/requirements.txt" in copies
+    assert any(c.startswith("iotdb_bench/simulator/ ") for c in copies)
     assert not any(re.search(r"(^|\s)(requirements(-dev)?\.txt|cli/|\.)(\s|$)", c) for c in copies), copies
     pip_runs = [r for r in instructions("RUN") if "pip install" in r]
     assert pip_runs and all("-r /tmp/requirements.txt" in r for r in pip_runs)

@@ -17,12 +17,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from cli.platforms.local import free_port
-from simulator.collector_client import CollectorClient, CollectorError
-from simulator.protocol import WorkerFailure, WorkerProgress, WorkerResult
-from simulator.report import RunReport
-from simulator.spec import RunSpec
-from simulator.stats import new_histogram
+from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
+from iotdb_bench.simulator.protocol import WorkerFailure, WorkerProgress, WorkerResult
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.stats import new_histogram
 from tests.conftest import REPO_ROOT
 
 WORKERS = 200
@@ -54,7 +54,7 @@ def collector(tmp_path) -> Iterator:
         RunSpec(run_id="many", task="insert", target="null", module="null", workers=workers, num_inserts=CALLS * 10, batch=10).dump(spec_path)
         port = free_port()
         processes.append(subprocess.Popen(
-            [sys.executable, "-m", "simulator", "collector", "--spec", str(spec_path), "--port", str(port)],
+            [sys.executable, "-m", "iotdb_bench.simulator", "collector", "--spec", str(spec_path), "--port", str(port)],
             cwd=REPO_ROOT, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
             preexec_fn=None if open_files is None else lambda: _lower_open_files(open_files),
         ))

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from cli.platforms.local import free_port
-from simulator.spec import RunSpec
+from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 
 
@@ -31,7 +31,7 @@ def test_the_collector_exits_promptly_and_without_a_traceback_on_a_signal(tmp_pa
     spec_path = tmp_path / "spec.json"
     RunSpec(run_id="r", task="insert", target="null", module="null", workers=1, num_inserts=10, batch=10).dump(spec_path)
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "simulator", "collector", "--spec", str(spec_path), "--port", str(port)],
+    process = subprocess.Popen([sys.executable, "-m", "iotdb_bench.simulator", "collector", "--spec", str(spec_path), "--port", str(port)],
                                cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     try:
         deadline = time.monotonic() + 30

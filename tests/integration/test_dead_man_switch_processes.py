@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from cli.platforms.local import free_port
-from simulator.spec import RunSpec
+from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -49,7 +49,7 @@ def test_nobody_asking_for_the_status_stops_the_run(tmp_path):
 
     def start(*args: str, log: str) -> subprocess.Popen:
         with open(tmp_path / log, "wb") as output:
-            return subprocess.Popen([sys.executable, "-m", "simulator", *args, "--spec", str(spec_path)], cwd=REPO_ROOT, env=env,
+            return subprocess.Popen([sys.executable, "-m", "iotdb_bench.simulator", *args, "--spec", str(spec_path)], cwd=REPO_ROOT, env=env,
                                     stdout=output, stderr=subprocess.STDOUT)
 
     collector = start("collector", "--port", str(port), log="collector.log")

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from simulator.visibility import PROBE_INDEX
+from iotdb_bench.simulator.visibility import PROBE_INDEX
 
 pytestmark = pytest.mark.slow
 

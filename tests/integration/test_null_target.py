@@ -2,10 +2,10 @@
 
 import pytest
 
-from cli.config import load_config
-from simulator.events import EventGenerator
-from simulator.modules import module_class
-from simulator.spec import RunSpec
+from iotdb_bench.cli.config import load_config
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.spec import RunSpec
 
 pytestmark = pytest.mark.slow
 

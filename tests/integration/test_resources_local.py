@@ -76,7 +76,7 @@ def _postmaster(env) -> int:
 
 
 def _config(tmp_path: Path, **target_options) -> Path:
-    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    config = yaml.safe_load((REPO_ROOT / "iotdb_bench" / "config.yaml").read_text())
     config["targets"]["postgresql-local"].update(target_options)
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))

@@ -35,9 +35,9 @@ from kubernetes.client import (
 )
 from kubernetes.client.exceptions import ApiException
 
-from cli.config import Config, Image, Target
-from cli.platforms.kubernetes import KubernetesPlatform, release_name
-from simulator.spec import RunSpec
+from iotdb_bench.cli.config import Config, Image, Target
+from iotdb_bench.cli.platforms.kubernetes import KubernetesPlatform, release_name
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 
 KWOK_SCRIPT = REPO_ROOT / "scripts" / "kwok.sh"

@@ -172,7 +172,7 @@ def test_without_permission_not_measured_and_why_then_with_the_charts_reader(clu
 
     subjects = json.dumps([{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": cluster.namespace}])
     rendered = subprocess.run(
-        ["helm", "template", "iotdb-bench", str(REPO_ROOT / "deployment"), "--show-only", "templates/resource-reader.yaml",
+        ["helm", "template", "iotdb-bench", str(REPO_ROOT / "iotdb_bench" / "deployment"), "--show-only", "templates/resource-reader.yaml",
          "--set", "resourceReader.create=true", "--set", f"resourceReader.name={READER}", "--set-json", f"resourceReader.subjects={subjects}"],
         env=cluster.env, capture_output=True, text=True, timeout=60)
     assert rendered.returncode == 0, rendered.stderr

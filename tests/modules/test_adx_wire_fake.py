@@ -35,9 +35,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from fake_http_service import FakeServiceHandler, serving
 
-from cli.platforms.local import free_port
-from simulator.modules import azure_data_explorer as adx
-from simulator.spec import RunSpec
+from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.simulator.modules import azure_data_explorer as adx
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import rows_per_query
 from tests.read_side import check_read_side
 
@@ -320,7 +320,7 @@ def test_adx_wire_fake_queued_ingestion_uploads_blobs_and_queues_messages(fake_k
     adx_module.connect()
     try:
         adx_module.setup()
-        from simulator.events import EventGenerator
+        from iotdb_bench.simulator.events import EventGenerator
 
         for batch in EventGenerator(1, 0, 10).batches(0, 300, 100):
             adx_module.insert_batch(adx_module.prepare_batch(batch))
@@ -349,7 +349,7 @@ def test_adx_wire_fake_wait_for_count_gives_up_at_the_limit(fake_kusto):
     adx_module.connect()
     try:
         adx_module.setup()
-        from simulator.events import EventGenerator
+        from iotdb_bench.simulator.events import EventGenerator
 
         adx_module.insert_batch(adx_module.prepare_batch(EventGenerator(1, 0, 10).batch(0, 50)))
         started = time.time()

@@ -13,8 +13,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from simulator.events import EventGenerator
-from simulator.wire import kv_records
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.wire import kv_records
 from tests.conftest import REPO_ROOT, assert_verified, downsample_minutes, rows_per_query
 from tests.read_side import check_read_side
 
@@ -61,7 +61,7 @@ print(json.dumps(out))
 EDITOR = """
 import sys
 from berkeleydb import db
-from simulator.wire import kv_records
+from iotdb_bench.simulator.wire import kv_records
 home, order, action, device, value = sys.argv[1:6]
 env = db.DBEnv()
 env.open(home, db.DB_CREATE | db.DB_INIT_MPOOL | db.DB_INIT_LOCK | db.DB_INIT_LOG | db.DB_INIT_TXN | db.DB_REGISTER | db.DB_RECOVER, 0o600)
@@ -205,9 +205,9 @@ def test_a_killed_process_leaves_a_usable_environment(bdb, tmp_path):
     # (SIGKILL) inside the next transaction, holding its locks, its pages dirty in the shared cache.
     script = textwrap.dedent("""
         import sys, time
-        from simulator.events import EventGenerator
-        from simulator.modules import module_class
-        from simulator.spec import RunSpec
+        from iotdb_bench.simulator.events import EventGenerator
+        from iotdb_bench.simulator.modules import module_class
+        from iotdb_bench.simulator.spec import RunSpec
         spec = RunSpec(run_id="crash", task="insert", target="bdb", module="berkeleydb", workers=1, clean=False,
                        connection={"home": sys.argv[1]}, batch=500)
         module = module_class("berkeleydb")(spec)

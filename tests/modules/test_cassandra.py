@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.events import EventGenerator
-from simulator.modules.cassandra import InsertFailed, Module
-from simulator.spec import RunSpec
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules.cassandra import InsertFailed, Module
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import WORKLOAD_OPTIONS, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 

@@ -15,10 +15,10 @@ import json
 import numpy as np
 import pytest
 
-from simulator.events import EventBatch, EventGenerator
-from simulator.expected import DOWNSAMPLE_DEVICE, MINUTE_MS
-from simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
-from simulator.shapes import layout
+from iotdb_bench.simulator.events import EventBatch, EventGenerator
+from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, MINUTE_MS
+from iotdb_bench.simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
+from iotdb_bench.simulator.shapes import layout
 from tests import factories
 
 pytestmark = pytest.mark.clickhouse

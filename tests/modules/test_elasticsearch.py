@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
-from simulator.events import EventGenerator
+from iotdb_bench.simulator.events import EventGenerator
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import assert_scan_ok, check_read_side
 

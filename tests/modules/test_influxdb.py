@@ -9,7 +9,7 @@ import re
 import httpx
 import pytest
 
-from simulator.events import EventGenerator
+from iotdb_bench.simulator.events import EventGenerator
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 

@@ -16,9 +16,9 @@ import socket
 import numpy as np
 import pytest
 
-from simulator.events import EventGenerator
-from simulator.modules.iotdb import Module, _encoded_tablet_class
-from simulator.spec import RunSpec
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules.iotdb import Module, _encoded_tablet_class
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 

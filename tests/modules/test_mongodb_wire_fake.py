@@ -15,9 +15,9 @@ from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 from mongodb_wire_fake import FakeMongoState, serving
 
-from cli.platforms.local import free_port
-from simulator.events import EventGenerator
-from simulator.modules.mongodb import QUERIES, pipelines
+from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules.mongodb import QUERIES, pipelines
 from tests.conftest import assert_verified, downsample_minutes, rows_per_query
 from tests.read_side import check_read_side
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.modules import postgres
-from simulator.spec import QUERY_NAMES, RunSpec
+from iotdb_bench.simulator.modules import postgres
+from iotdb_bench.simulator.spec import QUERY_NAMES, RunSpec
 from tests.conftest import dedicated_database, pg_connect
 
 pytestmark = pytest.mark.postgres
@@ -152,7 +152,7 @@ def test_loose_index_scan_variant_sits_beside_the_canonical_query(cli, family):
     assert set(QUERY_NAMES) | {postgres.NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN} == set(queries)
     assert postgres.NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN not in spec.queries
     # Both give the same answer: every device once, with its newest reading.
-    from simulator.wire import sql as sql_common
+    from iotdb_bench.simulator.wire import sql as sql_common
 
     canonical = sorted(sql(family, sql_common.QUERIES["newest-per-device"]))
     variant = sorted(sql(family, postgres.LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE))

@@ -14,9 +14,9 @@ import time
 import psycopg
 import pytest
 
-from simulator.events import EventGenerator
-from simulator.modules import module_class
-from simulator.spec import RunSpec
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT, WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 
@@ -225,9 +225,9 @@ def test_row_encoding_needs_no_pandas(questdb):
     script = textwrap.dedent(f"""
         import sys
         sys.modules["pandas"] = None  # import pandas now raises ImportError
-        from simulator.events import EventGenerator
-        from simulator.modules import ModuleError, module_class
-        from simulator.spec import RunSpec
+        from iotdb_bench.simulator.events import EventGenerator
+        from iotdb_bench.simulator.modules import ModuleError, module_class
+        from iotdb_bench.simulator.spec import RunSpec
         def module(**extra):
             spec = RunSpec(run_id="nopandas", task="insert", target="q", module="questdb", workers=1, batch=1000,
                            connection={{"host": "{HOST}", "http_port": {HTTP_PORT}, "pg_port": {PG_PORT}}}, extra=extra)

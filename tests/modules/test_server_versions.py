@@ -10,8 +10,8 @@ import sqlite3
 import httpx
 import pytest
 
-from simulator.modules import DatabaseModule, module_class, module_names
-from simulator.spec import RunSpec
+from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import postgres_env
 
 

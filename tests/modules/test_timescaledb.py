@@ -14,9 +14,9 @@ import datetime as dt
 
 import pytest
 
-from simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS
-from simulator.modules import timescaledb
-from simulator.spec import RunSpec
+from iotdb_bench.simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS
+from iotdb_bench.simulator.modules import timescaledb
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import dedicated_database, downsample_minutes, pg_connect, rows_per_query
 
 pytestmark = pytest.mark.postgres

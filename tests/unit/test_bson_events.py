@@ -5,8 +5,8 @@ import numpy as np
 from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 
-from simulator.events import EventGenerator
-from simulator.wire import bson_events
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.wire import bson_events
 
 
 def reference(batch, keys=None) -> list[bytes]:

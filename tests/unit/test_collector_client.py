@@ -10,9 +10,9 @@ import pytest
 import uvicorn
 from fastapi import FastAPI, HTTPException
 
-from cli.platforms.local import free_port
-from simulator.collector_client import CollectorClient, CollectorError
-from simulator.protocol import WorkerHello
+from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
+from iotdb_bench.simulator.protocol import WorkerHello
 
 IDLE_CLOSE_S = 0.3
 

@@ -9,12 +9,12 @@ import time
 import pytest
 from fastapi import HTTPException
 
-from simulator import collector as collector_module
-from simulator.collector import Collector
-from simulator.protocol import WorkerHello, WorkerResult
-from simulator.report import RunReport
-from simulator.spec import RunSpec
-from simulator.stats import CallRecorder
+from iotdb_bench.simulator import collector as collector_module
+from iotdb_bench.simulator.collector import Collector
+from iotdb_bench.simulator.protocol import WorkerHello, WorkerResult
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.stats import CallRecorder
 
 
 def finished_run(workers: int, series_s: int) -> RunReport:

@@ -1,11 +1,11 @@
 """The comparison table's rows on known saved documents: query cells, failures, unstable marks, variants."""
 
-from cli import comparison
-from cli.document import Environment, ResultsDocument, RunRecord
-from simulator.protocol import QueryRuns, WorkerResult
-from simulator.report import RunReport
-from simulator.spec import RunSpec
-from simulator.stats import query_figures
+from iotdb_bench.cli import comparison
+from iotdb_bench.cli.document import Environment, ResultsDocument, RunRecord
+from iotdb_bench.simulator.protocol import QueryRuns, WorkerResult
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.stats import query_figures
 
 
 def query_document(queries, target="postgresql", wrong=()):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from cli.config import load_config
-from cli.errors import UsageProblem
+from iotdb_bench.cli.config import load_config
+from iotdb_bench.cli.errors import UsageProblem
 
 SEED_TARGETS = {
     "postgresql", "cockroachdb", "yugabyte_sql", "yugabyte_cql", "arangodb", "cassandra_sync", "cassandra_async",

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS, EventGenerator, device_ids
+from iotdb_bench.simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS, EventGenerator, device_ids
 
 
 def concat(batches):

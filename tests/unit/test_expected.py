@@ -8,11 +8,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from simulator.collector import Collector
-from simulator.events import EventBatch, EventGenerator
-from simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, Expected, ExpectedRecord, Tally, merge_all
-from simulator.protocol import WorkerResult
-from simulator.spec import RunSpec
+from iotdb_bench.simulator.collector import Collector
+from iotdb_bench.simulator.events import EventBatch, EventGenerator
+from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, Expected, ExpectedRecord, Tally, merge_all
+from iotdb_bench.simulator.protocol import WorkerResult
+from iotdb_bench.simulator.spec import RunSpec
 
 
 def recount(batches: list[EventBatch]) -> dict[str, tuple]:

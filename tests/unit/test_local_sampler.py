@@ -11,8 +11,8 @@ import time
 
 import psutil
 
-from cli.platforms.local_sampler import DatabaseProcesses, ProcessTree
-from simulator.resources import Sample
+from iotdb_bench.cli.platforms.local_sampler import DatabaseProcesses, ProcessTree
+from iotdb_bench.simulator.resources import Sample
 
 
 def test_the_server_listening_on_the_address_is_found_with_its_children():

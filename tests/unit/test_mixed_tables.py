@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from cli.document import QueryUnderIngestRow
-from cli.tables import query_under_ingest_table
-from simulator.spec import QUERY_NAMES
+from iotdb_bench.cli.document import QueryUnderIngestRow
+from iotdb_bench.cli.tables import query_under_ingest_table
+from iotdb_bench.simulator.spec import QUERY_NAMES
 
 
 def rendered(table) -> list[str]:

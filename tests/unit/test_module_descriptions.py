@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from simulator.modules import module_class, module_names
-from simulator.spec import RunSpec
+from iotdb_bench.simulator.modules import module_class, module_names
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 
 ADX = {"cluster_uri": "http://127.0.0.1:1", "database": "db", "auth": "none"}
@@ -51,7 +51,7 @@ def test_notes_say_what_a_reader_must_know():
 
 def _cli_code() -> str:
     """The CLI's code without comments and docstrings' prose lines that name databases for the reader."""
-    text = "\n".join(path.read_text() for path in sorted((REPO_ROOT / "cli").rglob("*.py")))
+    text = "\n".join(path.read_text() for path in sorted((REPO_ROOT / "iotdb_bench" / "cli").rglob("*.py")))
     return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
 
 

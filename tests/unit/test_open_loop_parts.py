@@ -10,13 +10,13 @@ import pytest
 from rich.console import Console
 from rich.measure import Measurement
 
-from cli import tables
-from cli.progress import achieved_against_target
-from cli.rate_search import RateStep, answer, next_rate
-from simulator import stats
-from simulator.protocol import Status, WorkerResult
-from simulator.schedule import Schedule, behind_limit_s
-from simulator.worker import CallTimer
+from iotdb_bench.cli import tables
+from iotdb_bench.cli.progress import achieved_against_target
+from iotdb_bench.cli.rate_search import RateStep, answer, next_rate
+from iotdb_bench.simulator import stats
+from iotdb_bench.simulator.protocol import Status, WorkerResult
+from iotdb_bench.simulator.schedule import Schedule, behind_limit_s
+from iotdb_bench.simulator.worker import CallTimer
 from tests.factories import document, insert_report
 
 

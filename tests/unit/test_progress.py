@@ -7,10 +7,10 @@ import io
 
 from rich.console import Console
 
-from cli.progress import RunProgress
-from cli.runner import PlannedRun
-from simulator.protocol import Status
-from simulator.spec import RunSpec
+from iotdb_bench.cli.progress import RunProgress
+from iotdb_bench.cli.runner import PlannedRun
+from iotdb_bench.simulator.protocol import Status
+from iotdb_bench.simulator.spec import RunSpec
 
 
 def shown(**status) -> str:

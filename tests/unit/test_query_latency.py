@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.query_latency import QueryLatencyRecorder, merge_query_latencies
-from simulator.spec import RunSpec
+from iotdb_bench.simulator.query_latency import QueryLatencyRecorder, merge_query_latencies
+from iotdb_bench.simulator.spec import RunSpec
 
 
 def client(samples: dict[str, dict[str, list[float]]], errors: dict[str, list[str]] | None = None):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from cli import run_conditions
-from cli.document import Environment, ResultsDocument, RunRecord
-from cli.host import Host
-from simulator.conditions import Build, Node, Placement, RunConditions, Software
-from simulator.report import RunReport
-from simulator.spec import RunSpec
+from iotdb_bench.cli import run_conditions
+from iotdb_bench.cli.document import Environment, ResultsDocument, RunRecord
+from iotdb_bench.cli.host import Host
+from iotdb_bench.simulator.conditions import Build, Node, Placement, RunConditions, Software
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
 
 
 def document(module: str = "postgres", batch: int = 1000, server: str = "PostgreSQL 15.8 on x86_64-pc-linux-gnu, compiled by gcc",

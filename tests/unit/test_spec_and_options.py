@@ -4,10 +4,10 @@ import click
 import pytest
 from pydantic import ValidationError
 
-from cli.options import WorkerSet, parse_extra_options, parse_queries
-from simulator.env_references import MissingVariable
-from simulator.env_references import expand as expand_env
-from simulator.spec import QUERY_NAMES, RunSpec
+from iotdb_bench.cli.options import WorkerSet, parse_extra_options, parse_queries
+from iotdb_bench.simulator.env_references import MissingVariable
+from iotdb_bench.simulator.env_references import expand as expand_env
+from iotdb_bench.simulator.spec import QUERY_NAMES, RunSpec
 
 
 def spec(**fields):

@@ -5,8 +5,8 @@ import math
 import pytest
 from rich.console import Console
 
-from cli import comparison, tables
-from simulator import stats
+from iotdb_bench.cli import comparison, tables
+from iotdb_bench.simulator import stats
 from tests import factories
 
 
@@ -70,7 +70,7 @@ def _document(throughputs):
 
 
 def test_compare_output_carries_the_flag(tmp_path):
-    from cli import results
+    from iotdb_bench.cli import results
 
     rows = comparison.insert_rows([("a", _document([100.0, 150.0])), ("b", _document([100.0, 101.0]))])
     assert [row.throughput.unstable for row in rows] == [True, False]

@@ -2,8 +2,8 @@
 
 import pytest
 
-from simulator import stats
-from simulator.protocol import QueryRuns, WorkerResult
+from iotdb_bench.simulator import stats
+from iotdb_bench.simulator.protocol import QueryRuns, WorkerResult
 
 
 def recorded(common_start, calls):

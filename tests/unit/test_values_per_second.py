@@ -6,10 +6,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.measure import Measurement
 
-from cli import tables
-from cli.document import ResultsDocument
-from simulator.protocol import WorkerResult
-from simulator.stats import InsertRunFigures, insert_figures
+from iotdb_bench.cli import tables
+from iotdb_bench.cli.document import ResultsDocument
+from iotdb_bench.simulator.protocol import WorkerResult
+from iotdb_bench.simulator.stats import InsertRunFigures, insert_figures
 from tests.factories import document, insert_report
 
 

@@ -1,4 +1,4 @@
-"""One source of the version, simulator/__init__.py: every other place that states it agrees, and a
+"""One source of the version, iotdb_bench/simulator/__init__.py: every other place that states it agrees, and a
 release tag must be "v" + it (the release workflow checks the tag with scripts/release-version.sh)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SOURCE = "simulator/__init__.py __version__"
+SOURCE = "iotdb_bench/simulator/__init__.py __version__"
 RELEASE_HEADING = re.compile(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", re.MULTILINE)
 
 
@@ -25,9 +25,9 @@ def _python(root: Path, *args: str) -> str:
 
 def version_sources(root: Path) -> dict[str, str]:
     """Every place that states the tool's version, read the way a user, helm or a release reads it."""
-    init = re.search(r'^__version__ = "([^"]*)"$', (root / "simulator" / "__init__.py").read_text(), re.MULTILINE)
-    chart = yaml.safe_load((root / "deployment" / "Chart.yaml").read_text())
-    config = yaml.safe_load((root / "config.yaml").read_text())
+    init = re.search(r'^__version__ = "([^"]*)"$', (root / "iotdb_bench" / "simulator" / "__init__.py").read_text(), re.MULTILINE)
+    chart = yaml.safe_load((root / "iotdb_bench" / "deployment" / "Chart.yaml").read_text())
+    config = yaml.safe_load((root / "iotdb_bench" / "config.yaml").read_text())
     releases = RELEASE_HEADING.findall((root / "CHANGELOG.md").read_text())
     return {
         SOURCE: init.group(1) if init else "",
@@ -35,7 +35,7 @@ def version_sources(root: Path) -> dict[str, str]:
         "deployment/Chart.yaml appVersion": str(chart["appVersion"]),
         "config.yaml image.tag": str(config["image"]["tag"]),
         "python run.py --version": _python(root, "run.py", "--version").removeprefix("iotdb-bench, version "),
-        "default image tag of a config without image:": _python(root, "-c", "from cli.config import Image; print(Image().tag)"),
+        "default image tag of a config without image:": _python(root, "-c", "from iotdb_bench.cli.config import Image; print(Image().tag)"),
         "CHANGELOG.md latest release": releases[0] if releases else "",
     }
 
@@ -59,12 +59,12 @@ def _copy_of_the_repo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(("path", "line", "replacement", "named"), [
-    ("deployment/Chart.yaml", r"^version:.*$", "version: 9.9.9", ["deployment/Chart.yaml version"]),
-    ("deployment/Chart.yaml", r"^appVersion:.*$", 'appVersion: "9.9.9"', ["deployment/Chart.yaml appVersion"]),
-    ("config.yaml", r"^  tag:.*$", '  tag: "9.9.9"', ["config.yaml image.tag"]),
+    ("iotdb_bench/deployment/Chart.yaml", r"^version:.*$", "version: 9.9.9", ["deployment/Chart.yaml version"]),
+    ("iotdb_bench/deployment/Chart.yaml", r"^appVersion:.*$", 'appVersion: "9.9.9"', ["deployment/Chart.yaml appVersion"]),
+    ("iotdb_bench/config.yaml", r"^  tag:.*$", '  tag: "9.9.9"', ["config.yaml image.tag"]),
     ("CHANGELOG.md", r"^## \[\d+\.\d+\.\d+\]", "## [9.9.9]", ["CHANGELOG.md latest release"]),
     # The CLI's --version and default tag follow the source; everything written down must follow too.
-    ("simulator/__init__.py", r"^__version__ = .*$", '__version__ = "9.9.9"',
+    ("iotdb_bench/simulator/__init__.py", r"^__version__ = .*$", '__version__ = "9.9.9"',
      ["deployment/Chart.yaml version", "deployment/Chart.yaml appVersion", "config.yaml image.tag", "CHANGELOG.md latest release"]),
 ], ids=["chart-version", "chart-appVersion", "config-tag", "changelog", "source"])
 def test_a_source_that_differs_is_caught(tmp_path, path, line, replacement, named):
@@ -97,4 +97,4 @@ def test_release_tag_must_be_v_and_the_version():
     for wrong in (version, f"v{version}.1", "v0.0.0"):
         done = _release_version(wrong)
         assert done.returncode == 1 and done.stdout == ""
-        assert done.stderr.startswith(f"error: tag '{wrong}' is not the version in simulator/__init__.py: tag v{version}")
+        assert done.stderr.startswith(f"error: tag '{wrong}' is not the version in iotdb_bench/simulator/__init__.py: tag v{version}")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.events import EventGenerator
-from simulator.modules.base import DatabaseModule
-from simulator.spec import RunSpec
-from simulator.worker import PIPELINES, prepared_during_calls
+from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules.base import DatabaseModule
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.worker import PIPELINES, prepared_during_calls
 
 
 class RecordingFakeModule(DatabaseModule):

@@ -1,0 +1,68 @@
+"""`python run.py cleanup`: list the tool's helm releases and remove those whose CLI is gone (killed,
+or a run kept with --keep), judged by the heartbeat each CLI renews while it follows its run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from iotdb_bench.cli.config import load_config
+from iotdb_bench.cli.errors import RunFailed, UsageProblem
+from iotdb_bench.cli.terminal import console, handle_errors
+
+
+@click.command()
+@click.option("--namespace", help="Kubernetes namespace [default: the config's].")
+@click.option("--all", "all_namespaces", is_flag=True, help="Look in every namespace.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py].")
+@click.option("--context", "kube_context", help="kubeconfig context [default: the current one; KUBECONFIG is honoured].")
+@click.option("--dry-run", is_flag=True, help="Only list the releases; remove nothing.")
+@handle_errors
+def cleanup(namespace: str | None, all_namespaces: bool, config_path: Path | None, kube_context: str | None, dry_run: bool) -> None:
+    """Remove the helm releases of runs whose CLI is gone.
+
+    A CLI renews a heartbeat on its run's release while it follows the run; a release whose heartbeat
+    is older than the run's --heartbeat-timeout (or that was kept with --keep) is removed. Releases of
+    runs still being followed are listed and left alone."""
+    if all_namespaces and namespace:
+        raise UsageProblem("--namespace and --all exclude each other")
+    if not all_namespaces and not namespace:
+        namespace = load_config(config_path).namespace
+    from kubernetes.client import ApiClient, CoreV1Api
+
+    from iotdb_bench.cli.platforms import releases
+    from iotdb_bench.cli.platforms.helm import Helm
+    from iotdb_bench.cli.platforms.kubernetes import API_ERRORS, _load_kubeconfig, _short
+
+    configuration = _load_kubeconfig(kube_context)
+    try:
+        found = releases.list_releases(CoreV1Api(ApiClient(configuration)), None if all_namespaces else namespace)
+    except API_ERRORS as error:
+        raise UsageProblem(f"cannot list the releases at {configuration.host}: {_short(error)}") from None
+    where = "any namespace" if all_namespaces else f"namespace '{namespace}'"
+    if not found:
+        console.print(f"No release of iotdb-bench in {where}.", highlight=False)
+        return
+    now = time.time()
+    table = Table(title=f"Releases of iotdb-bench in {where}", title_justify="left")
+    for column in ("Release", "Namespace", "Target", "Task", "Last heartbeat", "State", "Action"):
+        table.add_column(column, overflow="fold")
+    problems = []
+    for release in found:
+        action = "left alone"
+        if release.left_behind(now):
+            if dry_run:
+                action = "would be removed"
+            else:
+                problem = Helm(release.namespace, kube_context).uninstall(release.name)
+                action = "removal FAILED" if problem else "removed"
+                if problem:
+                    problems.append(problem)
+        table.add_row(release.name, release.namespace, release.target, release.task, f"{release.silent_s(now):.0f} s ago",
+                      release.state(now), action)
+    console.print(table)
+    if problems:
+        raise RunFailed(f"{len(problems)} release(s) could not be removed: {problems[0]}")

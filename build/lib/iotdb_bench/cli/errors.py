@@ -1,0 +1,17 @@
+"""The errors the CLI turns into one-line messages and exit codes (2: usage, 1: run failure)."""
+
+
+class UsageProblem(Exception):
+    """Bad options, config or environment: the user can fix it. Exit code 2."""
+
+    exit_code = 2
+
+
+class RunFailed(Exception):
+    """The run did not produce trustworthy figures (worker failed, timeout, count mismatch). Exit code 1."""
+
+    exit_code = 1
+
+
+class RunTimedOut(RunFailed):
+    pass

@@ -1,0 +1,18 @@
+"""Where a run's processes execute. Every platform runs one RunSpec and returns the collector's report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from iotdb_bench.simulator.protocol import Status
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
+
+StatusCallback = Callable[[Status], None]
+
+
+class Platform(Protocol):
+    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
+        """Start the collector and the workers, follow the run, return the report; always clean up."""

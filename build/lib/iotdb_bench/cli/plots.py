@@ -1,0 +1,313 @@
+"""PNG plots of a saved results document, drawn into its results folder.
+
+matplotlib is imported only when plots are drawn (it takes longer to import than the rest of the
+CLI together), and only through its object API: a `Figure` renders with the Agg backend without
+touching pyplot's global state or needing a display.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iotdb_bench.cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, insert_mode_label
+from iotdb_bench.cli.document import InsertRow, QueryRow, ResultsDocument
+from iotdb_bench.cli.rate_search import MaxRateSearch
+
+DPI = 110
+SIZE = (7.5, 4.6)
+MARGINS = {"left": 0.16, "right": 0.97, "bottom": 0.12, "top": 0.92}
+
+
+def draw(document: ResultsDocument, folder: Path) -> list[Path]:
+    """Every plot the document has data for; returns the files written."""
+    folder = Path(folder)
+    if document.task == "query":
+        return [query_durations(document.queries, folder / "query-durations.png")] if document.queries else []
+    if document.task == "scan":
+        series = scan_series(document)
+        return [events_over_time(series, folder / "rows-scanned-per-second.png", "rows/s", "Rows scanned per second")] if series else []
+    summary = document.inserts
+    if not summary:
+        return []
+    series = per_second_series(document)
+    if document.steps:
+        written = [fill_level(summary, folder / "fill-level.png")]
+    elif document.max_rate is not None:  # one worker count at many rates: the curve says it all
+        written = []
+    else:
+        written = [throughput(summary, folder / "inserts-per-second.png"), latency(summary, folder / "latency.png")]
+    if any(row.target_rate is not None for row in summary):
+        written.append(latency_throughput(summary, folder / "latency-throughput.png", document.max_rate))
+    if series:
+        written.append(events_over_time(series, folder / "events-per-second.png"))
+    from iotdb_bench.cli import mixed_plots, resource_plots
+
+    written += resource_plots.draw(document, folder)
+    written += mixed_plots.draw(document, folder, _figure, _save)
+    return written
+
+
+def _figure(fit_labels: bool = False):
+    """One axes. Fixed margins suit the plots drawn after every insert run (short tick labels) and
+    cost a third less time than `fit_labels`, the layout engine that makes room for long query names."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=SIZE, layout="constrained" if fit_labels else None)
+    if not fit_labels:
+        figure.subplots_adjust(**MARGINS)
+    return figure, figure.add_subplot()
+
+
+def _save(figure, path: Path) -> Path:
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+def _thousands(axes) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+
+
+def throughput(summary: list[InsertRow], path: Path) -> Path:
+    """Average inserts/s per worker count, with bars from the slowest to the fastest run."""
+    figure, axes = _figure()
+    workers = [row.workers for row in summary]
+    averages = [row.throughput.avg for row in summary]
+    below = [row.throughput.avg - row.throughput.min for row in summary]
+    above = [row.throughput.max - row.throughput.avg for row in summary]
+    axes.errorbar(workers, averages, yerr=[below, above], marker="o", capsize=5, label="average (bars: min to max)")
+    for row, x, y in zip(summary, workers, averages):
+        if row.throughput.unstable:
+            axes.annotate(f"unstable, CV {row.throughput.cv:.0%}", (x, y), textcoords="offset points", xytext=(6, 6), color="tab:red")
+    axes.set(xlabel="workers", ylabel="inserts/s", title="Inserts per second by worker count", xticks=workers)
+    axes.set_ylim(bottom=0)
+    _thousands(axes)
+    axes.legend(loc="lower right")
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def latency(summary: list[InsertRow], path: Path) -> Path:
+    figure, axes = _figure()
+    workers = [row.workers for row in summary]
+    percentiles = {"p50": [row.p50_ms for row in summary], "p95": [row.p95_ms for row in summary],
+                   "p99": [row.p99_ms.avg for row in summary]}
+    for name, values in percentiles.items():
+        axes.plot(workers, values, marker="o", label=f"{name} service" if any(row.target_rate for row in summary) else name)
+    if all(row.response_p99_ms is not None for row in summary):
+        axes.plot(workers, [row.response_p50_ms for row in summary], marker="s", linestyle="--", label="p50 response")
+        axes.plot(workers, [row.response_p99_ms.avg for row in summary], marker="s", linestyle="--", label="p99 response")
+    axes.set(xlabel="workers", ylabel="ms per database call", title="Call latency by worker count", xticks=workers)
+    axes.set_ylim(bottom=0)
+    axes.legend()
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def latency_throughput(summary: list[InsertRow], path: Path, search: MaxRateSearch | None = None) -> Path:
+    """The latency-throughput curve of open-loop runs: response-time p50 and p99 (service-time p99
+    dotted) against the rate achieved; with --find-max-rate the target and the answer marked."""
+    figure, axes = _figure()
+    rows = sorted((row for row in summary if row.target_rate is not None and row.response_p99_ms is not None),
+                  key=lambda row: (row.workers, row.target_rate))
+    for workers in dict.fromkeys(row.workers for row in rows):
+        group = [row for row in rows if row.workers == workers]
+        suffix = f", {_workers(workers)}" if len({row.workers for row in rows}) > 1 else ""
+        achieved = [row.throughput.avg for row in group]
+        axes.plot(achieved, [row.response_p50_ms for row in group], marker="o", label=f"p50 response{suffix}")
+        line, = axes.plot(achieved, [row.response_p99_ms.avg for row in group], marker="o", label=f"p99 response{suffix}")
+        axes.plot(achieved, [row.p99_ms.avg for row in group], marker=".", linestyle=":", color=line.get_color(),
+                  label=f"p99 service{suffix}")
+        for row, x in zip(group, achieved):
+            if row.sustained == "NO":
+                axes.annotate("behind", (x, row.response_p99_ms.avg), textcoords="offset points", xytext=(4, 4), color="tab:red",
+                              fontsize="small")
+    if search is not None:
+        axes.axhline(search.latency_p99_ms, color="tab:red", linestyle="--", linewidth=1, label=f"p99 target {search.latency_p99_ms:g} ms")
+        if search.answer is not None:
+            axes.axvline(search.answer, color="tab:green", linestyle="--", linewidth=1, label=f"highest sustainable {search.answer:,.0f}/s")
+    axes.set(xlabel="events/s achieved (open loop, --rate)", ylabel="ms per call", title="Latency against throughput")
+    if rows and max(row.response_p99_ms.avg for row in rows) > 50 * max(min(row.response_p50_ms for row in rows), 1e-3):
+        axes.set_yscale("log")
+    else:
+        axes.set_ylim(bottom=0)
+    axes.set_xlim(left=0)
+    from matplotlib.ticker import EngFormatter
+
+    axes.xaxis.set_major_formatter(EngFormatter())
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def fill_level(summary: list[InsertRow], path: Path) -> Path:
+    from matplotlib.ticker import EngFormatter
+
+    figure, axes = _figure()
+    axes.plot([row.level for row in summary], [row.throughput.avg for row in summary], marker="o")
+    axes.set(xlabel="events in the database before the step (fill level)", ylabel="inserts/s", title="Inserts per second by fill level")
+    axes.set_ylim(bottom=0)
+    _thousands(axes)
+    axes.xaxis.set_major_formatter(EngFormatter())
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def per_second_series(document: ResultsDocument) -> dict[str, tuple[list[float], list[float]]]:
+    """Events per second through the timed phase as (window edges, rates): one line per step, or per
+    worker count (the element-wise mean of its runs). Window i covers [i, i + 1) s after the common
+    start; the last one ends with the run, so its events are divided by its actual length."""
+    groups: dict[str, list[tuple[list[float], float]]] = {}
+    for run in document.insert_runs():
+        figures = run.report.figures
+        if not figures.per_second:
+            continue
+        label = f"step {run.step}" if run.step else _workers(run.workers)
+        label += f" at {run.report.spec.rate:,.0f}/s" if run.report.spec.rate else ""
+        groups.setdefault(label, []).append((rates(figures.per_second, figures.duration_s), figures.duration_s))
+    return {label: _mean_series(runs) for label, runs in groups.items()}
+
+
+def scan_series(document: ResultsDocument) -> dict[str, tuple[list[float], list[float]]]:
+    """Rows read per second through each scan, one line per worker count (the mean of its runs)."""
+    groups: dict[str, list[tuple[list[float], float]]] = {}
+    for run in document.runs:
+        scan = run.report.scan
+        if scan is not None and scan.per_second:
+            groups.setdefault(_workers(run.workers), []).append((rates(scan.per_second, scan.duration_s), scan.duration_s))
+    return {label: _mean_series(runs) for label, runs in groups.items()}
+
+
+def rates(per_second: list[int], duration_s: float) -> list[float]:
+    values = [float(events) for events in per_second]
+    last_window = duration_s - (len(values) - 1)
+    if 0 < last_window < 1:
+        values[-1] /= last_window
+    return values
+
+
+def _mean_series(runs: list[tuple[list[float], float]]) -> tuple[list[float], list[float]]:
+    length = max(len(values) for values, _ in runs)
+    means = []
+    for index in range(length):
+        present = [values[index] for values, _ in runs if index < len(values)]
+        means.append(sum(present) / len(present))
+    longest = [duration for values, duration in runs if len(values) == length]
+    end = min(max(sum(longest) / len(longest), length - 1), length)
+    return [float(edge) for edge in range(length)] + [end], means
+
+
+def _workers(count: int) -> str:
+    return f"{count} worker" + ("" if count == 1 else "s")
+
+
+def events_over_time(series: dict[str, tuple[list[float], list[float]]], path: Path, ylabel: str = "events/s",
+                     title: str = "Events per second during the timed phase") -> Path:
+    figure, axes = _figure()
+    for label, (edges, values) in series.items():
+        axes.stairs(values, edges, label=label, linewidth=1.5, baseline=None)
+    axes.set(xlabel="seconds since the common start", ylabel=ylabel, title=title)
+    axes.set_xlim(left=0)
+    axes.set_ylim(bottom=0)
+    _thousands(axes)
+    axes.legend()
+    axes.grid(alpha=0.3)
+    return _save(figure, path)
+
+
+def query_durations(summary: list[QueryRow], path: Path) -> Path:
+    """Average seconds per query (bars from fastest to slowest execution), cold and warm marked."""
+    figure, axes = _figure(fit_labels=True)
+    queries = list(dict.fromkeys(row.query for row in summary))
+    worker_counts = list(dict.fromkeys(row.workers for row in summary))
+    width = 0.8 / len(worker_counts)
+    positive = []
+    for slot, workers in enumerate(worker_counts):
+        rows = {row.query: row for row in summary if row.workers == workers}
+        xs = [index + (slot - (len(worker_counts) - 1) / 2) * width for index in range(len(queries))]
+        measured = [rows[q] if q in rows and rows[q].avg_s is not None else None for q in queries]
+        averages = [row.avg_s if row else 0.0 for row in measured]
+        below = [row.avg_s - (row.min_s or row.avg_s) if row else 0.0 for row in measured]
+        above = [(row.max_s or row.avg_s) - row.avg_s if row else 0.0 for row in measured]
+        label = _workers(workers) if len(worker_counts) > 1 else "average (bars: min to max)"
+        axes.bar(xs, averages, width * 0.9, yerr=[below, above], capsize=4, label=label)
+        for x, q in zip(xs, queries):
+            row = rows.get(q)
+            if row is None:
+                continue
+            if row.errors or row.answer == "wrong":
+                axes.annotate("failed" if row.errors else "wrong answer", (x, 0), textcoords="offset points", xytext=(0, 4),
+                              ha="center", color="tab:red", rotation=90)
+            for value, marker in ((row.cold_avg_s, "v"), (row.warm_avg_s, "^")):
+                if value is not None:
+                    axes.plot([x], [value], marker=marker, color="black", linestyle="none")
+            positive += [value for value in (row.min_s, row.max_s) if value]
+    axes.plot([], [], marker="v", color="black", linestyle="none", label="cold (first execution)")
+    axes.plot([], [], marker="^", color="black", linestyle="none", label="warm (later executions)")
+    _finish_query_axes(axes, queries, positive, "seconds per execution")
+    return _save(figure, path)
+
+
+def comparison(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow], query_detail: list[CompareQueryDetail],
+               queries: tuple[str, ...], path: Path) -> Path:
+    """Inserts/s of every compared row (bars from min to max) and the query averages per database."""
+    from matplotlib.figure import Figure
+
+    panels = int(bool(insert_rows)) + int(bool(query_rows))
+    figure = Figure(figsize=(SIZE[0] * panels + 1, max(SIZE[1], 0.45 * len(insert_rows) + 1.5)), layout="constrained")
+    axes = iter(figure.subplots(1, panels, squeeze=False)[0])
+    if insert_rows:
+        _compare_inserts(next(axes), insert_rows)
+    if query_rows:
+        _compare_queries(next(axes), query_rows, query_detail, queries)
+    return _save(figure, path)
+
+
+def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
+    labels = [
+        f"{row.database}, {insert_mode_label(row)}, pk {row.primary_key}, {_workers(row.workers)}"
+        + (f", level {row.level:,}" if row.level is not None else "")
+        + (f", at {row.target_rate:,.0f}/s" if row.target_rate else "")
+        for row in rows
+    ]
+    averages = [row.throughput.avg for row in rows]
+    below = [row.throughput.avg - row.throughput.min for row in rows]
+    above = [row.throughput.max - row.throughput.avg for row in rows]
+    colours = ["tab:red" if row.throughput.unstable or ("FLAGGED" in row.crosscheck or "FAILED" in row.crosscheck) else "tab:blue" for row in rows]
+    positions = list(range(len(rows)))[::-1]
+    axes.barh(positions, averages, xerr=[below, above], capsize=4, color=colours)
+    axes.set_yticks(positions, labels, fontsize="small")
+    axes.set(xlabel="inserts/s (bars: min to max over runs; red: unstable or flagged)", title="Inserts per second")
+    from matplotlib.ticker import EngFormatter
+
+    if max(averages) > 50 * min(averages) > 0:
+        axes.set_xscale("log")
+    axes.xaxis.set_major_formatter(EngFormatter())
+    axes.grid(alpha=0.3, axis="x")
+
+
+def _compare_queries(axes, rows: list[CompareQueryRow], detail: list[CompareQueryDetail], queries: tuple[str, ...]) -> None:
+    width = 0.8 / len(rows)
+    values = []
+    for slot, row in enumerate(rows):
+        averages = {
+            item.query: item.avg_s for item in detail
+            if item.source == row.source and item.workers == row.workers and item.avg_s is not None
+        }
+        xs = [index + (slot - (len(rows) - 1) / 2) * width for index in range(len(queries))]
+        heights = [averages.get(name, 0.0) for name in queries]
+        label = f"{row.database}, {_workers(row.workers)}"
+        axes.bar(xs, heights, width * 0.9, label=label)
+        values += [value for value in heights if value > 0]
+    _finish_query_axes(axes, queries, values, "average seconds per execution")
+
+
+def _finish_query_axes(axes, queries: list[str], durations: list[float], ylabel: str) -> None:
+    """Query names under the bars, a log scale when durations span more than two decades."""
+    if durations and max(durations) / min(durations) > 100:
+        axes.set_yscale("log")
+    axes.set_xticks(range(len(queries)), queries, rotation=15, ha="right")
+    axes.set(ylabel=ylabel, title="Query durations")
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3, axis="y")

@@ -1,0 +1,147 @@
+"""Figures derived from what a run cost (simulator/resources.py), per run and across runs.
+
+- database CPU seconds per million events, the database's mean cores, its peak and mean memory;
+- bytes written to storage per event; storage bytes per event stored, and the growth per event
+  inserted (data size after - before, over the events of the run);
+- client CPU = the workers' own CPU (their rusage) + the collector's + the CLI's, and the client
+  share = client / (client + database);
+- "client may be the bottleneck" when the workers used more CPU per event than the database, or
+  when a worker kept its core (nearly) saturated: then the rate may be the client's, not the
+  database's. Not judged for an embedded database (the workers' CPU is the database's) or when the
+  database's CPU was not measured (unless a worker was saturated).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from pydantic import BaseModel, Field
+
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN
+
+# A worker whose CPU seconds reach this share of its timed phase had no spare CPU: it may have held
+# the rate back (a worker's loop runs in one thread).
+SATURATED_CORE_SHARE = 0.9
+
+
+class ResourceFigures(BaseModel):
+    """One run's, or the mean over the runs of a row (the flag: any run)."""
+
+    db_cpu_s: float | None = None
+    db_cores: float | None = Field(None, description="database CPU seconds / timed phase seconds")
+    db_cpu_s_per_million: float | None = Field(None, description="database CPU seconds per million events")
+    db_memory_mean_bytes: float | None = None
+    db_memory_peak_bytes: float | None = None
+    written_bytes_per_event: float | None = None
+    storage_bytes_per_event: float | None = Field(None, description="data size after the run / events stored")
+    storage_growth_per_event: float | None = Field(None, description="(data size after - before) / events inserted by the run")
+    workers_cpu_s: float | None = None
+    collector_cpu_s: float | None = None
+    cli_cpu_s: float | None = None
+    client_cpu_s: float | None = Field(None, description="workers + collector + CLI")
+    client_cpu_s_per_million: float | None = None
+    client_share: float | None = Field(None, description="client CPU / (client + database CPU)")
+    worker_peak_core_share: float | None = Field(None, description="the busiest worker's CPU seconds / its timed phase")
+    database_in_workers: bool = False
+    client_may_be_bottleneck: bool | None = Field(None, description="None: not judged")
+    bottleneck_reason: str | None = None
+    not_measured: dict[str, str] = Field(default_factory=dict, description="database figure -> why it is missing")
+
+
+def run_figures(report: RunReport) -> ResourceFigures | None:
+    """The derived figures of one insert run; None for a run without insert figures."""
+    figures = report.figures
+    if figures is None:
+        return None
+    events, duration = figures.events, figures.duration_s
+    out = ResourceFigures()
+    usage = report.resources
+    if usage is not None:
+        database = usage.database
+        out.database_in_workers = usage.database_in_workers
+        out.not_measured = {figure: database.why_not(figure) for figure in (CPU, MEMORY, WRITTEN)
+                            if figure in database.not_measured}
+        out.db_cpu_s = database.cpu_s
+        out.db_memory_mean_bytes, out.db_memory_peak_bytes = database.memory_mean_bytes, database.memory_peak_bytes
+        if database.cpu_s is not None:
+            out.db_cores = database.cpu_s / duration if duration > 0 else None
+            out.db_cpu_s_per_million = _per_million(database.cpu_s, events)
+        if database.written_bytes is not None and events:
+            out.written_bytes_per_event = database.written_bytes / events
+        out.cli_cpu_s = usage.cli.cpu_s if usage.cli else None
+        sampled_collector = usage.collector.cpu_s if usage.collector else None
+        out.collector_cpu_s = report.collector_cpu_s if report.collector_cpu_s is not None else sampled_collector
+    else:
+        out.not_measured = dict.fromkeys((CPU, MEMORY, WRITTEN), "not sampled (results of an earlier version, or the platform does not sample)")
+        out.collector_cpu_s = report.collector_cpu_s
+    _storage(out, report)
+    _client(out, report, usage)
+    _flag(out)
+    return out
+
+
+def _storage(out: ResourceFigures, report: RunReport) -> None:
+    server, verification = report.server, report.verification
+    if server is None or server.storage_bytes is None:
+        return
+    if verification is not None and verification.counted:
+        out.storage_bytes_per_event = server.storage_bytes / verification.counted
+    if server.storage_bytes_at_start is not None and report.figures.events:
+        out.storage_growth_per_event = (server.storage_bytes - server.storage_bytes_at_start) / report.figures.events
+
+
+def _client(out: ResourceFigures, report: RunReport, usage) -> None:
+    own = [worker.cpu_s for worker in report.workers]
+    if own and all(cpu is not None for cpu in own):
+        out.workers_cpu_s = sum(own)
+        shares = [w.cpu_s / (w.finished_at - w.started_at) for w in report.workers if w.finished_at > w.started_at]
+        out.worker_peak_core_share = max(shares) if shares else None
+    elif usage is not None and usage.workers is not None:
+        out.workers_cpu_s = usage.workers.cpu_s
+    parts = [out.workers_cpu_s, out.collector_cpu_s, out.cli_cpu_s]
+    if out.workers_cpu_s is not None:
+        out.client_cpu_s = sum(part for part in parts if part is not None)
+        out.client_cpu_s_per_million = _per_million(out.client_cpu_s, report.figures.events)
+        if out.db_cpu_s is not None and not out.database_in_workers and out.client_cpu_s + out.db_cpu_s > 0:
+            out.client_share = out.client_cpu_s / (out.client_cpu_s + out.db_cpu_s)
+
+
+def _flag(out: ResourceFigures) -> None:
+    if out.database_in_workers:
+        return  # the workers' CPU is the database's: nothing to set it against
+    reasons = []
+    if out.worker_peak_core_share is not None and out.worker_peak_core_share >= SATURATED_CORE_SHARE:
+        reasons.append(f"a worker used {out.worker_peak_core_share:.0%} of a core")
+    if out.workers_cpu_s is not None and out.db_cpu_s is not None and out.workers_cpu_s > out.db_cpu_s:
+        reasons.append(f"the workers used more CPU ({out.workers_cpu_s:.2f} s) than the database ({out.db_cpu_s:.2f} s)")
+    if reasons:
+        out.client_may_be_bottleneck, out.bottleneck_reason = True, "; ".join(reasons)
+    elif out.db_cpu_s is not None and out.workers_cpu_s is not None:
+        out.client_may_be_bottleneck = False
+
+
+def across_runs(runs: list[ResourceFigures | None]) -> ResourceFigures | None:
+    """The mean of each figure over the runs that have it; flagged when any run is."""
+    present = [run for run in runs if run is not None]
+    if not present:
+        return None
+    out = ResourceFigures(database_in_workers=any(run.database_in_workers for run in present))
+    for name, field in ResourceFigures.model_fields.items():
+        if field.annotation in (float | None,):
+            values = [getattr(run, name) for run in present if getattr(run, name) is not None]
+            setattr(out, name, statistics.fmean(values) if values else None)
+    flagged = [run for run in present if run.client_may_be_bottleneck]
+    judged = [run for run in present if run.client_may_be_bottleneck is not None]
+    if flagged:
+        out.client_may_be_bottleneck, out.bottleneck_reason = True, flagged[0].bottleneck_reason
+    elif judged:
+        out.client_may_be_bottleneck = False
+    for run in present:
+        for figure, reason in run.not_measured.items():
+            out.not_measured.setdefault(figure, reason)
+    return out
+
+
+def _per_million(seconds: float, events: int) -> float | None:
+    return seconds / events * 1_000_000 if events else None

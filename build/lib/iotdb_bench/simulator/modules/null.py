@@ -1,0 +1,107 @@
+"""The `null` target: everything a real module does on the client, nothing sent anywhere.
+
+Events are generated and encoded exactly as for PostgreSQL (binary COPY buffers by default, or
+the row tuples row-wise drivers get with `encoding=rows`), every call is timed and recorded like a
+real one, but the call itself returns at once. A run against `null` therefore measures the harness
+alone: the ceiling any database figure of the same machine can reach.
+
+There is no database to count in, so the collector's count check is reported as not applicable
+(never as passed), and there are no server-side counters or sizes. Nothing is stored, so no record
+of expected answers is kept either: query answers are "not checked", a scan reads nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query
+from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
+from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
+
+
+class NullOptions(ModuleOptions):
+    encoding: Literal["copy", "rows"] = "copy"
+    # A throttled stand-in for a database (tests of --rate and --find-max-rate): each call sleeps this
+    # long, so W workers in batches of B hold at most W x B / delay events per second.
+    call_delay_ms: float = Field(0.0, ge=0, le=10_000)
+
+
+class Module(DatabaseModule):
+    Options = NullOptions
+    options: NullOptions
+    # Its calls send nothing, so there is no wait to overlap: a helper thread would only add its
+    # hand-off to what this target measures, the client's own work per event.
+    prepare_next = "in_turn"
+    database_location = "none"
+    shapes = frozenset({"events", "slim", "light", "large"})
+    many_measurements = many_sensors = transactions = True
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._with_key = spec.primary_key is PrimaryKey.client
+        self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
+
+    def batch_kind(self) -> str:
+        return f"nothing sent ({self.options.encoding} encoding)"
+
+    def notes(self) -> list[str]:
+        if self.options.call_delay_ms:
+            return [f"the null target stores nothing; each call sleeps {self.options.call_delay_ms:g} ms (call_delay_ms)"]
+        return ["the null target stores nothing: its figures are the client's own ceiling on this machine"]
+
+    def connect(self) -> None:
+        pass
+
+    def setup(self) -> None:
+        pass
+
+    def server_version(self) -> str | None:
+        return "none (the null target sends nothing anywhere)"
+
+    def count(self) -> None:
+        """None: nothing was stored, so the collector reports the count check as not applicable."""
+        return None
+
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        if self.options.encoding == "copy":
+            return [(table, self._copy_rows.encode(part)) for table, part in self.per_table(batch)]
+        return [(table, self._rows(part)) for table, part in self.per_table(batch)]
+
+    def insert_batch(self, prepared: Any) -> None:
+        if self.options.call_delay_ms:
+            time.sleep(self.options.call_delay_ms / 1000)
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+        return list(zip(self.table_of_each(batch), self._rows(batch)))
+
+    def insert_single(self, item: tuple[str, tuple]) -> None:
+        if self.options.call_delay_ms:
+            time.sleep(self.options.call_delay_ms / 1000)
+
+    def store_record(self, text: str) -> None:
+        """Nothing is stored, so there is nothing to describe."""
+
+    def stored_record(self) -> str | None:
+        raise NotImplementedError("the null target stores nothing")
+
+    def commit(self) -> None:
+        pass
+
+    def _rows(self, batch: EventBatch) -> list[tuple]:
+        return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
+
+    def queries(self) -> dict[str, Query]:
+        return {name: (lambda: Answer([])) for name in QUERY_NAMES}
+
+    def scan_devices(self) -> list[str]:
+        return []
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        return iter(())

@@ -1,0 +1,156 @@
+"""What a run cost the database and the client: CPU, memory, disk writes, as the platforms sample them.
+
+The platform that owns a run's lifetime samples beside the run, about once a second (locally the
+database's processes and the tool's own; on Kubernetes the pods, through the API server), and
+attaches these figures to the run's report. Every figure covers the timed phase (common start to
+the last worker's end). A figure that could not be read is None, with the reason in `not_measured`:
+never a 0 that was not measured.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+# Names of the figures of a group, as `not_measured` keys them.
+CPU, MEMORY, WRITTEN = "cpu", "memory", "written"
+
+
+class Sample(BaseModel):
+    """One reading of one series. Counters are cumulative from an arbitrary origin (only their
+    differences mean something); memory is the value at that moment."""
+
+    at: float = Field(description="epoch seconds of the reading (the kubelet's own time for pods)")
+    cpu_s: float | None = None
+    memory_bytes: int | None = None
+    written_bytes: int | None = None
+
+
+class Series(BaseModel):
+    name: str = Field(description="what was read: a process tree, a pod's container")
+    samples: list[Sample] = Field(default_factory=list)
+
+
+class ResourceGroup(BaseModel):
+    """The processes or pods of one side of the run (the database, the workers, the collector, the
+    CLI), summed, over the timed phase."""
+
+    source: str = Field(description="which processes or pods, and how they were read")
+    cpu_s: float | None = None
+    memory_mean_bytes: float | None = Field(None, description="resident memory, mean over the timed phase")
+    memory_peak_bytes: int | None = None
+    written_bytes: int | None = Field(None, description="bytes the processes caused to be written to storage")
+    not_measured: dict[str, str] = Field(default_factory=dict, description="figure (cpu, memory, written) -> why it is missing")
+    series: list[Series] = Field(default_factory=list)
+
+    def why_not(self, figure: str) -> str:
+        return self.not_measured.get(figure) or "not read"
+
+
+class ResourceUsage(BaseModel):
+    window_start: float = Field(description="epoch seconds: the common start")
+    window_end: float = Field(description="epoch seconds: the last worker's end")
+    database: ResourceGroup
+    database_in_workers: bool = Field(False, description="an embedded database: its work is inside the worker processes")
+    workers: ResourceGroup | None = None
+    collector: ResourceGroup | None = None
+    cli: ResourceGroup | None = None
+
+    @property
+    def window_s(self) -> float:
+        return self.window_end - self.window_start
+
+
+# -- figures over a window, from samples --------------------------------------------------------
+
+def counter_at(samples: Sequence[Sample], field: str, at: float) -> float | None:
+    """A cumulative counter at time `at`, interpolated linearly between the readings around it
+    (held at the first or last reading outside them)."""
+    points = [(s.at, getattr(s, field)) for s in samples if getattr(s, field) is not None]
+    if not points:
+        return None
+    times = [t for t, _ in points]
+    index = bisect.bisect_left(times, at)
+    if index == 0:
+        return float(points[0][1])
+    if index == len(points):
+        return float(points[-1][1])
+    (t0, v0), (t1, v1) = points[index - 1], points[index]
+    return v0 + (v1 - v0) * (at - t0) / (t1 - t0) if t1 > t0 else float(v1)
+
+
+# A series whose readings span less than this share of the window says too little about it (a pod
+# whose container ended, and was last read, before most of the window had passed).
+MIN_COVERAGE = 0.5
+
+
+def coverage(samples: Sequence[Sample], field: str, start: float, end: float) -> float:
+    """The share of [start, end] that lies between the first and the last reading of `field`."""
+    stamps = [s.at for s in samples if getattr(s, field) is not None]
+    if len(stamps) < 2 or end <= start:
+        return 0.0
+    return max(0.0, min(stamps[-1], end) - max(stamps[0], start)) / (end - start)
+
+
+def counter_delta(series: Sequence[Series], field: str, start: float, end: float) -> float | None:
+    """The sum over the series of each counter's growth from `start` to `end`; None without readings
+    that span at least half of the window."""
+    total, seen = 0.0, False
+    for one in series:
+        if coverage(one.samples, field, start, end) < MIN_COVERAGE:
+            continue
+        first, last = counter_at(one.samples, field, start), counter_at(one.samples, field, end)
+        if first is not None and last is not None:
+            total, seen = total + max(last - first, 0.0), True
+    return total if seen else None
+
+
+def gauge_on_grid(series: Sequence[Series], field: str, times: Sequence[float]) -> list[float | None]:
+    """The sum over the series of each one's latest reading at or before each time (its first
+    reading before that); None where no series has a reading yet."""
+    values: list[float | None] = []
+    prepared = []
+    for one in series:
+        points = [(s.at, getattr(s, field)) for s in one.samples if getattr(s, field) is not None]
+        if points:
+            prepared.append(([t for t, _ in points], [v for _, v in points]))
+    for at in times:
+        if not prepared:
+            values.append(None)
+            continue
+        total = 0.0
+        for stamps, readings in prepared:
+            index = bisect.bisect_right(stamps, at) - 1
+            total += readings[max(index, 0)]
+        values.append(total)
+    return values
+
+
+def window_grid(start: float, end: float, step: float = 0.5) -> list[float]:
+    count = max(int((end - start) / step), 1)
+    return [start + (end - start) * i / count for i in range(count + 1)]
+
+
+def summarise(source: str, series: list[Series], start: float, end: float, not_measured: dict[str, str] | None = None) -> ResourceGroup:
+    """A group's figures over [start, end] from its series; figures without readings are None and
+    keep the reason given (or 'no readings')."""
+    group = ResourceGroup(source=source, series=series, not_measured=dict(not_measured or {}))
+    missing = group.not_measured
+    group.cpu_s = counter_delta(series, "cpu_s", start, end)
+    group.written_bytes = _whole(counter_delta(series, "written_bytes", start, end))
+    memory = [value for value in gauge_on_grid(series, "memory_bytes", window_grid(start, end)) if value is not None]
+    if memory:
+        group.memory_mean_bytes = sum(memory) / len(memory)
+        group.memory_peak_bytes = int(max(memory))
+    for figure, value in ((CPU, group.cpu_s), (MEMORY, group.memory_peak_bytes), (WRITTEN, group.written_bytes)):
+        if value is None:
+            missing.setdefault(figure, "no readings spanning the timed phase")
+        else:
+            missing.pop(figure, None)
+    return group
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else round(value)

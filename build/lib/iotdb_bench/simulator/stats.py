@@ -1,0 +1,355 @@
+"""Figures: per-worker recording, aggregation across the workers of a run, and across runs.
+
+How each figure is computed (also in README.md, "How figures are computed"):
+- throughput = all timed events / (latest worker end - common start); values/s = that x values per event;
+- seed formula = all timed events / mean worker duration (the original tool's figure, for comparison);
+- latency = one sample per database call, HdrHistogram per worker, merged: service time (call start to
+  end); with --rate also response time (intended start on the schedule to end, so a stall counts for
+  every call it held back: no coordinated omission);
+- per-second series = events whose call ended in each 1 s window after the common start;
+- client overhead = share of the workers' timed phase spent outside database calls;
+- start skew = latest minus earliest actual start of the timed phase across workers.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from hdrh.histogram import HdrHistogram
+from pydantic import BaseModel, Field, model_validator
+
+from iotdb_bench.simulator.protocol import QueryRuns, ScanOutcome, WorkerResult
+from iotdb_bench.simulator.schedule import behind_limit_s
+
+# Call latencies in microseconds, from 1 us to 1 hour, 3 significant digits.
+_LOWEST_US, _HIGHEST_US, _DIGITS = 1, 3_600_000_000, 3
+
+
+def new_histogram() -> HdrHistogram:
+    return HdrHistogram(_LOWEST_US, _HIGHEST_US, _DIGITS)
+
+
+def _micros(seconds: float) -> int:
+    return min(max(round(seconds * 1e6), _LOWEST_US), _HIGHEST_US)
+
+
+class CallRecorder:
+    """Records every database call of one worker's timed phase."""
+
+    def __init__(self, common_start: float):
+        self.common_start = common_start
+        self.histogram = new_histogram()
+        self.response_histogram = new_histogram()  # open-loop runs only
+        self.events = 0
+        self.calls = 0
+        self.db_seconds = 0.0
+        self.per_second: list[int] = []
+
+    def record(self, events: int, seconds: float, ended_at: float, response_s: float | None = None) -> None:
+        """A call of `events` that took `seconds` (service time) and ended at `ended_at` (epoch);
+        `response_s`: from its intended start to its end, in open-loop runs."""
+        self.histogram.record_value(_micros(seconds))
+        if response_s is not None:
+            self.response_histogram.record_value(_micros(response_s))
+        self.events += events
+        self.calls += 1
+        self.db_seconds += seconds
+        window = max(int(ended_at - self.common_start), 0)
+        if window >= len(self.per_second):
+            self.per_second.extend([0] * (window + 1 - len(self.per_second)))
+        self.per_second[window] += events
+
+    def encoded_histogram(self) -> str:
+        return self.histogram.encode().decode("ascii")
+
+    def encoded_response_histogram(self) -> str:
+        return self.response_histogram.encode().decode("ascii") if self.response_histogram.get_total_count() else ""
+
+
+class Latency(BaseModel):
+    """Latency of one database call, in milliseconds."""
+
+    calls: int
+    mean_ms: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    max_ms: float
+
+
+class RateFigures(BaseModel):
+    """An open-loop run (--rate): its schedule against what the workers achieved."""
+
+    target: float = Field(description="events per second asked for (--rate), all workers together")
+    achieved: float = Field(description="events / (latest worker end - common start), the run's throughput")
+    behind_s: float = Field(description="how far behind its schedule the furthest worker was at the end of the run")
+    max_lag_s: float = Field(description="the most any call started after its intended start")
+    limit_s: float = Field(description="behind by more than this at the end: not sustained")
+    sustained: bool
+
+
+class InsertRunFigures(BaseModel):
+    workers: int
+    events: int
+    prefilled: int
+    duration_s: float
+    throughput: float = Field(description="events / (latest worker end - common start)")
+    seed_formula_throughput: float = Field(description="events / mean worker duration, the original tool's figure")
+    latency: Latency = Field(description="service time: from each call's start to its end")
+    response_latency: Latency | None = Field(None, description="open-loop runs: from each call's intended start to its end")
+    rate: RateFigures | None = Field(None, description="open-loop runs: target and achieved rate")
+    per_second: list[int]
+    client_overhead: float = Field(description="share of the timed phase spent outside database calls")
+    start_skew_s: float
+    retries: int
+    values_per_event: int = Field(1, description="measured values per event (row) of the run's shape")
+    values_throughput: float = Field(description="values (data points) / (latest worker end - common start): inserts/s x values per event")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _values_of_older_reports(cls, data: Any) -> Any:
+        """Reports saved before values/s existed had one value per event."""
+        if isinstance(data, dict) and "values_throughput" not in data and "throughput" in data:
+            return {**data, "values_throughput": data["throughput"] * data.get("values_per_event", 1)}
+        return data
+
+
+def merge_latency(encoded_histograms: Iterable[str]) -> Latency:
+    merged = new_histogram()
+    for encoded in encoded_histograms:
+        if encoded:
+            merged.add(HdrHistogram.decode(encoded))
+    return latency_of(merged)
+
+
+def latency_of(merged: HdrHistogram) -> Latency:
+    ms = 1e-3
+    return Latency(
+        calls=merged.get_total_count(),
+        mean_ms=merged.get_mean_value() * ms,
+        p50_ms=merged.get_value_at_percentile(50.0) * ms,
+        p95_ms=merged.get_value_at_percentile(95.0) * ms,
+        p99_ms=merged.get_value_at_percentile(99.0) * ms,
+        max_ms=merged.get_max_value() * ms,
+    )
+
+
+def sum_series(series: Iterable[Sequence[int]]) -> list[int]:
+    total: list[int] = []
+    for one in series:
+        add_series(total, one)
+    return total
+
+
+def add_series(total: list[int], one: Sequence[int]) -> None:
+    if len(one) > len(total):
+        total.extend([0] * (len(one) - len(total)))
+    for index, value in enumerate(one):
+        total[index] += value
+
+
+class Totals:
+    """The results' histograms merged and per-second series summed, one result at a time: the
+    collector adds each result as it arrives, so that little is left to do after the last one (with
+    1,000 workers, merging them all at the end took most of the time to the report)."""
+
+    def __init__(self):
+        self.histogram = new_histogram()
+        self.response_histogram = new_histogram()
+        self.per_second: list[int] = []
+
+    def add(self, histogram: HdrHistogram | None, per_second: Sequence[int], response_histogram: HdrHistogram | None = None) -> None:
+        if histogram is not None:
+            self.histogram.add(histogram)
+        if response_histogram is not None:
+            self.response_histogram.add(response_histogram)
+        add_series(self.per_second, per_second)
+
+
+def insert_figures(common_start: float, results: Sequence[WorkerResult], totals: Totals | None = None,
+                   values_per_event: int = 1, rate: float = 0.0, planned_s: float = 0.0) -> InsertRunFigures:
+    """`totals`: the same results' histograms and series, already added up as they arrived; `rate`:
+    the open-loop target (0 = closed loop); `planned_s`: the length the schedule planned (for its
+    behind limit)."""
+    events = sum(r.events for r in results)
+    duration = max(r.finished_at for r in results) - common_start
+    worker_durations = [r.finished_at - r.started_at for r in results]
+    mean_worker_duration = statistics.fmean(worker_durations)
+    timed_total = sum(worker_durations)
+    db_total = sum(r.db_seconds for r in results)
+    response = None
+    if rate:
+        response = (latency_of(totals.response_histogram) if totals is not None
+                    else merge_latency(r.response_histogram for r in results))
+    return InsertRunFigures(
+        response_latency=response,
+        rate=rate_figures(rate, _rate(events, duration), results, planned_s) if rate else None,
+        workers=len(results),
+        events=events,
+        prefilled=sum(r.prefilled for r in results),
+        duration_s=duration,
+        throughput=_rate(events, duration),
+        seed_formula_throughput=_rate(events, mean_worker_duration),
+        latency=latency_of(totals.histogram) if totals is not None else merge_latency(r.histogram for r in results),
+        per_second=list(totals.per_second) if totals is not None else sum_series(r.per_second for r in results),
+        client_overhead=max(0.0, 1.0 - db_total / timed_total) if timed_total > 0 else 0.0,
+        start_skew_s=max(r.started_at for r in results) - min(r.started_at for r in results),
+        retries=sum(r.retries for r in results),
+        values_per_event=values_per_event,
+        values_throughput=_rate(events * values_per_event, duration),
+    )
+
+
+def rate_figures(target: float, achieved: float, results: Sequence[WorkerResult], planned_s: float) -> RateFigures:
+    behind = max((r.behind_s or 0.0) for r in results)
+    limit = behind_limit_s(planned_s)
+    return RateFigures(target=target, achieved=achieved, behind_s=behind, max_lag_s=max((r.max_lag_s or 0.0) for r in results),
+                       limit_s=limit, sustained=behind <= limit)
+
+
+def _rate(events: int, seconds: float) -> float:
+    return events / seconds if seconds > 0 else 0.0
+
+
+class QueryFigures(BaseModel):
+    """All executions of one query across the workers of a run, in seconds."""
+
+    executions: int
+    min_s: float | None = None
+    avg_s: float | None = None
+    max_s: float | None = None
+    p95_s: float | None = None
+    cold_avg_s: float | None = Field(None, description="first execution on each worker")
+    warm_avg_s: float | None = Field(None, description="every later execution")
+    rows: int | None = None
+    errors: list[str] = Field(default_factory=list)
+    answer: str | None = Field(None, description="ok, wrong or not checked: the check of every execution's answer")
+    answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
+
+
+def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
+    seconds = [s for runs in per_worker for s in runs.seconds]
+    cold = [runs.seconds[0] for runs in per_worker if runs.seconds]
+    warm = [s for runs in per_worker for s in runs.seconds[1:]]
+    rows = [runs.rows for runs in per_worker if runs.rows is not None]
+    figures = QueryFigures(
+        executions=len(seconds),
+        rows=rows[0] if rows else None,
+        errors=[runs.error for runs in per_worker if runs.error],
+    )
+    checked = [runs for runs in per_worker if runs.answer]
+    for verdict in ("wrong", "not checked", "ok"):
+        first = next((runs for runs in checked if runs.answer == verdict), None)
+        if first is not None:
+            figures.answer, figures.answer_detail = verdict, first.answer_detail
+            break
+    if seconds:
+        figures.min_s, figures.avg_s, figures.max_s = min(seconds), statistics.fmean(seconds), max(seconds)
+        figures.p95_s = percentile(seconds, 95.0)
+        figures.cold_avg_s = statistics.fmean(cold)
+        figures.warm_avg_s = statistics.fmean(warm) if warm else None
+    return figures
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Linear-interpolated percentile of a small sample (numpy's default method)."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * p / 100.0
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+class ScanFigures(BaseModel):
+    """A scan run: every reading of every device read back in order, across the workers."""
+
+    workers: int
+    devices: int
+    rows: int
+    pages: int
+    duration_s: float
+    rows_per_s: float = Field(description="rows read by all workers / (latest worker end - common start)")
+    window_rows: int = Field(description="rows per window of the window rates")
+    windows: int
+    window_min: float | None = Field(None, description="slowest window of any worker, rows/s")
+    window_avg: float | None = Field(None, description="mean rate of the windows of all workers, rows/s per worker")
+    window_max: float | None = None
+    latency: Latency = Field(description="per page or fetch")
+    per_second: list[int]
+    order_problems: int
+    first_order_problem: str | None = None
+    counts_checked: bool
+    count_note: str | None = None
+    count_problems: int
+    first_count_problem: str | None = None
+
+    def check(self) -> str:
+        """ok, FAILED, or 'order ok, counts not checked'."""
+        if self.order_problems or self.count_problems:
+            return "FAILED"
+        return "ok" if self.counts_checked else "order ok, counts not checked"
+
+    def failure(self) -> str | None:
+        problems = [p for p in (self.first_order_problem, self.first_count_problem) if p]
+        if not problems:
+            return None
+        counts = [f"{self.order_problems:,} readings out of order"] if self.order_problems else []
+        counts += [f"{self.count_problems:,} devices with a wrong count"] if self.count_problems else []
+        return f"{', '.join(counts)}; first: {'; '.join(problems)}"
+
+
+def scan_figures(common_start: float, results: Sequence[WorkerResult], window_rows: int) -> ScanFigures:
+    outcomes = [r.scan or ScanOutcome() for r in results]
+    rows = sum(o.rows for o in outcomes)
+    duration = max(r.finished_at for r in results) - common_start
+    windows = sum(o.windows for o in outcomes)
+    low = [o.window_min for o in outcomes if o.window_min is not None]
+    high = [o.window_max for o in outcomes if o.window_max is not None]
+    return ScanFigures(
+        workers=len(results), devices=sum(o.devices for o in outcomes), rows=rows, pages=sum(r.calls for r in results),
+        duration_s=duration, rows_per_s=_rate(rows, duration), window_rows=window_rows, windows=windows,
+        window_min=min(low) if low else None, window_max=max(high) if high else None,
+        window_avg=sum(o.window_sum for o in outcomes) / windows if windows else None,
+        latency=merge_latency(r.histogram for r in results), per_second=sum_series(r.per_second for r in results),
+        order_problems=sum(o.order_problems for o in outcomes),
+        first_order_problem=next((o.first_order_problem for o in outcomes if o.first_order_problem), None),
+        counts_checked=all(o.counts_checked for o in outcomes),
+        count_note=next((o.count_note for o in outcomes if o.count_note), None),
+        count_problems=sum(o.count_problems for o in outcomes),
+        first_count_problem=next((o.first_count_problem for o in outcomes if o.first_count_problem), None),
+    )
+
+
+class Spread(BaseModel):
+    """A figure across repeated runs."""
+
+    n: int
+    min: float
+    avg: float
+    max: float
+    stdev: float
+    cv: float = Field(description="coefficient of variation: stdev / avg")
+    ci95_low: float
+    ci95_high: float
+    unstable: bool = Field(description="cv above 10%")
+
+
+UNSTABLE_CV = 0.10
+# Two-sided 95% Student t quantiles for n-1 degrees of freedom (n = 2..30); normal beyond.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045]
+
+
+def spread(values: Sequence[float]) -> Spread:
+    n = len(values)
+    avg = statistics.fmean(values)
+    stdev = statistics.stdev(values) if n > 1 else 0.0
+    t = _T95[n - 2] if 2 <= n <= 30 else 1.96
+    half_width = t * stdev / math.sqrt(n) if n > 1 else 0.0
+    cv = stdev / avg if avg else 0.0
+    return Spread(
+        n=n, min=min(values), avg=avg, max=max(values), stdev=stdev, cv=cv,
+        ci95_low=avg - half_width, ci95_high=avg + half_width, unstable=cv > UNSTABLE_CV,
+    )

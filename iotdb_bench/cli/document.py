@@ -1,0 +1,191 @@
+"""results.json as typed models: what one invocation of the CLI ran and measured.
+
+`format_version` changes whenever a reader of an older file would misread it. The run reports are
+the collector's own typed reports (simulator/report.py); the rows across runs are derived from them
+in one place (cli/summary.py) and saved with them so the files keep every figure.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from iotdb_bench import simulator
+from iotdb_bench.cli import host as host_info
+from iotdb_bench.cli.cost import Cost, InsertCost, QueryCost
+from iotdb_bench.cli.host import Host
+from iotdb_bench.cli.rate_search import MaxRateSearch
+from iotdb_bench.cli.resource_figures import ResourceFigures
+from iotdb_bench.simulator import conditions
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.stats import QueryFigures, Spread
+
+FORMAT_VERSION = 2
+Status = Literal["running", "ok", "failed", "interrupted"]
+Task = Literal["insert", "query", "scan"]
+
+
+class Environment(BaseModel):
+    """Where and how the invocation ran: the CLI's build and machine, and every option it was given.
+    (What the collector and the workers ran, and where, is in each run report's `conditions`.)"""
+
+    tool_version: str = ""
+    commit: str = Field("", description="git commit of the CLI's checkout, 'unknown' outside one")
+    modified: bool | None = Field(None, description="the checkout had uncommitted changes")
+    python: str = ""
+    platform: str = ""
+    machine: str = ""
+    cpus: int | None = None
+    host: Host | None = Field(None, description="the CLI's machine; on the local platform, also the run's")
+    created: str = ""
+    command: list[str] = Field(default_factory=list)
+    options: dict[str, Any] = Field(default_factory=dict, description="every option of the command, defaults included")
+
+    @classmethod
+    def here(cls, options: dict[str, Any] | None = None) -> Environment:
+        build = conditions.build()
+        return cls(
+            tool_version=simulator.__version__, commit=build.commit, modified=build.modified, python=sys.version.split()[0],
+            platform=platform.platform(), machine=platform.node(), cpus=os.cpu_count(), host=host_info.describe(),
+            created=datetime.now(UTC).isoformat(timespec="seconds"), command=sys.argv, options=_plain(options or {}),
+        )
+
+
+def _plain(value: Any) -> Any:
+    """Option values as JSON has them (paths and tuples from click)."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+class RunRecord(BaseModel):
+    """One run of the invocation (a worker count's repetition, or a fill-level step) and its report."""
+
+    label: str
+    workers: int
+    run: int
+    step: int | None = None
+    report: RunReport
+    without_queries: bool = Field(False, description="--compare-idle: the twin of a mixed run, without its query clients")
+
+
+class InsertRow(BaseModel):
+    """One worker count (or one fill-level step) across its runs."""
+
+    workers: int
+    step: int | None = None
+    level: int | None = Field(None, description="events in the database before the step (fill level)")
+    runs: int
+    insert_mode: str
+    throughput: Spread
+    seed_formula_throughput: Spread
+    p50_ms: float = Field(description="mean of the runs' p50 call latency")
+    p95_ms: float
+    p99_ms: Spread
+    max_ms: float = Field(description="the slowest call of all runs")
+    client_overhead: float = Field(description="mean of the runs' client overhead")
+    start_skew_s: float = Field(description="the largest start skew of the runs")
+    retries: int
+    count_check: str = Field(description="ok, FAILED or not applicable, over the runs")
+    resources: ResourceFigures | None = Field(None, description="what the runs cost the database and the client (means over the runs)")
+    cost: InsertCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
+    values_per_row: int = Field(1, description="measured values per event (row) of the run's shape")
+    values_throughput: Spread | None = Field(None, description="values (data points) per second across the runs: inserts/s x values per row")
+    # open-loop runs (--rate): the schedule's target, and latency from each call's intended start
+    target_rate: float | None = Field(None, description="--rate: events per second asked for; throughput is the rate achieved")
+    sustained: str | None = Field(None, description="yes, or NO when a run ended behind its schedule by more than its limit")
+    behind_s: float | None = Field(None, description="the most a run was behind its schedule at its end")
+    max_lag_s: float | None = Field(None, description="the most any call started after its intended start")
+    response_p50_ms: float | None = Field(None, description="mean of the runs' p50 response time (intended start to end)")
+    response_p95_ms: float | None = None
+    response_p99_ms: Spread | None = None
+    response_max_ms: float | None = None
+    query_workers: int = Field(0, description="query clients beside the workers (mixed workload)")
+    throughput_without_queries: Spread | None = Field(None, description="--compare-idle: inserts/s of the same runs without query clients")
+    visibility_p50_ms: float | None = Field(None, description="--visibility: mean of the runs' p50 lag from writing a marker to a query seeing it")
+    visibility_p99_ms: float | None = None
+    visibility_max_ms: float | None = Field(None, description="the longest lag of all runs")
+    visibility_unseen: int | None = Field(None, description="markers no query saw within the probe's limit, all runs")
+
+
+class QueryUnderIngestRow(BaseModel):
+    """One query of the mixed runs at one worker count: under ingest beside idle (means over the runs)."""
+
+    workers: int
+    query_workers: int
+    query: str
+    runs: int
+    executions: int = Field(description="executions under ingest, all runs")
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    idle_executions: int = 0
+    idle_p50_ms: float | None = None
+    idle_p99_ms: float | None = None
+    slowdown: float | None = Field(None, description="p50 under ingest / p50 idle")
+    errors: list[str] = Field(default_factory=list)
+
+
+class QueryRow(QueryFigures):
+    """One query at one worker count."""
+
+    workers: int
+    query: str
+    cost: QueryCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
+
+
+class ScanRow(BaseModel):
+    """One worker count's scan runs."""
+
+    workers: int
+    runs: int
+    devices: int
+    rows: int = Field(description="rows read per run (of the last run)")
+    rows_per_s: Spread = Field(description="rows read by all workers per second, across runs")
+    window_min: float | None = Field(None, description="slowest 10,000-row window of any worker in any run, rows/s")
+    window_avg: float | None = Field(None, description="mean over the runs of their windows' mean rate, rows/s per worker")
+    window_max: float | None = None
+    page_p50_ms: float = Field(description="mean of the runs' p50 latency per page or fetch")
+    page_p99_ms: float
+    page_max_ms: float
+    check: str = Field(description="ok, FAILED, or order ok, counts not checked; over the runs")
+    problem: str | None = Field(None, description="the first failed check, or why counts were not checked")
+
+
+class ResultsDocument(BaseModel):
+    format_version: int = FORMAT_VERSION
+    task: Task
+    target: str
+    platform: str
+    status: Status = "running"
+    error: str | None = None
+    environment: Environment
+    spec: RunSpec
+    worker_counts: list[int]
+    runs_per_worker_count: int = 1
+    steps: int = 0
+    cost: Cost | None = Field(None, description="the target's price when the runs were made")
+    runs: list[RunRecord] = Field(default_factory=list)
+    inserts: list[InsertRow] = Field(default_factory=list)
+    queries: list[QueryRow] = Field(default_factory=list)
+    scans: list[ScanRow] = Field(default_factory=list)
+    max_rate: MaxRateSearch | None = Field(None, description="--find-max-rate: the rates tried and the answer")
+    queries_under_ingest: list[QueryUnderIngestRow] = Field(default_factory=list)
+
+    def insert_runs(self) -> list[RunRecord]:
+        """The runs that finished with insert figures."""
+        return [run for run in self.runs if run.report.figures is not None and not run.without_queries]
+
+    def runs_without_queries(self) -> list[RunRecord]:
+        """--compare-idle: the twins of the mixed runs, without their query clients."""
+        return [run for run in self.runs if run.report.figures is not None and run.without_queries]

@@ -1,0 +1,542 @@
+"""The kubernetes platform: every run is one helm release of deployment/, followed through the collector.
+
+For each run the CLI writes the release's values (run id, worker count, image, credentials) to a
+private temporary file, installs the chart, waits for the collector pod, reaches the collector through
+a port-forward made with the kubernetes client, follows the run while watching the pods for failures,
+saves every pod's log and uninstalls the release, whatever happened (unless --keep).
+
+Credentials: when the target names an `existing_secret`, the pods get that Secret (it must exist in
+the namespace); otherwise the CLI puts the environment variables the target's options reference
+(`${VAR}`) into the values file and the chart makes a Secret of them. They never appear on a command
+line, in a ConfigMap or in a log.
+
+Environment: IOTBENCH_IMAGE=REPOSITORY:TAG replaces the config's image; IOTBENCH_HELM_VALUES names
+extra values files (separated by ':') for anything else the chart offers (resources, nodeSelector,
+tolerations, ...), applied before the CLI's own values.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from iotdb_bench.cli.config import Config, Image, Target
+from iotdb_bench.cli.errors import RunFailed, UsageProblem
+from iotdb_bench.cli.platforms import StatusCallback
+from iotdb_bench.cli.platforms.follow import Deadline, follow_run, wait_for_collector
+from iotdb_bench.cli.platforms.helm import Helm
+from iotdb_bench.cli.platforms.sampling import marking, timed_window
+from iotdb_bench.cli.terminal import warning_line
+from iotdb_bench.simulator.collector_client import CollectorClient
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
+
+try:
+    import urllib3
+    from kubernetes import config as kubeconfig
+    from kubernetes.client import ApiClient, BatchV1Api, Configuration, CoreV1Api, V1Pod
+    from kubernetes.client.exceptions import ApiException
+except ImportError:
+    raise UsageProblem("the kubernetes platform needs the kubernetes package: pip install -r requirements.txt") from None
+
+from iotdb_bench.cli.platforms import placement, releases
+from iotdb_bench.cli.platforms.portforward import PodPortForward
+
+log = logging.getLogger(__name__)
+
+CHART = Path(__file__).resolve().parents[2] / "deployment"
+IMAGE_ENV = "IOTBENCH_IMAGE"
+VALUES_ENV = "IOTBENCH_HELM_VALUES"
+COLLECTOR_PORT = 8080
+API_TIMEOUT_S = 10
+POD_CHECK_INTERVAL_S = 1.0
+COLLECTOR_POLL_S = 0.5
+# A pod may be unschedulable for a moment (e.g. while the previous run's pods terminate).
+UNSCHEDULABLE_GRACE_S = 10.0
+# Consecutive failed API calls after which the run is given up.
+API_FAILURES_TOLERATED = 30
+LOG_TAIL_LINES = 3
+WORKER_STOP_GRACE_S = 2
+# Deleting 1,000 pods in one call takes the API server some seconds.
+DELETE_PODS_TIMEOUT_S = 60
+PODS_GONE_WAIT_S = 120
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+FINALIZER_THREADS = 8
+LOG_THREADS = 8
+# The CLI enforces --timeout itself; the worker Job's deadline is the safety net for a CLI that was
+# killed, a little later so that it never races the CLI's own, faster cleanup.
+JOB_DEADLINE_MARGIN_S = 30
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+# Container states from which a pod does not recover by itself.
+FATAL_WAITING = {
+    "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName",
+    "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "CrashLoopBackOff",
+}
+API_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
+
+
+def release_name(run_id: str) -> str:
+    """One release per run; the chart names every object after it (run ids are short DNS labels)."""
+    return f"iotdb-bench-{run_id}"
+
+
+class KubernetesPlatform:
+    def __init__(self, config: Config, target_config: Target, namespace: str, context: str | None = None, keep: bool = False):
+        self.namespace, self.keep, self.target = namespace, keep, target_config
+        self.image = _image(config.image)
+        self.extra_values = _extra_values_files()
+        self.helm = Helm(namespace, context)
+        self.configuration = _load_kubeconfig(context)
+        client = ApiClient(self.configuration)
+        self.core, self.batch = CoreV1Api(client), BatchV1Api(client)
+        self._check_namespace()
+        left_behind = releases.warning(self.core, self.namespace)
+        if left_behind:
+            warning_line(left_behind)
+        self.credentials = self._credentials()
+
+    # -- checks before the first run ------------------------------------------------------------
+    def _check_namespace(self) -> None:
+        try:
+            self.core.read_namespace(self.namespace, _request_timeout=API_TIMEOUT_S)
+        except ApiException as error:
+            if error.status == 404:
+                raise UsageProblem(f"namespace '{self.namespace}' does not exist in the cluster (--namespace or the config's namespace)") from None
+            if error.status == 401:
+                raise UsageProblem(f"the Kubernetes API server at {self.configuration.host} refused the kubeconfig's credentials") from None
+            # 403: this user may not read namespaces; helm reports a missing namespace itself.
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise UsageProblem(f"cannot reach the Kubernetes API server at {self.configuration.host}: {_short(error)}") from None
+
+    def _credentials(self) -> dict[str, Any]:
+        secret = self.target.existing_secret
+        if secret:
+            try:
+                self.core.read_namespaced_secret(secret, self.namespace, _request_timeout=API_TIMEOUT_S)
+            except ApiException as error:
+                if error.status == 404:
+                    names = ", ".join(self.target.env_references()) or "the variables the target's options reference"
+                    raise UsageProblem(
+                        f"Secret '{secret}' (existing_secret of the target) not found in namespace '{self.namespace}'; "
+                        f"create it with the keys {names} (see dbinstall/README.md), or remove existing_secret to pass them from the environment"
+                    ) from None
+                # 403: we may not read Secrets; a missing one shows up as CreateContainerConfigError.
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                raise UsageProblem(f"cannot reach the Kubernetes API server at {self.configuration.host}: {_short(error)}") from None
+            return {"existingSecret": secret}
+        env = {name: os.environ[name] for name in self.target.env_references() if name in os.environ}
+        return {"secretEnv": env} if env else {}
+
+    # -- one run ----------------------------------------------------------------------------------
+    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        deadline = Deadline(timeout)
+        release = release_name(spec.run_id)
+        pods = PodWatch(self.core, self.batch, self.namespace, release, log_dir)
+        from iotdb_bench.cli.platforms.kubelet_sampler import KubeletSampler
+
+        sampler = KubeletSampler(self.core, self.namespace, pods.selector, dict(self.target.database_pod_labels))
+        finished = False
+        heartbeat: releases.Heartbeat | None = None
+        with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
+            try:
+                self.install(spec, timeout, Path(folder))
+                sampler.start()
+                # Tells `cleanup` (and later runs) that this release's CLI is alive.
+                heartbeat = releases.Heartbeat(self.core, self.namespace, release, spec.heartbeat_timeout).started()
+                try:
+                    report = self._follow(pods, deadline, marking(on_status, sampler, spec.workers))
+                except RunFailed as failure:
+                    pods.problem(force=True)
+                    raise type(failure)(f"{failure} (logs: {pods.failed_log or log_dir})") from None
+                sampler.stop()
+                window = timed_window(report)
+                if window is not None:
+                    report.resources = sampler.usage(*window)
+                report.conditions = placement.record(report.conditions, self.core, self.namespace, pods.selector,
+                                                     self.target.database_pod_labels)
+                finished = True
+                return report
+            finally:
+                if heartbeat is not None:
+                    heartbeat.stop(kept=self.keep)
+                if sampler.is_alive():
+                    sampler.stop()
+                try:
+                    pods.save_logs()
+                    if not finished and not self.keep:
+                        pods.stop_workers()
+                finally:
+                    self.remove(release)
+
+    def install(self, spec: RunSpec, timeout: float, folder: Path) -> str:
+        """Install the run's release (the user's extra values files, then the CLI's own); return its name."""
+        values_file = self._write_values(folder / "values.yaml", spec, timeout)
+        spec_file = folder / "spec.json"
+        spec.dump(spec_file)
+        release = release_name(spec.run_id)
+        self.helm.install(release, CHART, [*self.extra_values, values_file], spec_file)
+        return release
+
+    def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback) -> RunReport:
+        collector = self._wait_for_collector_pod(pods, deadline)
+        with PodPortForward(self.configuration, self.namespace, collector, COLLECTOR_PORT) as forward:
+            # A relayed connection can drop (a websocket closed by the API server or a proxy)
+            # without anything being wrong with the collector: GETs are tried again.
+            http = CollectorClient(forward.url, get_attempts=3)
+
+            def problem() -> str | None:
+                return pods.problem() or forward.problem()
+
+            wait_for_collector(http, deadline, problem)
+            return follow_run(http, deadline, on_status, problem)
+
+    def _write_values(self, path: Path, spec: RunSpec, timeout: float) -> Path:
+        values: dict[str, Any] = {
+            "runId": spec.run_id,
+            "workers": spec.workers,
+            "queryWorkers": spec.query_workers,
+            "timeoutSeconds": math.ceil(timeout) + JOB_DEADLINE_MARGIN_S if timeout > 0 else 0,
+            "image": self.image,
+            **self.credentials,
+        }
+        if self.target.database_pod_labels and self.target.avoid_database_nodes:
+            # Neither role on a database node: the collector serves every worker's progress.
+            for role in ("collector", "worker"):
+                values[role] = {"avoidDatabaseNodes": {"enabled": True, "labelSelector": dict(self.target.database_pod_labels)}}
+        # Created private (0600) before anything is written: it may hold passwords.
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as file:
+            yaml.safe_dump(values, file, sort_keys=False)
+        return path
+
+    def _wait_for_collector_pod(self, pods: PodWatch, deadline: Deadline) -> str:
+        while True:
+            problem = pods.problem(force=True)
+            if problem:
+                raise RunFailed(problem)
+            ready = pods.ready_collector()
+            if ready:
+                return ready
+            deadline.check("starting the collector")
+            time.sleep(COLLECTOR_POLL_S)
+
+    def remove(self, release: str) -> None:
+        if self.keep:
+            print(f"kept helm release {release} (--keep); remove it with: helm uninstall {release} --namespace {self.namespace}",
+                  file=sys.stderr)
+            return
+        try:
+            self._delete_workers(release)
+        finally:  # helm runs even after a second Ctrl-C here (it defers interrupts itself)
+            problem = self.helm.uninstall(release)
+        if problem:
+            print(f"warning: {problem}; remove it with: helm uninstall {release} --namespace {self.namespace}", file=sys.stderr)
+            return
+        lingering = self._wait_until_pods_gone(release)
+        if lingering:
+            print(f"warning: {lingering}", file=sys.stderr)
+
+    def _delete_workers(self, release: str) -> None:
+        """The worker Job without waiting for its pods, then all its pods in one server-side call. Left to
+        helm's foreground deletion, the garbage collector deletes the pods one API call at a time, at
+        the controller manager's client rate (20/s by default): 76 s for 1,000 workers on the local cluster."""
+        workers = f"app.kubernetes.io/instance={release},app.kubernetes.io/component=worker"
+        try:
+            # Gone at once, so that it cannot replace the pods deleted next.
+            self.batch.delete_collection_namespaced_job(
+                self.namespace, label_selector=workers, propagation_policy="Background", _request_timeout=API_TIMEOUT_S,
+            )
+            self.core.delete_collection_namespaced_pod(self.namespace, label_selector=workers, _request_timeout=DELETE_PODS_TIMEOUT_S)
+            self._release_tracking_finalizers(workers)
+        except API_ERRORS as error:
+            log.debug("cannot delete the workers ahead of helm (helm removes them, more slowly): %s", error)
+
+    def _release_tracking_finalizers(self, selector: str) -> None:
+        """A Job's pods keep the finalizer batch.kubernetes.io/job-tracking until the Job controller has
+        counted them; for the pods of a deleted Job it removes them one API call at a time, at the same
+        20/s. Nothing counts these pods any more, so the CLI removes the finalizers itself, a few calls at a
+        time (the kubelet still stops the containers as usual). Where it may not (RBAC), the controller does."""
+        response = self.core.list_namespaced_pod(
+            self.namespace, label_selector=selector, _request_timeout=API_TIMEOUT_S, _preload_content=False,
+        )
+        try:
+            items = json.loads(response.data)["items"]
+        finally:
+            response.release_conn()
+        patches = []
+        for item in items:
+            finalizers = item["metadata"].get("finalizers") or []
+            if JOB_TRACKING_FINALIZER in finalizers:
+                path = f"/metadata/finalizers/{finalizers.index(JOB_TRACKING_FINALIZER)}"
+                # "test" first: the finalizers may have changed since the list.
+                patches.append((item["metadata"]["name"], [{"op": "test", "path": path, "value": JOB_TRACKING_FINALIZER},
+                                                           {"op": "remove", "path": path}]))
+
+        def release(patch: tuple[str, list[dict[str, str]]]) -> None:
+            try:
+                self.core.patch_namespaced_pod(patch[0], self.namespace, patch[1], _content_type="application/json-patch+json",
+                                               _request_timeout=API_TIMEOUT_S)
+            except API_ERRORS as error:
+                log.debug("cannot remove the Job's finalizer from pod %s: %s", patch[0], error)
+
+        with ThreadPoolExecutor(FINALIZER_THREADS) as pool:
+            list(pool.map(release, patches))
+
+    def _wait_until_pods_gone(self, release: str) -> str | None:
+        """helm waits for the objects it knows; the worker pods of the Job deleted before it may still be terminating."""
+        deadline = time.monotonic() + PODS_GONE_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                if not self.core.list_namespaced_pod(
+                    self.namespace, label_selector=f"app.kubernetes.io/instance={release}", limit=1, _request_timeout=API_TIMEOUT_S,
+                ).items:
+                    return None
+            except API_ERRORS as error:
+                log.debug("cannot list the pods of %s: %s", release, error)
+            time.sleep(COLLECTOR_POLL_S)
+        return f"pods of {release} still there {PODS_GONE_WAIT_S:g} s after helm uninstall"
+
+
+class PodWatch:
+    """The pods of one release: what went wrong with them, if anything, and their logs."""
+
+    def __init__(self, core: CoreV1Api, batch: BatchV1Api, namespace: str, release: str, log_dir: Path):
+        self.core, self.batch, self.namespace, self.log_dir = core, batch, namespace, log_dir
+        self.selector = f"app.kubernetes.io/instance={release}"
+        self.pods: list[V1Pod] = []
+        self.failed_log: Path | None = None
+        self._checked_at = 0.0
+        self._problem: str | None = None
+        self._api_failures = 0
+        self._unschedulable_since: dict[str, float] = {}
+        self._parsed: dict[tuple[str, str], V1Pod] = {}  # (uid, resourceVersion) -> pod
+
+    def problem(self, force: bool = False) -> str | None:
+        """Why the run cannot succeed, judged from its pods and Job; None while all is well.
+        Asks the API at most once a second (the followers call this often)."""
+        if self._problem or (not force and time.monotonic() - self._checked_at < POD_CHECK_INTERVAL_S):
+            return self._problem
+        self._checked_at = time.monotonic()
+        try:
+            self.pods = self._list_pods()
+            jobs = self.batch.list_namespaced_job(self.namespace, label_selector=self.selector, _request_timeout=API_TIMEOUT_S).items
+        except API_ERRORS as error:
+            self._api_failures += 1
+            if self._api_failures >= API_FAILURES_TOLERATED:
+                self._problem = f"lost contact with the Kubernetes API: {_short(error)}"
+            return self._problem
+        self._api_failures = 0
+        for pod in sorted(self.pods, key=_pod_order):
+            problem = self._pod_problem(pod)
+            if problem:
+                self._problem = problem
+                return problem
+        for job in jobs:
+            for condition in job.status.conditions or []:
+                if condition.type == "Failed" and condition.status == "True":
+                    self._problem = f"the worker Job failed: {condition.reason}: {condition.message}"
+                    return self._problem
+        return None
+
+    def _list_pods(self) -> list[V1Pod]:
+        """The release's pods. The client's own parsing of a pod list costs about 1.5 ms of CPU per pod,
+        more than a second per check at 1,000 workers: the list is parsed as plain JSON, and only pods
+        that changed since the last check become V1Pod objects again."""
+        response = self.core.list_namespaced_pod(
+            self.namespace, label_selector=self.selector, _request_timeout=API_TIMEOUT_S, _preload_content=False,
+        )
+        try:
+            items = json.loads(response.data)["items"]
+        finally:
+            response.release_conn()
+        known, self._parsed = self._parsed, {}
+        for item in items:
+            key = (item["metadata"]["uid"], item["metadata"]["resourceVersion"])
+            self._parsed[key] = known.get(key) or self.core.api_client.deserialize(_Body(json.dumps(item)), "V1Pod")
+        return list(self._parsed.values())
+
+    def ready_collector(self) -> str | None:
+        for pod in self.pods:
+            if _component(pod) == "collector" and pod.metadata.deletion_timestamp is None and _is_ready(pod):
+                return pod.metadata.name
+        return None
+
+    def _pod_problem(self, pod: V1Pod) -> str | None:
+        name, status = _label(pod), pod.status
+        for condition in status.conditions or []:
+            if condition.type == "PodScheduled" and condition.status == "False" and condition.reason == "Unschedulable":
+                since = self._unschedulable_since.setdefault(pod.metadata.uid, time.monotonic())
+                if time.monotonic() - since >= UNSCHEDULABLE_GRACE_S and not self._scale_up_triggered(pod):
+                    return f"{name} cannot be scheduled (Pending, FailedScheduling): {condition.message}"
+        for container in status.container_statuses or []:
+            waiting, terminated = container.state.waiting, container.state.terminated
+            if waiting and waiting.reason in FATAL_WAITING:
+                detail = f": {waiting.message}" if waiting.message else ""
+                return f"{name}: {waiting.reason} for image {container.image}{detail}"
+            if terminated and terminated.exit_code != 0:
+                return self._termination(pod, name, terminated, previous=False)
+            last = container.last_state.terminated if container.last_state else None
+            if last and last.exit_code != 0:  # the collector's Deployment restarted it
+                return self._termination(pod, name, last, previous=True)
+        if status.phase == "Failed":
+            return f"{name} failed: {status.reason or 'Failed'}: {status.message or 'no message'}"
+        return None
+
+    def _termination(self, pod: V1Pod, name: str, terminated, previous: bool) -> str:
+        reason = terminated.reason or "Error"
+        text = f"{name} ended with {reason} (exit code {terminated.exit_code})"
+        if reason == "OOMKilled":
+            limits = pod.spec.containers[0].resources.limits or {}
+            text += f": out of memory, its limit is {limits.get('memory', 'none')} (chart value {_component(pod)}.resources)"
+        tail = self._log_tail(pod, previous)
+        self.failed_log = self.log_dir / _log_name(pod)
+        return text + (f"; log: {tail}" if tail else "")
+
+    def _log_tail(self, pod: V1Pod, previous: bool) -> str:
+        try:
+            text = self._read_log(pod, tail_lines=LOG_TAIL_LINES, previous=previous)
+        except API_ERRORS:
+            return ""
+        return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+    def _read_log(self, pod: V1Pod, **options: Any) -> str:
+        # Unparsed: the client would turn the bytes into the text of their repr.
+        response = self.core.read_namespaced_pod_log(
+            pod.metadata.name, self.namespace, _preload_content=False, _request_timeout=API_TIMEOUT_S, **options,
+        )
+        return response.data.decode(errors="replace")
+
+    def _scale_up_triggered(self, pod: V1Pod) -> bool:
+        """A cluster autoscaler is adding a node for this pod: keep waiting for it."""
+        try:
+            events = self.core.list_namespaced_event(
+                self.namespace, field_selector=f"involvedObject.uid={pod.metadata.uid},reason=TriggeredScaleUp",
+                _request_timeout=API_TIMEOUT_S,
+            ).items
+        except API_ERRORS:
+            return False
+        return bool(events)
+
+    def stop_workers(self) -> None:
+        """End the workers of an aborted run at once. A worker is PID 1 in its container, where
+        SIGTERM without a handler does nothing: the kubelet would wait out the whole grace period."""
+        try:
+            self.core.delete_collection_namespaced_pod(
+                self.namespace, label_selector=f"{self.selector},app.kubernetes.io/component=worker",
+                grace_period_seconds=WORKER_STOP_GRACE_S, _request_timeout=API_TIMEOUT_S,
+            )
+        except API_ERRORS as error:
+            log.debug("cannot stop the workers: %s", error)
+
+    def save_logs(self) -> None:
+        """Write each pod's log into the run's log folder (best effort: the run's outcome matters more)."""
+        try:
+            self.pods = self._list_pods()
+        except API_ERRORS as error:
+            log.debug("cannot list the pods for their logs: %s", error)
+
+        def save(pod: V1Pod) -> None:
+            try:
+                text = self._read_log(pod)
+            except API_ERRORS as error:
+                text = f"(no log of pod {pod.metadata.name}, phase {pod.status.phase}: {_short(error)})\n"
+            (self.log_dir / _log_name(pod)).write_text(text)
+
+        # A few at a time: one by one, 1,000 workers' logs take as many round trips to the kubelets.
+        with ThreadPoolExecutor(LOG_THREADS) as pool:
+            list(pool.map(save, self.pods))
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+class _Body:
+    """A response body as the client's deserialize() expects it."""
+
+    def __init__(self, data: str):
+        self.data = data
+
+
+def _component(pod: V1Pod) -> str:
+    return (pod.metadata.labels or {}).get("app.kubernetes.io/component", "pod")
+
+
+def _index(pod: V1Pod) -> str:
+    return (pod.metadata.annotations or {}).get(COMPLETION_INDEX, "?")
+
+
+def _label(pod: V1Pod) -> str:
+    role = f"worker {_index(pod)}" if _component(pod) == "worker" else _component(pod)
+    return f"{role} (pod {pod.metadata.name})"
+
+
+def _log_name(pod: V1Pod) -> str:
+    return f"worker-{_index(pod)}.log" if _component(pod) == "worker" else f"{_component(pod)}.log"
+
+
+def _pod_order(pod: V1Pod) -> tuple[int, str]:
+    """Workers before the collector: a failing worker is usually the cause, the collector the victim."""
+    return (0 if _component(pod) == "worker" else 1, _index(pod).zfill(6))
+
+
+def _is_ready(pod: V1Pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
+
+
+def _short(error: BaseException) -> str:
+    """A one-line reason from the client's exceptions (urllib3 wraps the real cause in a long repr)."""
+    if isinstance(error, ApiException):
+        return f"{error.status} {error.reason}".strip()
+    reason = getattr(error, "reason", None) or error
+    text = re.sub(r"<[^>]*>: ", "", str(reason))
+    text = re.sub(r"^\w*(Error|Exception)\((.*)\)$", r"\2", text).strip("'\" ")
+    return " ".join(text.split())
+
+
+def _image(image: Image) -> dict[str, str]:
+    override = os.environ.get(IMAGE_ENV)
+    if override:
+        repository, colon, tag = override.rpartition(":")
+        if not colon or not repository or "/" in tag:
+            raise UsageProblem(f"{IMAGE_ENV} must be REPOSITORY:TAG, got '{override}'")
+        try:
+            image = Image(repository=repository, tag=tag, pull_policy=image.pull_policy)
+        except ValidationError as error:
+            raise UsageProblem(f"{IMAGE_ENV}: {error.errors()[0]['msg']}") from None
+    return {"repository": image.repository, "tag": image.tag, "pullPolicy": image.pull_policy}
+
+
+def _extra_values_files() -> list[Path]:
+    paths = [Path(part) for part in os.environ.get(VALUES_ENV, "").split(os.pathsep) if part]
+    for path in paths:
+        if not path.is_file():
+            raise UsageProblem(f"{VALUES_ENV}: values file {path} not found")
+    return paths
+
+
+def _load_kubeconfig(context: str | None) -> Configuration:
+    """The kubeconfig (KUBECONFIG or ~/.kube/config) and its current or the given context; in a pod
+    without kubeconfig, the pod's service account."""
+    configuration = Configuration()
+    try:
+        kubeconfig.load_kube_config(context=context, client_configuration=configuration)
+    except kubeconfig.ConfigException as error:
+        if context or "KUBERNETES_SERVICE_HOST" not in os.environ:
+            where = os.environ.get("KUBECONFIG") or "~/.kube/config"
+            raise UsageProblem(f"cannot use the kubeconfig {where}: {' '.join(str(error).split())}") from None
+        kubeconfig.load_incluster_config(client_configuration=configuration)
+    # Fail fast when the API server is unreachable; the followers retry on their own.
+    configuration.retries = 1
+    return configuration

@@ -1,0 +1,151 @@
+"""The local platform: the collector and the workers as subprocesses of the CLI.
+
+They run the same entry points as the pods. Each child is in its own session (a Ctrl-C in the
+terminal reaches only the CLI, which then stops them in order) and asks the kernel to kill it if
+the CLI dies, so no process outlives the run whatever happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from iotdb_bench.cli.errors import RunFailed
+from iotdb_bench.cli.platforms import StatusCallback
+from iotdb_bench.cli.platforms.follow import Deadline, follow_run, wait_for_collector
+from iotdb_bench.cli.platforms.local_sampler import DatabaseProcesses, LocalSampler
+from iotdb_bench.cli.platforms.sampling import marking, timed_window
+from iotdb_bench.simulator.collector_client import CollectorClient
+from iotdb_bench.simulator.modules import ModuleError, module_class
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.spec import RunSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+STOP_GRACE_S = 3.0
+LOG_TAIL_LINES = 15
+_PR_SET_PDEATHSIG = 1
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGKILL it when the CLI process goes away."""
+    with contextlib.suppress(OSError):  # not Linux: the CLI's own cleanup still stops the children
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except FileNotFoundError:
+        return ""
+    return "\n".join(text[-lines:])
+
+
+class Child:
+    def __init__(self, name: str, args: list[str], log_path: Path):
+        self.name, self.log_path = name, log_path
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+        with open(log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "iotdb_bench.simulator", *args],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True, preexec_fn=_die_with_parent,
+            )
+
+    def failure(self) -> str | None:
+        code = self.process.poll()
+        if code is None or code == 0:
+            return None
+        tail = log_tail(self.log_path, 1)
+        return f"{self.name} exited with code {code}" + (f": {tail}" if tail else "")
+
+
+def stop_all(children: list[Child]) -> None:
+    for child in children:
+        if child.process.poll() is None:
+            child.process.terminate()
+    for child in children:
+        try:
+            child.process.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            child.process.kill()
+            child.process.wait()
+
+
+def database_sampler(spec: RunSpec, database_process: str | int | None) -> tuple[LocalSampler, bool]:
+    """A sampler of the run's database processes (and the tool's), and whether the database is
+    embedded in the workers."""
+    try:
+        module = module_class(spec.module)(spec)
+    except ModuleError as error:
+        return LocalSampler(None, f"the module's options cannot be read here: {error}"), False
+    location = module.database_location
+    if location == "embedded":
+        return LocalSampler(None, "an embedded database: its work is inside the worker processes (see the workers' figures)"), True
+    if location == "none":
+        return LocalSampler(None, f"module '{spec.module}' stores nothing: there is no database"), False
+    if location == "managed" and database_process is None:
+        return LocalSampler(None, "a managed service: its machines are not visible to the tool"), False
+    return LocalSampler(DatabaseProcesses(module.server_address(), database_process), None), False
+
+
+class LocalPlatform:
+    def __init__(self, database_process: str | int | None = None):
+        self.database_process = database_process
+
+    def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        deadline = Deadline(timeout)
+        children: list[Child] = []
+        sampler, embedded = database_sampler(spec, self.database_process)
+        with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
+            spec_path = Path(folder) / "spec.json"
+            spec.dump(spec_path)
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            sampler.start()
+            try:
+                children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port)], log_dir / "collector.log"))
+                # Workers start together with the collector (they retry registering until it answers):
+                # their interpreter start-up then overlaps the collector's instead of following it.
+                # Query clients of a mixed run are worker processes too, after the workers (spec.role_of).
+                for index in range(spec.processes):
+                    args = ["worker", "--spec", str(spec_path), "--index", str(index), "--collector", url]
+                    name = f"worker {index}" if spec.role_of(index) == "worker" else f"query client {index - spec.workers}"
+                    children.append(Child(name, args, log_dir / f"{name.replace(' ', '-')}.log"))
+                for child in children:
+                    sampler.watch(child.name, child.process.pid)
+
+                def check_processes() -> str | None:
+                    return next(filter(None, (child.failure() for child in children)), None)
+
+                http = CollectorClient(url)
+                wait_for_collector(http, deadline, check_processes)
+                try:
+                    report = follow_run(http, deadline, marking(on_status, sampler, spec.workers), check_processes)
+                except RunFailed as failure:
+                    raise RunFailed(f"{failure}{self._log_hint(children)}") from None
+            finally:
+                sampler.stop()
+                stop_all(children)
+            window = timed_window(report)
+            if window is not None:
+                report.resources = sampler.usage(*window, embedded)
+            return report
+
+    @staticmethod
+    def _log_hint(children: list[Child]) -> str:
+        failed = [child for child in children if child.failure()]
+        return f" (log: {failed[0].log_path})" if failed else ""

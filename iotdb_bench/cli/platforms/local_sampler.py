@@ -1,0 +1,268 @@
+"""Resource sampling on the local platform, beside the run, in the CLI (the process that owns the
+run's lifetime, so the figures exist even when a worker dies).
+
+The database's processes are the server that listens on the target's host and port (found among
+the machine's listening sockets) with all its descendants, or the processes a target option names
+(`database_process`: a process id or a process name). Each reading of a process tree adds up:
+- CPU: user + system seconds of every living process of the tree plus the time of the children
+  they have reaped, so a connection's backend that ends within the run still counts;
+- memory: the proportional set size (PSS) of every process, so shared memory (PostgreSQL's shared
+  buffers) counts once; the resident set size where PSS cannot be read (said in the source);
+- written: the bytes the processes caused to be written to storage (/proc/PID/io write_bytes; the
+  kernel adds a reaped child's bytes to its parent's).
+The tool's own processes (each worker, the collector, the CLI) are read the same way.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+
+import psutil
+
+from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise
+
+INTERVAL_S = 1.0
+# Listing a tree's descendants scans every process of the machine (milliseconds): done every few
+# seconds and at the timed phase's edges. A child that comes and goes in between still counts, in
+# its parent's reaped-children time.
+LIST_INTERVAL_S = 5.0
+ALL_FIGURES = (CPU, MEMORY, WRITTEN)
+
+
+class ProcessTree:
+    """A root process and its descendants, read as one."""
+
+    def __init__(self, root: psutil.Process, name: str, descendants: bool = True):
+        self.root, self.name, self.descendants = root, name, descendants
+        self.uses_rss = False
+        self.series = Series(name=name)
+        self._processes: list[psutil.Process] = [root]
+        self._listed_at = -LIST_INTERVAL_S
+
+    def read(self, at: float, relist: bool = False) -> None:
+        if not self.root.is_running():
+            return  # the root has ended: its figures stop where they were
+        if self.descendants and (relist or time.monotonic() - self._listed_at >= LIST_INTERVAL_S):
+            try:
+                self._processes = [self.root, *self.root.children(recursive=True)]
+            except psutil.Error:
+                return
+            self._listed_at = time.monotonic()
+        processes = self._processes
+        cpu = memory = written = 0.0
+        cpu_read = memory_read = written_read = False
+        for process in processes:
+            try:
+                with process.oneshot():
+                    times = process.cpu_times()
+                    cpu += times.user + times.system + times.children_user + times.children_system
+                    cpu_read = True
+                    memory += self._memory(process)
+                    memory_read = True
+                    written += process.io_counters().write_bytes
+                    written_read = True
+            except psutil.Error:
+                continue  # ended between the listing and the reading, or not readable
+        # Counters never go back: a child that has ended but is not yet reaped is unreadable for a moment
+        # (a zombie) before its time reaches its parent's; the tree's count holds until it does.
+        last = self.series.samples[-1] if self.series.samples else None
+        if last is not None and last.cpu_s is not None and cpu_read:
+            cpu = max(cpu, last.cpu_s)
+        if last is not None and last.written_bytes is not None and written_read:
+            written = max(written, last.written_bytes)
+        self.series.samples.append(Sample(
+            at=at, cpu_s=cpu if cpu_read else None, memory_bytes=int(memory) if memory_read else None,
+            written_bytes=int(written) if written_read else None,
+        ))
+
+    def _memory(self, process: psutil.Process) -> float:
+        if not self.uses_rss:
+            try:
+                return process.memory_full_info().pss
+            except (psutil.AccessDenied, AttributeError):
+                self.uses_rss = True
+        return process.memory_info().rss
+
+
+class DatabaseProcesses:
+    """Finds the database's process trees; `problem` says why when it cannot."""
+
+    def __init__(self, address: tuple[str, int] | None, named: str | int | None):
+        self.trees: list[ProcessTree] = []
+        self.problem: str | None = None
+        self.how = ""
+        try:
+            if named is not None:
+                self._named(named)
+            elif address is not None:
+                self._listening(*address)
+            else:
+                self.problem = "the target's module names no server address; name the database's process with the target option database_process"
+        except psutil.AccessDenied:
+            self.problem = "no permission to list the machine's processes and sockets (run as the database's user or root, or name it with database_process)"
+
+    def _named(self, named: str | int) -> None:
+        if isinstance(named, int) or str(named).isdigit():
+            try:
+                root = psutil.Process(int(named))
+            except psutil.NoSuchProcess:
+                self.problem = f"no process {named} (target option database_process)"
+                return
+            self._add(root, f"process {root.pid} ({root.name()}) named by database_process")
+            return
+        matching = [p for p in psutil.process_iter(["name"]) if p.info["name"] == named]
+        pids = {p.pid for p in matching}
+        roots = [p for p in matching if p.ppid() not in pids]
+        if not roots:
+            self.problem = f"no process named '{named}' is running (target option database_process)"
+        for root in roots:
+            self._add(root, f"processes named '{named}' (database_process)")
+
+    def _listening(self, host: str, port: int) -> None:
+        if host.startswith("/"):
+            pids = {c.pid for c in psutil.net_connections("unix") if c.laddr == host}
+            where = f"Unix socket {host}"
+        else:
+            addresses = _resolve(host)
+            if addresses is None:
+                self.problem = f"cannot resolve the database's host {host}"
+                return
+            if not any(_loopback(a) for a in addresses) and not addresses & _local_addresses():
+                self.problem = f"the database at {host}:{port} does not run on this machine (its processes cannot be read from here)"
+                return
+            pids = {
+                c.pid for c in psutil.net_connections("inet")
+                if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and _serves(c.laddr.ip, addresses)
+            }
+            where = f"{host}:{port}"
+        if not pids:
+            self.problem = f"no process listens on {where}"
+            return
+        if None in pids:
+            self.problem = f"the process listening on {where} belongs to another user and cannot be seen (run as root, or name it with database_process)"
+            return
+        for pid in pids:
+            root = _topmost_of_same_name(psutil.Process(pid))
+            self._add(root, f"the server listening on {where} (process {root.pid}, {root.name()}) and its children")
+
+    def _add(self, root: psutil.Process, how: str) -> None:
+        self.trees.append(ProcessTree(root, f"{root.name()} {root.pid} and its children"))
+        self.how = self.how or how
+
+
+class LocalSampler(threading.Thread):
+    """Reads the database's and the tool's processes about once a second, and at once on `mark()`."""
+
+    def __init__(self, database: DatabaseProcesses | None, database_note: str | None):
+        super().__init__(daemon=True, name="resource-sampler")
+        self.database, self.database_note = database, database_note
+        self.workers: list[ProcessTree] = []
+        self.collector: ProcessTree | None = None
+        self.cli = ProcessTree(psutil.Process(), "the CLI", descendants=False)
+        self._wake, self._stopped = threading.Event(), threading.Event()
+        self._lock = threading.Lock()
+
+    def watch(self, name: str, pid: int) -> None:
+        try:
+            tree = ProcessTree(psutil.Process(pid), f"{name} (process {pid})", descendants=False)
+        except psutil.NoSuchProcess:
+            return
+        with self._lock:
+            if name == "collector":
+                self.collector = tree
+            else:
+                self.workers.append(tree)
+
+    def mark(self) -> None:
+        """Read now (the start or the end of the timed phase was just seen), with fresh process lists."""
+        self._wake.set()
+
+    def run(self) -> None:
+        relist = True
+        while not self._stopped.is_set():
+            self._read_all(relist)
+            relist = self._wake.wait(INTERVAL_S)
+            self._wake.clear()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._wake.set()
+        self.join()
+        self._read_all(relist=True)
+
+    def _read_all(self, relist: bool = False) -> None:
+        at = time.time()
+        with self._lock:
+            trees = [*(self.database.trees if self.database else []), *self.workers, *filter(None, [self.collector]), self.cli]
+            for tree in trees:
+                tree.read(at, relist)
+
+    # -- figures ------------------------------------------------------------------------------
+    def usage(self, start: float, end: float, embedded: bool) -> ResourceUsage:
+        return ResourceUsage(
+            window_start=start, window_end=end, database=self._database_group(start, end), database_in_workers=embedded,
+            workers=_group("the worker processes", self.workers, start, end),
+            collector=_group("the collector process", [self.collector] if self.collector else [], start, end),
+            cli=_group("the CLI process", [self.cli], start, end),
+        )
+
+    def _database_group(self, start: float, end: float) -> ResourceGroup:
+        database = self.database
+        if database is None or database.problem or not database.trees:
+            reason = self.database_note or (database.problem if database else None) or "not found"
+            return ResourceGroup(source="not measured", not_measured=dict.fromkeys(ALL_FIGURES, reason))
+        memory = "proportional set size" if not any(tree.uses_rss for tree in database.trees) else "resident set size (PSS not readable)"
+        return summarise(f"{database.how}; memory: {memory}", [tree.series for tree in database.trees], start, end)
+
+
+def _group(source: str, trees: list[ProcessTree], start: float, end: float) -> ResourceGroup:
+    if not trees:
+        return ResourceGroup(source=source, not_measured=dict.fromkeys(ALL_FIGURES, "the process was not started"))
+    return summarise(source, [tree.series for tree in trees], start, end)
+
+
+def _serves(listening: str, addresses: set[str]) -> bool:
+    """A socket listening on `listening` accepts connections to one of `addresses`."""
+    if listening in ("0.0.0.0", "::") or listening in addresses:
+        return True
+    return _is_address(listening) and ipaddress.ip_address(listening).is_loopback and any(_loopback(a) for a in addresses)
+
+
+def _loopback(address: str) -> bool:
+    return _is_address(address) and ipaddress.ip_address(address).is_loopback
+
+
+def _resolve(host: str) -> set[str] | None:
+    try:
+        return {str(info[4][0]).split("%")[0] for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return None
+
+
+def _local_addresses() -> set[str]:
+    addresses = {"127.0.0.1", "::1", "0.0.0.0", "::"}
+    for entries in psutil.net_if_addrs().values():
+        for entry in entries:
+            if entry.family in (socket.AF_INET, socket.AF_INET6):
+                addresses.add(entry.address.split("%")[0])
+    return {a for a in addresses if _is_address(a)}
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _topmost_of_same_name(process: psutil.Process) -> psutil.Process:
+    """The listener's highest ancestor of the same program (a server that listens in a forked child)."""
+    name = process.name()
+    while (parent := process.parent()) is not None and parent.pid > 1 and parent.name() == name:
+        process = parent
+    return process
+

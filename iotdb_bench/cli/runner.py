@@ -1,0 +1,111 @@
+"""Plans the runs of one invocation (worker counts x runs, or fill-level steps), executes them on a
+platform, and fails the invocation on the first run whose check did not pass."""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iotdb_bench.cli.document import RunRecord
+from iotdb_bench.cli.errors import RunFailed
+from iotdb_bench.cli.platforms import Platform, StatusCallback
+from iotdb_bench.simulator.spec import RunSpec
+
+
+@dataclass
+class PlannedRun:
+    label: str
+    spec: RunSpec
+    workers: int
+    run: int
+    step: int | None = None
+    without_queries: bool = False  # the --compare-idle twin of a run with query clients
+
+
+@dataclass
+class Invocation:
+    """What one command asked for: the base spec plus the sets to iterate over."""
+
+    base: RunSpec
+    worker_counts: tuple[int, ...]
+    runs: int
+    steps: int = 0
+    timeout: float = 0
+    finished: list[RunRecord] = field(default_factory=list)
+    # --compare-idle: each run with query clients is followed by the same run without them
+    compare_idle: bool = False
+
+
+def new_run_id(label: str = "") -> str:
+    return f"run-{secrets.token_hex(4)}{label}"
+
+
+def plan(invocation: Invocation) -> list[PlannedRun]:
+    base = invocation.base
+    if base.task == "query":
+        return [
+            PlannedRun(f"{w} workers", base.model_copy(update={"workers": w, "run_id": new_run_id()}), w, 1)
+            for w in invocation.worker_counts
+        ]
+    if base.task == "scan":
+        return [
+            PlannedRun(f"{w} workers, run {run}/{invocation.runs}" if invocation.runs > 1 else f"{w} workers",
+                       base.model_copy(update={"workers": w, "run_id": new_run_id()}), w, run)
+            for w in invocation.worker_counts for run in range(1, invocation.runs + 1)
+        ]
+    planned: list[PlannedRun] = []
+    # Without cleaning, data accumulates: each run continues the workers' event streams where the
+    # previous one stopped, so client-generated keys never repeat within an invocation.
+    offset = 0
+    total = len(invocation.worker_counts) * invocation.runs
+    for w in invocation.worker_counts:
+        for run in range(1, (invocation.steps or invocation.runs) + 1):
+            if invocation.steps:
+                update = {"clean": base.clean and run == 1, "stream_offset": offset}
+                label = f"step {run}/{invocation.steps}"
+            else:
+                update = {"stream_offset": 0 if base.clean else offset}
+                label = f"{w} workers, run {run}/{invocation.runs}" if total > 1 else f"{w} workers"
+                label += f" at {base.rate:,.0f}/s" if base.rate else ""
+            spec = base.model_copy(update={**update, "workers": w, "run_id": new_run_id()})
+            planned.append(PlannedRun(label, spec, w, run, run if invocation.steps else None))
+            offset += _events_per_worker(base.model_copy(update={"workers": w}))
+            if invocation.compare_idle and base.query_workers:
+                alone = spec.model_copy(update={"query_workers": 0, "query_rate": 0.0, "run_id": new_run_id()})
+                planned.append(PlannedRun(f"{label}, no queries", alone, w, run, run if invocation.steps else None, without_queries=True))
+                offset += _events_per_worker(base.model_copy(update={"workers": w}))
+    return planned
+
+
+def _events_per_worker(spec: RunSpec) -> int:
+    """The most events one worker of a count-bounded run inserts (prefill share and timed phase)."""
+    return spec.num_inserts + math.ceil(spec.prefill / spec.workers)
+
+
+def execute(
+    invocation: Invocation,
+    platform: Platform,
+    log_dir: Path,
+    on_start: Callable[[PlannedRun], StatusCallback],
+) -> list[RunRecord]:
+    """Run every planned run in order; stop at the first failure (already finished runs are kept): a
+    run that failed, or one whose check did not pass (count, query answers, scan order and counts)."""
+    continue_at = 0
+    for planned in plan(invocation):
+        if planned.spec.stream_offset:
+            # A run that continues the streams starts where the workers of the runs before stopped: only
+            # they know where that is after a --duration run (or one with late events).
+            planned.spec = planned.spec.model_copy(update={"stream_offset": continue_at})
+        on_status = on_start(planned)
+        report = platform.run(planned.spec, invocation.timeout, on_status, log_dir / planned.spec.run_id)
+        ends = [worker.stream_end for worker in report.workers if worker.stream_end is not None]
+        continue_at = max([continue_at, *ends]) if ends else planned.spec.stream_offset + _events_per_worker(planned.spec)
+        invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
+                                             without_queries=planned.without_queries))
+        failure = report.failure()
+        if failure:
+            raise RunFailed(failure)
+    return invocation.finished

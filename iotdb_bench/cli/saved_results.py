@@ -1,0 +1,124 @@
+"""Commands on saved results folders: `report` shows one again, `compare` sets several side by side."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from iotdb_bench.cli import comparison, html_report, plots, results, run_conditions, tables
+from iotdb_bench.cli.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, Sources
+from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.render import show
+from iotdb_bench.cli.terminal import console, handle_errors
+
+
+@click.command()
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--details", is_flag=True, help="Show every figure in the tables.")
+@handle_errors
+def report(folder: Path, details: bool) -> None:
+    """Print a saved run's tables again, redraw its plots and rewrite its report.html.
+
+    FOLDER is a results folder (it holds results.json)."""
+    document = results.read(folder)
+    if document.status != "ok":
+        console.print(f"This invocation ended with status '{document.status}': {document.error or ''}", highlight=False)
+    drawn = plots.draw(document, folder)
+    results.write_report(folder, document, drawn)
+    show(document, folder, details)
+    for path in drawn:
+        console.print(f"Plot: {path}", highlight=False)
+
+
+@click.command()
+@click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for the comparison [default: results/compare-<time>].")
+@handle_errors
+def compare(folders: tuple[Path, ...], output: Path | None) -> None:
+    """Compare saved runs in one Markdown/CSV table and a plot.
+
+    FOLDERS are results folders (each holds results.json), of any targets; insert and query runs may be mixed."""
+    documents = [(folder.name or str(folder), results.read(folder)) for folder in folders]
+    insert_rows = comparison.insert_rows(documents)
+    query_table_rows, query_detail = comparison.query_rows(documents)
+    scan_rows = comparison.scan_rows(documents)
+    mixed_rows = comparison.query_under_ingest_rows(documents)
+    if not insert_rows and not query_table_rows and not scan_rows:
+        raise UsageProblem("the folders hold no finished insert, query or scan run to compare")
+    output = output or Path("results") / f"compare-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageProblem(f"cannot create the output folder {output}: {error.strerror}") from None
+
+    queries = comparison.query_columns(query_table_rows)
+    if insert_rows:
+        console.print(_with_differences(tables.compare_insert_table(insert_rows), insert_rows))
+        results.write_csv(output / "inserts.csv", insert_rows)
+    if mixed_rows:
+        console.print(tables.query_under_ingest_table(mixed_rows, databases=True))
+        results.write_csv(output / "queries-under-ingest.csv", mixed_rows)
+    if query_table_rows:
+        console.print(_with_differences(tables.compare_query_table(query_table_rows, queries), query_table_rows))
+        results.write_csv(output / "queries.csv", query_detail)
+    if scan_rows:
+        console.print(_with_differences(tables.compare_scan_table(scan_rows), scan_rows))
+        results.write_csv(output / "scans.csv", scan_rows)
+    (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows, scan_rows, mixed_rows))
+    drawn = plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")
+    page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn], scan_rows, mixed_rows)
+    console.print(f"Comparison saved in {output}", highlight=False)
+    console.print(f"Report: {page}", highlight=False)
+
+
+def _differences(rows: list[CompareInsertRow] | list[CompareQueryRow]) -> list[str]:
+    """One line per row measured under other conditions than the rest (marked † in the tables)."""
+    return [f"† {row.database} ({row.source}, {row.workers} workers): {'; '.join(row.differs)}" for row in rows if row.differs]
+
+
+def _with_differences(table, rows):
+    lines = _differences(rows)
+    if lines:
+        table.caption = "\n".join([table.caption or "", "Measured under other conditions than the other rows:", *lines])
+    return table
+
+
+def _markdown(documents: Sources, insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow],
+              scan_rows: list[CompareScanRow], mixed_rows: list[comparison.CompareQueryUnderIngestRow] | None = None) -> str:
+    parts = ["# Comparison of saved runs\n"]
+    if insert_rows:
+        parts += ["## Inserts\n", comparison.insert_markdown(insert_rows), *_markdown_differences(insert_rows),
+                  "Inserts/s: events / (last worker end - common start), average over runs; CV = stdev / average, "
+                  "unstable above 10%. Database-side check: rows the database itself counted as inserted during "
+                  "the timed phase, against the rows the workers reported (flagged above 2%).\n"]
+    mixed = comparison.mixed_markdown(insert_rows, mixed_rows or [])
+    if mixed:
+        parts.append(mixed)
+    if query_rows:
+        parts += ["## Queries (average seconds per execution)\n", comparison.query_markdown(query_rows), *_markdown_differences(query_rows),
+                  "A trailing asterisk marks a query whose executions vary by more than 10% (coefficient of "
+                  "variation); WRONG marks a query whose answer differed from what the tool inserted (the first "
+                  "difference is in queries.csv); cold and warm averages are in queries.csv.\n"]
+    if scan_rows:
+        parts += ["## Scans\n", comparison.scan_markdown(scan_rows), *_markdown_differences(scan_rows),
+                  "Rows/s: rows read by all workers / run duration, average over runs. Windows: each worker's rate over "
+                  "every 10,000 rows (per worker). Check: timestamps never decrease within a device and every device holds "
+                  "as many readings as the tool wrote.\n"]
+    parts.append("## Sources\n")
+    for source, document in documents:
+        environment = document.environment
+        parts.append(
+            f"- `{source}`: {document.task} on target `{document.target}` ({document.platform} platform), "
+            f"status {document.status}, {environment.created or '?'}, machine {environment.machine or '?'} "
+            f"with {environment.cpus or '?'} CPUs, iotdb-bench {environment.tool_version or '?'}"
+        )
+        parts.append(f"  - {run_conditions.caption(document)}")
+    return "\n".join(parts) + "\n"
+
+
+def _markdown_differences(rows) -> list[str]:
+    lines = _differences(rows)
+    return ["Measured under other conditions than the other rows:\n\n" + "\n".join(f"- {line}" for line in lines) + "\n"] if lines else []

@@ -1,0 +1,60 @@
+"""Entry points of the two roles: `python -m iotdb_bench.simulator collector` and `python -m simulator worker`.
+
+The same entry points run in the pods and, on the local platform, as subprocesses. Arguments fall
+back to environment variables, which is how the helm chart configures the pods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from iotdb_bench.simulator.spec import RunSpec
+
+
+def _exit_on_signal(signum, frame) -> None:
+    # As PID 1 in a container a process ignores SIGTERM unless it handles it: exit promptly (the
+    # worker's `finally` still closes its connection) so an aborted run's pods go away at once.
+    # Ctrl-C is handled alike. The collector replaces both once it serves (see collector.serve).
+    sys.exit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    signal.signal(signal.SIGINT, _exit_on_signal)
+    parser = argparse.ArgumentParser(prog="python -m iotdb_bench.simulator")
+    roles = parser.add_subparsers(dest="role", required=True)
+    collector = roles.add_parser("collector", help="prepare the database, run the barrier, gather results")
+    collector.add_argument("--host", default=os.environ.get("IOTBENCH_HOST", "127.0.0.1"))
+    collector.add_argument("--port", type=int, default=int(os.environ.get("IOTBENCH_PORT", "8080")))
+    worker = roles.add_parser("worker", help="one benchmark client")
+    worker.add_argument("--index", type=int, default=int(os.environ.get("JOB_COMPLETION_INDEX", "0")))
+    worker.add_argument("--collector", default=os.environ.get("IOTBENCH_COLLECTOR_URL", "http://127.0.0.1:8080"))
+    for role in (collector, worker):
+        role.add_argument("--spec", type=Path, default=Path(os.environ.get("IOTBENCH_SPEC", "/etc/iotbench/spec.json")))
+    args = parser.parse_args(argv)
+
+    logging.basicConfig(
+        level=os.environ.get("IOTBENCH_LOG_LEVEL", "INFO"),
+        format=f"%(asctime)s {args.role}{'' if args.role == 'collector' else f'-{args.index}'} %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    # Drivers built on httpx (Elasticsearch, InfluxDB setup) would log every request at INFO.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    spec = RunSpec.load(args.spec)
+    if args.role == "collector":
+        from iotdb_bench.simulator.collector import serve
+
+        serve(spec, args.host, args.port)
+        return 0
+    from iotdb_bench.simulator.worker import Worker
+
+    return Worker(spec, args.index, args.collector).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""Query answers in one common form, and their check against the expected answers.
+
+Every module's query returns an `Answer`: the rows as the driver gave them and, where needed, how to
+turn them into the common form (plain tuples of str, int and float, timestamps as epoch
+milliseconds). The conversion runs after the timed call. The common form of each query:
+
+    count-events                   (count,)
+    temperature-min-max            (min, max)
+    temperature-stats              (min, avg, max)
+    temperature-stats-per-device   (device, min, avg, max)         one row per device
+    newest-per-device              (device, timestamp_ms, value)   one row per device
+    device-downsample              (minute_ms, min, avg, max)      one row per minute with readings
+
+Counts, minima, maxima and timestamps must equal the expected ones exactly (the values are the very
+doubles that were sent); averages must lie within AVG_RELATIVE_TOLERANCE of the exact sum / count,
+room for a database's floating-point summation and nothing more.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from iotdb_bench.simulator.expected import MINUTE_MS, Expected, ExpectedRecord
+
+AVG_RELATIVE_TOLERANCE = 1e-9
+Verdict = Literal["ok", "wrong", "not checked"]
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclass
+class Answer:
+    """A query's rows as fetched, and the conversion to the common form (None: rows are tuples already)."""
+
+    rows: Sequence[Any]
+    convert: Callable[[Sequence[Any]], list[tuple]] | None = None
+
+    def normalised(self) -> list[tuple]:
+        return self.convert(self.rows) if self.convert else [tuple(row) for row in self.rows]
+
+
+Query = Callable[[], Answer]
+
+# What each column of a query's rows is, which says how it is compared.
+KEY, COUNT, EXACT, AVERAGE, TIME, NEWEST = "key", "count", "exact", "average", "time", "newest"
+_SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
+    "count-events": (("count", COUNT),),
+    "temperature-min-max": (("min", EXACT), ("max", EXACT)),
+    "temperature-stats": (("min", EXACT), ("avg", AVERAGE), ("max", EXACT)),
+    "temperature-stats-per-device": (("device", KEY), ("min", EXACT), ("avg", AVERAGE), ("max", EXACT)),
+    "newest-per-device": (("device", KEY), ("newest timestamp", TIME), ("value at the newest timestamp", NEWEST)),
+    "device-downsample": (("minute", KEY), ("min", EXACT), ("avg", AVERAGE), ("max", EXACT)),
+}
+# Opt-in variants answer the same question as their canonical query.
+_SAME_AS = {"newest-per-device (loose index scan)": "newest-per-device"}
+
+
+def epoch_ms(value: Any) -> int:
+    """Epoch milliseconds from what drivers return for a timestamp: a datetime (naive = UTC), an
+    ISO-8601 string, or a number of milliseconds."""
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        return (aware - _EPOCH) // dt.timedelta(milliseconds=1)
+    if isinstance(value, str):
+        return epoch_ms(dt.datetime.fromisoformat(value))
+    return int(value)
+
+
+def with_times(*columns: int) -> Callable[[Sequence[Any]], list[tuple]]:
+    """A conversion to the common form: the given columns are timestamps (to epoch milliseconds)."""
+
+    def convert(rows: Sequence[Any]) -> list[tuple]:
+        converted = []
+        for row in rows:
+            row = list(row)
+            for column in columns:
+                if row[column] is not None:
+                    row[column] = epoch_ms(row[column])
+            converted.append(tuple(row))
+        return converted
+
+    return convert
+
+
+def number(value: Any) -> float | None:
+    """A float from what drivers return for a double (float, int, Decimal), None for NULL."""
+    return None if value is None else float(value)
+
+
+def expected_rows(query: str, expected: Expected) -> list[tuple]:
+    """The exact answer of `query` in the common form (averages as exact sum / count)."""
+    query = _SAME_AS.get(query, query)
+    devices = expected.devices
+    if query == "count-events":
+        return [(expected.count,)]
+    if query in ("temperature-min-max", "temperature-stats"):
+        if not expected.count:
+            return []
+        low, high = min(devices.min), max(devices.max)
+        if query == "temperature-min-max":
+            return [(low, high)]
+        return [(low, sum(devices.sum_hundredths) / 100 / expected.count, high)]
+    if query == "temperature-stats-per-device":
+        return [(d, low, total / 100 / count, high)
+                for d, count, low, high, total in zip(devices.device, devices.count, devices.min, devices.max, devices.sum_hundredths)]
+    if query == "newest-per-device":
+        return [(d, newest, (low, high)) for d, newest, low, high in zip(devices.device, devices.newest_ms, devices.newest_low, devices.newest_high)]
+    if query == "device-downsample":
+        minutes = expected.downsample
+        return [(m, low, total / 100 / count, high)
+                for m, count, low, high, total in zip(minutes.minute_ms, minutes.count, minutes.min, minutes.max, minutes.sum_hundredths)]
+    raise KeyError(query)
+
+
+def first_difference(query: str, actual: list[tuple], expected: list[tuple]) -> str | None:
+    """The first way `actual` differs from `expected` (one line), or None when it is right."""
+    shape = _SHAPES[_SAME_AS.get(query, query)]
+    actual = [row for row in actual if not all(cell is None for cell in row)]  # an aggregate of no rows: NULLs
+    if shape[0][1] != KEY:
+        if len(actual) != len(expected):
+            return f"{len(actual)} rows, expected {len(expected)}"
+        for row, want in zip(actual, expected):
+            problem = _row_difference(shape, row, want, "")
+            if problem:
+                return problem
+        return None
+    by_key: dict[Any, tuple] = {}
+    for row in actual:
+        key = _key(row[0], shape[0][0])
+        if key in by_key:
+            return f"{shape[0][0]} {_show_key(key, shape)} appears in more than one row"
+        by_key[key] = row
+    wanted = {want[0]: want for want in expected}
+    missing = sorted(set(wanted) - set(by_key))
+    if missing:
+        return f"{shape[0][0]} {_show_key(missing[0], shape)} is missing ({len(by_key)} rows, expected {len(wanted)})"
+    extra = sorted(set(by_key) - set(wanted), key=str)
+    if extra:
+        return f"{shape[0][0]} {_show_key(extra[0], shape)} is not expected ({len(by_key)} rows, expected {len(wanted)})"
+    for key in sorted(wanted):
+        problem = _row_difference(shape, by_key[key], wanted[key], f"{shape[0][0]} {_show_key(key, shape)}: ")
+        if problem:
+            return problem
+    return None
+
+
+def _key(value: Any, name: str) -> Any:
+    return epoch_ms(value) if name == "minute" else str(value)
+
+
+def _show_key(key: Any, shape: tuple) -> str:
+    return _time(key) if shape[0][0] == "minute" else str(key)
+
+
+def _row_difference(shape: tuple, row: tuple, want: tuple, where: str) -> str | None:
+    if len(row) != len(shape):
+        return f"{where}a row of {len(row)} columns, expected {len(shape)}"
+    for (name, kind), got, expected in zip(shape, row, want):
+        if kind == KEY:
+            continue
+        if not _matches(kind, got, expected):
+            return f"{where}{name} is {_show(kind, got)}, expected {_show(kind, expected)}" + (
+                f" (within a relative {AVG_RELATIVE_TOLERANCE:g})" if kind == AVERAGE else "")
+    return None
+
+
+def _matches(kind: str, got: Any, expected: Any) -> bool:
+    try:
+        if kind in (COUNT, TIME):
+            return got is not None and (epoch_ms(got) if kind == TIME else int(got)) == expected
+        value = number(got)
+        if value is None or math.isnan(value):
+            return False
+        if kind == EXACT:
+            return value == expected
+        if kind == AVERAGE:
+            return abs(value - expected) <= AVG_RELATIVE_TOLERANCE * abs(expected)
+        low, high = expected
+        return low <= value <= high
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _show(kind: str, value: Any) -> str:
+    if kind == NEWEST and isinstance(value, tuple):
+        low, high = value
+        return repr(low) if low == high else f"one of the values at that instant ({low!r} to {high!r})"
+    if kind == TIME and isinstance(value, int):
+        return _time(value)
+    return repr(value)
+
+
+def _time(ms: int) -> str:
+    stamp = (_EPOCH + dt.timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return f"{stamp} ({ms})"
+
+
+@dataclass(frozen=True)
+class Check:
+    answer: Verdict
+    detail: str | None = None  # the first difference, or why the answer was not checked
+
+
+class AnswerChecker:
+    """Checks query answers against the record saved with the data (if it describes the data)."""
+
+    def __init__(self, record: ExpectedRecord | None, missing: str | None = None):
+        """`missing`: why there is no record, when the module says (else: data the tool did not write)."""
+        self.record = record
+        if record is None:
+            self.reason = missing or "no record of what the tool inserted is stored with this data (inserted by something else, or nothing is stored)"
+        else:
+            self.reason = record.usable()
+        self._expected: dict[str, list[tuple]] = {}
+
+    def check(self, query: str, rows: list[tuple]) -> Check:
+        if self.reason:
+            return Check("not checked", self.reason)
+        if _SAME_AS.get(query, query) not in _SHAPES:
+            return Check("not checked", f"no expected answer is kept for the query '{query}'")
+        if query not in self._expected:
+            self._expected[query] = expected_rows(query, self.record.expected)
+        difference = first_difference(query, rows, self._expected[query])
+        return Check("ok") if difference is None else Check("wrong", difference)
+
+
+def minute_start(ms: int) -> int:
+    return ms - ms % MINUTE_MS

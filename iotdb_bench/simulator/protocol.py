@@ -1,0 +1,112 @@
+"""The HTTP payloads exchanged by workers, the collector and the CLI."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from iotdb_bench.simulator.expected import Expected
+
+Phase = Literal["preparing", "waiting", "running", "done", "failed"]
+
+
+class WorkerHello(BaseModel):
+    worker: int = Field(ge=0)
+
+
+class WorkerProgress(BaseModel):
+    worker: int = Field(ge=0)
+    events: int = Field(ge=0, description="events of the timed phase done so far")
+    prefilled: int = Field(0, ge=0)
+
+
+class WorkerFailure(BaseModel):
+    worker: int = Field(ge=0)
+    error: str
+
+
+class QueryRuns(BaseModel):
+    """Every execution of one named query by one worker, in order (the first one is 'cold')."""
+
+    seconds: list[float] = Field(default_factory=list)
+    rows: int | None = None
+    error: str | None = None
+    answer: Literal["ok", "wrong", "not checked"] | None = Field(None, description="the check of the answers (wrong if any execution was)")
+    answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
+
+
+class ScanOutcome(BaseModel):
+    """One worker's scan: what it read, its checks, and its rate over windows of 10,000 rows."""
+
+    devices: int = 0
+    rows: int = 0
+    order_problems: int = 0
+    first_order_problem: str | None = None
+    counts_checked: bool = False
+    count_note: str | None = Field(None, description="why the counts were not checked")
+    count_problems: int = 0
+    first_count_problem: str | None = None
+    windows: int = 0
+    window_min: float | None = None
+    window_max: float | None = None
+    window_sum: float = Field(0.0, description="sum of the window rates (their mean is window_sum / windows)")
+
+
+class QueryHistograms(BaseModel):
+    """One query client's executions of one query in a mixed run: HdrHistograms (microseconds, base64)."""
+
+    under_ingest: str = Field("", description="while the insert workers ran")
+    idle: str = Field("", description="on the idle database right after the timed phase")
+    errors: list[str] = Field(default_factory=list)
+
+
+class WorkerResult(BaseModel):
+    worker: int = Field(ge=0)
+    started_at: float = Field(description="wall-clock time the timed phase began on this worker")
+    finished_at: float
+    events: int = 0
+    calls: int = 0
+    prefilled: int = 0
+    db_seconds: float = Field(0, description="time spent inside database calls")
+    retries: int = 0
+    histogram: str = Field("", description="HdrHistogram of call latencies in microseconds, base64")
+    per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
+    response_histogram: str = Field("", description="open-loop runs: HdrHistogram of response times (intended start to end) in microseconds, base64")
+    behind_s: float | None = Field(None, description="open-loop runs: how far behind its schedule the worker was at the end")
+    max_lag_s: float | None = Field(None, description="open-loop runs: the most a call started after its intended start")
+    cpu_s: float | None = Field(None, description="CPU seconds (user + system, every thread) of this worker process in its timed phase, from its own rusage")
+    stream_end: int | None = Field(None, description="insert runs: the position after the last event stored (where a continuing run starts)")
+    queries: dict[str, QueryRuns] = Field(default_factory=dict)
+    expected: Expected | None = Field(None, description="insert runs: aggregates of every event this worker inserted (prefill included)")
+    scan: ScanOutcome | None = None
+    role: Literal["worker", "query-client"] = Field("worker", description="a worker of the run's task, or a query client of a mixed insert run")
+    query_latencies: dict[str, QueryHistograms] = Field(default_factory=dict, description="query clients of a mixed run")
+
+
+class ProgressAnswer(BaseModel):
+    """The collector's answer to a progress report: a worker stops when the run has failed (another
+    worker failed, or the CLI was not heard from: the dead-man switch)."""
+
+    phase: Phase
+    error: str | None = None
+
+
+class StartSignal(BaseModel):
+    start_at: float | None = None
+    phase: Phase
+
+
+class Status(BaseModel):
+    phase: Phase
+    workers: int
+    registered: int
+    ready: int
+    finished: int
+    events: int
+    expected_events: int
+    prefilled: int
+    expected_prefill: int
+    error: str | None = None
+    start_at: float | None = Field(None, description="the common start of the timed phase, once published")
+    duration_s: float = Field(0.0, description="length of the timed phase of a --duration run; 0 = a count of events")

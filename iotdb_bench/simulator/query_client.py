@@ -1,0 +1,111 @@
+"""A query client of a mixed run (`insert --query-workers K`): it runs the chosen queries against
+the growing data from the common start until the inserts stop, then each of them again on the idle
+database (same data), and reports one latency histogram per query and phase.
+
+The inserts stop at the common start + --duration, or, for a run of a count of events, when every
+insert worker has posted its result (the collector's status says so). Back to back by default;
+with --query-rate the K clients together start that many queries per second on a fixed schedule
+(client k's i-th query at start + (i + k/K) x K/rate), and latency is counted from the intended
+start, so a query that waited for a slow one before it is not flattered (coordinated omission).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+
+from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
+from iotdb_bench.simulator.errors import one_line
+from iotdb_bench.simulator.modules import DatabaseModule
+from iotdb_bench.simulator.protocol import Status
+from iotdb_bench.simulator.query_latency import QueryLatencyRecorder
+from iotdb_bench.simulator.spec import RunSpec
+
+log = logging.getLogger("query-client")
+
+STATUS_POLL_S = 0.2
+
+
+class InsertsDone(threading.Thread):
+    """Sets `done` when every insert worker has posted its result (polls the collector's status)."""
+
+    def __init__(self, client: CollectorClient, insert_workers: int):
+        super().__init__(daemon=True)
+        self.client, self.insert_workers, self.done, self.stopped = client, insert_workers, threading.Event(), threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(STATUS_POLL_S):
+            try:
+                status, body = self.client.get("/status")
+                if status == 200:
+                    state = Status.model_validate_json(body)
+                    # Query clients post only after the inserts stopped: the first results are the insert workers'.
+                    if state.finished >= self.insert_workers or state.phase in ("done", "failed"):
+                        self.done.set()
+                        return
+            except CollectorError as error:
+                log.warning("status poll failed: %s", error)
+
+
+class QueryClient:
+    def __init__(self, spec: RunSpec, index: int, module: DatabaseModule, client: CollectorClient, check: Callable[[], None] = lambda: None):
+        """`check`: called between queries; raises when the run is to stop (the worker's dead-man switch)."""
+        self.spec, self.module, self.client, self.check = spec, module, client, check
+        self.number = index - spec.workers  # 0..K-1 among the query clients
+        self.names = list(spec.queries)
+        self.recorder = QueryLatencyRecorder(self.names)
+
+    def run(self, start_at: float) -> dict:
+        """The mixed phase, then the idle phase; returns the recorder's payload."""
+        available = self.module.queries()
+        runnable = []
+        for name in self.names:
+            if name in available:
+                runnable.append(name)
+            else:
+                self.recorder.error(name, f"module '{self.spec.module}' does not offer the query '{name}'")
+        watcher = InsertsDone(self.client, self.spec.workers)
+        watcher.start()
+        try:
+            executions = self._under_ingest(available, runnable, start_at, watcher.done)
+        finally:
+            watcher.stopped.set()
+        log.info("%d queries under ingest; now on the idle database", executions)
+        for name in runnable:
+            for _ in range(self.spec.query_runs):
+                self._execute(available, name, "idle", time.perf_counter())
+        return self.recorder.payload()
+
+    def _under_ingest(self, available, runnable: list[str], start_at: float, inserts_done: threading.Event) -> int:
+        spec, clients = self.spec, self.spec.query_workers
+        end = start_at + spec.duration_s if spec.duration_s else math.inf
+        interval = clients / spec.query_rate if spec.query_rate else 0.0
+        executions = 0
+        while runnable and not inserts_done.is_set():
+            name = runnable[(executions + self.number) % len(runnable)]
+            intended = start_at + (executions + self.number / clients) * interval if interval else time.time()
+            if min(intended, end) > time.time() and inserts_done.wait(min(intended, end) - time.time()):
+                break
+            now = time.time()
+            if now >= end:
+                break
+            # perf_counter for the measurement; a start scheduled in the past counts from when it was due.
+            self._execute(available, name, "ingest", time.perf_counter() - max(now - intended, 0.0) if interval else time.perf_counter())
+            executions += 1
+        return executions
+
+    def _execute(self, available, name: str, phase: str, since: float) -> None:
+        self.check()
+        try:
+            available[name]()
+        except Exception as error:  # recorded; the other queries go on
+            message = one_line(error)
+            log.warning("query %s failed: %s", name, message)
+            self.recorder.error(name, message)
+            self.module.close()
+            self.module.connect()
+            return
+        self.recorder.record(name, phase, time.perf_counter() - since)
