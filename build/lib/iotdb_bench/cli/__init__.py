@@ -1,1 +1,0 @@
-"""The command line: runs on the laptop, launches runs on a platform, reports the figures."""
