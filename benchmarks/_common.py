@@ -17,8 +17,8 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from iotdb_bench.cli import results  # noqa: E402  (the tool's own results reader, after the path is set)
-from iotdb_bench.cli.document import ResultsDocument  # noqa: E402
+from iotdb_bench.cli.report import results_files  # noqa: E402  (the tool's own results reader, after the path is set)
+from iotdb_bench.cli.results.document import ResultsDocument  # noqa: E402
 from iotdb_bench.simulator.report import RunReport  # noqa: E402
 
 
@@ -51,7 +51,7 @@ def run_tool(args: list[str], env: dict[str, str] | None = None) -> ToolRun:
         if completed.returncode != 0:
             raise SystemExit(f"the tool failed ({' '.join(args)}): {completed.stderr.strip()}")
         [saved] = Path(folder).glob("*/results.json")
-        return ToolRun(wall, cpu, started, results.read(saved.parent))
+        return ToolRun(wall, cpu, started, results_files.read(saved.parent))
 
 
 def children_cpu() -> float:

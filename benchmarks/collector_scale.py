@@ -40,8 +40,8 @@ from pathlib import Path
 
 from _common import REPO_ROOT, emit_json, print_table
 
-from iotdb_bench.cli.platforms.follow import Deadline, follow_run, wait_for_collector
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.follow import Deadline, follow_run, wait_for_collector
+from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.collector_client import CollectorClient
 from iotdb_bench.simulator.protocol import Status, WorkerResult
 from iotdb_bench.simulator.report import RunReport
@@ -236,8 +236,8 @@ def follow_like_the_cli(client: TimedClient, collector: CollectorProcess, outcom
     """The CLI's follower with its live progress display (rendered to /dev/null as if to a terminal)."""
     from rich.console import Console
 
-    from iotdb_bench.cli.progress import RunProgress
-    from iotdb_bench.cli.runner import PlannedRun
+    from iotdb_bench.cli.run.progress import RunProgress
+    from iotdb_bench.cli.run.runner import PlannedRun
 
     deadline = Deadline(600)
     spec = outcome["spec"]

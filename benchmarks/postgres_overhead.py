@@ -61,7 +61,7 @@ class DatabaseCpu:
     """CPU seconds of the server listening on PGHOST:PGPORT and its children (as the tool reads them)."""
 
     def __init__(self):
-        from iotdb_bench.cli.platforms.local_sampler import DatabaseProcesses
+        from iotdb_bench.cli.run.platforms.local_sampler import DatabaseProcesses
 
         self.found = DatabaseProcesses((os.environ.get("PGHOST", "localhost"), int(os.environ.get("PGPORT", "5432"))), None)
 

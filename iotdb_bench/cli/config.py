@@ -13,8 +13,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from iotdb_bench.cli.cost import Cost
 from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.results.cost import Cost
 from iotdb_bench.simulator import __version__
 from iotdb_bench.simulator.env_references import referenced_names
 from iotdb_bench.simulator.modules import module_names

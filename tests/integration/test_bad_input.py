@@ -3,7 +3,7 @@
 
 import pytest
 
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.local import free_port
 from tests.conftest import processes_with_env
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.protocol import WorkerFailure, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.report import RunReport

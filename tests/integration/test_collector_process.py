@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 

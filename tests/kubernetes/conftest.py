@@ -188,7 +188,7 @@ def simulated():
 def launcher(simulated, tmp_path, monkeypatch):
     """make(placement values[, database_pod_labels]): the kubernetes platform as the CLI makes it, for a
     target naming the fake database pods, with the placement values file in IOTBENCH_HELM_VALUES."""
-    from iotdb_bench.cli.platforms.kubernetes import KubernetesPlatform
+    from iotdb_bench.cli.run.platforms.kubernetes import KubernetesPlatform
     from tests.kubernetes import simulated_nodes
 
     monkeypatch.setenv("KUBECONFIG", str(KUBECONFIG))

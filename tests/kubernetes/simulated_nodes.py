@@ -36,7 +36,7 @@ from kubernetes.client import (
 from kubernetes.client.exceptions import ApiException
 
 from iotdb_bench.cli.config import Config, Image, Target
-from iotdb_bench.cli.platforms.kubernetes import KubernetesPlatform, release_name
+from iotdb_bench.cli.run.platforms.kubernetes import KubernetesPlatform, release_name
 from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 

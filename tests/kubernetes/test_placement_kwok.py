@@ -16,7 +16,7 @@ import subprocess
 import pytest
 import yaml
 
-from iotdb_bench.cli.platforms.kubernetes import CHART
+from iotdb_bench.cli.run.platforms.kubernetes import CHART
 from tests.conftest import run_cli
 from tests.kubernetes.simulated_nodes import (
     CLIENT_NODES,

@@ -35,7 +35,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from fake_http_service import FakeServiceHandler, serving
 
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.modules import azure_data_explorer as adx
 from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import rows_per_query

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import pytest
 from fake_http_service import FakeServiceHandler, serving
 
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.modules.arangodb import DEVICES, QUERIES, SCAN
 from tests.conftest import rows_per_query
 from tests.read_side import check_read_side

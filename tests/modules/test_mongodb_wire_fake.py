@@ -15,7 +15,7 @@ from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 from mongodb_wire_fake import FakeMongoState, serving
 
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules.mongodb import QUERIES, pipelines
 from tests.conftest import assert_verified, downsample_minutes, rows_per_query

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.local import free_port
 from tests.conftest import WORKLOAD_OPTIONS, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import assert_scan_ok, check_read_side
 

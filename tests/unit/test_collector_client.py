@@ -10,7 +10,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI, HTTPException
 
-from iotdb_bench.cli.platforms.local import free_port
+from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.protocol import WorkerHello
 

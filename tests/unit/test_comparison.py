@@ -1,7 +1,7 @@
 """The comparison table's rows on known saved documents: query cells, failures, unstable marks, variants."""
 
-from iotdb_bench.cli import comparison
-from iotdb_bench.cli.document import Environment, ResultsDocument, RunRecord
+from iotdb_bench.cli.report import comparison
+from iotdb_bench.cli.results.document import Environment, ResultsDocument, RunRecord
 from iotdb_bench.simulator.protocol import QueryRuns, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from iotdb_bench.cli.platforms.releases import DEFAULT_SILENCE_S, Release, silence_limit
+from iotdb_bench.cli.run.platforms.releases import DEFAULT_SILENCE_S, Release, silence_limit
 from iotdb_bench.simulator import worker as worker_module
 from iotdb_bench.simulator.collector import Collector
 from iotdb_bench.simulator.collector_client import CollectorError

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from iotdb_bench.cli.platforms.kubelet_sampler import KubeletSampler
+from iotdb_bench.cli.run.platforms.kubelet_sampler import KubeletSampler
 
 
 def pod(name: str, namespace: str = "bench", component: str | None = None, labels: dict | None = None, node: str = "node-1") -> dict:
@@ -144,7 +144,7 @@ def test_worker_only_nodes_are_read_a_few_at_a_time():
 
 
 def test_reading_time_meets_the_request_and_the_whole_second():
-    from iotdb_bench.cli.platforms.kubelet_sampler import _reading_time
+    from iotdb_bench.cli.run.platforms.kubelet_sampler import _reading_time
 
     # a fresh reading, stamped 100 (so taken in [100, 101)), asked at 100.6, answered at 100.8
     assert _reading_time(100.0, 100.6, 100.8) == pytest.approx(100.7)

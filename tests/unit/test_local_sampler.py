@@ -11,7 +11,7 @@ import time
 
 import psutil
 
-from iotdb_bench.cli.platforms.local_sampler import DatabaseProcesses, ProcessTree
+from iotdb_bench.cli.run.platforms.local_sampler import DatabaseProcesses, ProcessTree
 from iotdb_bench.simulator.resources import Sample
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from iotdb_bench.cli.document import QueryUnderIngestRow
-from iotdb_bench.cli.tables import query_under_ingest_table
+from iotdb_bench.cli.report.tables import query_under_ingest_table
+from iotdb_bench.cli.results.document import QueryUnderIngestRow
 from iotdb_bench.simulator.spec import QUERY_NAMES
 
 

@@ -98,7 +98,7 @@ def test_every_servers_packages_in_one_apt_call(fake_apt):
     assert done.returncode == 0, done.stderr
     installs = [c for c in calls() if c.startswith("install")]
     assert len(installs) == 1, installs
-    for package in ("postgresql", "mariadb-server", "openjdk-17-jdk-headless", "maven", "clickhouse-server", "victoria-metrics",
+    for package in ("postgresql", "mariadb-client", "openjdk-17-jdk-headless", "maven", "clickhouse-server", "victoria-metrics",
                     "libdb5.3-dev"):
         assert package in installs[0].split(), (package, installs[0])
 

@@ -10,9 +10,9 @@ import pytest
 from rich.console import Console
 from rich.measure import Measurement
 
-from iotdb_bench.cli import tables
-from iotdb_bench.cli.progress import achieved_against_target
-from iotdb_bench.cli.rate_search import RateStep, answer, next_rate
+from iotdb_bench.cli.report import tables
+from iotdb_bench.cli.results.rate_search import RateStep, answer, next_rate
+from iotdb_bench.cli.run.progress import achieved_against_target
 from iotdb_bench.simulator import stats
 from iotdb_bench.simulator.protocol import Status, WorkerResult
 from iotdb_bench.simulator.schedule import Schedule, behind_limit_s

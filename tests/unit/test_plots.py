@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from iotdb_bench.cli import plots
+from iotdb_bench.cli.report import plots
 from tests import factories
 from tests.conftest import REPO_ROOT
 
@@ -53,7 +53,7 @@ def test_steps_document_gives_the_fill_level_plot(tmp_path):
 
 
 def test_query_plot_copes_with_a_failed_query(tmp_path):
-    from iotdb_bench.cli.document import QueryRow
+    from iotdb_bench.cli.results.document import QueryRow
 
     ok = {"executions": 3, "min_s": 0.1, "avg_s": 0.2, "max_s": 0.4, "cold_avg_s": 0.4, "warm_avg_s": 0.1, "errors": []}
     failed = {"executions": 0, "errors": ["timeout"]}
@@ -69,17 +69,17 @@ def test_nothing_to_draw_without_a_summary(tmp_path):
 
 
 def test_matplotlib_is_not_imported_at_startup():
-    code = "import sys; import iotdb_bench.cli.main; print('matplotlib' in sys.modules)"
+    code = "import sys; import iotdb_bench.cli.commands.main; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
 
 def test_a_plotting_error_is_a_warning_not_a_failure(tmp_path, capsys, monkeypatch):
-    from iotdb_bench.cli import results
+    from iotdb_bench.cli.report import results_files
 
     def broken(document, folder):
         raise ValueError("no figures to draw")
 
     monkeypatch.setattr(plots, "draw", broken)
-    results.write_figures(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))  # must not raise
+    results_files.write_figures(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))  # must not raise
     assert "could not draw the plots" in capsys.readouterr().err

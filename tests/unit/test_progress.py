@@ -7,8 +7,8 @@ import io
 
 from rich.console import Console
 
-from iotdb_bench.cli.progress import RunProgress
-from iotdb_bench.cli.runner import PlannedRun
+from iotdb_bench.cli.run.progress import RunProgress
+from iotdb_bench.cli.run.runner import PlannedRun
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.spec import RunSpec
 

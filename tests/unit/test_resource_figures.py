@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from iotdb_bench.cli import render, tables
 from iotdb_bench.cli.config import Config
-from iotdb_bench.cli.cost import Cost, insert_cost, query_cost
-from iotdb_bench.cli.resource_figures import across_runs, run_figures
+from iotdb_bench.cli.report import render, tables
+from iotdb_bench.cli.results.cost import Cost, insert_cost, query_cost
+from iotdb_bench.cli.results.resource_figures import across_runs, run_figures
 from iotdb_bench.simulator.protocol import WorkerResult
 from iotdb_bench.simulator.resources import ResourceGroup, ResourceUsage, Sample, Series, counter_at, summarise
 from tests import factories
@@ -139,7 +139,7 @@ def test_summary_rows_carry_cost_only_with_a_price():
     document = factories.document([(2, report(1.0, [0.2, 0.2]))])
     assert document.inserts[0].cost is None and document.inserts[0].resources.db_cpu_s == 1.0
     document.cost = Cost(per_hour=3.6, currency="USD")
-    from iotdb_bench.cli import summary
+    from iotdb_bench.cli.results import summary
 
     summary.summarise(document)
     assert document.inserts[0].cost.per_million_inserts == pytest.approx(1_000_000 / 5000 / 1000)
@@ -165,7 +165,7 @@ def test_tables_show_not_measured_never_zero_and_stay_within_100_columns():
 def test_the_flag_and_the_cost_are_printed():
     document = factories.document([(2, report(0.1, [0.5, 0.5]))])
     document.cost = Cost(per_hour=3.6, currency="USD")
-    from iotdb_bench.cli import summary
+    from iotdb_bench.cli.results import summary
 
     summary.summarise(document)
     lines = render.resource_lines(document)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from iotdb_bench.cli import run_conditions
-from iotdb_bench.cli.document import Environment, ResultsDocument, RunRecord
-from iotdb_bench.cli.host import Host
+from iotdb_bench.cli.results import run_conditions
+from iotdb_bench.cli.results.document import Environment, ResultsDocument, RunRecord
+from iotdb_bench.cli.results.host import Host
 from iotdb_bench.simulator.conditions import Build, Node, Placement, RunConditions, Software
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec

@@ -4,7 +4,7 @@ import click
 import pytest
 from pydantic import ValidationError
 
-from iotdb_bench.cli.options import WorkerSet, parse_extra_options, parse_queries
+from iotdb_bench.cli.commands.options import WorkerSet, parse_extra_options, parse_queries
 from iotdb_bench.simulator.env_references import MissingVariable
 from iotdb_bench.simulator.env_references import expand as expand_env
 from iotdb_bench.simulator.spec import QUERY_NAMES, RunSpec

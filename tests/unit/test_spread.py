@@ -5,7 +5,7 @@ import math
 import pytest
 from rich.console import Console
 
-from iotdb_bench.cli import comparison, tables
+from iotdb_bench.cli.report import comparison, tables
 from iotdb_bench.simulator import stats
 from tests import factories
 
@@ -70,12 +70,12 @@ def _document(throughputs):
 
 
 def test_compare_output_carries_the_flag(tmp_path):
-    from iotdb_bench.cli import results
+    from iotdb_bench.cli.report import results_files
 
     rows = comparison.insert_rows([("a", _document([100.0, 150.0])), ("b", _document([100.0, 101.0]))])
     assert [row.throughput.unstable for row in rows] == [True, False]
     markdown = comparison.insert_markdown(rows)
     assert markdown.count("unstable") == 1
-    results.write_csv(tmp_path / "inserts.csv", rows)
+    results_files.write_csv(tmp_path / "inserts.csv", rows)
     assert "throughput.unstable" in (tmp_path / "inserts.csv").read_text().splitlines()[0]
     assert "unstable" in _text(tables.compare_insert_table(rows))

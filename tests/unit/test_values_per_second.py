@@ -6,8 +6,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.measure import Measurement
 
-from iotdb_bench.cli import tables
-from iotdb_bench.cli.document import ResultsDocument
+from iotdb_bench.cli.report import tables
+from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.simulator.protocol import WorkerResult
 from iotdb_bench.simulator.stats import InsertRunFigures, insert_figures
 from tests.factories import document, insert_report

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import statistics
 
-from iotdb_bench.cli import cost, resource_figures
-from iotdb_bench.cli.document import InsertRow, QueryRow, QueryUnderIngestRow, ResultsDocument, RunRecord, ScanRow
+from iotdb_bench.cli.results import cost, resource_figures
+from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ResultsDocument, RunRecord, ScanRow
 from iotdb_bench.simulator import stats
 
 

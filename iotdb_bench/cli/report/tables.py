@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from iotdb_bench.cli.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, insert_mode_label, with_values
-from iotdb_bench.cli.crosscheck import CrossCheck
-from iotdb_bench.cli.document import InsertRow, QueryRow, QueryUnderIngestRow, ScanRow
-from iotdb_bench.cli.rate_search import MaxRateSearch
-from iotdb_bench.cli.resource_figures import ResourceFigures
+from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, insert_mode_label, with_values
+from iotdb_bench.cli.results.crosscheck import CrossCheck
+from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ScanRow
+from iotdb_bench.cli.results.rate_search import MaxRateSearch
+from iotdb_bench.cli.results.resource_figures import ResourceFigures
 from iotdb_bench.simulator.stats import Spread
 
 

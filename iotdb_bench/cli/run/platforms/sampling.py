@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from iotdb_bench.cli.platforms import StatusCallback
+from iotdb_bench.cli.run.platforms import StatusCallback
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
 

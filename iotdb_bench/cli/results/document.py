@@ -16,11 +16,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from iotdb_bench import simulator
-from iotdb_bench.cli import host as host_info
-from iotdb_bench.cli.cost import Cost, InsertCost, QueryCost
-from iotdb_bench.cli.host import Host
-from iotdb_bench.cli.rate_search import MaxRateSearch
-from iotdb_bench.cli.resource_figures import ResourceFigures
+from iotdb_bench.cli.results import host as host_info
+from iotdb_bench.cli.results.cost import Cost, InsertCost, QueryCost
+from iotdb_bench.cli.results.host import Host
+from iotdb_bench.cli.results.rate_search import MaxRateSearch
+from iotdb_bench.cli.results.resource_figures import ResourceFigures
 from iotdb_bench.simulator import conditions
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec

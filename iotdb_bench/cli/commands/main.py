@@ -13,16 +13,18 @@ import click
 from click.core import ParameterSource
 from pydantic import ValidationError
 
-from iotdb_bench.cli import rate_finder, results, runner, summary
-from iotdb_bench.cli.cleanup import cleanup
+from iotdb_bench.cli.commands.cleanup import cleanup
+from iotdb_bench.cli.commands.options import TableCount, WorkerSet, parse_extra_options, parse_queries, spec_problems
+from iotdb_bench.cli.commands.saved_results import compare, report
 from iotdb_bench.cli.config import Config, Target, load_config
-from iotdb_bench.cli.document import Environment, ResultsDocument
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.options import TableCount, WorkerSet, parse_extra_options, parse_queries, spec_problems
-from iotdb_bench.cli.progress import RunProgress
-from iotdb_bench.cli.rate_search import MaxRateSearch
-from iotdb_bench.cli.render import show
-from iotdb_bench.cli.saved_results import compare, report
+from iotdb_bench.cli.report import results_files
+from iotdb_bench.cli.report.render import show
+from iotdb_bench.cli.results import summary
+from iotdb_bench.cli.results.document import Environment, ResultsDocument
+from iotdb_bench.cli.results.rate_search import MaxRateSearch
+from iotdb_bench.cli.run import rate_finder, runner
+from iotdb_bench.cli.run.progress import RunProgress
 from iotdb_bench.cli.terminal import console, error_line, handle_errors, warning_line
 from iotdb_bench.simulator import __version__
 from iotdb_bench.simulator.modules import module_class
@@ -292,10 +294,10 @@ class PlatformChoice:
 
 def _platform(choice: PlatformChoice, config: Config, target_config: Target):
     if choice.name == "local":
-        from iotdb_bench.cli.platforms.local import LocalPlatform
+        from iotdb_bench.cli.run.platforms.local import LocalPlatform
 
         return LocalPlatform(database_process=target_config.database_process)
-    from iotdb_bench.cli.platforms.kubernetes import KubernetesPlatform
+    from iotdb_bench.cli.run.platforms.kubernetes import KubernetesPlatform
 
     return KubernetesPlatform(config, target_config, namespace=choice.namespace or config.namespace,
                               context=choice.kube_context, keep=choice.keep)
@@ -305,7 +307,7 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
          details: bool = False, search: MaxRateSearch | None = None) -> None:
     base = invocation.base
     platform = _platform(choice, config, target_config)
-    folder = results.results_folder(output, base.target, base.task)
+    folder = results_files.results_folder(output, base.target, base.task)
     document = ResultsDocument(
         task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options()), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
@@ -327,8 +329,8 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
     finally:
         document.runs = invocation.finished
         summary.summarise(document)
-        results.save(folder, document)
-        results.write_figures(folder, document)  # plots and cross-check file; never raises
+        results_files.save(folder, document)
+        results_files.write_figures(folder, document)  # plots and cross-check file; never raises
     show(document, folder, details)
     if failure is not None:
         raise failure

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iotdb_bench.cli.document import RunRecord
 from iotdb_bench.cli.errors import RunFailed
-from iotdb_bench.cli.platforms import Platform, StatusCallback
+from iotdb_bench.cli.results.document import RunRecord
+from iotdb_bench.cli.run.platforms import Platform, StatusCallback
 from iotdb_bench.simulator.spec import RunSpec
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from iotdb_bench.cli.document import ResultsDocument
+from iotdb_bench.cli.results.document import ResultsDocument
 
 # figure(fit_labels) -> (figure, axes); save(figure, path) -> path
 NewFigure = Callable[..., tuple[Any, Any]]

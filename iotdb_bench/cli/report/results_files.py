@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from iotdb_bench.cli import crosscheck, html_report, plots, summary
-from iotdb_bench.cli.document import FORMAT_VERSION, ResultsDocument
 from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.report import html_report, plots
+from iotdb_bench.cli.results import crosscheck, summary
+from iotdb_bench.cli.results.document import FORMAT_VERSION, ResultsDocument
 from iotdb_bench.cli.terminal import warning_line
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from iotdb_bench.cli.document import ResultsDocument
+from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.simulator.conditions import Node, RunConditions
 
 # Spec fields that describe the workload's shape, where the spec has them (workload generators).

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from iotdb_bench.cli import runner
-from iotdb_bench.cli.platforms import Platform, StatusCallback
-from iotdb_bench.cli.rate_search import MaxRateSearch, RateStep, answer, next_rate, passed
+from iotdb_bench.cli.results.rate_search import MaxRateSearch, RateStep, answer, next_rate, passed
+from iotdb_bench.cli.run import runner
+from iotdb_bench.cli.run.platforms import Platform, StatusCallback
 
 
 def search(invocation: runner.Invocation, platform: Platform, log_dir: Path, on_start: Callable[[runner.PlannedRun], StatusCallback],

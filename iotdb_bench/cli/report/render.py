@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from iotdb_bench.cli import crosscheck, run_conditions, tables
-from iotdb_bench.cli.comparison import crosscheck_verdict
-from iotdb_bench.cli.crosscheck import CrossCheck
-from iotdb_bench.cli.document import ResultsDocument
+from iotdb_bench.cli.report import tables
+from iotdb_bench.cli.report.comparison import crosscheck_verdict
+from iotdb_bench.cli.results import crosscheck, run_conditions
+from iotdb_bench.cli.results.crosscheck import CrossCheck
+from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.cli.terminal import console
 from iotdb_bench.simulator import shapes
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from iotdb_bench.cli.document import ResultsDocument, RunRecord
+from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
 
 TOLERANCE = 0.02
 # Counter names in order of preference: an insert counter if the database keeps one, else a row count.

@@ -34,10 +34,10 @@ from pydantic import ValidationError
 
 from iotdb_bench.cli.config import Config, Image, Target
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.platforms import StatusCallback
-from iotdb_bench.cli.platforms.follow import Deadline, follow_run, wait_for_collector
-from iotdb_bench.cli.platforms.helm import Helm
-from iotdb_bench.cli.platforms.sampling import marking, timed_window
+from iotdb_bench.cli.run.platforms import StatusCallback
+from iotdb_bench.cli.run.platforms.follow import Deadline, follow_run, wait_for_collector
+from iotdb_bench.cli.run.platforms.helm import Helm
+from iotdb_bench.cli.run.platforms.sampling import marking, timed_window
 from iotdb_bench.cli.terminal import warning_line
 from iotdb_bench.simulator.collector_client import CollectorClient
 from iotdb_bench.simulator.report import RunReport
@@ -51,12 +51,12 @@ try:
 except ImportError:
     raise UsageProblem("the kubernetes platform needs the kubernetes package: pip install -r requirements.txt") from None
 
-from iotdb_bench.cli.platforms import placement, releases
-from iotdb_bench.cli.platforms.portforward import PodPortForward
+from iotdb_bench.cli.run.platforms import placement, releases
+from iotdb_bench.cli.run.platforms.portforward import PodPortForward
 
 log = logging.getLogger(__name__)
 
-CHART = Path(__file__).resolve().parents[2] / "deployment"
+CHART = Path(__file__).resolve().parents[3] / "deployment"
 IMAGE_ENV = "IOTBENCH_IMAGE"
 VALUES_ENV = "IOTBENCH_HELM_VALUES"
 COLLECTOR_PORT = 8080
@@ -145,7 +145,7 @@ class KubernetesPlatform:
         deadline = Deadline(timeout)
         release = release_name(spec.run_id)
         pods = PodWatch(self.core, self.batch, self.namespace, release, log_dir)
-        from iotdb_bench.cli.platforms.kubelet_sampler import KubeletSampler
+        from iotdb_bench.cli.run.platforms.kubelet_sampler import KubeletSampler
 
         sampler = KubeletSampler(self.core, self.namespace, pods.selector, dict(self.target.database_pod_labels))
         finished = False

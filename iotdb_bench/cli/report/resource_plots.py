@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iotdb_bench.cli.document import ResultsDocument, RunRecord
+from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
 from iotdb_bench.simulator.resources import ResourceGroup, counter_delta, gauge_on_grid
 
 SIZE = (7.5, 7.2)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from iotdb_bench.cli.errors import RunFailed, RunTimedOut
-from iotdb_bench.cli.platforms import StatusCallback
+from iotdb_bench.cli.run.platforms import StatusCallback
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport

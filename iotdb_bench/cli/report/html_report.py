@@ -18,11 +18,12 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from iotdb_bench import simulator
-from iotdb_bench.cli import comparison, crosscheck, run_conditions
-from iotdb_bench.cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, CompareScanRow, Sources
-from iotdb_bench.cli.crosscheck import CrossCheck
-from iotdb_bench.cli.document import InsertRow, QueryRow, ResultsDocument, ScanRow
-from iotdb_bench.cli.rate_search import MaxRateSearch
+from iotdb_bench.cli.report import comparison
+from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, CompareScanRow, Sources
+from iotdb_bench.cli.results import crosscheck, run_conditions
+from iotdb_bench.cli.results.crosscheck import CrossCheck
+from iotdb_bench.cli.results.document import InsertRow, QueryRow, ResultsDocument, ScanRow
+from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.simulator.stats import Spread
 
 REPORT = "report.html"
@@ -108,7 +109,7 @@ def ci(spread: Spread) -> str:
 
 def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> Path:
     """report.html of a results folder, with the plots drawn for it (`drawn`, from cli/plots.py)."""
-    from iotdb_bench.cli.render import title  # the terminal's title of the document, one wording everywhere
+    from iotdb_bench.cli.report.render import title  # the terminal's title of the document, one wording everywhere
 
     page = Page(
         title=title(document), status=document.status, error=document.error,

@@ -33,9 +33,9 @@ def cleanup(namespace: str | None, all_namespaces: bool, config_path: Path | Non
         namespace = load_config(config_path).namespace
     from kubernetes.client import ApiClient, CoreV1Api
 
-    from iotdb_bench.cli.platforms import releases
-    from iotdb_bench.cli.platforms.helm import Helm
-    from iotdb_bench.cli.platforms.kubernetes import API_ERRORS, _load_kubeconfig, _short
+    from iotdb_bench.cli.run.platforms import releases
+    from iotdb_bench.cli.run.platforms.helm import Helm
+    from iotdb_bench.cli.run.platforms.kubernetes import API_ERRORS, _load_kubeconfig, _short
 
     configuration = _load_kubeconfig(kube_context)
     try:

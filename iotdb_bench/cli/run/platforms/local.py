@@ -18,16 +18,16 @@ import tempfile
 from pathlib import Path
 
 from iotdb_bench.cli.errors import RunFailed
-from iotdb_bench.cli.platforms import StatusCallback
-from iotdb_bench.cli.platforms.follow import Deadline, follow_run, wait_for_collector
-from iotdb_bench.cli.platforms.local_sampler import DatabaseProcesses, LocalSampler
-from iotdb_bench.cli.platforms.sampling import marking, timed_window
+from iotdb_bench.cli.run.platforms import StatusCallback
+from iotdb_bench.cli.run.platforms.follow import Deadline, follow_run, wait_for_collector
+from iotdb_bench.cli.run.platforms.local_sampler import DatabaseProcesses, LocalSampler
+from iotdb_bench.cli.run.platforms.sampling import marking, timed_window
 from iotdb_bench.simulator.collector_client import CollectorClient
 from iotdb_bench.simulator.modules import ModuleError, module_class
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 STOP_GRACE_S = 3.0
 LOG_TAIL_LINES = 15
 _PR_SET_PDEATHSIG = 1

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 
-from iotdb_bench.cli import comparison, html_report, plots, results, run_conditions, tables
-from iotdb_bench.cli.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, Sources
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.render import show
+from iotdb_bench.cli.report import comparison, html_report, plots, results_files, tables
+from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, Sources
+from iotdb_bench.cli.report.render import show
+from iotdb_bench.cli.results import run_conditions
 from iotdb_bench.cli.terminal import console, handle_errors
 
 
@@ -22,11 +23,11 @@ def report(folder: Path, details: bool) -> None:
     """Print a saved run's tables again, redraw its plots and rewrite its report.html.
 
     FOLDER is a results folder (it holds results.json)."""
-    document = results.read(folder)
+    document = results_files.read(folder)
     if document.status != "ok":
         console.print(f"This invocation ended with status '{document.status}': {document.error or ''}", highlight=False)
     drawn = plots.draw(document, folder)
-    results.write_report(folder, document, drawn)
+    results_files.write_report(folder, document, drawn)
     show(document, folder, details)
     for path in drawn:
         console.print(f"Plot: {path}", highlight=False)
@@ -41,7 +42,7 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     """Compare saved runs in one Markdown/CSV table and a plot.
 
     FOLDERS are results folders (each holds results.json), of any targets; insert and query runs may be mixed."""
-    documents = [(folder.name or str(folder), results.read(folder)) for folder in folders]
+    documents = [(folder.name or str(folder), results_files.read(folder)) for folder in folders]
     insert_rows = comparison.insert_rows(documents)
     query_table_rows, query_detail = comparison.query_rows(documents)
     scan_rows = comparison.scan_rows(documents)
@@ -57,16 +58,16 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     queries = comparison.query_columns(query_table_rows)
     if insert_rows:
         console.print(_with_differences(tables.compare_insert_table(insert_rows), insert_rows))
-        results.write_csv(output / "inserts.csv", insert_rows)
+        results_files.write_csv(output / "inserts.csv", insert_rows)
     if mixed_rows:
         console.print(tables.query_under_ingest_table(mixed_rows, databases=True))
-        results.write_csv(output / "queries-under-ingest.csv", mixed_rows)
+        results_files.write_csv(output / "queries-under-ingest.csv", mixed_rows)
     if query_table_rows:
         console.print(_with_differences(tables.compare_query_table(query_table_rows, queries), query_table_rows))
-        results.write_csv(output / "queries.csv", query_detail)
+        results_files.write_csv(output / "queries.csv", query_detail)
     if scan_rows:
         console.print(_with_differences(tables.compare_scan_table(scan_rows), scan_rows))
-        results.write_csv(output / "scans.csv", scan_rows)
+        results_files.write_csv(output / "scans.csv", scan_rows)
     (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows, scan_rows, mixed_rows))
     drawn = plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")
     page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn], scan_rows, mixed_rows)

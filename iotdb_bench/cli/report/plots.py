@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iotdb_bench.cli.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, insert_mode_label
-from iotdb_bench.cli.document import InsertRow, QueryRow, ResultsDocument
-from iotdb_bench.cli.rate_search import MaxRateSearch
+from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, insert_mode_label
+from iotdb_bench.cli.results.document import InsertRow, QueryRow, ResultsDocument
+from iotdb_bench.cli.results.rate_search import MaxRateSearch
 
 DPI = 110
 SIZE = (7.5, 4.6)
@@ -40,7 +40,7 @@ def draw(document: ResultsDocument, folder: Path) -> list[Path]:
         written.append(latency_throughput(summary, folder / "latency-throughput.png", document.max_rate))
     if series:
         written.append(events_over_time(series, folder / "events-per-second.png"))
-    from iotdb_bench.cli import mixed_plots, resource_plots
+    from iotdb_bench.cli.report import mixed_plots, resource_plots
 
     written += resource_plots.draw(document, folder)
     written += mixed_plots.draw(document, folder, _figure, _save)

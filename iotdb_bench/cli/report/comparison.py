@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from iotdb_bench.cli import cost, crosscheck, run_conditions
-from iotdb_bench.cli.cost import QueryCost
-from iotdb_bench.cli.crosscheck import CrossCheck
-from iotdb_bench.cli.document import InsertRow, QueryUnderIngestRow, ResultsDocument, ScanRow
+from iotdb_bench.cli.results import cost, crosscheck, run_conditions
+from iotdb_bench.cli.results.cost import QueryCost
+from iotdb_bench.cli.results.crosscheck import CrossCheck
+from iotdb_bench.cli.results.document import InsertRow, QueryUnderIngestRow, ResultsDocument, ScanRow
 from iotdb_bench.simulator import shapes, stats
 from iotdb_bench.simulator.spec import QUERY_NAMES
 

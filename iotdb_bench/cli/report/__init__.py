@@ -1,0 +1,1 @@
+"""Views of the results: terminal tables, report.html, Markdown/CSV files and plots."""
