@@ -57,3 +57,26 @@ def test_no_import_circle():
         if start not in state:
             visit(start, [start])
     assert not circles, "import circles: " + "; ".join(" -> ".join(circle) for circle in circles)
+
+
+# The CLI's layers: commands on top; run and report each below it and beside each other; results
+# (the typed document and its figures) below both. A layer imports only the layers under it.
+LAYERS_BELOW = {
+    "iotdb_bench.cli.commands": {"iotdb_bench.cli.run", "iotdb_bench.cli.report", "iotdb_bench.cli.results"},
+    "iotdb_bench.cli.run": {"iotdb_bench.cli.results"},
+    "iotdb_bench.cli.report": {"iotdb_bench.cli.results"},
+    "iotdb_bench.cli.results": set(),
+}
+
+
+def test_cli_layers_import_only_what_is_below_them():
+    offenders = {}
+    for name, targets in import_graph().items():
+        layer = next((layer for layer in LAYERS_BELOW if name == layer or name.startswith(layer + ".")), None)
+        if layer is None:
+            continue
+        for target in targets:
+            other = next((other for other in LAYERS_BELOW if target == other or target.startswith(other + ".")), None)
+            if other is not None and other != layer and other not in LAYERS_BELOW[layer]:
+                offenders.setdefault(name, []).append(target)
+    assert not offenders, f"a layer reaches up or sideways: {offenders}"
