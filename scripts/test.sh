@@ -1,66 +1,150 @@
 #!/usr/bin/env bash
 # Installs what the test suites need, starts the real database servers on loopback, runs every test.
-# Usage: bash scripts/test.sh [pytest arguments]   (e.g. -m "not kubernetes", or a test path)
+# Usage: bash scripts/test.sh [pytest arguments]   (e.g. -m "not kubernetes", or a test path: then one
+#        plain pytest run once everything is up, as before)
 # Slow downloads and builds are cached under /var/cache (servers, Kubernetes, helm): a second run is fast.
+#
+# Phases, as much side by side as they can be on 2 cores:
+#   packages   every apt-get install first (dpkg takes one at a time; the cluster's build runs apt too)
+#   cluster    in the background from then on: the local Kubernetes (cold: a 15-minute compile), the
+#              simulator image and KWOK
+#   servers    the database servers, while the test environment (venv) is made beside them
+#   tests      the suites that need no cluster, in parallel (pytest-xdist, one module at a time per
+#              server: tests/conftest.py), from as soon as the servers are up; the cluster's suites
+#              beside them from as soon as the cluster is up
+# Each phase's time is printed at the end. IOTBENCH_TEST_JOBS=N sets pytest-xdist's processes (default 3).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 export PGPASSWORD=${PGPASSWORD:-postgres} MYSQL_PASSWORD=${MYSQL_PASSWORD:-bench}
 export K8S_LOCAL=${K8S_LOCAL:-$(dirname "$repo")/shared/k8s-local}
-step() { printf '\n==== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)" >&2; }
+jobs=${IOTBENCH_TEST_JOBS:-3}
+t0=$(date +%s)
+phases=()
+phase_start=$t0
+step() { printf '\n==== %s (%s, +%ss)\n' "$1" "$(date -u +%H:%M:%S)" "$(( $(date +%s) - t0 ))" >&2; }
+# done_phase NAME [START]: record how long NAME took (from START, default the last step's start).
+done_phase() { phases+=("$(printf '%-44s %5ss' "$1" "$(( $(date +%s) - ${2:-$phase_start} ))")"); phase_start=$(date +%s); }
+print_phases() {
+    {
+        echo; echo "==== phase times"
+        printf '%s\n' "${phases[@]}"
+        printf '%-44s %5ss\n' "total" "$(( $(date +%s) - t0 ))"
+    } >&2
+}
 
-step "Debian packages of the servers (dpkg takes one apt-get at a time)"
+step "Debian packages of the servers and the browser (dpkg takes one apt-get at a time)"
 IOTBENCH_PACKAGES_ONLY=1 scripts/servers/start-all.sh
 scripts/install-chromium.sh >/dev/null    # the headless browser of tests/integration/test_html_report.py
+done_phase "packages"
 
-# The local Kubernetes (built once into /var/cache/k8s-local; cold, a 15-minute compile) comes up in
-# the background while the servers start and the test environment is made.
+# The local Kubernetes (built once into /var/cache/k8s-local; cold, a 15-minute compile), then the
+# simulator image and KWOK, all in the background while the servers start and the first tests run.
 export PATH=/var/cache/k8s-local/bin:$PATH
 cluster_log=$(mktemp)
 cluster_pid=""
 started_cluster=""
+cluster_t0=$(date +%s)
+bring_up_cluster() {
+    if ! KUBECONFIG=/tmp/k8s-local/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1; then
+        # A cluster of an earlier session that was never stopped leaves mounts that make `up` fail.
+        if grep -q " /tmp/k8s-local/" /proc/mounts; then "$K8S_LOCAL/down" >/dev/null 2>&1 || true; fi
+        "$K8S_LOCAL/up" || { echo "the local Kubernetes did not come up" >&2; return 1; }
+    fi
+    export KUBECONFIG=/tmp/k8s-local/kubeconfig
+    scripts/k8s-image.sh || { echo "the simulator image was not built" >&2; return 1; }
+    scripts/kwok.sh build || { echo "KWOK was not built" >&2; return 1; }   # simulated nodes (cold: 3-5 minutes, cached)
+}
 if [ ! -x "$K8S_LOCAL/up" ]; then
     echo "k8s-local not found at $K8S_LOCAL (set K8S_LOCAL): the chart and kubernetes tests will fail" >&2
-elif ! KUBECONFIG=/tmp/k8s-local/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1; then
-    # A cluster of an earlier session that was never stopped leaves mounts that make `up` fail.
-    if grep -q " /tmp/k8s-local/" /proc/mounts; then "$K8S_LOCAL/down" >/dev/null 2>&1 || true; fi
-    "$K8S_LOCAL/up" >"$cluster_log" 2>&1 &
+else
+    KUBECONFIG=/tmp/k8s-local/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1 || started_cluster=1
+    bring_up_cluster >"$cluster_log" 2>&1 &
     cluster_pid=$!
-    started_cluster=1
 fi
-# Stop the cluster again when this script started it (CI's machine stays clean).
-trap 'scripts/kwok.sh stop 2>/dev/null; [ -n "$cluster_pid" ] && kill "$cluster_pid" 2>/dev/null; [ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2; rm -f "$cluster_log"' EXIT
+venv_log=$(mktemp)
+venv_pid=""
+cleanup() {
+    local code=$?
+    [ -n "$venv_pid" ] && kill "$venv_pid" 2>/dev/null
+    [ -n "${first_pid:-}" ] && kill "$first_pid" 2>/dev/null
+    scripts/kwok.sh stop 2>/dev/null
+    [ -n "$cluster_pid" ] && kill "$cluster_pid" 2>/dev/null
+    # Stop the cluster again when this script started it (CI's machine stays clean).
+    [ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2
+    rm -f "$cluster_log" "$venv_log"
+    print_phases
+    exit "$code"
+}
+trap cleanup EXIT
 
-step "database servers"
+step "database servers, and beside them the test environment (a virtual environment made from the requirements files alone)"
+venv_t0=$(date +%s)
+scripts/venv.sh >"$venv_log" 2>&1 &
+venv_pid=$!
+servers_t0=$(date +%s)
 scripts/servers/start-all.sh
-
-step "test environment (a virtual environment made from the requirements files alone)"
-venv=$(scripts/venv.sh)
+done_phase "servers" "$servers_t0"
+if ! wait "$venv_pid"; then venv_pid=""; cat "$venv_log" >&2; echo "the test environment was not made" >&2; exit 1; fi
+venv_pid=""
+done_phase "test environment (beside the servers)" "$venv_t0"
+venv=$(tail -n 1 "$venv_log")
 python="$venv/bin/python"
-
-step "local Kubernetes and the simulator image"
-if [ -n "$cluster_pid" ]; then
-    if ! wait "$cluster_pid"; then
-        cat "$cluster_log" >&2
-        echo "the local Kubernetes did not come up" >&2
-        exit 1
-    fi
-    cluster_pid=""
-    tail -n 3 "$cluster_log" >&2
-fi
-if [ -x "$K8S_LOCAL/up" ]; then
-    export KUBECONFIG=/tmp/k8s-local/kubeconfig
-    scripts/k8s-image.sh >&2
-    scripts/kwok.sh build >&2    # simulated nodes for tests/kubernetes/*_kwok.py (cold: 3-5 minutes, cached)
-fi
 
 step "lint"
 "$python" -m ruff check .
+done_phase "lint"
 
-step "tests"
+wait_for_cluster() {
+    [ -n "$cluster_pid" ] || return 0
+    local code=0
+    wait "$cluster_pid" || code=$?
+    cluster_pid=""
+    done_phase "cluster, image and KWOK (in the background)" "$cluster_t0"
+    if [ "$code" -ne 0 ]; then cat "$cluster_log" >&2; return 1; fi
+    tail -n 3 "$cluster_log" >&2
+}
+
+# pytest's exit code 5 (nothing collected) is a failure for the whole run, but not for one half of it.
+run_pytest() {
+    local code=0
+    "$python" -m pytest "$@" || code=$?
+    return "$code"
+}
+
 set +e
-"$python" -m pytest "$@"
-code=$?
+if [ "$#" -gt 0 ]; then
+    step "cluster (for the tests asked for)"
+    wait_for_cluster || exit 1
+    step "tests"
+    run_pytest --durations=25 "$@"
+    code=$?
+    done_phase "tests"
+    [ "$code" -eq 5 ] && { echo "pytest collected no test" >&2; exit 1; }
+    exit "$code"
+fi
+
+step "tests without the cluster ($jobs processes), and the cluster's tests as soon as it is up"
+# The first half writes to a file (shown when it ends) so the two never interleave on the terminal.
+first_log=$(mktemp)
+first_t0=$(date +%s)
+run_pytest -m "not cluster" -n "$jobs" --dist loadfile --durations=25 >"$first_log" 2>&1 &
+first_pid=$!
+if wait_for_cluster; then
+    step "the cluster's tests (beside the others)"
+    second_t0=$(date +%s)
+    run_pytest -m cluster --durations=15
+    second=$?
+    done_phase "tests on the cluster" "$second_t0"
+else
+    second=1
+fi
+wait "$first_pid"
+first=$?
+done_phase "tests without the cluster" "$first_t0"
+step "tests without the cluster: their output"
+cat "$first_log"
+rm -f "$first_log"
 set -e
-[ "$code" -eq 5 ] && { echo "pytest collected no test" >&2; exit 1; }
-exit "$code"
+echo "tests without the cluster: exit $first; on the cluster: exit $second" >&2
+[ "$first" -eq 0 ] && [ "$second" -eq 0 ]

@@ -306,3 +306,25 @@ def test_duration_run_and_refused_workloads(bdb):
                           (["--commit-interval", "1"], "does not support --commit-interval: a writer chosen as a deadlock victim")):
         refused = bdb("insert", "-w", "1", *args)
         assert refused.code == 2 and f"module 'berkeleydb' {message}" in refused.stderr
+
+
+def test_without_its_optional_driver_the_target_says_which_file_to_install(tmp_path):
+    """The bindings are optional (requirements-berkeleydb.txt): hidden from the interpreter, the run is
+    refused before it starts, in one line that names the file."""
+    blocker = (
+        "import sys\n"
+        "class NoBerkeleyDB:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'berkeleydb':\n"
+        "            raise ModuleNotFoundError(\"No module named 'berkeleydb'\")\n"
+        "sys.meta_path.insert(0, NoBerkeleyDB())\n"
+        "sys.argv = ['run.py', 'insert', '--target', 'berkeleydb', '-w', '1', '-r', '1', '--num-inserts', '100']\n"
+        "from iotdb_bench.cli.commands.main import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", blocker], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") <= 1 and "Traceback" not in done.stderr
+    assert "requirements-berkeleydb.txt" in done.stderr
+    assert not (tmp_path / "results").exists()

@@ -111,6 +111,12 @@ class Module(DatabaseModule):
         self.retry = Retry(self.options.max_retries, self._deadlocked)
 
     def validate(self) -> None:
+        # The bindings are optional (no wheel: they compile against libdb): say so before the run.
+        try:
+            import berkeleydb  # noqa: F401
+        except ImportError:
+            raise ModuleError("the berkeleydb target needs its optional driver, which compiles against Berkeley DB: "
+                              "apt install libdb5.3-dev gcc, then BERKELEYDB_DIR=/usr pip install -r requirements-berkeleydb.txt") from None
         self.validate_workload()
         if self.spec.primary_key not in self.primary_keys:
             raise ModuleError(
