@@ -91,6 +91,9 @@ def test_copy_batches_into_two_hypertables_with_their_size_as_storage(cli, times
     [(sizes, parents)] = sql(timescale, "SELECT hypertable_size('events0') + hypertable_size('events1'), "
                                         "pg_total_relation_size('events0') + pg_total_relation_size('events1')")
     assert report["server"]["storage_bytes"] == sizes > parents > 0
+    # The server's own count of inserted rows is the chunks' (the parents hold none).
+    server = report["server"]
+    assert server["counters_at_end"]["rows_inserted"] - server["counters_at_start"]["rows_inserted"] == 2000
     assert sizes > 2000 * 40  # at least the rows' timestamps, device ids and values
     [(extension,)] = sql(timescale, "SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'")
     assert report["conditions"]["server_version"].endswith(f"; TimescaleDB {extension}") and extension == VERSION

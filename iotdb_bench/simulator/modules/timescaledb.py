@@ -110,6 +110,19 @@ class Module(postgres.Module):
                            "timescaledb.compress_orderby = 'timestamp')")
             cursor.execute("SELECT add_compression_policy(%s, %s::interval, if_not_exists => TRUE)", (table, self.options.compression_policy))
 
+    def server_counters(self) -> dict[str, int] | None:
+        """Rows inserted according to the server's statistics: a hypertable's rows go to its chunks."""
+        with self._conn.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            row = cursor.execute(
+                "SELECT coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relname = ANY(%s) "
+                "OR relid IN (SELECT show_chunks(t::regclass) FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NOT NULL)",
+                (self.spec.table_names, self.spec.table_names),
+            ).fetchone()
+        if not self._conn.autocommit:
+            self._conn.rollback()
+        return {"rows_inserted": int(row[0])}
+
     def storage_bytes(self) -> int | None:
         # The parent table of a hypertable is empty: its rows, indexes and TOAST live in the chunks.
         with self._conn.cursor() as cursor:
