@@ -106,8 +106,10 @@ class Module(postgres.Module):
     def after_create_table(self, cursor, table: str) -> None:
         cursor.execute(self.hypertable_statement(), (table, self.options.chunk_interval))
         if self.options.compression_policy:
+            # The columns of a unique key must be segmentby or orderby columns of the compression.
+            orderby = "timestamp, id" if self.spec.primary_key is not PrimaryKey.none else "timestamp"
             cursor.execute(f"ALTER TABLE {table} SET (timescaledb.compress, timescaledb.compress_segmentby = 'device_id', "
-                           "timescaledb.compress_orderby = 'timestamp')")
+                           f"timescaledb.compress_orderby = '{orderby}')")
             cursor.execute("SELECT add_compression_policy(%s, %s::interval, if_not_exists => TRUE)", (table, self.options.compression_policy))
 
     def server_counters(self) -> dict[str, int] | None:
