@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Usage: start-all.sh [NAME...]   NAME in: postgres mariadb cassandra elasticsearch opensearch influxdb
-#                                          questdb iotdb clickhouse victoriametrics berkeleydb
+#                                          questdb iotdb clickhouse victoriametrics berkeleydb timescaledb
 # (default: all). First one apt-get install of every missing Debian package the chosen servers need
 # (dpkg allows one apt at a time), then every start script at once, each output line prefixed with
 # [NAME]; each server is reused when already running. Keeps going after a failure, prints a summary,
@@ -13,7 +13,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 source "$HERE/lib.sh"
 
-ALL=(postgres mariadb cassandra elasticsearch opensearch influxdb questdb iotdb clickhouse victoriametrics berkeleydb)
+ALL=(postgres mariadb cassandra elasticsearch opensearch influxdb questdb iotdb clickhouse victoriametrics berkeleydb timescaledb)
 IOTBENCH_PARALLEL="${IOTBENCH_PARALLEL:-0}"
 names=("$@")
 (( ${#names[@]} )) || names=("${ALL[@]}")
@@ -49,6 +49,9 @@ debian_packages() {
         clickhouse) echo clickhouse-server clickhouse-client curl ;;
         victoriametrics) echo victoria-metrics curl ;;
         berkeleydb) echo libdb5.3-dev gcc ;;
+        # What vendor/timescaledb/build.sh needs (it would apt-get them itself); the dev package may
+        # upgrade postgresql-15 on disk, which is why packages come before any server starts.
+        timescaledb) echo postgresql-15 postgresql-server-dev-15 cmake gcc make libssl-dev ;;
     esac
 }
 
@@ -59,7 +62,7 @@ for n in "${names[@]}"; do
         case "$p" in
             openjdk-17-jdk-headless) command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 && continue ;;
             maven) command -v mvn >/dev/null 2>&1 && continue ;;
-            curl|unzip|gcc|git) command -v "$p" >/dev/null 2>&1 && continue ;;
+            curl|unzip|gcc|git|make|cmake) command -v "$p" >/dev/null 2>&1 && continue ;;
         esac
         [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p")
     done
@@ -104,6 +107,7 @@ declare -A where=(
     [clickhouse]="native 127.0.0.1:${CLICKHOUSE_PORT:-19000}, HTTP 127.0.0.1:${CLICKHOUSE_HTTP_PORT:-18123} (user default, no password)"
     [victoriametrics]="http://127.0.0.1:${VICTORIAMETRICS_PORT:-8428}"
     [berkeleydb]="embedded: libdb5.3-dev installed (pip: BERKELEYDB_DIR=/usr)"
+    [timescaledb]="127.0.0.1:${TIMESCALEDB_PORT:-5433} (PostgreSQL 15 + TimescaleDB, Apache build; user postgres / \$PGPASSWORD)"
 )
 failed=0
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Usage: stop-all.sh [NAME...]   NAME in: postgres mariadb cassandra elasticsearch opensearch influxdb
-#                                         questdb iotdb clickhouse victoriametrics (berkeleydb: nothing runs)
+#                                         questdb iotdb clickhouse victoriametrics timescaledb (berkeleydb: nothing runs)
 # or NAME-PORT for one instance, e.g. elasticsearch-9202 (default: all). Stops the servers started by the start-*.sh scripts, found by their pid files in the
 # state dir ($IOTBENCH_STATE); PostgreSQL (Debian's cluster) is stopped with pg_ctlcluster.
 set -euo pipefail
@@ -8,7 +8,7 @@ SERVER_NAME=stop-all
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ALL=(postgres mariadb cassandra elasticsearch opensearch influxdb questdb iotdb clickhouse victoriametrics)
+ALL=(postgres mariadb cassandra elasticsearch opensearch influxdb questdb iotdb clickhouse victoriametrics timescaledb)
 names=("$@")
 (( ${#names[@]} )) || names=("${ALL[@]}")
 
@@ -23,8 +23,8 @@ for n in "${names[@]}"; do
             fi
             ;;
         berkeleydb) ;;   # embedded: installed only, nothing runs
-        mariadb|cassandra|elasticsearch|opensearch|influxdb|questdb|iotdb|clickhouse|victoriametrics|\
-        mariadb-*|cassandra-*|elasticsearch-*|opensearch-*|influxdb-*|questdb-*|iotdb-*|clickhouse-*|victoriametrics-*)
+        mariadb|cassandra|elasticsearch|opensearch|influxdb|questdb|iotdb|clickhouse|victoriametrics|timescaledb|\
+        mariadb-*|cassandra-*|elasticsearch-*|opensearch-*|influxdb-*|questdb-*|iotdb-*|clickhouse-*|victoriametrics-*|timescaledb-*)
             # "elasticsearch" = every instance; "elasticsearch-9202" = only the one on that port.
             shopt -s nullglob
             if [[ "$n" == *-* ]]; then pidfiles=("$IOTBENCH_STATE/$n"/*.pid); else pidfiles=("$IOTBENCH_STATE/$n"-*/*.pid); fi

@@ -21,7 +21,7 @@ from iotdb_bench.simulator.modules.clickhouse import ClickhouseOptions, ServerDi
 from iotdb_bench.simulator.shapes import layout
 from tests import factories
 
-pytestmark = pytest.mark.clickhouse
+pytestmark = pytest.mark.chdb
 
 WORKERS, DEVICES, EVENTS = 2, 5, 600
 

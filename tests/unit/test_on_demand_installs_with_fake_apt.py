@@ -99,6 +99,34 @@ def test_every_servers_packages_in_one_apt_call(fake_apt):
     installs = [c for c in calls() if c.startswith("install")]
     assert len(installs) == 1, installs
     for package in ("postgresql", "mariadb-client", "openjdk-17-jdk-headless", "maven", "clickhouse-server", "victoria-metrics",
-                    "libdb5.3-dev"):
+                    "libdb5.3-dev", "postgresql-server-dev-15", "cmake", "make", "libssl-dev"):
         assert package in installs[0].split(), (package, installs[0])
 
+
+
+START_TIMESCALEDB = ROOT / "scripts" / "servers" / "start-timescaledb.sh"
+
+
+def test_timescaledb_without_its_vendored_source_says_where_it_looked(fake_apt, tmp_path):
+    env, calls = fake_apt
+    done = bash(f"bash {START_TIMESCALEDB}", {**env, "IOTBENCH_SHARED": str(tmp_path / "nowhere")})
+    assert done.returncode == 1
+    assert f"no TimescaleDB source at {tmp_path / 'nowhere'}/vendor/timescaledb (build.sh missing); set IOTBENCH_SHARED or TIMESCALEDB_SOURCE" in done.stderr
+    assert calls() == []
+
+
+def test_timescaledb_build_installs_its_packages_first_and_a_failed_build_says_why(fake_apt, tmp_path):
+    """Packages through our apt lock before build.sh runs (which would apt-get by itself); the build's
+    cache folder is named after the vendored version; a failing build is one error line and its log."""
+    env, calls = fake_apt
+    vendor = tmp_path / "shared" / "vendor" / "timescaledb"
+    vendor.mkdir(parents=True)
+    (vendor / "build.sh").write_text('VERSION=9.9.9\necho "build tree: $1" >&2\necho "compiler exploded" >&2\nexit 1\n')
+    done = bash(f"bash {START_TIMESCALEDB}", {**env, "IOTBENCH_SHARED": str(tmp_path / "shared")})
+    assert done.returncode == 1
+    assert f"ERROR: building TimescaleDB 9.9.9 with {vendor / 'build.sh'} failed" in done.stderr
+    assert f"build tree: {tmp_path / 'cache' / 'timescaledb-9.9.9' / 'pgtree'}" in done.stderr and "compiler exploded" in done.stderr
+    assert done.stderr.count("ERROR:") == 1 and "unexpected failure" not in done.stderr
+    installs = [c for c in calls() if c.startswith("install")]
+    assert len(installs) == 1 and installs[0].split()[-6:] == ["postgresql-15", "postgresql-server-dev-15", "cmake", "gcc", "make", "libssl-dev"]
+    assert not list((tmp_path / "state").glob("timescaledb-*/*.pid"))

@@ -50,3 +50,9 @@ def test_the_caption_names_build_server_drivers_python_and_machine():
     assert run_conditions.caption(document()) == (
         f"Conditions: iotdb-bench 0.1.0 {'b' * 12} (modified); server PostgreSQL 15.8; psycopg 3.3.9; Python 3.11.7; "
         "local: AMD EPYC, 2 CPUs, 24.0 GiB, Debian GNU/Linux 12.")
+
+
+def test_the_short_server_version_drops_the_compiler_but_keeps_an_extension():
+    postgres = "PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64-pc-linux-gnu, compiled by gcc (Debian 12.2.0-14+deb12u1) 12.2.0, 64-bit"
+    assert run_conditions.short_server_version(postgres) == "PostgreSQL 15.20 (Debian 15.20-0+deb12u1)"
+    assert run_conditions.short_server_version(f"{postgres}; TimescaleDB 2.28.3") == "PostgreSQL 15.20 (Debian 15.20-0+deb12u1); TimescaleDB 2.28.3"

@@ -37,8 +37,11 @@ def server_versions(document: ResultsDocument) -> list[str]:
 
 
 def short_server_version(text: str) -> str:
-    """PostgreSQL's version() names the compiler too: the part before it is the version."""
-    return text.split(", compiled by")[0].split(" on x86_64")[0].split(" on aarch64")[0]
+    """PostgreSQL's version() names the compiler too: the part before it is the version (an extension's
+    version after "; ", TimescaleDB's, stays)."""
+    server, _, extension = text.partition("; ")
+    short = server.split(", compiled by")[0].split(" on x86_64")[0].split(" on aarch64")[0]
+    return f"{short}; {extension}" if extension else short
 
 
 def run_conditions(document: ResultsDocument) -> list[RunConditions]:
