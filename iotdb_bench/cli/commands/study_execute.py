@@ -77,8 +77,8 @@ class StudyRun:
         """A query or scan reads its insert cell's data: that cell must have passed, and its target must
         still hold that data (else the insert cell runs again first)."""
         data = self.records[record.data_cell]
-        if data.status == "ok" and self.state.data.get(record.target) != data.key:
-            console.print(f"[{record.index + 1}/{total}] {self._name(record)}: {record.target} holds other data than its insert cell's "
+        if data.status == "ok" and self.state.data.get(record.database) != data.key:
+            console.print(f"[{record.index + 1}/{total}] {self._name(record)}: {record.database} holds other data than its insert cell's "
                           f"({data.workload}, {data.workers} worker(s)): running that cell again first", highlight=False)
             self._run_cell(data, total)
         if data.status != "ok":
@@ -92,7 +92,7 @@ class StudyRun:
         folder = self._folder(record)
         study_state.start(folder)
         if record.task == "insert":
-            self.state.data[record.target] = record.key
+            self.state.data[record.database] = record.key
             study_state.write_state(self.folder, self.state)
         console.rule(f"[{record.index + 1}/{total}] {self._name(record)}", style="dim")
         console.print(record.command(), highlight=False, soft_wrap=True)

@@ -16,6 +16,7 @@ from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results.study_document import CellPlan, cell_key
 from iotdb_bench.cli.results.study_file import StudyFile, StudyTarget, Workload
 from iotdb_bench.cli.run.runner import Invocation, PlanOnly
+from iotdb_bench.simulator.env_references import MissingVariable
 from iotdb_bench.simulator.modules import ModuleError
 
 
@@ -50,10 +51,11 @@ def expand(study: StudyFile, config: Config, commands: dict[str, click.Command],
     cells: list[CellPlan] = []
     invocations: dict[str, Invocation] = {}
     for target in study.targets:
-        target_config = config.target(target.name)
+        target_config = config.target(target.config_target)
         platform = passthrough.platform or target_config.platform or config.platform
         config_of_target = target_config.model_dump(mode="json", exclude={"cost"})
         data_cell: str | None = None
+        inserts_refused: str | None = None  # why the target's insert cells so far were all refused
         for workload in study.workloads:
             if workload.targets is not None and target.name not in workload.targets:
                 continue
@@ -61,12 +63,16 @@ def expand(study: StudyFile, config: Config, commands: dict[str, click.Command],
             for workers in study.workers_of(workload):
                 runs = study.runs_of(workload)
                 args = [*options, "-w", str(workers), "-r", str(runs), *(["--timeout", _text(study.timeout)] if study.timeout else []),
-                        "--target", target.name]
+                        "--target", target.config_target]
                 reads = data_cell if workload.task != "insert" else None
                 cell = CellPlan(key=cell_key(target.name, config_of_target, workload.task, args, reads, platform), index=len(cells),
-                                target=target.name, workload=workload.name, task=workload.task, workers=workers, runs=runs, args=args,
+                                target=target.name, database=target.config_target, workload=workload.name, task=workload.task, workers=workers, runs=runs, args=args,
                                 data_cell=reads)
                 invocation, refused = check_cell(commands[workload.task], cell, passthrough, study, where)
+                if refused is None and workload.task != "insert" and data_cell is None and inserts_refused:
+                    refused = f"its data's insert cells are not supported ({inserts_refused})"
+                if workload.task == "insert" and refused is not None and data_cell is None:
+                    inserts_refused = refused
                 if refused is not None:
                     cell.refused = refused
                 else:
@@ -88,6 +94,8 @@ def check_cell(command: click.Command, cell: CellPlan, passthrough: Passthrough,
     except click.ClickException as problem:
         raise UsageProblem(f"{place}: {problem.format_message()}") from None
     except ModuleError as problem:
+        if isinstance(problem.__context__, MissingVariable):  # the user's environment, not the module, is missing something
+            raise UsageProblem(f"target {cell.target} of the study: {problem}") from None
         if study.unsupported == "skip":
             return None, str(problem)
         raise UsageProblem(f"{place}: {problem} (unsupported: skip in the study file skips such cells)") from None
@@ -108,6 +116,7 @@ def option_args(command: click.Command, workload: Workload, target: StudyTarget,
                 if opt.startswith("--"):
                     params[opt[2:]] = (param, opt)
     options = dict(workload.options)
+    options.update({name: value for name, value in target.options.items() if name in params})
     extra = {**_mapping(options.pop("extra-option", None), workload, where), **target.extra_options}
     if extra:
         options["extra-option"] = extra

@@ -26,7 +26,8 @@ class CellPlan(BaseModel):
 
     key: str = Field(description="hash of the cell's canonical arguments, its target's config and the data it reads")
     index: int = Field(description="position in the study's order (target by target, workloads in file order, worker counts)")
-    target: str
+    target: str = Field(description="the target's name in the study")
+    database: str = Field(description="the config file's target it runs (the same as `target` unless the study names it otherwise)")
     workload: str
     task: Task
     workers: int

@@ -40,15 +40,31 @@ NAMED_WORKLOADS: dict[str, dict[str, Any]] = {
 }
 
 
+OptionValue = str | int | float | bool | list[str | int | float] | dict[str, str | int | float | bool] | None
+
+
 class StudyTarget(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, description="a target of the config file")
+    name: str = Field(pattern=NAME, description="the target's name in the study (and, unless `target` says otherwise, in the config file)")
+    target: str | None = Field(None, min_length=1, description="the config file's target, when the study runs one under several names "
+                               "(e.g. with other extra_options)")
     cost: Cost | None = Field(None, description="price of this target for the study's cost figures (else the config's)")
     extra_options: dict[str, str | int | float | bool] = Field(default_factory=dict, description="--extra-option for every cell of this target")
+    options: dict[str, OptionValue] = Field(default_factory=dict, description="command options for every cell of this target whose "
+                                            "command has them (e.g. primary-key: none), over the workload's")
 
+    @field_validator("options")
+    @classmethod
+    def _not_owned(cls, options: dict) -> dict:
+        owned = sorted(set(options) & (STUDY_OWNED | {"extra-option"}))
+        if owned:
+            raise ValueError(f"{', '.join(owned)}: not a target's option (extra-option: use extra_options)")
+        return options
 
-OptionValue = str | int | float | bool | list[str | int | float] | dict[str, str | int | float | bool] | None
+    @property
+    def config_target(self) -> str:
+        return self.target or self.name
 
 
 class Workload(BaseModel):
@@ -199,6 +215,8 @@ def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: lis
     if scale != 1.0:
         for workload in study.workloads:
             scaled(workload.options, scale)
+            if workload.task == "query":  # executions of each query: an amount of work too
+                workload.runs = max(1, math.ceil(study.runs_of(workload) * scale))
     return study
 
 

@@ -33,7 +33,7 @@ class CellMarker(BaseModel):
 
 
 class StudyState(BaseModel):
-    data: dict[str, str] = Field(default_factory=dict, description="target -> key of the last insert cell started on it")
+    data: dict[str, str] = Field(default_factory=dict, description="config target (the database) -> key of the last insert cell started on it")
 
 
 def write_atomically(path: Path, text: str) -> None:
