@@ -63,11 +63,11 @@ class StudyRun:
         total = len(self.cells)
         for record in self.cells:
             if record.status == "not supported":
-                console.print(f"[{record.index + 1}/{total}] {self._name(record)}: not supported, skipped ({record.refused})", highlight=False)
+                console.print(f"[{record.index + 1}/{total}] {self._name(record)}: not supported, skipped ({record.refused})", highlight=False, soft_wrap=True)
                 continue
             if record.status == "ok" or (record.status == "failed" and not self.retry_failed):
                 console.print(f"[{record.index + 1}/{total}] {self._name(record)}: {record.status} earlier, kept "
-                              f"({record.folder})", highlight=False)
+                              f"({record.folder})", highlight=False, soft_wrap=True)
                 continue
             if record.data_cell is not None and not self._data_ready(record, total):
                 continue
@@ -79,11 +79,11 @@ class StudyRun:
         data = self.records[record.data_cell]
         if data.status == "ok" and self.state.data.get(record.database) != data.key:
             console.print(f"[{record.index + 1}/{total}] {self._name(record)}: {record.database} holds other data than its insert cell's "
-                          f"({data.workload}, {data.workers} worker(s)): running that cell again first", highlight=False)
+                          f"({data.workload}, {data.workers} worker(s)): running that cell again first", highlight=False, soft_wrap=True)
             self._run_cell(data, total)
         if data.status != "ok":
             record.status, record.error = "skipped", f"its data's insert cell ({data.workload}, {data.workers} worker(s)) did not pass"
-            console.print(f"[{record.index + 1}/{total}] {self._name(record)}: skipped, {record.error}", highlight=False)
+            console.print(f"[{record.index + 1}/{total}] {self._name(record)}: skipped, {record.error}", highlight=False, soft_wrap=True)
             self.on_cell_done(self.cells)
             return False
         return True
