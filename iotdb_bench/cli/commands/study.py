@@ -154,14 +154,17 @@ def _write_views(document: StudyDocument, folder: Path) -> None:
 
 
 def _sources(document: StudyDocument, folder: Path) -> Sources:
-    """The results documents of the cells that ran, labelled by cell."""
+    """The results documents of the cells that ran, labelled by cell, under the study's name of their target."""
     found = []
     for cell in document.cells:
         if cell.folder and cell.results_status is not None:
             try:
-                found.append((f"{cell.target} · {cell.workload} · w{cell.workers}", results_files.read(folder / cell.folder)))
+                results = results_files.read(folder / cell.folder)
             except UsageProblem as problem:
                 warning_line(str(problem))
+                continue
+            results.target = cell.target
+            found.append((f"{cell.target} · {cell.workload} · w{cell.workers}", results))
     return found
 
 

@@ -168,10 +168,13 @@ def ranking(workload: Workload, figure: Figure, cells: list[CellRecord], query: 
 
 
 def score_inputs(study: StudyFile, found: list[Ranking]) -> list[ScoreInput]:
-    """The study's score inputs, or one per ranking with weight 1."""
+    """The study's score inputs, or one per ranking with weight 1, leaving out the rankings of workloads
+    that a target's module does not support (the score compares like with like)."""
     if study.score:
         return study.score
-    return [ScoreInput(workload=item.workload, figure=item.figure, query=item.query) for item in found]
+    targets = {target.name for target in study.targets}
+    return [ScoreInput(workload=item.workload, figure=item.figure, query=item.query) for item in found
+            if {row.target for row in item.rows if row.check != "not supported"} >= targets]
 
 
 def scores(study: StudyFile, found: list[Ranking]) -> list[TargetScore]:
