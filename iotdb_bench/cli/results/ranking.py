@@ -119,18 +119,26 @@ def check(cell: CellRecord, row: Row | None) -> tuple[str, str | None]:
     return row.check, None if row.check == "ok" else f"check: {row.check}" + (f" ({row.problem})" if row.problem else "")
 
 
-def spread_text(row: Row | None) -> str:
+def spread_text(row: Row | None, figure: str = "") -> str:
+    """The spread of the ranked figure across runs (or executions) where the rows keep it."""
     if isinstance(row, InsertRow):
-        return _spread(row.throughput)
-    if isinstance(row, ScanRow):
+        spread = {"inserts_per_s": row.throughput, "values_per_s": row.values_throughput, "p99_ms": row.p99_ms}.get(figure)
+        return _spread(spread) if spread is not None else f"over {row.runs} run(s)"
+    if isinstance(row, ScanRow) and figure == "rows_per_s":
         return _spread(row.rows_per_s)
-    if isinstance(row, QueryRow) and row.min_s is not None and row.max_s is not None:
+    if isinstance(row, ScanRow):
+        return f"over {row.runs} run(s)"
+    if isinstance(row, QueryRow) and figure == "latency_s" and row.min_s is not None and row.max_s is not None:
         return f"{row.min_s:.3g}–{row.max_s:.3g} s over {row.executions} executions"
-    return ""
+    return f"over {row.executions} executions" if isinstance(row, QueryRow) else ""
 
 
 def _spread(spread: Spread) -> str:
-    return f"{spread.min:,.0f}–{spread.max:,.0f}, CV {spread.cv:.1%}" + (" unstable" if spread.unstable else "") + f" over {spread.n} run(s)"
+    return f"{_number(spread.min)}–{_number(spread.max)}, CV {spread.cv:.1%}" + (" unstable" if spread.unstable else "") + f" over {spread.n} run(s)"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def rankings(study: StudyFile, cells: list[CellRecord]) -> list[Ranking]:
@@ -156,7 +164,7 @@ def ranking(workload: Workload, figure: Figure, cells: list[CellRecord], query: 
         value = figure.read(cell, row) if row is not None else None
         if why is None and value is None:
             why = f"{figure.label} not measured" + (" (no cost given for the target)" if "cost" in figure.name else "")
-        rows.append(RankedRow(target=cell.target, workers=cell.workers, cell=cell.key, value=value, unit=figure.unit, spread=spread_text(row),
+        rows.append(RankedRow(target=cell.target, workers=cell.workers, cell=cell.key, value=value, unit=figure.unit, spread=spread_text(row, figure.name),
                               check=shown, why=why))
     for row, differs in zip(rows, run_conditions.differences([cell.conditions for cell in cells]), strict=True):
         row.differs = differs
