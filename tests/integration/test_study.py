@@ -178,3 +178,25 @@ def test_a_failed_cell_is_not_ranked_and_its_queries_are_skipped(tmp_path):
     first = next(r for r in document["rankings"] if r["workload"] == "first")
     assert first["rows"][0]["rank"] is None and first["rows"][0]["why"].startswith("the cell failed")
     assert document["status"] == "incomplete"
+
+
+def test_ctrl_c_stops_the_study_in_one_line_and_the_cut_cell_runs_again(tmp_path):
+    (tmp_path / "study.yaml").write_text(STUDY.replace("targets: [sqlite, postgresql-local]", "targets: [sqlite]"))
+    folder = tmp_path / "results" / "study-resume"
+    tag = uuid.uuid4().hex
+    process = subprocess.Popen([sys.executable, str(REPO_ROOT / "run.py"), "study", "study.yaml"], cwd=tmp_path,
+                               env={**os.environ, "IOTB_TEST_TAG": tag}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list((folder / "cells").glob("sqlite-copy-w2-*/*/logs")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    assert processes_with_env(tag) == []
+    document = study_json(folder)
+    assert document["status"] == "interrupted" and [cell["status"] for cell in document["cells"]][:2] == ["ok", "pending"]
+    assert not (cell_folder(folder, "sqlite-copy-w2") / "cell.json").exists()
+    resumed = run_cli(["study", "study.yaml"], tmp_path)
+    assert resumed.code == 0, resumed.stderr
+    assert [cell["status"] for cell in study_json(folder)["cells"]] == ["ok"] * 4

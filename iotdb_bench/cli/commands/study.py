@@ -65,7 +65,7 @@ def study(file, dry_run, output, scale, overrides, target_names, retry_failed, c
     plan = study_plan.expand(plan_file, config, _commands(), passthrough, str(path))
     folder = output or Path("results") / f"study-{plan_file.name}"
     if dry_run:
-        _dry_run(plan_file, plan, folder)
+        _dry_run(plan_file, plan, folder, retry_failed)
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -174,7 +174,7 @@ def _sources(document: StudyDocument, folder: Path) -> Sources:
 ASSUMED = {"single": 2_000.0, "batch": 20_000.0, "run_overhead_s": 4.0, "query_s": 0.5, "scan_rows_per_s": 50_000.0}
 
 
-def _dry_run(plan_file: StudyFile, plan: Plan, folder: Path) -> None:
+def _dry_run(plan_file: StudyFile, plan: Plan, folder: Path, retry_failed: bool = False) -> None:
     done = {}
     for path in study_state.known_cell_folders(folder):
         found = study_state.marker(path)
@@ -190,7 +190,7 @@ def _dry_run(plan_file: StudyFile, plan: Plan, folder: Path) -> None:
         marker = done.get(cell.key)
         if cell.refused:
             state, seconds = f"not supported: {cell.refused}", None
-        elif marker is not None and (marker.status == "ok" or marker.status == "failed"):
+        elif marker is not None and (marker.status == "ok" or (marker.status == "failed" and not retry_failed)):
             state, seconds = f"{marker.status} (kept)", marker.seconds
         else:
             cut = (study_state.cell_folder(folder, cell.folder_name())).exists()
