@@ -6,6 +6,7 @@ its insert cell's data has that insert cell run again first (docs/studies.md, "R
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -99,13 +100,17 @@ class StudyRun:
         started, clock = now(), time.monotonic()
         error = None
         command = self.commands[record.task]
+        args = [*record.args, *self.passthrough.args(), "--output", str(folder)]
+        study_argv, sys.argv = sys.argv, [sys.argv[0], record.task, *args]  # results.json records the cell's own command
         try:
-            context = command.make_context(record.task, [*record.args, *self.passthrough.args(), "--output", str(folder)])
+            context = command.make_context(record.task, args)
             with context:
                 context.invoke(command.callback.__wrapped__, **context.params)
         except (RunFailed, UsageProblem, ModuleError, click.ClickException) as problem:
             error = problem.format_message() if isinstance(problem, click.ClickException) else str(problem)
             error_line(f"{self._name(record)}: {error}")
+        finally:
+            sys.argv = study_argv
         results = study_state.results_folder(folder)
         if results is None and error is None:
             error = "the command saved no results"
