@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from iotdb_bench.cli.commands.cleanup import cleanup
 from iotdb_bench.cli.commands.options import TableCount, WorkerSet, parse_extra_options, parse_queries, spec_problems
 from iotdb_bench.cli.commands.saved_results import compare, report
+from iotdb_bench.cli.commands.study import study
 from iotdb_bench.cli.config import Config, Target, load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.report import results_files
@@ -305,6 +306,10 @@ def _platform(choice: PlatformChoice, config: Config, target_config: Target):
 
 def _run(invocation: runner.Invocation, config: Config, target_config: Target, choice: PlatformChoice, output: Path,
          details: bool = False, search: MaxRateSearch | None = None) -> None:
+    plan_only = click.get_current_context().obj
+    if isinstance(plan_only, runner.PlanOnly):  # `study` checking a cell: everything is validated, nothing runs
+        plan_only.invocations.append(invocation)
+        return
     base = invocation.base
     platform = _platform(choice, config, target_config)
     folder = results_files.results_folder(output, base.target, base.task)
@@ -339,3 +344,4 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
 commands.add_command(report)
 commands.add_command(compare)
 commands.add_command(cleanup)
+commands.add_command(study)

@@ -39,6 +39,14 @@ class Invocation:
     compare_idle: bool = False
 
 
+@dataclass
+class PlanOnly:
+    """Given as a command's click context `obj` (by `study`): the command checks its options and builds its
+    invocation as for a run, and the invocation is collected here instead of executed."""
+
+    invocations: list[Invocation] = field(default_factory=list)
+
+
 def new_run_id(label: str = "") -> str:
     return f"run-{secrets.token_hex(4)}{label}"
 

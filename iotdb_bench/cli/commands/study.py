@@ -1,0 +1,223 @@
+"""`python run.py study FILE`: a whole comparison from one study file (docs/studies.md).
+
+The file is validated and expanded into cells, each checked by its own command before anything runs;
+the cells run in order, each saving its results folder inside the study folder; a rerun of the same
+command resumes; at the end (and after every cell) study.json is written, then study.md, report.html
+and the plot, with the comparison tables, the rankings and the score.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import sys
+from pathlib import Path
+
+import click
+
+from iotdb_bench import simulator
+from iotdb_bench.cli.commands import study_plan
+from iotdb_bench.cli.commands.study_execute import StudyRun, now
+from iotdb_bench.cli.commands.study_plan import Passthrough, Plan
+from iotdb_bench.cli.config import load_config
+from iotdb_bench.cli.errors import RunFailed, UsageProblem
+from iotdb_bench.cli.report import results_files, study_report
+from iotdb_bench.cli.report.comparison import Sources
+from iotdb_bench.cli.results import ranking, study_file
+from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
+from iotdb_bench.cli.results.study_file import StudyFile
+from iotdb_bench.cli.run import study_state
+from iotdb_bench.cli.terminal import console, handle_errors, warning_line
+
+STUDY_JSON = "study.json"
+
+
+@click.command()
+@click.argument("file")
+@click.option("--dry-run", is_flag=True, help="List the cells (done, to run, not supported) and an estimate of the time; run nothing.")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The study folder [default: results/study-NAME]; the same folder resumes.")
+@click.option("--scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Multiply every amount of work (--num-inserts, --duration, --prefill) by this factor (e.g. 0.01 for a quick try).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a field of the file (YAML value; list items by name), e.g. runs=1, workers=[1,2], workloads.copy.insert.batch=100.")
+@click.option("--targets", "target_names", metavar="NAMES", help="Comma-separated targets to run instead of the file's (e.g. the ones you have).")
+@click.option("--retry-failed", is_flag=True, help="Run again the cells that failed in an earlier invocation (kept by default).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py].")
+@click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where every cell runs [default: each target's, else the config's].")
+@click.option("--namespace", help="Kubernetes namespace [default: the config's].")
+@click.option("--context", "kube_context", help="kubeconfig context [default: the current one].")
+@click.option("--keep", is_flag=True, help="Kubernetes: leave each cell's helm release installed, for debugging.")
+@handle_errors
+def study(file, dry_run, output, scale, overrides, target_names, retry_failed, config_path, platform, namespace, kube_context, keep) -> None:
+    """Run a whole comparison: every target x workload x worker count of a study FILE (a YAML file or the
+    name of a shipped preset: seed-001, seed-002, seed-003, seed-004), resumable, with one ranking.
+
+    Running the same command again skips the cells that completed and reruns the one that was cut."""
+    path = study_file.resolve(file)
+    targets = [name.strip() for name in target_names.split(",") if name.strip()] if target_names else None
+    plan_file = study_file.load(path, list(overrides), scale, targets)
+    problems = ranking.figure_problems(plan_file)
+    if problems:
+        raise UsageProblem(f"invalid study file {path}: {'; '.join(problems)}")
+    config = load_config(config_path)
+    passthrough = Passthrough(str(config_path) if config_path else None, platform, namespace, kube_context, keep)
+    plan = study_plan.expand(plan_file, config, _commands(), passthrough, str(path))
+    folder = output or Path("results") / f"study-{plan_file.name}"
+    if dry_run:
+        _dry_run(plan_file, plan, folder, retry_failed)
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageProblem(f"cannot create the study folder {folder}: {error.strerror}") from None
+    with _lock(folder):
+        _run(plan_file, plan, folder, path, passthrough, retry_failed)
+
+
+def _commands() -> dict[str, click.Command]:
+    """The run commands of the group `study` belongs to (found through click, so this module need not import the group)."""
+    context = click.get_current_context()
+    group = context.parent.command if context.parent else None
+    found = {name: group.get_command(context.parent, name) for name in ("insert", "query", "scan")} if isinstance(group, click.Group) else {}
+    if any(command is None for command in found.values()) or len(found) != 3:
+        raise UsageProblem("the study command runs only as `run.py study` (beside insert, query and scan)")
+    return found
+
+
+class _lock:
+    """One CLI per study folder: a second one would run the same cells into the same folders. The
+    kernel drops the lock when its holder dies, even by kill -9."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / ".lock"
+
+    def __enter__(self):
+        self.handle = self.path.open("w")
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.handle.close()
+            raise UsageProblem(f"another study command is running in {self.path.parent}") from None
+        return self
+
+    def __exit__(self, *exc):
+        self.handle.close()
+
+
+def _run(plan_file: StudyFile, plan: Plan, folder: Path, path: Path, passthrough: Passthrough, retry_failed: bool) -> None:
+    document = StudyDocument(name=plan_file.name, title=plan_file.title, description=plan_file.description, file=str(path),
+                             file_sha256=hashlib.sha256(path.read_bytes()).hexdigest(), command=sys.argv, tool_version=simulator.__version__,
+                             cells=[], score_formula=ranking.SCORE_FORMULA)
+
+    def save(cells: list[CellRecord]) -> None:
+        document.cells, document.updated = cells, now()
+        study_state.write_atomically(folder / STUDY_JSON, document.model_dump_json(indent=2))
+
+    run = StudyRun(plan_file, plan, folder, _commands(), passthrough, retry_failed, save)
+    run.load_completed()
+    document.stale_cells = run.stale()
+    if document.stale_cells:
+        console.print(f"{len(document.stale_cells)} cell folder(s) of an earlier version of the file are kept but not reported", highlight=False)
+    try:
+        run.run()
+    except KeyboardInterrupt:
+        document.status = "interrupted"
+        save(run.cells)
+        raise
+    cells = run.cells
+    document.status = "complete" if all(cell.status in ("ok", "not supported") for cell in cells) else "incomplete"
+    found = ranking.rankings(plan_file, cells)
+    found += ranking.extra_rankings(plan_file, cells, found)
+    document.rankings, document.scores = found, ranking.scores(plan_file, found)
+    save(cells)
+    _write_views(document, folder)
+    failed = [cell for cell in cells if cell.status in ("failed", "skipped")]
+    if failed:
+        raise RunFailed(f"{len(failed)} of {len(cells)} cells did not pass ({', '.join(f'{c.target} · {c.workload} · w{c.workers}' for c in failed[:3])}"
+                        f"{', ...' if len(failed) > 3 else ''}); study saved in {folder}")
+
+
+def _write_views(document: StudyDocument, folder: Path) -> None:
+    """The tables on the terminal, study.md, the plot and report.html; a problem drawing is a warning."""
+    sources = _sources(document, folder)
+    for table in study_report.terminal_tables(document):
+        console.print(table)
+    (folder / study_report.MARKDOWN).write_text(study_report.markdown(document, sources))
+    drawn: list[Path] = []
+    try:
+        drawn = study_report.draw(document, folder)
+    except Exception as error:  # study.json and study.md hold every figure; the plot is a bonus
+        warning_line(f"could not draw the study's plot: {type(error).__name__}: {error}")
+    page = study_report.write_html(folder, document, sources, drawn)
+    console.print(f"Study saved in {folder}: {STUDY_JSON}, {study_report.MARKDOWN}, {page.name}", highlight=False)
+
+
+def _sources(document: StudyDocument, folder: Path) -> Sources:
+    """The results documents of the cells that ran, labelled by cell, under the study's name of their target."""
+    found = []
+    for cell in document.cells:
+        if cell.folder and cell.results_status is not None:
+            try:
+                results = results_files.read(folder / cell.folder)
+            except UsageProblem as problem:
+                warning_line(str(problem))
+                continue
+            results.target = cell.target
+            found.append((f"{cell.target} · {cell.workload} · w{cell.workers}", results))
+    return found
+
+
+# -- --dry-run ------------------------------------------------------------------------------------
+
+# Rough rates for cells nothing measured yet (the estimate says they are assumptions).
+ASSUMED = {"single": 2_000.0, "batch": 20_000.0, "run_overhead_s": 4.0, "query_s": 0.5, "scan_rows_per_s": 50_000.0}
+
+
+def _dry_run(plan_file: StudyFile, plan: Plan, folder: Path, retry_failed: bool = False) -> None:
+    done = {}
+    for path in study_state.known_cell_folders(folder):
+        found = study_state.marker(path)
+        if found is not None:
+            done[found.key] = found
+    from rich.table import Table
+
+    table = Table(title=f"Study {plan_file.name}: {len(plan.cells)} cells in {folder}", title_justify="left")
+    for column in ("Cell", "Target", "Workload", "Workers", "Runs", "State", "Estimate", "Command"):
+        table.add_column(column, justify="right" if column in ("Cell", "Workers", "Runs", "Estimate") else "left")
+    to_run_s, assumed = 0.0, False
+    for cell in plan.cells:
+        marker = done.get(cell.key)
+        if cell.refused:
+            state, seconds = f"not supported: {cell.refused}", None
+        elif marker is not None and (marker.status == "ok" or (marker.status == "failed" and not retry_failed)):
+            state, seconds = f"{marker.status} (kept)", marker.seconds
+        else:
+            cut = (study_state.cell_folder(folder, cell.folder_name())).exists()
+            state, seconds = ("cut: runs again" if cut else "to run"), _estimate(plan, cell.key)
+            to_run_s += seconds
+            assumed = True
+        table.add_row(str(cell.index + 1), cell.target, cell.workload, str(cell.workers), str(cell.runs), state,
+                      "-" if seconds is None else _duration(seconds), cell.command())
+    console.print(table)
+    console.print(f"To run: about {_duration(to_run_s)}" + (
+        f" (rough: assumes {ASSUMED['single']:,.0f} single / {ASSUMED['batch']:,.0f} batched inserts/s, {ASSUMED['run_overhead_s']:g} s to start a run, "
+        f"{ASSUMED['query_s']:g} s per query execution, {ASSUMED['scan_rows_per_s']:,.0f} rows/s scanned)" if assumed else ""), highlight=False)
+
+
+def _estimate(plan: Plan, key: str) -> float:
+    invocation = plan.invocations.get(key)
+    if invocation is None:
+        return 0.0
+    spec = invocation.base
+    runs = len(invocation.worker_counts) * (invocation.steps or invocation.runs)
+    if spec.task == "query":
+        return ASSUMED["run_overhead_s"] + len(spec.queries) * spec.query_runs * ASSUMED["query_s"]
+    if spec.task == "scan":
+        return runs * (ASSUMED["run_overhead_s"] + 100_000 / ASSUMED["scan_rows_per_s"])
+    timed = spec.duration_s or spec.num_inserts * spec.workers / ASSUMED["batch" if spec.batch else "single"]
+    return runs * (ASSUMED["run_overhead_s"] + timed + spec.prefill / ASSUMED["batch"])
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"

@@ -1,0 +1,280 @@
+"""A study file: the plan of a whole comparison (docs/studies.md). Targets, workloads (an insert,
+query or scan invocation with its options, or a named workload), worker counts, runs, optional
+per-target cost, and how the score is made. Validated like config.yaml: every problem with its field.
+
+Overrides from the command line (`--set key=value`, `--scale F`, `--targets a,b`) are applied to the
+raw mapping before validation, so an override is validated exactly like the file.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.results.cost import Cost
+from iotdb_bench.simulator.validation import validation_problems
+
+PRESETS = Path(__file__).resolve().parent.parent.parent / "studies"
+Task = Literal["insert", "query", "scan"]
+NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
+# Options the study sets itself for every cell: a workload may not give them.
+STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details"}
+# Options whose value is an amount of work, multiplied by --scale (at least 1; seconds at least 1 s).
+SCALED = {"num-inserts", "duration", "prefill"}
+
+# Named workloads a study may use with `preset: NAME` (options can still be added or overridden).
+NAMED_WORKLOADS: dict[str, dict[str, Any]] = {
+    "single": {"insert": {}},
+    "batch-1000": {"insert": {"batch": 1000}},
+    "values-lists-1000": {"insert": {"batch": 1000, "extra-option": {"use_values_lists": "true"}}},
+    "transaction-1s": {"insert": {"commit-interval": 1}},
+    "sharded-4": {"insert": {"commit-interval": 1, "tables": 4}},
+    "queries": {"query": {}},
+    "device-downsample": {"query": {"queries": ["device-downsample"]}},
+    "scan": {"scan": {}},
+}
+
+
+OptionValue = str | int | float | bool | list[str | int | float] | dict[str, str | int | float | bool] | None
+
+
+class StudyTarget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME, description="the target's name in the study (and, unless `target` says otherwise, in the config file)")
+    target: str | None = Field(None, min_length=1, description="the config file's target, when the study runs one under several names "
+                               "(e.g. with other extra_options)")
+    cost: Cost | None = Field(None, description="price of this target for the study's cost figures (else the config's)")
+    extra_options: dict[str, str | int | float | bool] = Field(default_factory=dict, description="--extra-option for every cell of this target")
+    options: dict[str, OptionValue] = Field(default_factory=dict, description="command options for every cell of this target whose "
+                                            "command has them (e.g. primary-key: none), over the workload's")
+
+    @field_validator("options")
+    @classmethod
+    def _not_owned(cls, options: dict) -> dict:
+        owned = sorted(set(options) & (STUDY_OWNED | {"extra-option"}))
+        if owned:
+            raise ValueError(f"{', '.join(owned)}: not a target's option (extra-option: use extra_options)")
+        return options
+
+    @property
+    def config_target(self) -> str:
+        return self.target or self.name
+
+
+class Workload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME)
+    preset: str | None = Field(None, description="a named workload (NAMED_WORKLOADS); the task's options below are added to it")
+    insert: dict[str, OptionValue] | None = None
+    query: dict[str, OptionValue] | None = None
+    scan: dict[str, OptionValue] | None = None
+    workers: list[int] | None = Field(None, description="worker counts of this workload [default: the study's]")
+    runs: int | None = Field(None, ge=1, description="runs (query: executions per worker) [default: the study's]")
+    targets: list[str] | None = Field(None, description="only these targets run this workload")
+    rank_by: str | None = Field(None, description="the figure its ranking is ordered by [default: the task's main figure]")
+
+    @field_validator("workers")
+    @classmethod
+    def _positive(cls, counts: list[int] | None) -> list[int] | None:
+        if counts is not None and (not counts or any(count < 1 for count in counts)):
+            raise ValueError("a list of positive worker counts")
+        return counts
+
+    @model_validator(mode="after")
+    def _one_task(self) -> Workload:
+        if self.preset is not None:
+            if self.preset not in NAMED_WORKLOADS:
+                raise ValueError(f"unknown preset '{self.preset}' (known: {', '.join(NAMED_WORKLOADS)})")
+            named = NAMED_WORKLOADS[self.preset]
+            task = next(iter(named))
+            given = [name for name in ("insert", "query", "scan") if getattr(self, name) is not None]
+            if given and given != [task]:
+                raise ValueError(f"preset '{self.preset}' is a {task} workload: options go under '{task}'")
+            setattr(self, task, {**named[task], **(getattr(self, task) or {})})
+        tasks = [name for name in ("insert", "query", "scan") if getattr(self, name) is not None]
+        if len(tasks) != 1:
+            raise ValueError("give exactly one of insert, query, scan (or a preset)")
+        owned = sorted(set(self.options) & STUDY_OWNED)
+        if owned:
+            raise ValueError(f"{', '.join(owned)}: set by the study for every cell (use the workload's workers/runs, or the study command's options)")
+        return self
+
+    @property
+    def task(self) -> Task:
+        return next(name for name in ("insert", "query", "scan") if getattr(self, name) is not None)
+
+    @property
+    def options(self) -> dict[str, OptionValue]:
+        return getattr(self, self.task) or {}
+
+
+class ScoreInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    workload: str
+    figure: str | None = Field(None, description="[default: the workload's rank_by]")
+    query: str | None = Field(None, description="query workloads: which query's figure")
+    workers: int | None = Field(None, ge=1, description="the figure at this worker count [default: each target's best]")
+    weight: float = Field(1.0, gt=0)
+
+
+class StudyFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME)
+    title: str = ""
+    description: str = ""
+    targets: list[StudyTarget] = Field(min_length=1)
+    workloads: list[Workload] = Field(min_length=1)
+    workers: list[int] = Field([1], description="worker counts of every workload that does not set its own")
+    runs: int = Field(3, ge=1)
+    timeout: float = Field(0, ge=0, description="seconds one run may take (--timeout of every cell); 0 = none")
+    unsupported: Literal["fail", "skip"] = Field("fail", description="a cell its target's module refuses: fail the study, or skip the cell")
+    score: list[ScoreInput] | None = Field(None, description="the score's inputs and weights [default: every ranking, weight 1]")
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _names(cls, targets: Any) -> Any:
+        """A target may be written as its bare name."""
+        return [{"name": target} if isinstance(target, str) else target for target in targets] if isinstance(targets, list) else targets
+
+    @field_validator("workers")
+    @classmethod
+    def _positive(cls, counts: list[int]) -> list[int]:
+        if not counts or any(count < 1 for count in counts):
+            raise ValueError("a list of positive worker counts")
+        return counts
+
+    @model_validator(mode="after")
+    def _consistent(self) -> StudyFile:
+        names = [target.name for target in self.targets]
+        for collection, label in ((names, "target"), ([w.name for w in self.workloads], "workload")):
+            repeated = sorted({name for name in collection if collection.count(name) > 1})
+            if repeated:
+                raise ValueError(f"{label} {', '.join(repeated)} given twice")
+        for workload in self.workloads:
+            unknown = [name for name in workload.targets or [] if name not in names]
+            if unknown:
+                raise ValueError(f"workload {workload.name}: targets {', '.join(unknown)} are not targets of the study")
+        workloads = {w.name: w for w in self.workloads}
+        for item in self.score or []:
+            if item.workload not in workloads:
+                raise ValueError(f"score: unknown workload '{item.workload}'")
+            if item.query is not None and workloads[item.workload].task != "query":
+                raise ValueError(f"score: 'query' applies to a query workload, not '{item.workload}'")
+        currencies = {target.cost.currency for target in self.targets if target.cost}
+        if len(currencies) > 1:
+            raise ValueError(f"the targets' costs are in several currencies ({', '.join(sorted(currencies))}): operations per cost need one")
+        return self
+
+    def workers_of(self, workload: Workload) -> list[int]:
+        return workload.workers or self.workers
+
+    def runs_of(self, workload: Workload) -> int:
+        return workload.runs or self.runs
+
+
+def resolve(name_or_path: str) -> Path:
+    """A study file's path: a file, or the name of a shipped preset (`seed-001`)."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    preset = PRESETS / f"{name_or_path}.yaml"
+    if preset.is_file() and "/" not in name_or_path:
+        return preset
+    known = ", ".join(sorted(p.stem for p in PRESETS.glob("*.yaml")))
+    raise UsageProblem(f"study file {name_or_path} not found (shipped presets: {known})")
+
+
+def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: list[str] | None = None) -> StudyFile:
+    """The validated study: the file, then the `--set` overrides, `--targets` and `--scale` applied."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise UsageProblem(f"cannot read study file {path}: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        raise UsageProblem(f"study file {path} is not valid YAML{f' (line {where.line + 1})' if where else ''}") from None
+    if not isinstance(raw, dict):
+        raise UsageProblem(f"study file {path} must hold a mapping (name, targets, workloads, ...)")
+    for override in overrides:
+        apply_override(raw, override)
+    if targets:
+        raw["targets"] = pick_targets(raw.get("targets"), targets)
+    try:
+        study = StudyFile.model_validate(raw)
+    except ValidationError as error:
+        raise UsageProblem(f"invalid study file {path}: {validation_problems(error, unknown='unknown key')}") from None
+    if scale != 1.0:
+        for workload in study.workloads:
+            scaled(workload.options, scale)
+            if workload.task == "query":  # executions of each query: an amount of work too
+                workload.runs = max(1, math.ceil(study.runs_of(workload) * scale))
+    return study
+
+
+def apply_override(raw: dict[str, Any], override: str) -> None:
+    """`a.b.c=VALUE` (VALUE read as YAML) into the raw mapping; a list item by its position or, in
+    `workloads` and `targets`, by its name (`workloads.copy.insert.batch=100`)."""
+    path, separator, text = override.partition("=")
+    if not separator or not path.strip():
+        raise UsageProblem(f"--set '{override}' is not of the form key.path=value")
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise UsageProblem(f"--set '{override}': the value is not valid YAML") from None
+    node: Any = raw
+    parts = path.strip().split(".")
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            index = _list_index(node, part)
+            if index is None:
+                raise UsageProblem(f"--set '{override}': no item '{part}' in {'.'.join(parts[:depth]) or 'the file'}")
+            if last:
+                node[index] = value
+            else:
+                node[index] = {"name": node[index]} if isinstance(node[index], str) else node[index]
+                node = node[index]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise UsageProblem(f"--set '{override}': {'.'.join(parts[:depth])} is not a mapping or list")
+
+
+def _list_index(items: list[Any], part: str) -> int | None:
+    if part.isdigit():
+        return int(part) if int(part) < len(items) else None
+    for index, item in enumerate(items):
+        if item == part or (isinstance(item, dict) and item.get("name") == part):
+            return index
+    return None
+
+
+def pick_targets(listed: Any, wanted: list[str]) -> list[Any]:
+    """`--targets a,b`: the file's entries of these targets (with their cost and options), else bare names."""
+    entries = listed if isinstance(listed, list) else []
+    by_name = {(entry if isinstance(entry, str) else entry.get("name")): entry for entry in entries if isinstance(entry, str | dict)}
+    return [by_name.get(name, name) for name in wanted]
+
+
+def scaled(options: dict[str, OptionValue], scale: float) -> None:
+    """Amounts of work times `scale`: whole numbers at least 1, seconds at least 1."""
+    for name in SCALED & set(options):
+        value = options[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if name == "duration":
+            options[name] = max(1.0, round(value * scale, 1))
+        else:
+            options[name] = max(1, math.ceil(value * scale)) if value > 0 else value
