@@ -8,8 +8,8 @@ import os
 
 import numpy as np
 
-from references._events import Events
-from references._http import Http
+from ._events import Events
+from ._http import Http
 
 TARGET = "questdb-local"
 CONTRACT = "HTTP request answered (acknowledged); timed until the rows are countable"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
-from references._events import DEVICES, Events
-from references._http import Http
+from ._events import DEVICES, Events
+from ._http import Http
 
 TARGET = "victoriametrics-local"
 CONTRACT = "HTTP request answered (acknowledged); timed until searchable after /internal/force_flush"
