@@ -16,7 +16,8 @@ database's (its processes over each measurement's timed phase).
     PGPASSWORD=postgres PGDATABASE=iotbench_benchmarks python benchmarks/postgres_overhead.py [--events 1000000] [--rounds 7] [--json]
 
 Connection settings come from the PG* variables, as for the `postgresql-local` target.
-Goals: tool / reference >= 0.95 with 1 and with 2 workers; the tool's client CPU per event <= 1.2x the reference's.
+Goals: tool / reference >= 0.95 with 1 and with 2 workers; the whole tool's CPU per event (workers, collector,
+CLI over the timed phase) <= 1.2x that of the reference that generates its events.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ def tool(workers: int, events: int, database: DatabaseCpu) -> dict[str, float | 
         "rate": run.throughput,
         "client_cpu_s_per_million": sum(w.cpu_s for w in report.workers) / total * 1e6,
         "tool_cpu_s_per_million": row.resources.client_cpu_s_per_million,
+        "collector_cpu_s_per_million": None if row.resources.collector_cpu_s is None else row.resources.collector_cpu_s / total * 1e6,
+        "cli_cpu_s_per_million": None if row.resources.cli_cpu_s is None else row.resources.cli_cpu_s / total * 1e6,
         "db_cpu_s_per_million": row.resources.db_cpu_s_per_million,
         "client_overhead": report.figures.client_overhead,
     }
@@ -142,9 +145,14 @@ def main() -> None:
             **{f"{side}_client_cpu_s_per_million": med(side, "client_cpu_s_per_million") for side in SIDES},
             **{f"{side}_db_cpu_s_per_million": med(side, "db_cpu_s_per_million") for side in SIDES},
             "tool_all_processes_cpu_s_per_million": med("tool", "tool_cpu_s_per_million"),
+            "tool_collector_cpu_s_per_million": med("tool", "collector_cpu_s_per_million"),
+            "tool_cli_cpu_s_per_million": med("tool", "cli_cpu_s_per_million"),
             "tool_client_overhead": med("tool", "client_overhead"),
         }
         result["client_cpu_ratio"] = result["tool_client_cpu_s_per_million"] / result["reference_client_cpu_s_per_million"]
+        # The goal's figure: every process of the tool against a client that makes its events too.
+        result["whole_tool_to_generating_cpu_ratio"] = (
+            result["tool_all_processes_cpu_s_per_million"] / result["reference_generating_client_cpu_s_per_million"])
         results.append(result)
 
     def figure(value: float | None, form: str = "{:.3f}") -> str:
@@ -159,17 +167,19 @@ def main() -> None:
           f"{min(r['round_ratios']):.2f}-{max(r['round_ratios']):.2f}", f"{r['ratio_to_generating']:.3f}"] for r in results])
     print_table(
         "CPU seconds per million events (rusage of each process; the database's processes over each timed phase)",
-        ["Workers", "Tool workers", "Reference", "Reference generating", "Tool / reference (goal)", "Whole tool (+collector, CLI)",
-         "DB: tool", "DB: reference", "DB: reference generating", "Tool client overhead"],
-        [[str(r["workers"]), figure(r["tool_client_cpu_s_per_million"]), figure(r["reference_client_cpu_s_per_million"]),
-          figure(r["reference_generating_client_cpu_s_per_million"]), f"{r['client_cpu_ratio']:.2f}",
-          figure(r["tool_all_processes_cpu_s_per_million"]), figure(r["tool_db_cpu_s_per_million"]),
+        ["Workers", "Tool workers", "collector", "CLI", "Whole tool", "Reference", "Reference generating",
+         "Whole tool / generating (goal)", "Workers / reference", "DB: tool", "DB: reference", "DB: reference generating",
+         "Tool client overhead"],
+        [[str(r["workers"]), figure(r["tool_client_cpu_s_per_million"]), figure(r["tool_collector_cpu_s_per_million"]),
+          figure(r["tool_cli_cpu_s_per_million"]), figure(r["tool_all_processes_cpu_s_per_million"]),
+          figure(r["reference_client_cpu_s_per_million"]), figure(r["reference_generating_client_cpu_s_per_million"]),
+          f"{r['whole_tool_to_generating_cpu_ratio']:.2f}", f"{r['client_cpu_ratio']:.2f}", figure(r["tool_db_cpu_s_per_million"]),
           figure(r["reference_db_cpu_s_per_million"]), figure(r["reference_generating_db_cpu_s_per_million"]),
           figure(r["tool_client_overhead"], "{:.1%}")] for r in results])
     worst = min(r["ratio"] for r in results)
-    worst_cpu = max(r["client_cpu_ratio"] for r in results)
+    worst_cpu = max(r["whole_tool_to_generating_cpu_ratio"] for r in results)
     print(f"Goal tool / reference >= {GOAL_RATIO}: {'met' if worst >= GOAL_RATIO else 'NOT met'} (lowest {worst:.3f}); "
-          f"client CPU per event <= {GOAL_CPU_RATIO}x the reference's: {'met' if worst_cpu <= GOAL_CPU_RATIO else 'NOT met'} "
+          f"the whole tool's CPU per event <= {GOAL_CPU_RATIO}x the generating reference's: {'met' if worst_cpu <= GOAL_CPU_RATIO else 'NOT met'} "
           f"(highest {worst_cpu:.2f}x).")
     if args.json:
         emit_json({"benchmark": "postgres_overhead", "batch": BATCH, "results": results, "goal_ratio": GOAL_RATIO,

@@ -57,6 +57,9 @@ class ResourceUsage(BaseModel):
     workers: ResourceGroup | None = None
     collector: ResourceGroup | None = None
     cli: ResourceGroup | None = None
+    client_cores: float | None = Field(None, description=(
+        "the cores the client's processes ran on: the machine's CPUs (local platform); None where unknown"))
+    database_shares_cores: bool = Field(False, description="the database runs on the same cores as the client (local, not remote)")
 
     @property
     def window_s(self) -> float:

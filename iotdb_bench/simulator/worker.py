@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from iotdb_bench.simulator import shapes
+from iotdb_bench.simulator.acknowledged import AcknowledgedPrefix
 from iotdb_bench.simulator.answers import AnswerChecker
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.errors import one_line
@@ -303,17 +304,23 @@ class Worker:
         # The common end of a --duration run on this process's monotonic clock.
         deadline = recorder.common_start + spec.duration_s + to_clock if spec.duration_s else math.inf
         total = None if spec.duration_s else spec.num_inserts
+        acknowledged = AcknowledgedPrefix(lambda: generator.batches(start, total, spec.batch))
         if spec.batch:
-            all_sent = self._insert_batches(generator.batches(start, total, spec.batch), deadline)
+            all_sent = self._insert_batches(acknowledged, deadline)
         else:
             all_sent = self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline)
         module.flush()
         behind = schedule.behind_s(min(time.perf_counter(), deadline), all_sent) if schedule else None
-        return self._result(started_at, time.time(), behind_s=behind, max_lag_s=schedule.max_lag_s if schedule else None)
+        finished_at, cpu_at_end = time.time(), process_cpu_s()
+        for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/acknowledged.py)
+            self._stored(batch)
+        return self._result(started_at, finished_at, behind_s=behind, max_lag_s=schedule.max_lag_s if schedule else None,
+                            cpu_at_end=cpu_at_end)
 
-    def _insert_batches(self, batches: Iterator[EventBatch], deadline: float) -> bool:
-        """Returns whether every batch was sent (False: the deadline came first)."""
-        module, timer = self.module, self.timer
+    def _insert_batches(self, acknowledged: AcknowledgedPrefix, deadline: float) -> bool:
+        """Returns whether every batch was sent (False: the deadline came first). The loop only counts
+        the acknowledged events; their tally follows after the timed calls."""
+        module, timer, batches = self.module, self.timer, acknowledged.replay_source()
         # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
         halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
         with contextlib.closing(PIPELINES[module.prepare_next](module, batches)) as pipeline:
@@ -328,7 +335,7 @@ class Worker:
                     done = timer.begin(len(batch))
                     module.insert_batch(prepared)
                     done()
-                self._stored(batch)
+                acknowledged.add(len(batch))
         return True
 
     def _insert_singles(self, batches: Iterator[EventBatch], deadline: float) -> bool:
@@ -486,8 +493,10 @@ class Worker:
 
     def _result(self, started_at: float, finished_at: float, queries: dict[str, QueryRuns] | None = None,
                 scan: ScanOutcome | None = None, query_latencies: dict[str, QueryHistograms] | None = None,
-                behind_s: float | None = None, max_lag_s: float | None = None) -> WorkerResult:
+                behind_s: float | None = None, max_lag_s: float | None = None, cpu_at_end: float | None = None) -> WorkerResult:
+        """`cpu_at_end`: this process's CPU seconds when its timed calls ended (default: now)."""
         recorder = self.recorder
+        cpu_s = (process_cpu_s() if cpu_at_end is None else cpu_at_end) - self.cpu_at_start
         return WorkerResult(
             worker=self.index,
             started_at=started_at,
@@ -502,7 +511,7 @@ class Worker:
             response_histogram=recorder.encoded_response_histogram(),
             behind_s=behind_s,
             max_lag_s=max_lag_s,
-            cpu_s=process_cpu_s() - self.cpu_at_start,
+            cpu_s=cpu_s,
             stream_end=self.stream_end if self.spec.role_of(self.index) == "worker" and self.spec.task == "insert" else None,
             queries=queries or {},
             expected=self.tally.result() if self.tally is not None else None,

@@ -143,3 +143,26 @@ def test_an_embedded_database_is_reported_inside_the_workers(cli):
     row = document["inserts"][0]["resources"]
     assert row["database_in_workers"] and row["db_cpu_s"] is None and row["client_may_be_bottleneck"] is None
     assert "embedded database, its work is inside the workers" in result.stdout
+
+
+def test_the_client_share_of_the_machine_and_the_bottleneck_flag_of_workers_that_fill_it(cli):
+    """Four workers of the null target (client work only, as fast as they can) on a machine with fewer
+    cores: the run reports the client's share of the machine, every process counted once, and flags
+    the client whenever that share or a worker's core share is high enough (on a machine other work
+    keeps busy the workers may get less than that: then the flag must stay off, with the same figures)."""
+    cores = os.cpu_count() or 1
+    result = cli("insert", "--target", "null", "--platform", "local", "-w", str(cores * 2), "-r", "1", "--batch", "1000", "--duration", "2")
+    assert result.code == 0, result.stderr
+    report = result.results()["runs"][0]["report"]
+    row = result.results()["inserts"][0]["resources"]
+    duration = report["figures"]["duration_s"]
+    client = sum(w["cpu_s"] for w in report["workers"]) + (report["collector_cpu_s"] or 0) + report["resources"]["cli"]["cpu_s"]
+    assert row["client_cores"] == cores
+    assert row["client_machine_share"] == pytest.approx(min(client / (cores * duration), 1.0), rel=1e-6)
+    assert 0 < row["client_machine_share"] <= 1
+    saturated = row["client_machine_share"] >= 0.9 or row["worker_peak_core_share"] >= 0.9
+    assert row["client_may_be_bottleneck"] is saturated
+    if saturated:
+        assert "core" in row["bottleneck_reason"]
+        assert "Client may be the bottleneck" in result.stdout
+    assert f"of the machine's {cores} cores" in " ".join(result.stdout.split())

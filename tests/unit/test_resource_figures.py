@@ -173,3 +173,32 @@ def test_the_flag_and_the_cost_are_printed():
     assert any("USD per million inserts" in line for line in lines)
     details = _text(tables.insert_table(document.inserts, "t", details=True), width=400)
     assert "MAYBE" in details and "USD per M inserts" in details
+
+
+def _on_cores(built, cores: float, shares: bool = True):
+    built.resources.client_cores, built.resources.database_shares_cores = cores, shares
+    return built
+
+
+def test_the_client_share_of_the_machine_counts_every_process_once():
+    figures = run_figures(_on_cores(report(1.0, [0.2, 0.3], collector_cpu_s=0.08), 2.0))
+    assert figures.client_machine_share == pytest.approx(0.63 / 4.0)  # (workers + collector + CLI) / (2 cores x 2 s)
+    assert figures.machine_busy_share == pytest.approx(1.63 / 4.0)
+    assert figures.client_may_be_bottleneck is False
+
+
+def test_flag_when_the_client_takes_a_share_that_matters_of_a_busy_machine_it_shares_with_the_database():
+    # 2 cores for 2 s: the database 2.6 s, the client 1.0 s of 4 (25%), together 90% of the machine
+    figures = run_figures(_on_cores(report(2.6, [0.4, 0.45], collector_cpu_s=0.1), 2.0))
+    assert figures.client_may_be_bottleneck is True
+    assert "25% of the 2 cores it shares with the database" in figures.bottleneck_reason and "90%" in figures.bottleneck_reason
+    # the same client on a machine with cores to spare: no flag
+    assert run_figures(_on_cores(report(2.6, [0.4, 0.45], collector_cpu_s=0.1), 8.0)).client_may_be_bottleneck is False
+    # a database elsewhere does not lose the client's CPU
+    assert run_figures(_on_cores(report(2.6, [0.4, 0.45], collector_cpu_s=0.1), 2.0, shares=False)).client_may_be_bottleneck is False
+
+
+def test_flag_when_the_client_takes_most_of_the_machine_even_without_database_figures():
+    figures = run_figures(_on_cores(report(None, [0.9, 0.9, 0.9, 0.9], collector_cpu_s=0.1), 2.0, shares=False))
+    assert figures.client_may_be_bottleneck is True
+    assert "of the machine's 2 cores" in figures.bottleneck_reason

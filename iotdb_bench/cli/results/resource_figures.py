@@ -5,10 +5,14 @@
   inserted (data size after - before, over the events of the run);
 - client CPU = the workers' own CPU (their rusage) + the collector's + the CLI's, and the client
   share = client / (client + database);
-- "client may be the bottleneck" when the workers used more CPU per event than the database, or
-  when a worker kept its core (nearly) saturated: then the rate may be the client's, not the
-  database's. Not judged for an embedded database (the workers' CPU is the database's) or when the
-  database's CPU was not measured (unless a worker was saturated).
+- the client's share of the machine = client CPU / (the cores it ran on x the timed phase), local
+  runs (every process counted once: workers, collector, CLI);
+- "client may be the bottleneck" when the workers used more CPU per event than the database, when a
+  worker kept its core (nearly) saturated, when the client took most of the machine's cores, or when
+  the client and the database share a machine that was (nearly) saturated and the client took a
+  share of it that matters (then its CPU is taken from the database): then the rate may be the
+  client's, not the database's. Not judged for an embedded database (the workers' CPU is the
+  database's) or when the database's CPU was not measured (unless a worker or the machine was saturated).
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN
 # A worker whose CPU seconds reach this share of its timed phase had no spare CPU: it may have held
 # the rate back (a worker's loop runs in one thread).
 SATURATED_CORE_SHARE = 0.9
+# The client's share of the machine's cores above which it matters when the database runs on the same
+# cores and the machine was (nearly) saturated: the rate lost is about the client's share of the CPU.
+CLIENT_MACHINE_SHARE = 0.2
+BUSY_MACHINE_SHARE = 0.8
 
 
 class ResourceFigures(BaseModel):
@@ -43,6 +51,9 @@ class ResourceFigures(BaseModel):
     client_cpu_s_per_million: float | None = None
     client_share: float | None = Field(None, description="client CPU / (client + database CPU)")
     worker_peak_core_share: float | None = Field(None, description="the busiest worker's CPU seconds / its timed phase")
+    client_machine_share: float | None = Field(None, description="client CPU / (the machine's cores x timed phase), local runs")
+    machine_busy_share: float | None = Field(None, description="(client + database CPU) / (cores x timed phase), when they share the cores")
+    client_cores: float | None = None
     database_in_workers: bool = False
     client_may_be_bottleneck: bool | None = Field(None, description="None: not judged")
     bottleneck_reason: str | None = None
@@ -105,6 +116,13 @@ def _client(out: ResourceFigures, report: RunReport, usage) -> None:
         out.client_cpu_s_per_million = _per_million(out.client_cpu_s, report.figures.events)
         if out.db_cpu_s is not None and not out.database_in_workers and out.client_cpu_s + out.db_cpu_s > 0:
             out.client_share = out.client_cpu_s / (out.client_cpu_s + out.db_cpu_s)
+        duration = report.figures.duration_s
+        if usage is not None and usage.client_cores and duration > 0:
+            out.client_cores = usage.client_cores
+            capacity = usage.client_cores * duration
+            out.client_machine_share = min(out.client_cpu_s / capacity, 1.0)
+            if usage.database_shares_cores and out.db_cpu_s is not None:
+                out.machine_busy_share = min((out.client_cpu_s + out.db_cpu_s) / capacity, 1.0)
 
 
 def _flag(out: ResourceFigures) -> None:
@@ -113,11 +131,17 @@ def _flag(out: ResourceFigures) -> None:
     reasons = []
     if out.worker_peak_core_share is not None and out.worker_peak_core_share >= SATURATED_CORE_SHARE:
         reasons.append(f"a worker used {out.worker_peak_core_share:.0%} of a core")
+    share, cores = out.client_machine_share, out.client_cores
+    if share is not None and share >= SATURATED_CORE_SHARE:
+        reasons.append(f"the client used {share:.0%} of the machine's {cores:g} cores")
+    elif share is not None and out.machine_busy_share is not None and share >= CLIENT_MACHINE_SHARE and out.machine_busy_share >= BUSY_MACHINE_SHARE:
+        reasons.append(f"the client used {share:.0%} of the {cores:g} cores it shares with the database, which together "
+                       f"used {out.machine_busy_share:.0%} of them: the client's CPU was taken from the database")
     if out.workers_cpu_s is not None and out.db_cpu_s is not None and out.workers_cpu_s > out.db_cpu_s:
         reasons.append(f"the workers used more CPU ({out.workers_cpu_s:.2f} s) than the database ({out.db_cpu_s:.2f} s)")
     if reasons:
         out.client_may_be_bottleneck, out.bottleneck_reason = True, "; ".join(reasons)
-    elif out.db_cpu_s is not None and out.workers_cpu_s is not None:
+    elif (out.db_cpu_s is not None or share is not None) and out.workers_cpu_s is not None:
         out.client_may_be_bottleneck = False
 
 

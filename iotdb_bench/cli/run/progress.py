@@ -1,4 +1,8 @@
-"""Live progress of the current run, fed by the collector's status (about four times a second).
+"""Live progress of the current run, fed by the collector's status.
+
+The display is redrawn when a status arrives, at most every REDRAW_S (and at once when the run's phase
+changes), never on a timer of its own: a live display must cost the run nothing per event, and
+rich's own refresh thread redrew four times a second whether anything had changed or not.
 
 A run of a number of events shows events done of all; a --duration run shows seconds of its timed
 phase gone by, with the events inserted so far beside them."""
@@ -13,13 +17,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from iotdb_bench.cli.run.runner import PlannedRun
 from iotdb_bench.simulator.protocol import Status
 
+REDRAW_S = 0.5
+
 
 class RunProgress:
     def __init__(self, console: Console):
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[unit]}"),
-            TextColumn("{task.fields[phase]}"), TimeElapsedColumn(), console=console, transient=False, refresh_per_second=4,
+            TextColumn("{task.fields[phase]}"), TimeElapsedColumn(), console=console, transient=False, auto_refresh=False,
         )
+        self._drawn_at, self._drawn_phase = 0.0, ""
         self.task: TaskID | None = None
 
     def __enter__(self) -> RunProgress:
@@ -61,8 +68,15 @@ class RunProgress:
             else:
                 done = status.events if spec.task == "insert" else status.finished
             self.progress.update(task, completed=done, phase=phase)
+            self._redraw(status.phase)
 
         return on_status
+
+    def _redraw(self, phase: str) -> None:
+        now = time.monotonic()
+        if phase != self._drawn_phase or now - self._drawn_at >= REDRAW_S:
+            self.progress.refresh()
+            self._drawn_at, self._drawn_phase = now, phase
 
 
 def achieved_against_target(target: float, status: Status, now: float | None = None) -> str:

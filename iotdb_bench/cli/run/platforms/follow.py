@@ -13,11 +13,12 @@ from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
 
 # The CLI shares the machine with the workers on the local platform: while the bulk of a timed
-# phase runs it asks rarely; near the start and the expected end it asks often, so a finished run
-# is seen at once. Progress reaches the collector about once a second, hence the margin.
+# phase runs it asks once a second, as often as progress reaches the collector (each status costs
+# the CLI and the collector about a millisecond of CPU each); near the start and the expected end it
+# asks often, so a finished run is seen at once. Hence the margin.
 POLL_INTERVAL_S = 0.05
-POLL_INTERVAL_BUSY_S = 0.5
-BUSY_MARGIN_S = 2.0
+POLL_INTERVAL_BUSY_S = 1.0
+BUSY_MARGIN_S = 2.5
 # After a worker process dies, give its failure report a moment to reach the collector.
 FAILURE_REPORT_GRACE_S = 1.0
 

@@ -143,6 +143,10 @@ class LocalPlatform:
             window = timed_window(report)
             if window is not None:
                 report.resources = sampler.usage(*window, embedded)
+                # Every process of a local run shares this machine's cores (the database's too, when
+                # its processes were found here): the client's share of them is the bottleneck figure.
+                report.resources.client_cores = float(os.cpu_count() or 1)
+                report.resources.database_shares_cores = report.resources.database.cpu_s is not None and not embedded
             return report
 
     @staticmethod

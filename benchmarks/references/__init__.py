@@ -1,0 +1,7 @@
+"""Independent minimal clients of each database's fastest insert path, for benchmarks/fast_paths.py.
+
+Each one is written without any of the tool's modules, connections or encoders (the standard
+library's http.client and NumPy), writes the same columns and value sizes as the tool's default
+workload (a timestamp, a 15-byte device id, a sequence number, a 2-decimal temperature; devices take
+turns), and offers: TARGET (the tool's target it is set against), CONTRACT (when a write counts as
+done), reset(), count(), and Writer(worker, batch) with body(index) -> bytes and send(body)."""
