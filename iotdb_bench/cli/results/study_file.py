@@ -27,17 +27,10 @@ STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platf
 # Options whose value is an amount of work, multiplied by --scale (at least 1; seconds at least 1 s).
 SCALED = {"num-inserts", "duration", "prefill"}
 
-# Named workloads a study may use with `preset: NAME` (options can still be added or overridden).
-NAMED_WORKLOADS: dict[str, dict[str, Any]] = {
-    "single": {"insert": {}},
-    "batch-1000": {"insert": {"batch": 1000}},
-    "values-lists-1000": {"insert": {"batch": 1000, "extra-option": {"use_values_lists": "true"}}},
-    "transaction-1s": {"insert": {"commit-interval": 1}},
-    "sharded-4": {"insert": {"commit-interval": 1, "tables": 4}},
-    "queries": {"query": {}},
-    "device-downsample": {"query": {"queries": ["device-downsample"]}},
-    "scan": {"scan": {}},
-}
+# Named workloads a study may use with `preset: NAME` (options can still be added or overridden): data,
+# in the presets' folder beside the studies that use them (module options are the config's business,
+# never the CLI's code).
+NAMED_WORKLOADS: dict[str, dict[str, Any]] = yaml.safe_load((PRESETS / "workloads" / "named.yaml").read_text())
 
 
 OptionValue = str | int | float | bool | list[str | int | float] | dict[str, str | int | float | bool] | None
