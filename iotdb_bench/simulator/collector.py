@@ -270,6 +270,7 @@ class Collector:
         try:
             with self.db_lock:
                 report = self._report()
+                self._tidy()
         except Exception as error:
             self.state.fail(f"finishing the run failed: {described(error)}")
             return
@@ -327,6 +328,15 @@ class Collector:
         report.server = self._server_side()
         report.expected_record = self._finish_record(results, markers)
         return report
+
+    def _tidy(self) -> None:
+        """The run is over (its storage figure read): the module leaves nothing large behind and the
+        collector lets go of the database (the CLI stops this process with a signal). The caller holds db_lock."""
+        try:
+            self.module.tidy_after_run()
+            self.module.close()
+        except Exception as error:  # the figures stand; what is left is said in the log
+            log.warning("tidying the database after the run: %s", described(error))
 
     def _server_side(self) -> ServerSide:
         """The database's own view of the run, where it exposes one (database-side cross-check)."""

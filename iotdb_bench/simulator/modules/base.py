@@ -196,6 +196,11 @@ class DatabaseModule(abc.ABC):
         pass
 
     # -- collector -------------------------------------------------------------------------
+    def tidy_after_run(self) -> None:
+        """Called by the collector once every worker has ended its work and the run's figures are
+        read: an embedded database leaves nothing large beside its data (SQLite's write-ahead log,
+        BerkeleyDB's transaction logs)."""
+
     @abc.abstractmethod
     def setup(self) -> None:
         """Prepare the schema: drop and create when `spec.clean`, create if missing otherwise."""
