@@ -158,6 +158,9 @@ class Collector:
                     self.module.setup()
                     count = self.module.count()
                     self.state.record_base = self._start_record(count)
+                elif missing := self.module.missing_tables():
+                    raise ModuleError(f"target '{self.spec.target}' holds none of the tool's tables ({', '.join(missing)}): "
+                                      f"run insert first (python run.py insert --target {self.spec.target})")
         except ModuleError as error:
             self.state.fail(str(error))
             return

@@ -74,7 +74,7 @@ def common_options(command):
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py]."),
         click.option("--timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one run may take; 0 = no limit."),
         click.option("--extra-option", "extra_options", multiple=True, metavar="KEY=VALUE", help="Option of the target's database module, repeatable (see docs/databases/)."),
-        click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where the workers run [default: the target's, else the config's]."),
+        click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where the workers run [default: the target's, else local for a target without a database (null), else the config's]."),
         click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True, help="Folder for the results folders."),
         click.option("--namespace", help="Kubernetes namespace [default: the config's]."),
         click.option("--context", "kube_context", help="kubeconfig context [default: the current one; KUBECONFIG is honoured]."),
@@ -254,7 +254,9 @@ def scan(target, config_path, timeout, extra_options, platform, output, namespac
 def _resolve(config_path: Path | None, target: str, platform: str | None) -> tuple[Config, Target, str]:
     config = load_config(config_path)
     target_config = config.target(target)
-    chosen = platform or target_config.platform or config.platform
+    # A target with no database to reach (null) has nothing to deploy: it runs here unless told otherwise.
+    nothing_to_reach = module_class(target_config.module).database_location == "none"
+    chosen = platform or target_config.platform or ("local" if nothing_to_reach else config.platform)
     if target_config.platform == "local" and chosen != "local":
         raise UsageProblem(f"target '{target}' runs only on the local platform")
     local_only = module_class(target_config.module).local_only

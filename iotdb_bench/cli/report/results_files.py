@@ -15,6 +15,7 @@ from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.report import html_report, plots
 from iotdb_bench.cli.results import crosscheck, summary
 from iotdb_bench.cli.results.document import FORMAT_VERSION, ResultsDocument
+from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.terminal import warning_line
 
 
@@ -25,7 +26,10 @@ def results_folder(output: Path, target: str, task: str) -> Path:
     while folder.exists():
         suffix += 1
         folder = output / f"{stamp}-{target}-{task}-{suffix}"
-    folder.mkdir(parents=True)
+    try:
+        folder.mkdir(parents=True)
+    except OSError as error:  # a folder that cannot be created (/proc/x, read-only, not a folder): before any run
+        raise UsageProblem(f"--output {output}: cannot create the results folder {folder} ({error.strerror or error})") from None
     return folder
 
 

@@ -233,6 +233,13 @@ class DatabaseModule(abc.ABC):
         query or scan has no --tables or --schema option: it finds the record and reads its tables)."""
         return RECORD_KEY
 
+    def missing_tables(self) -> list[str] | None:
+        """For a query or scan: the run's tables when the database holds neither them nor the tool's
+        record (nothing was inserted here: the database is empty, or another program's); [] when
+        something is there; None where the module cannot tell cheaply (its queries then fail with
+        the database's own words)."""
+        return None
+
     def storage_bytes(self) -> int | None:
         """Bytes used by the run's tables and their indexes, if the database exposes it."""
         return None

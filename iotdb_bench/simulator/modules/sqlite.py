@@ -78,10 +78,18 @@ class Module(DatabaseModule):
         path = Path(self.options.path)
         if not path.parent.exists():
             raise ModuleError(f"cannot open SQLite database {path}: folder {path.parent} does not exist")
+        if self.spec.task in ("query", "scan") and not path.is_file():
+            raise ModuleError(f"there is no SQLite database {path} to read: run insert first")
         self._conn = sqlite3.connect(path, timeout=self.options.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"PRAGMA journal_mode = {self.options.journal_mode}")
-        self._conn.execute(f"PRAGMA synchronous = {self.options.synchronous}")
-        self._conn.execute(f"PRAGMA busy_timeout = {self.options.busy_timeout_ms}")
+        try:
+            if self.spec.task == "insert":  # the journal mode is the file's: a reader leaves it as the writer set it
+                self._conn.execute(f"PRAGMA journal_mode = {self.options.journal_mode}")
+            self._conn.execute(f"PRAGMA synchronous = {self.options.synchronous}")
+            self._conn.execute(f"PRAGMA busy_timeout = {self.options.busy_timeout_ms}")
+            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reads the header: is it a database at all?
+        except sqlite3.DatabaseError as error:  # e.g. "file is not a database"
+            self.close()
+            raise ModuleError(f"cannot open SQLite database {path}: {error}") from None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -126,6 +134,12 @@ class Module(DatabaseModule):
         if constraint:
             parts.append(constraint)
         return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
+
+    def missing_tables(self) -> list[str] | None:
+        present = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if present & {*self.spec.table_names, RECORD_NAME}:
+            return []
+        return list(self.spec.table_names)
 
     def count(self) -> int:
         try:
