@@ -15,7 +15,6 @@ from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.report import html_report, plots
 from iotdb_bench.cli.results import crosscheck, summary
 from iotdb_bench.cli.results.document import FORMAT_VERSION, ResultsDocument
-from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.terminal import warning_line
 
 
