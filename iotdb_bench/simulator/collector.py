@@ -70,6 +70,7 @@ class RunState:
         self.ready: set[int] = set()
         self.progress: dict[int, int] = {}
         self.prefilled: dict[int, int] = {}
+        self.interval_p99_ms: dict[int, float] = {}  # each running worker's last progress interval
         self.results: dict[int, WorkerResult] = {}
         self.totals = stats.Totals()  # the results' histograms and series, added up as they arrive
         self.start_at: float | None = None
@@ -133,6 +134,7 @@ class RunState:
                 error=self.error,
                 start_at=self.start_at,
                 duration_s=self.spec.duration_s if self.spec.task == "insert" else 0.0,
+                interval_p99_ms=max(self.interval_p99_ms.values(), default=None),
             )
 
 
@@ -392,6 +394,10 @@ class Collector:
         with self.state.lock:
             self.state.progress[progress.worker] = progress.events
             self.state.prefilled[progress.worker] = progress.prefilled
+            if progress.interval_p99_ms is None:
+                self.state.interval_p99_ms.pop(progress.worker, None)
+            else:
+                self.state.interval_p99_ms[progress.worker] = progress.interval_p99_ms
             return ProgressAnswer(phase=self.state.phase, error=self.state.error)
 
     def watch_heartbeat(self) -> None:
@@ -411,6 +417,7 @@ class Collector:
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
+            self.state.interval_p99_ms.pop(result.worker, None)  # finished: no longer a live figure
             complete = not repeated and len(self.state.results) == self.spec.processes
             inserts_done = not repeated and sum(r.role == "worker" for r in self.state.results.values()) == self.spec.workers
         if inserts_done and self.probe is not None:
