@@ -70,6 +70,7 @@ class RunState:
         self.ready: set[int] = set()
         self.progress: dict[int, int] = {}
         self.prefilled: dict[int, int] = {}
+        self.interval_p99_ms: dict[int, float] = {}  # each running worker's last progress interval
         self.results: dict[int, WorkerResult] = {}
         self.totals = stats.Totals()  # the results' histograms and series, added up as they arrive
         self.start_at: float | None = None
@@ -133,6 +134,7 @@ class RunState:
                 error=self.error,
                 start_at=self.start_at,
                 duration_s=self.spec.duration_s if self.spec.task == "insert" else 0.0,
+                interval_p99_ms=max(self.interval_p99_ms.values(), default=None),
             )
 
 
@@ -158,6 +160,9 @@ class Collector:
                     self.module.setup()
                     count = self.module.count()
                     self.state.record_base = self._start_record(count)
+                elif missing := self.module.missing_tables():
+                    raise ModuleError(f"target '{self.spec.target}' holds none of the tool's tables ({', '.join(missing)}): "
+                                      f"run insert first (python run.py insert --target {self.spec.target})")
         except ModuleError as error:
             self.state.fail(str(error))
             return
@@ -270,6 +275,7 @@ class Collector:
         try:
             with self.db_lock:
                 report = self._report()
+                self._tidy()
         except Exception as error:
             self.state.fail(f"finishing the run failed: {described(error)}")
             return
@@ -328,6 +334,15 @@ class Collector:
         report.expected_record = self._finish_record(results, markers)
         return report
 
+    def _tidy(self) -> None:
+        """The run is over (its storage figure read): the module leaves nothing large behind and the
+        collector lets go of the database (the CLI stops this process with a signal). The caller holds db_lock."""
+        try:
+            self.module.tidy_after_run()
+            self.module.close()
+        except Exception as error:  # the figures stand; what is left is said in the log
+            log.warning("tidying the database after the run: %s", described(error))
+
     def _server_side(self) -> ServerSide:
         """The database's own view of the run, where it exposes one (database-side cross-check)."""
         server = ServerSide(counters_at_start=self.state.counters_at_start, storage_bytes_at_start=self.state.storage_at_start)
@@ -379,6 +394,10 @@ class Collector:
         with self.state.lock:
             self.state.progress[progress.worker] = progress.events
             self.state.prefilled[progress.worker] = progress.prefilled
+            if progress.interval_p99_ms is None:
+                self.state.interval_p99_ms.pop(progress.worker, None)
+            else:
+                self.state.interval_p99_ms[progress.worker] = progress.interval_p99_ms
             return ProgressAnswer(phase=self.state.phase, error=self.state.error)
 
     def watch_heartbeat(self) -> None:
@@ -398,6 +417,7 @@ class Collector:
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
+            self.state.interval_p99_ms.pop(result.worker, None)  # finished: no longer a live figure
             complete = not repeated and len(self.state.results) == self.spec.processes
             inserts_done = not repeated and sum(r.role == "worker" for r in self.state.results.values()) == self.spec.workers
         if inserts_done and self.probe is not None:

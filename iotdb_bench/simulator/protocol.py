@@ -19,6 +19,7 @@ class WorkerProgress(BaseModel):
     worker: int = Field(ge=0)
     events: int = Field(ge=0, description="events of the timed phase done so far")
     prefilled: int = Field(0, ge=0)
+    interval_p99_ms: float | None = Field(None, description="p99 latency of the calls since the worker's last progress report (None: no call)")
 
 
 class WorkerFailure(BaseModel):
@@ -110,3 +111,5 @@ class Status(BaseModel):
     error: str | None = None
     start_at: float | None = Field(None, description="the common start of the timed phase, once published")
     duration_s: float = Field(0.0, description="length of the timed phase of a --duration run; 0 = a count of events")
+    interval_p99_ms: float | None = Field(None, description="the highest of the running workers' p99 over their last progress interval "
+                                                           "(about a second): a live figure, not the run's")

@@ -54,6 +54,8 @@ class ResourceUsage(BaseModel):
     window_end: float = Field(description="epoch seconds: the last worker's end")
     database: ResourceGroup
     database_in_workers: bool = Field(False, description="an embedded database: its work is inside the worker processes")
+    cores: int | None = Field(None, description="CPUs of the one machine every measured process ran on (the local platform); "
+                                                "None when they ran on several (Kubernetes)")
     workers: ResourceGroup | None = None
     collector: ResourceGroup | None = None
     cli: ResourceGroup | None = None

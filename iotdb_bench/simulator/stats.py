@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field, model_validator
 
@@ -47,6 +48,7 @@ class CallRecorder:
         self.calls = 0
         self.db_seconds = 0.0
         self.per_second: list[int] = []
+        self._counts_at_last_interval: np.ndarray | None = None
 
     def record(self, events: int, seconds: float, ended_at: float, response_s: float | None = None) -> None:
         """A call of `events` that took `seconds` (service time) and ended at `ended_at` (epoch);
@@ -64,6 +66,22 @@ class CallRecorder:
 
     def encoded_histogram(self) -> str:
         return self.histogram.encode().decode("ascii")
+
+    def interval_p99_ms(self) -> float | None:
+        """p99 of the calls recorded since the last time this was asked (the progress reporter's, about
+        once a second; None without a call), from the growth of the histogram's counts: nothing is
+        added per call. Read from another thread than the recording one: a call recorded meanwhile
+        counts in this interval or the next."""
+        counts = np.ctypeslib.as_array(self.histogram.counts).copy()
+        previous = self._counts_at_last_interval
+        self._counts_at_last_interval = counts
+        grown = counts if previous is None else counts - previous
+        total = int(grown.sum())
+        if total == 0:
+            return None
+        index = int(np.searchsorted(np.cumsum(grown), math.ceil(total * 0.99)))
+        value = self.histogram.get_highest_equivalent_value(self.histogram.get_value_from_index(index))
+        return value / 1000
 
     def encoded_response_histogram(self) -> str:
         return self.response_histogram.encode().decode("ascii") if self.response_histogram.get_total_count() else ""

@@ -101,7 +101,7 @@ class ProgressReporter(threading.Thread):
     side of the dead-man switch: `halt` is set when the collector says the run failed, or when the
     collector has not been reachable for `unreachable_limit_s` (0 = no limit)."""
 
-    def __init__(self, client: CollectorClient, read: Callable[[], tuple[int, int]], unreachable_limit_s: float = 0):
+    def __init__(self, client: CollectorClient, read: Callable[[], tuple[int, int, float | None]], unreachable_limit_s: float = 0):
         super().__init__(daemon=True)
         self.client, self.read, self.stopped = client, read, threading.Event()
         self.unreachable_limit_s = unreachable_limit_s
@@ -111,9 +111,10 @@ class ProgressReporter(threading.Thread):
     def run(self) -> None:
         reached = time.monotonic()
         while not self.stopped.wait(PROGRESS_INTERVAL_S):
-            events, prefilled = self.read()
+            events, prefilled, interval_p99_ms = self.read()
             try:
-                answer = self.client.post("/progress", WorkerProgress(worker=self.client.worker, events=events, prefilled=prefilled))
+                answer = self.client.post("/progress", WorkerProgress(worker=self.client.worker, events=events, prefilled=prefilled,
+                                                                      interval_p99_ms=interval_p99_ms))
             except CollectorError as error:
                 log.warning("progress report failed: %s", error)
                 silent = time.monotonic() - reached
@@ -232,8 +233,10 @@ class Worker:
             if self.module is not None:
                 self.module.close()
 
-    def _progress(self) -> tuple[int, int]:
-        return (self.recorder.events if self.recorder else 0), self.prefilled
+    def _progress(self) -> tuple[int, int, float | None]:
+        """Events done, events prefilled, and the p99 of the calls since the last report (for the live progress line)."""
+        recorder = self.recorder
+        return (recorder.events if recorder else 0), self.prefilled, (recorder.interval_p99_ms() if recorder else None)
 
     def _check_stop(self) -> None:
         if self.reporter is not None:

@@ -77,4 +77,4 @@ def test_sqlite_in_missing_folder(cli, tmp_path):
 
 
 def test_query_without_data(cli):
-    assert_one_line_error(cli("query", "--target", "sqlite", "-r", "1"), 1, "no such table: events")
+    assert_one_line_error(cli("query", "--target", "sqlite", "-r", "1"), 1, "run insert first")

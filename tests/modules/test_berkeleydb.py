@@ -328,3 +328,15 @@ def test_without_its_optional_driver_the_target_says_which_file_to_install(tmp_p
     assert done.stderr.count("\n") <= 1 and "Traceback" not in done.stderr
     assert "requirements-berkeleydb.txt" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_a_run_leaves_its_tables_and_one_log_file(bdb, tmp_path):
+    reports = assert_verified(bdb("insert", "-w", "2", "-r", "1", "--num-inserts", "2000", "--batch", "100"), [4000])
+    home = tmp_path / "env"
+    left = sorted(path.name for path in home.iterdir())
+    assert not [name for name in left if name.startswith("__db.0")], left  # the shared regions (one is the cache's size) are gone
+    assert len([name for name in left if name.startswith("log.")]) == 1, left  # the log recovery still needs, no older one
+    # the storage figure, read before the tidying, counted the log's blocks beside the B-tree
+    assert reports[0]["server"]["storage_bytes"] > (home / "events.db").stat().st_size + 100_000
+    # the next process creates the regions again
+    assert bdb("query", "-r", "1").code == 0

@@ -11,7 +11,7 @@ import time
 
 import psutil
 
-from iotdb_bench.cli.run.platforms.local_sampler import DatabaseProcesses, ProcessTree
+from iotdb_bench.cli.run.platforms.local_sampler import DatabaseProcesses, OwnProcess, ProcessTree
 from iotdb_bench.simulator.resources import Sample
 
 
@@ -56,3 +56,26 @@ def test_counters_of_a_tree_never_go_back():
     last = tree.series.samples[-1]
     assert last.cpu_s == 1e9 and last.written_bytes == 10**15  # held, as while a child is a zombie
     assert last.memory_bytes > 1  # memory is not a counter: read as it is
+
+
+BURN = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass\nopen('burnt', 'w').write('x' * 300_000)"
+
+
+def test_the_cli_does_not_count_the_workers_it_has_reaped(tmp_path):
+    """The CLI's children are the run's workers and collector, read on their own: once reaped, their
+    CPU and bytes must not reach the CLI's figures as well (they did: 5.4 cores on a 2-core machine)."""
+    own, with_children = OwnProcess("the CLI"), ProcessTree(psutil.Process(), "with reaped children", descendants=False)
+    own.read(0.0)
+    with_children.read(0.0)
+    subprocess.run([sys.executable, "-c", BURN], cwd=tmp_path, check=True)  # run and reaped
+    os.sync()
+    own.read(1.0)
+    with_children.read(1.0)
+
+    def grew(tree, field):
+        first, last = tree.series.samples[0], tree.series.samples[-1]
+        return getattr(last, field) - getattr(first, field)
+
+    assert grew(with_children, "cpu_s") >= 0.35  # the child's time, through the reaped-children counters
+    assert grew(own, "cpu_s") < 0.2  # this process's own time only
+    assert grew(own, "written_bytes") < 300_000 <= grew(with_children, "written_bytes")

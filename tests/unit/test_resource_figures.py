@@ -50,12 +50,12 @@ def test_a_group_without_readings_says_why_instead_of_zero():
 
 
 def usage(db_cpu: float | None, collector: float = 0.1, cli: float = 0.05, embedded: bool = False,
-          written: int | None = 4_000_000) -> ResourceUsage:
+          written: int | None = 4_000_000, cores: int | None = None) -> ResourceUsage:
     if db_cpu is None:
         database = ResourceGroup(source="not measured", not_measured={"cpu": "no process listens on h:1", "memory": "x", "written": "x"})
     else:
         database = ResourceGroup(source="tree", cpu_s=db_cpu, memory_mean_bytes=1e8, memory_peak_bytes=2 * 10**8, written_bytes=written)
-    return ResourceUsage(window_start=0.0, window_end=2.0, database=database, database_in_workers=embedded,
+    return ResourceUsage(window_start=0.0, window_end=2.0, database=database, database_in_workers=embedded, cores=cores,
                          collector=ResourceGroup(source="c", cpu_s=collector), cli=ResourceGroup(source="cli", cpu_s=cli))
 
 
@@ -100,6 +100,23 @@ def test_no_judgement_without_database_figures_or_for_an_embedded_database():
     assert run_figures(report(None, [0.5])).client_may_be_bottleneck is None
     embedded = run_figures(report(None, [1.99], embedded=True))
     assert embedded.client_may_be_bottleneck is None and embedded.database_in_workers and embedded.client_share is None
+
+
+def test_a_run_using_more_cpu_than_the_machine_had_is_refused():
+    # 2 cores x 2 s = 4 CPU s at most; the workers alone report 5.4 (a worker counted twice, say)
+    figures = run_figures(report(None, [2.7, 2.7], embedded=True, cores=2))
+    assert figures.impossible_cpu is not None and "client 139% of 2 cores' time" in figures.impossible_cpu
+    assert figures.client_cpu_s is None and figures.workers_cpu_s is None and figures.client_cpu_s_per_million is None
+    assert figures.not_measured["cpu"].startswith("refused: ")
+    # client and database each possible, together not: their shares add to over 100%
+    shared = run_figures(report(2.5, [0.9, 0.9], cores=2))
+    assert "client 49% + database 62%" in shared.impossible_cpu and shared.db_cpu_s is None and shared.client_share is None
+    assert across_runs([run_figures(report(1.0, [0.2], cores=2)), shared]).impossible_cpu == shared.impossible_cpu
+
+
+def test_a_possible_run_keeps_its_figures_and_no_cores_means_no_judgement():
+    assert run_figures(report(2.0, [0.9, 0.9], cores=2)).impossible_cpu is None  # 3.95 of 4 CPU s
+    assert run_figures(report(None, [2.7, 2.7], embedded=True)).impossible_cpu is None  # Kubernetes: several machines
 
 
 def test_across_runs_means_and_any_flag():

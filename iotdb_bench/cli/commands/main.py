@@ -23,6 +23,7 @@ from iotdb_bench.cli.report import results_files
 from iotdb_bench.cli.report.render import show
 from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, ResultsDocument
+from iotdb_bench.cli.results.host import usable_cpus
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.run import rate_finder, runner
 from iotdb_bench.cli.run.progress import RunProgress
@@ -75,7 +76,7 @@ def common_options(command):
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py]."),
         click.option("--timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one run may take; 0 = no limit."),
         click.option("--extra-option", "extra_options", multiple=True, metavar="KEY=VALUE", help="Option of the target's database module, repeatable (see docs/databases/)."),
-        click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where the workers run [default: the target's, else the config's]."),
+        click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where the workers run [default: the target's, else local for a target without a database (null), else the config's]."),
         click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True, help="Folder for the results folders."),
         click.option("--namespace", help="Kubernetes namespace [default: the config's]."),
         click.option("--context", "kube_context", help="kubeconfig context [default: the current one; KUBECONFIG is honoured]."),
@@ -91,12 +92,16 @@ def common_options(command):
 
 @commands.command()
 @common_options
-@click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1,4,8,12,16", show_default=True, help="Set of worker counts to try, comma-separated.")
+@click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default=None,
+              help="Set of worker counts to try, comma-separated [default: local platform 1, 2, 4... up to the machine's CPUs; "
+                   "Kubernetes 1,4,8,12,16].")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per worker count; figures are averaged.")
 @click.option("--primary-key", type=click.Choice(["db", "sql", "client", "uuid", "none"]), default=None, help="How the primary key is generated [default: db; none for --schema slim].")
 @click.option("--tables", type=TableCount(), default="single", show_default=True, help="Tables the devices are spread over, 1-64 (single = 1, multiple = 4); a device always writes to the same one.")
-@click.option("--num-inserts", type=click.IntRange(min=1), default=None, help="Events each worker inserts in the timed phase [default: 10000].")
-@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds the timed phase lasts (from the common start) instead of --num-inserts.")
+@click.option("--num-inserts", type=click.IntRange(min=1), default=None,
+              help="Events each worker inserts in the timed phase [default: Kubernetes 10000; local platform: --duration 3].")
+@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds the timed phase lasts (from the common start) instead of --num-inserts [default: 3 on the local platform].")
 @click.option("--commit-interval", type=click.FloatRange(min=0, min_open=True), default=None, help="Single inserts inside a transaction committed every S seconds (without --batch).")
 @click.option("--batch", type=click.IntRange(min=1), default=None, help="Events per database call (batch mode); omitted = single inserts.")
 @click.option("--clean/--no-clean", default=True, show_default=True, help="Drop and recreate the tables before each run.")
@@ -128,6 +133,8 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
            order, burst, out_of_order, max_lateness, rate, find_max_rate, latency_p99, max_rate, query_workers, query_names, query_rate,
            compare_idle, visibility, details) -> None:
     """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""
+    config, target_config, platform_name = _resolve(config_path, target, platform)
+    worker_counts, num_inserts, duration = _length_defaults(platform_name, worker_counts, num_inserts, duration, find_max_rate)
     search = _rate_search(find_max_rate, rate, latency_p99, max_rate, worker_counts, num_inserts, duration, steps, clean)
     if search is not None:
         duration = search.step_s
@@ -145,7 +152,6 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
     mixed = _mixed(query_workers, query_names, query_rate, compare_idle, visibility)
     if query_workers and not prefill and clean:
         warning_line("--query-workers without --prefill: the first queries run on empty tables (add --prefill N for data from the start)")
-    config, target_config, platform_name = _resolve(config_path, target, platform)
     base = _spec(
         target, target_config, extra_options, task="insert", **mixed, workers=worker_counts[0], batch=batch or 0,
         primary_key=primary_key or ("none" if shape == "slim" else "db"), tables=tables, clean=clean, prefill=prefill, seed=seed,
@@ -158,6 +164,31 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
 
 # Length of each run of --find-max-rate when --duration does not say.
 SEARCH_STEP_S = 5.0
+# The quick start on a laptop: worker counts up to the machine's CPUs (more workers than CPUs take turns
+# on them: a flagged row), runs of a few seconds whatever the database's speed (10,000 events took
+# SQLite 0.3 s), about half a minute in all on 2 CPUs. On Kubernetes the seed tool's defaults.
+LOCAL_DURATION_S = 3.0
+CLUSTER_WORKER_COUNTS = (1, 4, 8, 12, 16)
+CLUSTER_NUM_INSERTS = 10_000
+
+
+def local_worker_counts(cpus: int) -> tuple[int, ...]:
+    """1, 2, 4... up to `cpus`, and `cpus` itself."""
+    counts = [1 << power for power in range(cpus.bit_length()) if 1 << power <= cpus]
+    return tuple(dict.fromkeys([*counts, cpus]))
+
+
+def _length_defaults(platform: str, worker_counts, num_inserts, duration, find_max_rate: bool):
+    """Worker counts and the timed phase's length where the options leave them to the platform."""
+    local = platform == "local"
+    if worker_counts is None:
+        worker_counts = local_worker_counts(usable_cpus() or 1) if local else CLUSTER_WORKER_COUNTS
+    if num_inserts is None and duration is None and not find_max_rate:
+        if local:
+            duration = LOCAL_DURATION_S
+        else:
+            num_inserts = CLUSTER_NUM_INSERTS
+    return worker_counts, num_inserts, duration
 
 
 def _rate_search(find_max_rate: bool, rate, latency_p99, max_rate, worker_counts, num_inserts, duration, steps, clean) -> MaxRateSearch | None:
@@ -228,7 +259,7 @@ def _workload(worker_counts: tuple[int, ...], *, num_inserts, duration, devices_
         raise UsageProblem("--burst applies to --order burst")
     if max_lateness is not None and not out_of_order:
         raise UsageProblem("--max-lateness applies to late events: add --out-of-order F")
-    fields: dict[str, Any] = {"num_inserts": num_inserts or 10_000, "duration_s": duration or 0.0,
+    fields: dict[str, Any] = {"num_inserts": num_inserts or CLUSTER_NUM_INSERTS, "duration_s": duration or 0.0,
                               "devices_per_worker": devices_per_worker or 10, "devices": devices or 0}
     if burst is not None:
         fields["burst"] = burst
@@ -255,7 +286,9 @@ def scan(target, config_path, timeout, extra_options, platform, output, namespac
 def _resolve(config_path: Path | None, target: str, platform: str | None) -> tuple[Config, Target, str]:
     config = load_config(config_path)
     target_config = config.target(target)
-    chosen = platform or target_config.platform or config.platform
+    # A target with no database to reach (null) has nothing to deploy: it runs here unless told otherwise.
+    nothing_to_reach = module_class(target_config.module).database_location == "none"
+    chosen = platform or target_config.platform or ("local" if nothing_to_reach else config.platform)
     if target_config.platform == "local" and chosen != "local":
         raise UsageProblem(f"target '{target}' runs only on the local platform")
     local_only = module_class(target_config.module).local_only

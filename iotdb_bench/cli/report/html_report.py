@@ -160,6 +160,7 @@ def flags(document: ResultsDocument) -> list[str]:
             found.append(f"{where}: unstable, inserts/s vary by {row.throughput.cv:.1%} across runs (above 10%)")
         if row.count_check == "FAILED":
             found.append(f"{where}: count check FAILED (the database does not hold the events the workers reported)")
+        found += [f"{where}: {flag.text}" for flag in row.flags]
         if row.resources is not None and row.resources.client_may_be_bottleneck:
             found.append(f"{where}: the client may be the bottleneck: {row.resources.bottleneck_reason}")
     if document.max_rate is not None:
@@ -457,6 +458,7 @@ def compare_flags(insert_rows: list[CompareInsertRow], query_rows: list[CompareQ
             found.append(f"{where}: database-side check {row.crosscheck}")
         if row.status != "ok":
             found.append(f"{where}: the invocation ended with status {row.status}")
+        found += [f"{where}: {flag.text}" for flag in row.flags]
         if row.resources is not None and row.resources.client_may_be_bottleneck:
             found.append(f"{where}: the client may be the bottleneck: {row.resources.bottleneck_reason}")
     for item in detail:

@@ -53,7 +53,7 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
     elif document.inserts and details:
         print_whole(with_conditions(tables.insert_table(document.inserts, title(document), details=True), document))
     elif document.inserts:
-        console.print(with_conditions(tables.insert_table(document.inserts, title(document)), document))
+        console.print(with_conditions(tables.insert_table(document.inserts, title(document), width=console.width), document))
     if document.max_rate is not None:
         console.print(with_conditions(tables.rate_search_table(document.max_rate), document))
     for line in rate_lines(document):

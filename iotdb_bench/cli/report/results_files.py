@@ -25,7 +25,10 @@ def results_folder(output: Path, target: str, task: str) -> Path:
     while folder.exists():
         suffix += 1
         folder = output / f"{stamp}-{target}-{task}-{suffix}"
-    folder.mkdir(parents=True)
+    try:
+        folder.mkdir(parents=True)
+    except OSError as error:  # a folder that cannot be created (/proc/x, read-only, not a folder): before any run
+        raise UsageProblem(f"--output {output}: cannot create the results folder {folder} ({error.strerror or error})") from None
     return folder
 
 

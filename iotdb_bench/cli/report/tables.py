@@ -6,6 +6,7 @@ always hold every figure, whatever the terminal showed.
 
 from __future__ import annotations
 
+from rich.measure import Measurement
 from rich.table import Table
 
 from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, insert_mode_label, with_values
@@ -96,24 +97,59 @@ def _response_p99(row: InsertRow) -> str:
     return "-" if row.response_p99_ms is None else _ms(row.response_p99_ms.avg)
 
 
-def insert_table(rows: list[InsertRow], title: str, details: bool = False) -> Table:
-    if details:
-        return _insert_details(rows, title)
-    if _open_loop(rows):
-        return _open_loop_table(rows, title)
-    # With several values per row, Values/s takes the place of Min–Max (in --details), so the table
-    # still fits 100 columns.
+# A flagged row's worker count carries this mark; the flags' own words (cli/results/row_flags.py) follow the table.
+FLAG_MARK = "!"
+
+
+def _workers(row: InsertRow) -> str:
+    return f"{row.workers}{FLAG_MARK}" if row.flags else str(row.workers)
+
+
+def flag_notes(rows: list[InsertRow]) -> list[str]:
+    return [f"{FLAG_MARK} {row.workers} worker{'' if row.workers == 1 else 's'}: {flag.text}" for row in rows for flag in row.flags]
+
+
+def insert_table(rows: list[InsertRow], title: str, details: bool = False, width: int | None = None) -> Table:
+    """The insert table; `width`: the terminal's, which the default table fits by leaving columns out."""
+    table = _insert_details(rows, title) if details else _open_loop_table(rows, title) if _open_loop(rows) else _insert_default(rows, title, width)
+    table.caption = "\n".join([*flag_notes(rows), table.caption or ""]).strip()
+    return table
+
+
+def _insert_default(rows: list[InsertRow], title: str, width: int | None = None) -> Table:
+    """The columns that fit `width` (None: all): Min–Max (or Values/s), then DB CPU s/M, give way first
+    (--details and the files have them; the database's CPU is also in the lines under the table)."""
+    optional = ["Values/s" if _with_values(rows) else "Min–Max", "DB CPU s/M"]
+    for dropped in range(len(optional) + 1):
+        table = _insert_columns(rows, title, left_out=optional[:dropped])
+        if width is None or _natural_width(table) <= width:
+            break
+    return table
+
+
+def _natural_width(table: Table) -> int:
+    from iotdb_bench.cli.terminal import console
+
+    return Measurement.get(console, console.options.update(width=10_000), table).maximum
+
+
+def _insert_columns(rows: list[InsertRow], title: str, left_out: list[str]) -> Table:
+    # With several values per row, Values/s takes the place of Min–Max (in --details).
     values = _with_values(rows)
     columns = ["Workers", "Runs", "Avg", *(["Values/s"] if values else ["Min–Max"]), "CV", "p99 ms", "DB CPU s/M", "Count check"]
-    table = _table(title, columns, left=("Count check",))
+    shown = [name for name in columns if name not in left_out]
+    table = _table(title, shown, left=("Count check",))
     for row in rows:
         spread = row.throughput
-        spread_or_values = _values_rate(row) if values else f"{_rate(spread.min)}–{_rate(spread.max)}"
-        table.add_row(str(row.workers), str(row.runs), _rate(spread.avg), spread_or_values, _cv(spread), _ms(row.p99_ms.avg),
-                      _db_cpu(row.resources), row.count_check)
-    table.caption = ("Inserts/s (rows) across runs" + ("; Values/s = avg rows/s x values per row" if values else "")
-                     + "; CV over 10% = unstable; p99 per call; DB CPU s/M = database CPU seconds per million events "
-                     "(n/m: not measured). --details: all figures.")
+        cells = dict(zip(columns, [
+            _workers(row), str(row.runs), _rate(spread.avg), _values_rate(row) if values else f"{_rate(spread.min)}–{_rate(spread.max)}",
+            _cv(spread), _ms(row.p99_ms.avg), _db_cpu(row.resources), row.count_check,
+        ]))
+        table.add_row(*(cells[name] for name in shown))
+    table.caption = ("Inserts/s (rows) across runs" + ("; Values/s = avg rows/s x values per row" if "Values/s" in shown else "")
+                     + "; CV over 10% = unstable; p99 per call"
+                     + ("; DB CPU s/M = database CPU seconds per million events (n/m: not measured)" if "DB CPU s/M" in shown else "")
+                     + (f"; {' and '.join(left_out)} left out to fit the terminal" if left_out else "") + ". --details: all figures.")
     return table
 
 
@@ -122,7 +158,7 @@ def _open_loop_table(rows: list[InsertRow], title: str) -> Table:
     columns = ["Workers", "Runs", "Target/s", "Achieved/s", "CV", "Resp p99", "Svc p99", "Sustained", "Count check"]
     table = _table(title, columns, left=("Sustained", "Count check"))
     for row in rows:
-        table.add_row(str(row.workers), str(row.runs), _target(row), _rate(row.throughput.avg), _cv(row.throughput),
+        table.add_row(_workers(row), str(row.runs), _target(row), _rate(row.throughput.avg), _cv(row.throughput),
                       _response_p99(row), _ms(row.p99_ms.avg), row.sustained or "-", row.count_check)
     table.caption = ("Open loop: calls on a fixed schedule. p99 in ms: Resp = response time, from each call's intended start "
                      "(includes waiting behind slow calls); Svc = service time, the call itself. Sustained: no run ended behind its "
@@ -151,7 +187,7 @@ def _insert_details(rows: list[InsertRow], title: str) -> Table:
     for row in rows:
         spread = row.throughput
         table.add_row(
-            str(row.workers), str(row.runs), _rate(spread.min), _rate(spread.avg), _rate(spread.max),
+            _workers(row), str(row.runs), _rate(spread.min), _rate(spread.avg), _rate(spread.max),
             _rate(spread.stdev), _cv(spread), _ci(spread), _rate(row.seed_formula_throughput.avg), _values_rate(row),
             _ms(row.p50_ms), _ms(row.p95_ms), _ms(row.p99_ms.avg), _ms(row.max_ms), *_open_loop_cells(row, rows),
             f"{row.client_overhead:.1%}", f"{row.start_skew_s * 1000:.0f} ms", str(row.retries), row.count_check,

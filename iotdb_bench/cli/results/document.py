@@ -21,6 +21,7 @@ from iotdb_bench.cli.results.cost import Cost, InsertCost, QueryCost
 from iotdb_bench.cli.results.host import Host
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.results.resource_figures import ResourceFigures
+from iotdb_bench.cli.results.row_flags import RowFlag
 from iotdb_bench.simulator import conditions
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
@@ -98,6 +99,7 @@ class InsertRow(BaseModel):
     retries: int
     count_check: str = Field(description="ok, FAILED or not applicable, over the runs")
     resources: ResourceFigures | None = Field(None, description="what the runs cost the database and the client (means over the runs)")
+    flags: list[RowFlag] = Field(default_factory=list, description="why the row's figures are not worth reading as they stand")
     cost: InsertCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
     values_per_row: int = Field(1, description="measured values per event (row) of the run's shape")
     values_throughput: Spread | None = Field(None, description="values (data points) per second across the runs: inserts/s x values per row")

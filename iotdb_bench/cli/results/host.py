@@ -24,7 +24,7 @@ class Host(BaseModel):
 
 def describe() -> Host:
     return Host(
-        cpu_model=_cpu_model(), logical_cpus=_usable_cpus(), memory_bytes=_memory_bytes(),
+        cpu_model=_cpu_model(), logical_cpus=usable_cpus(), memory_bytes=_memory_bytes(),
         os=_os_name(), kernel=platform.release() or None, architecture=platform.machine() or None,
     )
 
@@ -37,7 +37,7 @@ def _cpu_model() -> str | None:
     return platform.processor() or None
 
 
-def _usable_cpus() -> int | None:
+def usable_cpus() -> int | None:
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

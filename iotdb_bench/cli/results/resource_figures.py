@@ -13,6 +13,9 @@
   share of it that matters (then its CPU is taken from the database): then the rate may be the
   client's, not the database's. Not judged for an embedded database (the workers' CPU is the
   database's) or when the database's CPU was not measured (unless a worker or the machine was saturated).
+- a run whose CPU figures cannot be true (the processes measured on one machine used more CPU time
+  than its cores had in the timed phase: their shares of it add to over 100%) keeps none of them:
+  `impossible_cpu` says why, and the row that holds it is flagged.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import statistics
 from pydantic import BaseModel, Field
 
 from iotdb_bench.simulator.report import RunReport
-from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN
+from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceUsage
 
 # A worker whose CPU seconds reach this share of its timed phase had no spare CPU: it may have held
 # the rate back (a worker's loop runs in one thread).
@@ -31,6 +34,12 @@ SATURATED_CORE_SHARE = 0.9
 # cores and the machine was (nearly) saturated: the rate lost is about the client's share of the CPU.
 CLIENT_MACHINE_SHARE = 0.2
 BUSY_MACHINE_SHARE = 0.8
+# Readings come about once a second (and at once at both edges of the timed phase) and are
+# interpolated to the edges: a small excess over the machine's CPU time is the interpolation's.
+# Beyond it a figure cannot be true (something was counted twice).
+CPU_TOLERANCE = 0.05
+CPU_FIGURES = ("db_cpu_s", "db_cores", "db_cpu_s_per_million", "workers_cpu_s", "collector_cpu_s", "cli_cpu_s", "client_cpu_s",
+               "client_cpu_s_per_million", "client_share", "worker_peak_core_share")
 
 
 class ResourceFigures(BaseModel):
@@ -58,6 +67,7 @@ class ResourceFigures(BaseModel):
     client_may_be_bottleneck: bool | None = Field(None, description="None: not judged")
     bottleneck_reason: str | None = None
     not_measured: dict[str, str] = Field(default_factory=dict, description="database figure -> why it is missing")
+    impossible_cpu: str | None = Field(None, description="why the run's CPU figures were refused (they cannot be true); over runs: the first")
 
 
 def run_figures(report: RunReport) -> ResourceFigures | None:
@@ -88,8 +98,28 @@ def run_figures(report: RunReport) -> ResourceFigures | None:
         out.collector_cpu_s = report.collector_cpu_s
     _storage(out, report)
     _client(out, report, usage)
+    reason = impossible_cpu(out, usage)
+    if reason is not None:
+        for name in CPU_FIGURES:
+            setattr(out, name, None)
+        out.impossible_cpu = reason
+        out.not_measured[CPU] = f"refused: {reason}"
     _flag(out)
     return out
+
+
+def impossible_cpu(out: ResourceFigures, usage: ResourceUsage | None) -> str | None:
+    """Why the run's CPU figures cannot be true, or None: the client and the database, measured on
+    one machine, used more than its cores' time in the timed phase."""
+    if usage is None or not usage.cores or usage.window_s <= 0:
+        return None  # several machines (Kubernetes), or an older results file: nothing to hold them to
+    capacity = usage.cores * usage.window_s
+    parts = {"client": out.client_cpu_s, "database": None if out.database_in_workers else out.db_cpu_s}
+    shares = {name: cpu / capacity for name, cpu in parts.items() if cpu is not None}
+    if sum(shares.values()) <= 1 + CPU_TOLERANCE:
+        return None
+    named = " + ".join(f"{name} {share:.0%}" for name, share in shares.items())
+    return f"{named} of {usage.cores} cores' time in the {usage.window_s:.2f} s timed phase: over 100%"
 
 
 def _storage(out: ResourceFigures, report: RunReport) -> None:
@@ -102,7 +132,7 @@ def _storage(out: ResourceFigures, report: RunReport) -> None:
         out.storage_growth_per_event = (server.storage_bytes - server.storage_bytes_at_start) / report.figures.events
 
 
-def _client(out: ResourceFigures, report: RunReport, usage) -> None:
+def _client(out: ResourceFigures, report: RunReport, usage: ResourceUsage | None) -> None:
     own = [worker.cpu_s for worker in report.workers]
     if own and all(cpu is not None for cpu in own):
         out.workers_cpu_s = sum(own)
@@ -161,6 +191,7 @@ def across_runs(runs: list[ResourceFigures | None]) -> ResourceFigures | None:
         out.client_may_be_bottleneck, out.bottleneck_reason = True, flagged[0].bottleneck_reason
     elif judged:
         out.client_may_be_bottleneck = False
+    out.impossible_cpu = next((run.impossible_cpu for run in present if run.impossible_cpu), None)
     for run in present:
         for figure, reason in run.not_measured.items():
             out.not_measured.setdefault(figure, reason)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import statistics
 
-from iotdb_bench.cli.results import cost, resource_figures
+from iotdb_bench.cli.results import cost, resource_figures, row_flags
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ResultsDocument, RunRecord, ScanRow
 from iotdb_bench.simulator import stats
 
 
 def summarise(document: ResultsDocument) -> None:
     """Fill the document's rows from its runs."""
-    document.inserts = insert_rows(document.insert_runs())
+    document.inserts = insert_rows(document.insert_runs(), local_cores(document))
     add_mixed_figures(document.inserts, document.insert_runs(), document.runs_without_queries())
     document.queries_under_ingest = query_under_ingest_rows(document.insert_runs())
     document.queries = query_rows(document.runs)
@@ -23,13 +23,22 @@ def summarise(document: ResultsDocument) -> None:
         query.cost = cost.query_cost(document.cost, query.workers, query.avg_s)
 
 
-def insert_rows(runs: list[RunRecord]) -> list[InsertRow]:
-    """One row per worker count, or per fill-level step, in the order they ran."""
+def local_cores(document: ResultsDocument) -> int | None:
+    """The CPUs of the machine the runs' processes shared: the CLI's, on the local platform."""
+    if document.platform != "local":
+        return None
+    host = document.environment.host
+    return (host.logical_cpus if host else None) or document.environment.cpus
+
+
+def insert_rows(runs: list[RunRecord], cores: int | None = None) -> list[InsertRow]:
+    """One row per worker count, or per fill-level step, in the order they ran; `cores`: see local_cores."""
     rows = []
     for workers, step, rate in dict.fromkeys((run.workers, run.step, run.report.spec.rate) for run in runs):
         group = [run.report for run in runs if run.workers == workers and run.step == step and run.report.spec.rate == rate]
         figures = [report.figures for report in group]
         latency = [f.latency for f in figures]
+        resources = resource_figures.across_runs([resource_figures.run_figures(report) for report in group])
         rows.append(InsertRow(
             workers=workers,
             step=step,
@@ -46,7 +55,8 @@ def insert_rows(runs: list[RunRecord]) -> list[InsertRow]:
             start_skew_s=max(f.start_skew_s for f in figures),
             retries=sum(f.retries for f in figures),
             count_check=count_verdict([report.verification.verdict() for report in group if report.verification]),
-            resources=resource_figures.across_runs([resource_figures.run_figures(report) for report in group]),
+            resources=resources,
+            flags=row_flags.insert_row_flags(group, resources, cores),
             values_per_row=figures[0].values_per_event,
             values_throughput=stats.spread([f.values_throughput for f in figures]),
             **open_loop_figures(figures),

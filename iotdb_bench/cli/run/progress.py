@@ -5,11 +5,14 @@ changes), never on a timer of its own: a live display must cost the run nothing 
 rich's own refresh thread redrew four times a second whether anything had changed or not.
 
 A run of a number of events shows events done of all; a --duration run shows seconds of its timed
-phase gone by, with the events inserted so far beside them."""
+phase gone by, with the events inserted so far beside them. While the timed phase runs, the line
+also shows the current rate (events over the last two seconds of statuses) and the p99 latency of
+the workers' last progress interval (the highest of the running workers'), as `pgbench -P` does."""
 
 from __future__ import annotations
 
 import time
+from collections import deque
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -21,7 +24,8 @@ REDRAW_S = 0.5
 
 
 class RunProgress:
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, clock=time.monotonic):
+        self.clock = clock
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[unit]}"),
             TextColumn("{task.fields[phase]}"), TimeElapsedColumn(), console=console, transient=False, auto_refresh=False,
@@ -47,21 +51,23 @@ class RunProgress:
         else:
             expected, unit = (spec.num_inserts * planned.workers, "events") if spec.task == "insert" else (planned.workers, "workers")
         task = self.task = self.progress.add_task(planned.label, total=expected, phase="starting", unit=unit)
+        current = CurrentRate()
 
         def on_status(status: Status) -> None:
+            live = live_figures(current.add(self.clock(), status.events), status.interval_p99_ms) if status.phase == "running" else ""
             if status.phase == "waiting" and status.expected_prefill:
                 phase = f"prefill {status.prefilled:,}/{status.expected_prefill:,}"
             elif status.phase == "waiting":  # many workers (pods) can take a while to come up
                 phase = f"waiting: {status.ready:,}/{status.workers:,} workers ready"
             elif by_time and status.phase == "running":
                 phase = f"running, {status.events:,} events" + (f", {status.finished:,}/{status.workers:,} workers done" if status.finished else "")
-                phase += achieved_against_target(spec.rate, status)
+                phase += achieved_against_target(spec.rate, status) + live
             elif status.phase == "running" and status.finished:
-                phase = f"running: {status.finished:,}/{status.workers:,} workers done"
+                phase = f"running: {status.finished:,}/{status.workers:,} workers done" + live
             elif status.phase == "running" and spec.rate:
-                phase = "running" + achieved_against_target(spec.rate, status)
+                phase = "running" + achieved_against_target(spec.rate, status) + live
             else:
-                phase = status.phase
+                phase = status.phase + live
             if by_time:
                 done = 0.0 if status.start_at is None else min(max(time.time() - status.start_at, 0.0), spec.duration_s)
                 done = spec.duration_s if status.phase == "done" else done
@@ -87,3 +93,28 @@ def achieved_against_target(target: float, status: Status, now: float | None = N
     if elapsed < 0.5:  # too early for a rate worth reading
         return f", target {target:,.0f}/s"
     return f", {status.events / elapsed:,.0f}/s of {target:,.0f}/s"
+
+
+class CurrentRate:
+    """Events per second over the last WINDOW_S of statuses: each worker reports its count about once a
+    second, so a shorter window would show their reports' rhythm, not the rate."""
+
+    WINDOW_S = 2.0
+    MIN_SPAN_S = 0.5
+
+    def __init__(self) -> None:
+        self.readings: deque[tuple[float, int]] = deque()
+
+    def add(self, at: float, events: int) -> float | None:
+        """The rate with this reading (monotonic seconds, events done so far); None until it means something."""
+        self.readings.append((at, events))
+        while len(self.readings) > 2 and at - self.readings[1][0] >= self.WINDOW_S:
+            self.readings.popleft()
+        first_at, first_events = self.readings[0]
+        return (events - first_events) / (at - first_at) if at - first_at >= self.MIN_SPAN_S else None
+
+
+def live_figures(rate: float | None, interval_p99_ms: float | None) -> str:
+    """The live part of the progress line: ", now 12,345/s, p99 1.40 ms"."""
+    parts = ([f"now {rate:,.0f}/s"] if rate is not None else []) + ([f"p99 {interval_p99_ms:.3g} ms"] if interval_p99_ms is not None else [])
+    return "".join(f", {part}" for part in parts)

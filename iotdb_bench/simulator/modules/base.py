@@ -196,6 +196,11 @@ class DatabaseModule(abc.ABC):
         pass
 
     # -- collector -------------------------------------------------------------------------
+    def tidy_after_run(self) -> None:
+        """Called by the collector once every worker has ended its work and the run's figures are
+        read: an embedded database leaves nothing large beside its data (SQLite's write-ahead log,
+        BerkeleyDB's transaction logs)."""
+
     @abc.abstractmethod
     def setup(self) -> None:
         """Prepare the schema: drop and create when `spec.clean`, create if missing otherwise."""
@@ -227,6 +232,13 @@ class DatabaseModule(abc.ABC):
         """The key of the database's one record: the last insert's, whatever its tables and workload (a
         query or scan has no --tables or --schema option: it finds the record and reads its tables)."""
         return RECORD_KEY
+
+    def missing_tables(self) -> list[str] | None:
+        """For a query or scan: the run's tables when the database holds neither them nor the tool's
+        record (nothing was inserted here: the database is empty, or another program's); [] when
+        something is there; None where the module cannot tell cheaply (its queries then fail with
+        the database's own words)."""
+        return None
 
     def storage_bytes(self) -> int | None:
         """Bytes used by the run's tables and their indexes, if the database exposes it."""

@@ -29,7 +29,9 @@ dies during a run fails the run (the others may wait on its locks until the CLI 
 next run's collector recovers the environment. `--clean` closes the collector's handle, refuses
 while another process still has the environment open, and deletes the environment's files (every
 table in it) before creating it again. Workers checkpoint when they close, so recovery reads
-little log; log files no longer needed are removed automatically.
+little log; log files no longer needed are removed automatically, and once the run's figures are
+read the collector checkpoints and removes every log file recovery no longer needs. The storage
+figure counts the B-tree files and the log files on disk at the end of the run.
 
 Queries are cursor walks over the `events` B-tree, aggregated in the client (NumPy over chunks of
 records): BerkeleyDB has no query language. newest-per-device with the device-first layout jumps from
@@ -133,7 +135,7 @@ class Module(DatabaseModule):
     def notes(self) -> list[str]:
         return [
             "queries are cursor walks over the B-tree, aggregated in the client: BerkeleyDB has no query language",
-            f"keys: {self._key_order} first; storage counts the B-tree files, not the transaction log",
+            f"keys: {self._key_order} first; storage counts the B-tree files and the transaction log's files at the end of the run",
         ]
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -272,7 +274,20 @@ class Module(DatabaseModule):
 
     def storage_bytes(self) -> int | None:
         self._env.memp_sync()  # pages still in the shared cache reach the files first
-        return sum((self._home / f"{name}.db").stat().st_size for name in self._tables)
+        tables = sum((self._home / f"{name}.db").stat().st_size for name in self._tables)
+        # A log file is created at its full size and filled as the log grows: the blocks it holds count.
+        return tables + sum(path.stat().st_blocks * 512 for path in self._home.glob("log.*"))
+
+    def tidy_after_run(self) -> None:
+        """A checkpoint, then every log file recovery no longer needs is removed (the current one
+        stays); the last process out also removes the shared regions (their largest file is the size
+        of the cache): the next process to open the environment creates them again."""
+        db = self._db
+        self._env.txn_checkpoint(0, 0, db.DB_FORCE)
+        self._env.log_archive(db.DB_ARCH_REMOVE)
+        self.close()
+        if not registered_processes(self._home):
+            db.DBEnv().remove(str(self._home))
 
     # -- workers ---------------------------------------------------------------------------
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[bytes], list[bytes]]]:

@@ -197,6 +197,20 @@ class Module(DatabaseModule):
             parts.append(constraint)
         return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
 
+    def missing_tables(self) -> list[str] | None:
+        import psycopg
+
+        names = [*self.spec.table_names, RECORD_NAME]
+        try:
+            with self._conn.cursor() as cursor:
+                found = cursor.execute(f"SELECT {', '.join(['to_regclass(%s) IS NOT NULL'] * len(names))}", names).fetchone()
+        except psycopg.Error:  # a wire-compatible server without to_regclass: its queries will say it
+            return None
+        finally:
+            if not self._conn.autocommit:
+                self._conn.rollback()
+        return [] if any(found) else list(self.spec.table_names)
+
     def count(self) -> int:
         with self._conn.cursor() as cursor:
             return sum(cursor.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in self.spec.table_names)

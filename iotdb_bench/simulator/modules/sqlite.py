@@ -7,10 +7,17 @@ durability settings (seed 004 ran SQLite with both off). With --commit-interval,
 into a transaction (BEGIN IMMEDIATE) that holds the write lock until the worker commits it. The
 record of expected answers is a table of its own in the same file (`iotbench_expected`), so it
 travels with the data.
+
+The write-ahead log grows while workers write at once (a checkpoint cannot restart it while another
+writer is busy) and SQLite never shrinks the file by itself: the storage figure counts it as it is on
+disk at the end of the run, and the collector then checkpoints it to zero bytes (TRUNCATE), as a
+clean setup does before the run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,10 +78,18 @@ class Module(DatabaseModule):
         path = Path(self.options.path)
         if not path.parent.exists():
             raise ModuleError(f"cannot open SQLite database {path}: folder {path.parent} does not exist")
+        if self.spec.task in ("query", "scan") and not path.is_file():
+            raise ModuleError(f"there is no SQLite database {path} to read: run insert first")
         self._conn = sqlite3.connect(path, timeout=self.options.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"PRAGMA journal_mode = {self.options.journal_mode}")
-        self._conn.execute(f"PRAGMA synchronous = {self.options.synchronous}")
-        self._conn.execute(f"PRAGMA busy_timeout = {self.options.busy_timeout_ms}")
+        try:
+            if self.spec.task == "insert":  # the journal mode is the file's: a reader leaves it as the writer set it
+                self._conn.execute(f"PRAGMA journal_mode = {self.options.journal_mode}")
+            self._conn.execute(f"PRAGMA synchronous = {self.options.synchronous}")
+            self._conn.execute(f"PRAGMA busy_timeout = {self.options.busy_timeout_ms}")
+            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reads the header: is it a database at all?
+        except sqlite3.DatabaseError as error:  # e.g. "file is not a database"
+            self.close()
+            raise ModuleError(f"cannot open SQLite database {path}: {error}") from None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -91,6 +106,19 @@ class Module(DatabaseModule):
                     self._conn.execute(statement)
             for statement in sql_common.shape_index_statements(table, self.layout):
                 self._conn.execute(statement)
+        if self.spec.clean:
+            self._truncate_wal()  # a log left by an earlier run that did not end cleanly starts over empty
+
+    def tidy_after_run(self) -> None:
+        self._truncate_wal()
+
+    def _truncate_wal(self) -> None:
+        """Copy the write-ahead log into the database and cut its file to zero bytes (waits, up to the
+        busy timeout, for a writer still at work)."""
+        if self.options.journal_mode == "wal":
+            busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy:
+                raise ModuleError(f"SQLite database {self.options.path}: its write-ahead log could not be checkpointed (the database was busy)")
 
     def create_table_statement(self, table: str) -> str:
         key_column = {
@@ -107,6 +135,12 @@ class Module(DatabaseModule):
             parts.append(constraint)
         return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
 
+    def missing_tables(self) -> list[str] | None:
+        present = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if present & {*self.spec.table_names, RECORD_NAME}:
+            return []
+        return list(self.spec.table_names)
+
     def count(self) -> int:
         try:
             return sum(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in self.spec.table_names)
@@ -122,9 +156,13 @@ class Module(DatabaseModule):
         return {"rows": self.count()}
 
     def storage_bytes(self) -> int | None:
+        """The pages in use (free pages of dropped tables left out) and the write-ahead log's file."""
         page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
         used_pages = self._conn.execute("PRAGMA page_count").fetchone()[0] - self._conn.execute("PRAGMA freelist_count").fetchone()[0]
-        return page_size * used_pages
+        wal = 0
+        with contextlib.suppress(FileNotFoundError):
+            wal = os.path.getsize(f"{self.options.path}-wal")
+        return page_size * used_pages + wal
 
     def prepare_batch(self, batch: EventBatch) -> Any:
         return [(table, self._rows(part)) for table, part in self.per_table(batch)]

@@ -10,12 +10,15 @@ the machine's listening sockets) with all its descendants, or the processes a ta
   buffers) counts once; the resident set size where PSS cannot be read (said in the source);
 - written: the bytes the processes caused to be written to storage (/proc/PID/io write_bytes; the
   kernel adds a reaped child's bytes to its parent's).
-The tool's own processes (each worker, the collector, the CLI) are read the same way.
+The tool's own processes (each worker, the collector) are read the same way. The CLI is read from its
+own rusage (RUSAGE_SELF): the workers and the collector are its children, and once it has reaped them
+their time and bytes would count in its reaped-children time and in its /proc io a second time.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import resource
 import socket
 import threading
 import time
@@ -57,12 +60,12 @@ class ProcessTree:
         for process in processes:
             try:
                 with process.oneshot():
-                    times = process.cpu_times()
-                    cpu += times.user + times.system + times.children_user + times.children_system
+                    one_cpu, one_written = self._counters(process)
+                    cpu += one_cpu
                     cpu_read = True
                     memory += self._memory(process)
                     memory_read = True
-                    written += process.io_counters().write_bytes
+                    written += one_written
                     written_read = True
             except psutil.Error:
                 continue  # ended between the listing and the reading, or not readable
@@ -78,6 +81,12 @@ class ProcessTree:
             written_bytes=int(written) if written_read else None,
         ))
 
+    @staticmethod
+    def _counters(process: psutil.Process) -> tuple[float, float]:
+        """CPU seconds and bytes written by the process and the children it has reaped."""
+        times = process.cpu_times()
+        return times.user + times.system + times.children_user + times.children_system, process.io_counters().write_bytes
+
     def _memory(self, process: psutil.Process) -> float:
         if not self.uses_rss:
             try:
@@ -85,6 +94,19 @@ class ProcessTree:
             except (psutil.AccessDenied, AttributeError):
                 self.uses_rss = True
         return process.memory_info().rss
+
+
+class OwnProcess(ProcessTree):
+    """The process the sampler runs in (the CLI), without the children it has reaped: those are the
+    run's workers and collector, read on their own."""
+
+    def __init__(self, name: str):
+        super().__init__(psutil.Process(), name, descendants=False)
+
+    @staticmethod
+    def _counters(process: psutil.Process) -> tuple[float, float]:
+        usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process, no children
+        return usage.ru_utime + usage.ru_stime, usage.ru_oublock * 512  # the kernel counts output in 512-byte blocks
 
 
 class DatabaseProcesses:
@@ -161,7 +183,7 @@ class LocalSampler(threading.Thread):
         self.database, self.database_note = database, database_note
         self.workers: list[ProcessTree] = []
         self.collector: ProcessTree | None = None
-        self.cli = ProcessTree(psutil.Process(), "the CLI", descendants=False)
+        self.cli = OwnProcess("the CLI")
         self._wake, self._stopped = threading.Event(), threading.Event()
         self._lock = threading.Lock()
 
@@ -204,6 +226,7 @@ class LocalSampler(threading.Thread):
     def usage(self, start: float, end: float, embedded: bool) -> ResourceUsage:
         return ResourceUsage(
             window_start=start, window_end=end, database=self._database_group(start, end), database_in_workers=embedded,
+            cores=psutil.cpu_count(),
             workers=_group("the worker processes", self.workers, start, end),
             collector=_group("the collector process", [self.collector] if self.collector else [], start, end),
             cli=_group("the CLI process", [self.cli], start, end),
