@@ -10,6 +10,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from iotdb_bench.cli.run.platforms import Notice
 from iotdb_bench.cli.run.runner import PlannedRun
 from iotdb_bench.simulator.protocol import Status
 
@@ -41,7 +42,10 @@ class RunProgress:
             expected, unit = (spec.num_inserts * planned.workers, "events") if spec.task == "insert" else (planned.workers, "workers")
         task = self.task = self.progress.add_task(planned.label, total=expected, phase="starting", unit=unit)
 
-        def on_status(status: Status) -> None:
+        def on_status(status: Status | Notice) -> None:
+            if isinstance(status, Notice):  # the CLI's own doing (reconnecting, cleaning up): the figures stay as they were
+                self.progress.update(task, phase=status.text)
+                return
             if status.phase == "waiting" and status.expected_prefill:
                 phase = f"prefill {status.prefilled:,}/{status.expected_prefill:,}"
             elif status.phase == "waiting":  # many workers (pods) can take a while to come up
