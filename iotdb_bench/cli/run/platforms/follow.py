@@ -27,6 +27,7 @@ FAILURE_REPORT_GRACE_S = 1.0
 RECONNECT_FIRST_S = 0.5
 RECONNECT_LONGEST_S = 4.0
 SUSPEND_TICK_S = 0.5
+SUSPENDED = "while this command was suspended"
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +64,21 @@ def follow_run(
     check_processes: Callable[[], str | None],
     heartbeat_timeout: float = 0.0,
     patience: Patience | None = None,
+    suspension: SuspendWatch | None = None,
 ) -> RunReport:
     """Poll the collector until the run is done; return its report or raise with the reason it failed.
     With `patience`, a collector out of reach is asked again with backoff (a dropped port-forward)
-    until the patience runs out; without, the first lost contact fails the run."""
+    until the patience runs out; without, the first lost contact fails the run. A failure after this
+    process was suspended (watched here, or by the caller's `suspension` since the run began) says so."""
     contact = Contact(http, deadline, on_status, check_processes, patience)
-    with SuspendWatch() as suspension:
-        try:
-            return _follow(contact, deadline, on_status, check_processes)
-        except RunFailed as failure:
-            raise suspension.explained(failure, heartbeat_timeout) from None
+    watch = suspension or SuspendWatch().begun()
+    try:
+        return _follow(contact, deadline, on_status, check_processes)
+    except RunFailed as failure:
+        raise watch.explained(failure, heartbeat_timeout) from None
+    finally:
+        if suspension is None:
+            watch.stopped.set()
 
 
 def _follow(contact: Contact, deadline: Deadline, on_status: StatusCallback, check_processes: Callable[[], str | None]) -> RunReport:
@@ -164,9 +170,12 @@ class SuspendWatch(threading.Thread):
             self.longest_s = max(self.longest_s, now_wall - wall - SUSPEND_TICK_S, now_steady - steady - SUSPEND_TICK_S)
             wall, steady = now_wall, now_steady
 
-    def __enter__(self) -> SuspendWatch:
+    def begun(self) -> SuspendWatch:
         self.start()
         return self
+
+    def __enter__(self) -> SuspendWatch:
+        return self.begun()
 
     def __exit__(self, *exc) -> None:
         self.stopped.set()
@@ -174,9 +183,9 @@ class SuspendWatch(threading.Thread):
     def explained(self, failure: RunFailed, heartbeat_timeout: float) -> RunFailed:
         """After a suspension as long as the heartbeat timeout the collector has stopped the run (the CLI
         was silent that long): that is what happened, whatever the run's processes said after."""
-        if heartbeat_timeout <= 0 or self.longest_s < heartbeat_timeout or isinstance(failure, RunTimedOut):
+        if heartbeat_timeout <= 0 or self.longest_s < heartbeat_timeout or isinstance(failure, RunTimedOut) or SUSPENDED in str(failure):
             return failure
-        text = (f"the run was stopped by its dead-man switch while this command was suspended for {self.longest_s:.0f} s "
+        text = (f"the run was stopped by its dead-man switch {SUSPENDED} for {self.longest_s:.0f} s "
                 f"(heartbeat timeout {heartbeat_timeout:g} s)")
         if "run abandoned" not in str(failure):
             text += f"; then: {failure}"

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 from iotdb_bench.cli.config import Config, Image, Target
 from iotdb_bench.cli.errors import ReleaseLeft, RunFailed, UsageProblem
 from iotdb_bench.cli.run.platforms import Notice, StatusCallback
-from iotdb_bench.cli.run.platforms.follow import Deadline, Patience, follow_run, wait_for_collector
+from iotdb_bench.cli.run.platforms.follow import Deadline, Patience, SuspendWatch, follow_run, wait_for_collector
 from iotdb_bench.cli.run.platforms.helm import Helm
 from iotdb_bench.cli.run.platforms.sampling import marking, timed_window
 from iotdb_bench.cli.terminal import error_line, warning_line
@@ -159,16 +159,18 @@ class KubernetesPlatform:
         report: RunReport | None = None
         heartbeat: releases.Heartbeat | None = None
         failure: BaseException | None = None
-        with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
+        with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder, SuspendWatch() as suspension:
             try:
                 self.install(spec, timeout, Path(folder))
                 sampler.start()
                 # Tells `cleanup` (and later runs) that this release's CLI is alive.
                 heartbeat = releases.Heartbeat(self.core, self.namespace, release, spec.heartbeat_timeout).started()
                 try:
-                    finished = self._follow(pods, deadline, marking(on_status, sampler, spec.workers), spec.heartbeat_timeout, patience_s)
+                    finished = self._follow(pods, deadline, marking(on_status, sampler, spec.workers), spec.heartbeat_timeout, patience_s,
+                                            suspension)
                 except RunFailed as failed:
                     pods.problem(force=True)
+                    failed = suspension.explained(failed, spec.heartbeat_timeout)
                     raise type(failed)(f"{failed} (logs: {pods.failed_log or log_dir})") from None
                 sampler.stop()
                 window = timed_window(finished)
@@ -234,7 +236,7 @@ class KubernetesPlatform:
         return release
 
     def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback, heartbeat_timeout: float,
-                patience_s: float) -> RunReport:
+                patience_s: float, suspension: SuspendWatch) -> RunReport:
         collector = self._wait_for_collector_pod(pods, deadline)
         with PodPortForward(self.configuration, self.namespace, collector, COLLECTOR_PORT) as forward:
             # A relayed connection can drop (a websocket closed by the API server or a proxy)
@@ -251,7 +253,7 @@ class KubernetesPlatform:
                 return forward.last_error
 
             wait_for_collector(http, deadline, problem)
-            return follow_run(http, deadline, on_status, problem, heartbeat_timeout, Patience(patience_s, reason))
+            return follow_run(http, deadline, on_status, problem, heartbeat_timeout, Patience(patience_s, reason), suspension)
 
     def _write_values(self, path: Path, spec: RunSpec, timeout: float) -> Path:
         values: dict[str, Any] = {
