@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.kubernetes, pytest.mark.slow]
 NAMESPACE = "iotbench-faults"
 DATABASE = "iotbench_faults"
 HEARTBEAT_S = 8
-RUN = ["insert", "--target", "postgresql", "--platform", "kubernetes", "-r", "1", "--batch", "200"]
+RUN = ["insert", "--platform", "kubernetes", "-r", "1", "--batch", "200"]
 K8S_STATE = KUBECONFIG.parent
 
 
@@ -73,6 +73,8 @@ class Cli:
     the progress line (what the CLI says while it reconnects or waits) is written out as it changes."""
 
     def __init__(self, cluster, config: Path, args: list[str], cwd: Path, **env: str):
+        if "--target" not in args:
+            args = ["--target", "postgresql", *args]
         self.cwd = cwd
         self.out, self.err = (cwd / "stdout.txt").open("w"), (cwd / "stderr.txt").open("w")
         self.process = subprocess.Popen(
@@ -316,3 +318,70 @@ def test_a_pod_ended_under_the_run_is_named_and_the_run_removed(cluster, faults,
     cli.wait()
     assert re.search("error: " + said.format(pod=re.escape(pod.metadata.name)), cli.stderr), cli.said()
     assert_stopped_without_figures(cluster, cli)
+
+
+# -- the database restarts ----------------------------------------------------------------------------
+
+DATABASE_POD = "iotbench-faults-pg"
+DATABASE_PASSWORD = "faults-test-password"
+
+
+@pytest.fixture(scope="module")
+def in_cluster_database(cluster, faults, tmp_path_factory) -> Path:
+    """A PostgreSQL StatefulSet in the module's namespace (scripts/k8s-postgres-image.sh) and a config
+    whose target is it."""
+    image = subprocess.run([str(REPO_ROOT / "scripts" / "k8s-postgres-image.sh")], env=cluster.env, capture_output=True, text=True,
+                           timeout=900)
+    assert image.returncode == 0, image.stderr[-2000:]
+    labels = {"app": DATABASE_POD}
+    manifest = [
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": DATABASE_POD},
+         "stringData": {"PGPASSWORD": DATABASE_PASSWORD, "POSTGRES_PASSWORD": DATABASE_PASSWORD}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": DATABASE_POD},
+         "spec": {"selector": labels, "ports": [{"port": 5432, "targetPort": 5432}]}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": DATABASE_POD},
+         "spec": {"serviceName": DATABASE_POD, "replicas": 1, "selector": {"matchLabels": labels}, "template": {
+             "metadata": {"labels": labels},
+             "spec": {"terminationGracePeriodSeconds": 5, "containers": [{
+                 "name": "postgres", "image": image.stdout.strip().splitlines()[-1], "imagePullPolicy": "Never",
+                 "envFrom": [{"secretRef": {"name": DATABASE_POD}}], "ports": [{"containerPort": 5432}],
+                 "volumeMounts": [{"name": "data", "mountPath": "/var/lib/postgresql"}, {"name": "tmp", "mountPath": "/tmp"}],
+                 "readinessProbe": {"exec": {"command": ["/usr/lib/postgresql/15/bin/pg_isready", "-h", "/tmp"]}, "periodSeconds": 1},
+                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+             }], "volumes": [{"name": "data", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}}]}}}},
+    ]
+    text = yaml.safe_dump_all(manifest)
+    kubectl = ["kubectl", "-n", NAMESPACE]
+    subprocess.run([*kubectl, "apply", "-f", "-"], env=cluster.env, input=text, text=True, check=True, capture_output=True)
+    subprocess.run([*kubectl, "rollout", "status", f"statefulset/{DATABASE_POD}", "--timeout=180s"], env=cluster.env, check=True,
+                   capture_output=True)
+    config = yaml.safe_load(faults.read_text())
+    config["targets"]["postgresql-in-cluster"] = {
+        "module": "postgres", "password": "${PGPASSWORD}", "existing_secret": DATABASE_POD,
+        "connection_string": f"host={DATABASE_POD}.{NAMESPACE}.svc.cluster.local port=5432 dbname=postgres user=postgres connect_timeout=5",
+    }
+    path = tmp_path_factory.mktemp("in-cluster-database") / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    yield path
+    subprocess.run([*kubectl, "delete", "--ignore-not-found", "--wait=false", "-f", "-"], env=cluster.env, input=text, text=True,
+                   capture_output=True)
+
+
+def test_a_database_restarted_mid_run_fails_the_run_naming_the_worker_and_the_lost_connection(cluster, in_cluster_database, tmp_path):
+    pods = lambda: cluster.core.list_namespaced_pod(NAMESPACE, label_selector=f"app={DATABASE_POD}").items  # noqa: E731
+    cli = Cli(cluster, in_cluster_database, ["--target", "postgresql-in-cluster", "-w", "2", "--duration", "40"], tmp_path)
+    wait_for(lambda: "running" in cli.stdout.rsplit("waiting", 1)[-1], "the timed phase", 240, cli.said)
+    time.sleep(random.uniform(2.0, 8.0))
+    [database] = pods()
+    cluster.core.delete_namespaced_pod(database.metadata.name, NAMESPACE)
+    cli.wait()
+    assert cli.process.returncode == 1, cli.said()
+    [line] = [line for line in (tmp_path / "stderr.txt").read_text().splitlines() if line.startswith("error:")]
+    assert re.search(r"^error: worker \d+ (failed: |\(pod \S+\) ended)", line), line
+    assert re.search(r"connection|terminating|server closed", line, re.IGNORECASE), line
+    document = cli.results()
+    assert document["status"] == "failed" and document["runs"] == []
+    assert_nothing_left(cluster)
+    # The StatefulSet brings the database back.
+    wait_for(lambda: any(pod.metadata.uid != database.metadata.uid and pod.status.phase == "Running" for pod in pods()),
+             "the database pod to come back", 120)

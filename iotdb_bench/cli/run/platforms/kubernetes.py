@@ -196,6 +196,9 @@ class KubernetesPlatform:
         """Save the pods' logs and remove the release (stopping the workers of an unfinished run at once);
         returns why the release is still installed, or None."""
         unreachable = self._wait_for_api(on_status)
+        if unreachable and self.keep:
+            warning_line(f"kept helm release {release} (--keep); the Kubernetes API server is unreachable ({unreachable})")
+            return None
         if unreachable:
             return (f"release {release} was not removed: the Kubernetes API server at {self.configuration.host} stayed unreachable "
                     f"({unreachable}); its pods stop by themselves (dead-man switch); remove it with: "
