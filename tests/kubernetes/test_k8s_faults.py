@@ -7,7 +7,7 @@ against them); one that cannot ends the run in one line naming what happened, wi
 that run, with the runs before it kept; the release is removed, or the command fails and says so;
 nothing of the run keeps running.
 
-The connection is cut with tests/kubernetes/api_link.py, a relay to the real API server between the
+The connection is cut with tests/tcp_link.py, a relay to the real API server between the
 CLI and the cluster, so that nothing else using the cluster is disturbed; one test restarts the real
 kube-apiserver. In a namespace and a database of this module's own.
 """
@@ -30,8 +30,8 @@ import yaml
 from kubernetes import client
 
 from tests.conftest import REPO_ROOT, postgres_env, run_cli
-from tests.kubernetes.api_link import ApiLink
 from tests.kubernetes.conftest import KUBECONFIG, ROLE
+from tests.tcp_link import ApiLink
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.slow]
 

@@ -145,7 +145,7 @@ class Contact:
                                     f"timeout ({self.patience.limit_s:g} s): the run stops by its dead-man switch") from None
                 self.deadline.check("the run")
                 self.on_status(Notice(f"reconnecting to the collector ({now - lost_since:.0f} s: {reason})"))
-                time.sleep(wait)
+                time.sleep(min(wait, max(lost_since + self.patience.limit_s - now, 0.0) + 0.1))  # not much past the limit
                 wait = min(2 * wait, RECONNECT_LONGEST_S)
                 continue
             if lost_since is not None:

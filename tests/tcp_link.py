@@ -1,4 +1,5 @@
-"""The network path between a laptop's CLI and the real API server, as a TCP relay a test can cut.
+"""The network path between a laptop's CLI and the real API server (or any TCP server), as a relay a
+test can cut.
 
 Not a fake: every byte goes to the local cluster's real kube-apiserver (TLS passes through; its
 certificate names 127.0.0.1). A test points the CLI at the relay with a kubeconfig of its own and
@@ -19,24 +20,21 @@ import yaml
 CHUNK = 64 * 1024
 
 
-class ApiLink:
-    def __init__(self, kubeconfig: Path, folder: Path):
-        config = yaml.safe_load(kubeconfig.read_text())
-        server = urlsplit(config["clusters"][0]["cluster"]["server"])
-        self.upstream = (server.hostname, server.port or 443)
+class TcpLink:
+    """A TCP relay to `upstream` on a local port; cut() drops every open connection and refuses new ones
+    until restore()."""
+
+    def __init__(self, upstream: tuple[str, int]):
+        self.upstream = upstream
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
         self.port = self._listener.getsockname()[1]
-        for cluster in config["clusters"]:
-            cluster["cluster"]["server"] = f"https://127.0.0.1:{self.port}"
-        self.kubeconfig = folder / "kubeconfig-through-link"
-        self.kubeconfig.write_text(yaml.safe_dump(config))
         self._up = threading.Event()
         self._up.set()
         self._closed = threading.Event()
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
-        self.refused = 0  # connections refused while down
+        self.refused = 0  # connections refused while cut
         threading.Thread(target=self._accept, daemon=True).start()
 
     def cut(self) -> None:
@@ -97,3 +95,16 @@ class ApiLink:
                 sock.close()
                 with self._lock:
                     self._open.discard(sock)
+
+
+class ApiLink(TcpLink):
+    """The relay in front of the cluster's API server, with a kubeconfig that goes through it."""
+
+    def __init__(self, kubeconfig: Path, folder: Path):
+        config = yaml.safe_load(kubeconfig.read_text())
+        server = urlsplit(config["clusters"][0]["cluster"]["server"])
+        super().__init__((server.hostname, server.port or 443))
+        for cluster in config["clusters"]:
+            cluster["cluster"]["server"] = f"https://127.0.0.1:{self.port}"
+        self.kubeconfig = folder / "kubeconfig-through-link"
+        self.kubeconfig.write_text(yaml.safe_dump(config))
