@@ -437,15 +437,18 @@ class PodWatch:
         for pod in sorted(self.pods, key=_pod_order):
             if pod.spec.node_name and pod.status.phase in ("Pending", "Running"):
                 placed.setdefault(pod.spec.node_name, pod)
-        for node_name, pod in placed.items():
-            try:
-                node = self.core.read_node(node_name, _request_timeout=API_TIMEOUT_S)
-            except API_ERRORS as error:
-                log.debug("cannot read node %s: %s", node_name, error)
-                return None
+        if not placed:
+            return None
+        try:
+            nodes = self.core.list_node(_request_timeout=API_TIMEOUT_S).items  # one call, however many nodes
+        except API_ERRORS as error:
+            log.debug("cannot read the nodes: %s", error)
+            return None
+        for node in nodes:
+            pod = placed.get(node.metadata.name)
             ready = next((c for c in node.status.conditions or [] if c.type == "Ready"), None)
-            if ready is not None and ready.status != "True":
-                return f"{_label(pod)}: node {node_name} not ready ({ready.reason}: {ready.message})"
+            if pod is not None and ready is not None and ready.status != "True":
+                return f"{_label(pod)}: node {node.metadata.name} not ready ({ready.reason}: {ready.message})"
         return None
 
     def _list_pods(self) -> list[V1Pod]:
