@@ -75,6 +75,7 @@ class Cli:
     def __init__(self, cluster, config: Path, args: list[str], cwd: Path, **env: str):
         if "--target" not in args:
             args = ["--target", "postgresql", *args]
+            empty_database(cluster)
         self.cwd = cwd
         self.out, self.err = (cwd / "stdout.txt").open("w"), (cwd / "stderr.txt").open("w")
         self.process = subprocess.Popen(
@@ -93,11 +94,14 @@ class Cli:
 
     @property
     def stdout(self) -> str:
-        return (self.cwd / "stdout.txt").read_text(errors="replace")
+        return plain((self.cwd / "stdout.txt").read_text(errors="replace"))
 
     @property
     def stderr(self) -> str:
-        return " ".join((self.cwd / "stderr.txt").read_text(errors="replace").split())
+        return " ".join(self.stderr_lines())
+
+    def stderr_lines(self) -> list[str]:
+        return [line.strip() for line in plain((self.cwd / "stderr.txt").read_text(errors="replace")).splitlines()]
 
     def said(self) -> str:
         state = "running" if self.process.poll() is None else f"exit {self.process.returncode}"
@@ -108,11 +112,22 @@ class Cli:
         return json.loads((folder / "results.json").read_text())
 
 
+def plain(text: str) -> str:
+    """Without the terminal's colours and cursor movements."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
 def count(cluster) -> int:
     with psycopg.connect(host=cluster.node_ip, port=5432, user=ROLE, password=cluster.password, dbname=DATABASE,
                          autocommit=True, connect_timeout=5) as db:
         exists = db.execute("SELECT to_regclass('events')").fetchone()[0]
         return db.execute("SELECT count(*) FROM events").fetchone()[0] if exists else 0
+
+
+def empty_database(cluster) -> None:
+    with psycopg.connect(host=cluster.node_ip, port=5432, user=ROLE, password=cluster.password, dbname=DATABASE,
+                         autocommit=True, connect_timeout=5) as db:
+        db.execute("DROP TABLE IF EXISTS events")
 
 
 def wait_for(condition, what: str, limit_s: float, explain=lambda: "") -> float:
@@ -130,7 +145,8 @@ def run_pods(cluster, component: str | None = None) -> list:
 
 
 def wait_until_inserting(cluster, cli: Cli) -> None:
-    """Until the timed phase runs (the database grows), then a random moment of it."""
+    """Until the timed phase runs (the database grows: the tests' runs start from an empty database),
+    then a random moment of it."""
     wait_for(lambda: cli.process.poll() is None and count(cluster) > 0, "the workers to insert", 240, cli.said)
     time.sleep(random.uniform(1.0, 6.0))
 
@@ -169,7 +185,7 @@ def assert_exact(cluster, cli: Cli) -> dict:
 def assert_stopped_without_figures(cluster, cli: Cli, runs_kept: int = 0) -> None:
     """Exit 1 with one line; no figures of the failed run; the database stops growing; nothing left."""
     assert cli.process.returncode == 1, cli.said()
-    errors = [line for line in (cli.cwd / "stderr.txt").read_text().splitlines() if line.startswith("error:")]
+    errors = [line for line in cli.stderr_lines() if line.startswith("error:")]
     assert len(errors) == 1, cli.said()
     document = cli.results()
     assert document["status"] == "failed" and len(document["runs"]) == runs_kept
@@ -376,7 +392,7 @@ def test_a_database_restarted_mid_run_fails_the_run_naming_the_worker_and_the_lo
     cluster.core.delete_namespaced_pod(database.metadata.name, NAMESPACE)
     cli.wait()
     assert cli.process.returncode == 1, cli.said()
-    [line] = [line for line in (tmp_path / "stderr.txt").read_text().splitlines() if line.startswith("error:")]
+    [line] = [line for line in cli.stderr_lines() if line.startswith("error:")]
     assert re.search(r"^error: worker \d+ (failed: |\(pod \S+\) ended)", line), line
     assert re.search(r"connection|terminating|server closed", line, re.IGNORECASE), line
     document = cli.results()
