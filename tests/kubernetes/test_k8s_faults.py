@@ -18,6 +18,7 @@ import json
 import os
 import random
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -36,7 +37,8 @@ from tests.tcp_link import ApiLink
 pytestmark = [pytest.mark.kubernetes, pytest.mark.slow]
 
 NAMESPACE = "iotbench-faults"
-DATABASE = "iotbench_faults"
+DATABASE = FAULTS_ROLE = "iotbench_faults"
+FAULTS_PASSWORD = f"faults-{secrets.token_hex(8)}"
 HEARTBEAT_S = 8
 RUN = ["insert", "--platform", "kubernetes", "-r", "1", "--batch", "200"]
 K8S_STATE = KUBECONFIG.parent
@@ -48,14 +50,19 @@ def faults(cluster, tmp_path_factory) -> Path:
     admin = postgres_env()
     with psycopg.connect(host=admin["PGHOST"], port=admin["PGPORT"], user=admin["PGUSER"], password=admin["PGPASSWORD"],
                          dbname=admin["PGDATABASE"], autocommit=True) as server:
+        # A role of its own too: other suites (and other checkouts' CI) set the shared role's password.
+        exists = server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (FAULTS_ROLE,)).fetchone()
+        server.execute(f"{'ALTER' if exists else 'CREATE'} ROLE {FAULTS_ROLE} LOGIN PASSWORD '{FAULTS_PASSWORD}'")
         server.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        server.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+        server.execute(f"CREATE DATABASE {DATABASE} OWNER {FAULTS_ROLE}")
     if not cluster.core.list_namespace(field_selector=f"metadata.name={NAMESPACE}").items:
         cluster.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE)))
     config = yaml.safe_load(cluster.config.read_text())
     config["namespace"] = NAMESPACE
     target = config["targets"]["postgresql"]
-    target["connection_string"] = target["connection_string"].replace("dbname=iotbench_e2e", f"dbname={DATABASE}")
+    target["connection_string"] = target["connection_string"].replace("dbname=iotbench_e2e", f"dbname={DATABASE}").replace(
+        f"user={ROLE}", f"user={FAULTS_ROLE}")
+    target["password"] = "${FAULTS_PGPASSWORD}"
     path = tmp_path_factory.mktemp("faults") / "config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -80,7 +87,7 @@ class Cli:
         self.out, self.err = (cwd / "stdout.txt").open("w"), (cwd / "stderr.txt").open("w")
         self.process = subprocess.Popen(
             [sys.executable, str(REPO_ROOT / "run.py"), *RUN, "--config", str(config), *args], cwd=cwd,
-            env={**cluster.env, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1", "COLUMNS": "250", **env},
+            env={**cluster.env, "FAULTS_PGPASSWORD": FAULTS_PASSWORD, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1", "COLUMNS": "250", **env},
             stdout=self.out, stderr=self.err,
         )
 
@@ -118,14 +125,14 @@ def plain(text: str) -> str:
 
 
 def count(cluster) -> int:
-    with psycopg.connect(host=cluster.node_ip, port=5432, user=ROLE, password=cluster.password, dbname=DATABASE,
+    with psycopg.connect(host=cluster.node_ip, port=5432, user=FAULTS_ROLE, password=FAULTS_PASSWORD, dbname=DATABASE,
                          autocommit=True, connect_timeout=5) as db:
         exists = db.execute("SELECT to_regclass('events')").fetchone()[0]
         return db.execute("SELECT count(*) FROM events").fetchone()[0] if exists else 0
 
 
 def empty_database(cluster) -> None:
-    with psycopg.connect(host=cluster.node_ip, port=5432, user=ROLE, password=cluster.password, dbname=DATABASE,
+    with psycopg.connect(host=cluster.node_ip, port=5432, user=FAULTS_ROLE, password=FAULTS_PASSWORD, dbname=DATABASE,
                          autocommit=True, connect_timeout=5) as db:
         db.execute("DROP TABLE IF EXISTS events")
 
@@ -248,7 +255,7 @@ def test_an_api_server_that_stays_away_fails_the_command_and_the_run_ends_by_its
     time.sleep(2)
     assert count(cluster) == stored
     # `cleanup` (API server back) removes the release.
-    done = run_cli(["cleanup", "--config", str(faults)], tmp_path, env=cluster.env, timeout=300)
+    done = run_cli(["cleanup", "--config", str(faults)], tmp_path, env={**cluster.env, "FAULTS_PGPASSWORD": FAULTS_PASSWORD}, timeout=300)
     assert done.code == 0 and "removed" in done.stdout, done.stderr
     assert_nothing_left(cluster)
 
