@@ -15,3 +15,12 @@ class RunFailed(Exception):
 
 class RunTimedOut(RunFailed):
     pass
+
+
+class ReleaseLeft(RunFailed):
+    """The run's release could not be removed. The run's report, if it finished, goes with it: its
+    figures are sound and are kept, but the command must not end as a success."""
+
+    def __init__(self, message: str, report: object | None = None):
+        super().__init__(message)
+        self.report = report

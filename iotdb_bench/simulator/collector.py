@@ -89,6 +89,7 @@ class RunState:
         # starts with the collector, so a CLI that dies before its first request is noticed too.
         self.heard_from_cli = time.monotonic()
         self.abandoned = False
+        self.over_since: float | None = None  # when the watch first saw the run over
 
     def heard(self) -> None:
         with self.lock:
@@ -107,6 +108,16 @@ class RunState:
         self.fail(f"run abandoned: the CLI has not asked for the run's status for {silent:.0f} s (heartbeat timeout {timeout:g} s); "
                   "the workers stop")
         return True
+
+    def forgotten(self, timeout: float) -> bool:
+        """The run is over and the CLI has not asked about it for `timeout` seconds since (nor since the
+        end): nobody will fetch the report. Also gives the workers of an abandoned run that long to hear it."""
+        with self.lock:
+            if self.phase in ACTIVE_PHASES:
+                return False
+            now = time.monotonic()
+            self.over_since = self.over_since or now
+            return now - max(self.heard_from_cli, self.over_since) >= timeout
 
     def start_lead(self) -> float:
         return START_LEAD_S + START_LEAD_PER_WORKER_S * self.spec.processes
@@ -406,6 +417,18 @@ class Collector:
         while not self.state.abandon_if_silent(timeout):
             time.sleep(min(WATCHDOG_INTERVAL_S, timeout / 4))
 
+    def watch_heartbeat_then_end(self) -> None:
+        """The dead-man switch, then the collector's own end: once the run is over and nobody asks about
+        it any more, the process exits, so that nothing of a run whose CLI is gone keeps running (on
+        Kubernetes the collector is a Job: it is not started again)."""
+        timeout = self.spec.heartbeat_timeout
+        self.watch_heartbeat()
+        while not self.state.forgotten(timeout):
+            time.sleep(min(WATCHDOG_INTERVAL_S, timeout / 4))
+        log.warning("the run is over (%s) and nobody has asked about it for %g s: the collector ends", self.state.phase, timeout)
+        logging.shutdown()
+        os._exit(0)
+
     def record_result(self, result: WorkerResult) -> None:
         self._check_worker(result.worker)
         histogram = self._decoded_histogram(result, result.histogram)
@@ -459,7 +482,7 @@ def create_app(spec: RunSpec) -> FastAPI:
     # answering on the event loop spares the hop to a thread (a third of a request's CPU; with 1,000
     # workers posting progress every second that is what the collector spends).
     if spec.heartbeat_timeout > 0:
-        threading.Thread(target=collector.watch_heartbeat, name="dead-man switch", daemon=True).start()
+        threading.Thread(target=collector.watch_heartbeat_then_end, name="dead-man switch", daemon=True).start()
 
     @app.get("/health")
     async def health() -> dict[str, str]:

@@ -124,6 +124,13 @@ def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return found[0]
 
 
+def role(objects: list[dict[str, Any]], component: str) -> dict[str, Any]:
+    """The one workload of a role: the collector's Job or the workers' Job."""
+    found = [o for o in by_kind(objects, "Job") if o["metadata"]["labels"]["app.kubernetes.io/component"] == component]
+    assert len(found) == 1, f"expected one Job of the {component}, got {len(found)}"
+    return found[0]
+
+
 def pod_templates(objects: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """(object name, pod template) of every workload in objects."""
     return [
@@ -213,6 +220,7 @@ class ChartHelpers:
     chart_dir = CHART_DIR
     by_kind = staticmethod(by_kind)
     one = staticmethod(one)
+    role = staticmethod(role)
     pod_templates = staticmethod(pod_templates)
     restricted_violations = staticmethod(restricted_violations)
     run_helm = staticmethod(run_helm)

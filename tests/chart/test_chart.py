@@ -94,7 +94,7 @@ def test_validator_has_kubernetes_schemas_for_our_version():
 def test_rendered_kinds(rendered, chart):
     values, objects = rendered
     kinds = sorted(o["kind"] for o in objects)
-    expected = ["ConfigMap", "Deployment", "Job", "Service"]
+    expected = ["ConfigMap", "Job", "Job", "Service"]
     if values.get("networkPolicy", {}).get("enabled", True):
         expected.append("NetworkPolicy")
     if values.get("secretEnv"):
@@ -106,7 +106,7 @@ def test_rendered_kinds(rendered, chart):
 
 def test_worker_job_is_indexed(rendered, chart):
     values, objects = rendered
-    job = chart.one(objects, "Job")["spec"]
+    job = chart.role(objects, "worker")["spec"]
     workers = values.get("workers", 1)
     assert job["completionMode"] == "Indexed"
     assert job["parallelism"] == workers
@@ -148,10 +148,8 @@ def test_run_id_and_standard_labels_on_every_object(rendered, chart):
         assert labels["app.kubernetes.io/managed-by"] == "Helm", where
         assert labels["app.kubernetes.io/part-of"] == "iotdb-bench", where
         assert labels["app.kubernetes.io/component"], where
-    components = {o["kind"]: o["metadata"]["labels"]["app.kubernetes.io/component"] for o in objects}
-    assert components["Deployment"] == "collector"
-    assert components["Service"] == "collector"
-    assert components["Job"] == "worker"
+    components = sorted((o["kind"], o["metadata"]["labels"]["app.kubernetes.io/component"]) for o in objects)
+    assert {("Job", "collector"), ("Service", "collector"), ("Job", "worker")} <= set(components)
     for name, template in chart.pod_templates(objects):
         labels = template["metadata"]["labels"]
         assert labels[RUN_ID_LABEL] == run_id, name
@@ -173,13 +171,18 @@ def test_both_roles_mount_spec_and_tmp(rendered, chart):
 # --- the pod contract --------------------------------------------------------------------
 
 
-def test_collector_deployment_and_service(render, chart):
+def test_collector_job_and_service(render, chart):
+    """The collector runs once: a Job without retries (a new collector would prepare the database
+    again), with the run's deadline when it has one."""
     objects = render({})
-    deployment = chart.one(objects, "Deployment")
+    deployment = chart.role(objects, "collector")
     service = chart.one(objects, "Service")
     name = f"{fullname(chart)}-collector"
     assert deployment["metadata"]["name"] == name
-    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["backoffLimit"] == 0 and deployment["spec"]["completions"] == 1
+    assert deployment["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    assert "activeDeadlineSeconds" not in deployment["spec"]
+    assert chart.role(render({"timeoutSeconds": 90}), "collector")["spec"]["activeDeadlineSeconds"] == 90
     c = container(deployment["spec"]["template"])
     assert c["args"] == ["collector"]
     env = env_map(c)
@@ -195,12 +198,11 @@ def test_collector_deployment_and_service(render, chart):
     assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [(8080, "http")]
     pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= pod_labels.items()
-    assert deployment["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
 
 
 def test_worker_contract(render, chart):
     objects = render({})
-    job = chart.one(objects, "Job")
+    job = chart.role(objects, "worker")
     assert job["metadata"]["name"] == f"{fullname(chart)}-worker"
     c = container(job["spec"]["template"])
     assert c["args"] == ["worker"]
@@ -289,8 +291,8 @@ def test_both_secret_sources_are_rejected(render, chart):
 
 def test_placement_values_reach_the_pods(render, chart):
     objects = render(EIGHT_WORKERS)
-    collector = chart.one(objects, "Deployment")["spec"]["template"]
-    worker = chart.one(objects, "Job")["spec"]["template"]
+    collector = chart.role(objects, "collector")["spec"]["template"]
+    worker = chart.role(objects, "worker")["spec"]["template"]
     for template, values in ((collector, EIGHT_WORKERS["collector"]), (worker, EIGHT_WORKERS["worker"])):
         assert template["spec"]["nodeSelector"] == values["nodeSelector"]
         assert template["spec"]["tolerations"] == values["tolerations"]
@@ -299,7 +301,7 @@ def test_placement_values_reach_the_pods(render, chart):
 
 
 def test_workers_avoid_database_nodes(render, chart):
-    worker = chart.one(render(EIGHT_WORKERS), "Job")["spec"]["template"]["spec"]
+    worker = chart.role(render(EIGHT_WORKERS), "worker")["spec"]["template"]["spec"]
     terms = worker["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms == [
         {
@@ -326,7 +328,7 @@ def test_workers_avoid_database_nodes(render, chart):
             },
         }
     }
-    worker = chart.one(render(custom), "Job")["spec"]["template"]["spec"]
+    worker = chart.role(render(custom), "worker")["spec"]["template"]["spec"]
     assert "nodeAffinity" in worker["affinity"]
     terms = worker["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms == [
@@ -336,25 +338,25 @@ def test_workers_avoid_database_nodes(render, chart):
             "namespaces": ["default"],
         }
     ]
-    assert "affinity" not in chart.one(render({}), "Job")["spec"]["template"]["spec"]
+    assert "affinity" not in chart.role(render({}), "worker")["spec"]["template"]["spec"]
 
 
 def test_collector_avoids_database_nodes_on_its_own_setting(render, chart):
     avoid = {"enabled": True, "labelSelector": {"app": "cassandra"}}
-    collector = chart.one(render({"collector": {"avoidDatabaseNodes": avoid}}), "Deployment")["spec"]["template"]["spec"]
+    collector = chart.role(render({"collector": {"avoidDatabaseNodes": avoid}}), "collector")["spec"]["template"]["spec"]
     assert collector["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [
         {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "cassandra"}}, "namespaceSelector": {}}
     ]
 
 
 def test_workers_spread_over_nodes(render, chart):
-    worker = chart.one(render({}), "Job")["spec"]["template"]
+    worker = chart.role(render({}), "worker")["spec"]["template"]
     (constraint,) = worker["spec"]["topologySpreadConstraints"]
     assert constraint["topologyKey"] == "kubernetes.io/hostname"
     assert (constraint["maxSkew"], constraint["whenUnsatisfiable"]) == (1, "ScheduleAnyway")
     assert labels_match(constraint["labelSelector"], worker["metadata"]["labels"])
     assert constraint["labelSelector"]["matchLabels"]["app.kubernetes.io/component"] == "worker"
-    off = chart.one(render({"worker": {"spreadOverNodes": {"enabled": False}}}), "Job")["spec"]["template"]["spec"]
+    off = chart.role(render({"worker": {"spreadOverNodes": {"enabled": False}}}), "worker")["spec"]["template"]["spec"]
     assert "topologySpreadConstraints" not in off
 
 
@@ -368,8 +370,8 @@ def labels_match(selector: dict, labels: dict) -> bool:
 def test_network_policy_admits_only_this_releases_workers(render, chart):
     objects = render({})
     policy = chart.one(objects, "NetworkPolicy")["spec"]
-    collector_labels = chart.one(objects, "Deployment")["spec"]["template"]["metadata"]["labels"]
-    worker_labels = chart.one(objects, "Job")["spec"]["template"]["metadata"]["labels"]
+    collector_labels = chart.role(objects, "collector")["spec"]["template"]["metadata"]["labels"]
+    worker_labels = chart.role(objects, "worker")["spec"]["template"]["metadata"]["labels"]
     assert labels_match(policy["podSelector"], collector_labels)
     assert not labels_match(policy["podSelector"], worker_labels)
     assert policy["policyTypes"] == ["Ingress"]

@@ -74,6 +74,8 @@ def test_nobody_asking_for_the_status_stops_the_run(tmp_path):
             time.sleep(0.1)
         tripped_after = time.monotonic() - silent_since
         assert tripped_after >= HEARTBEAT_S
+        code, answer = _get(port, "/report")
+        assert code == 409 and answer["detail"].startswith("run abandoned")
         for process in workers:
             process.wait(timeout=HEARTBEAT_S + STOP_MARGIN_S - tripped_after + 2)
         stopped_after = time.monotonic() - silent_since
@@ -85,9 +87,10 @@ def test_nobody_asking_for_the_status_stops_the_run(tmp_path):
         counted = _count(database)
         time.sleep(2.0)
         assert _count(database) == counted > 0  # no more inserts
-        code, answer = _get(port, "/report")
-        assert code == 409 and answer["detail"].startswith("run abandoned")
-        assert collector.poll() is None  # it stays, answering "failed" to any worker that comes back
+        # It stays a heartbeat timeout, answering "failed" to any worker that comes back, then ends by
+        # itself: nothing of a run whose CLI is gone keeps running.
+        assert collector.wait(timeout=HEARTBEAT_S + STOP_MARGIN_S) == 0
+        assert "nobody has asked about it for 3 s: the collector ends" in (tmp_path / "collector.log").read_text()
     finally:
         for process in [collector, *workers]:
             process.kill()

@@ -119,3 +119,64 @@ def test_a_release_is_left_behind_once_its_heartbeat_is_older_than_the_runs_time
     kept = Release("r", "ns", "run-1", "t", "insert", last_heard=now, limit_s=10, kept=True)
     assert kept.left_behind(now) and kept.state(now) == "kept with --keep"
     assert silence_limit(0) == DEFAULT_SILENCE_S and silence_limit(12.5) == 12.5
+
+
+# -- after the run: the collector ends once nobody asks about it ---------------------------------------
+
+def test_an_active_run_is_never_forgotten():
+    collector = _collector()
+    collector.state.phase = "running"
+    collector.state.heard_from_cli = time.monotonic() - 600
+    assert collector.state.forgotten(5.0) is False
+
+
+@pytest.mark.parametrize("phase", ["done", "failed"])
+def test_a_run_over_is_forgotten_a_heartbeat_timeout_after_its_end_or_the_last_status_request(phase):
+    collector = _collector()
+    collector.state.phase = phase
+    collector.state.heard_from_cli = time.monotonic() - 600
+    # The end is first seen now: the workers of an abandoned run get a heartbeat timeout to hear it.
+    assert collector.state.forgotten(5.0) is False
+    collector.state.over_since = time.monotonic() - 6
+    assert collector.state.forgotten(5.0) is True
+    collector.state.heard()  # the CLI asked (it is fetching the report): not yet
+    assert collector.state.forgotten(5.0) is False
+
+
+# -- the CLI's side: a failure after the CLI was suspended says so -------------------------------------
+
+def test_a_failure_after_a_suspension_as_long_as_the_heartbeat_timeout_is_explained_by_it():
+    from iotdb_bench.cli.errors import RunFailed, RunTimedOut
+    from iotdb_bench.cli.run.platforms.follow import SuspendWatch
+
+    watch = SuspendWatch()
+    watch.longest_s = 21.6
+    abandoned = RunFailed("run abandoned: the CLI has not asked for the run's status for 9 s (heartbeat timeout 8 s); the workers stop")
+    explained = watch.explained(abandoned, 8.0)
+    assert str(explained) == "the run was stopped by its dead-man switch while this command was suspended for 22 s (heartbeat timeout 8 s)"
+    assert watch.explained(explained, 8.0) is explained  # said once
+    other = watch.explained(RunFailed("collector (pod p) ended (exit code 0) before the run's report was fetched"), 8.0)
+    assert str(other).endswith("(heartbeat timeout 8 s); then: collector (pod p) ended (exit code 0) before the run's report was fetched")
+    timed_out = RunTimedOut("the run did not finish within --timeout 5 s; stopped it")
+    assert watch.explained(timed_out, 8.0) is timed_out
+    watch.longest_s = 3.0  # shorter than the heartbeat timeout: the switch did not fire because of it
+    assert watch.explained(abandoned, 8.0) is abandoned
+    assert watch.explained(abandoned, 0.0) is abandoned  # no dead-man switch at all
+
+
+def test_the_suspend_watch_measures_a_stopped_process():
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    script = ("import time\nfrom iotdb_bench.cli.run.platforms.follow import SuspendWatch\n"
+              "with SuspendWatch() as watch:\n    print('ready', flush=True)\n    time.sleep(2.5)\nprint(round(watch.longest_s))\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    os.kill(child.pid, signal.SIGSTOP)
+    time.sleep(1.5)
+    os.kill(child.pid, signal.SIGCONT)
+    longest = int(child.stdout.readline())
+    child.wait(10)
+    assert 1 <= longest <= 3

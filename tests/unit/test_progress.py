@@ -58,3 +58,17 @@ def test_the_live_figures_wait_for_something_to_show():
     rate = CurrentRate()
     assert rate.add(0.0, 0) is None and rate.add(0.2, 100) is None  # under half a second: no rate yet
     assert rate.add(1.0, 1000) == 1000.0
+
+
+def test_what_the_cli_itself_is_doing_replaces_the_phase():
+    from iotdb_bench.cli.run.platforms import Notice
+
+    spec = RunSpec(run_id="r", task="insert", target="null", module="null", workers=2, num_inserts=100)
+    screen = io.StringIO()
+    with RunProgress(Console(file=screen, width=160)) as progress:
+        on_status = progress.start(PlannedRun(label="2 workers", spec=spec, workers=2, run=1))
+        on_status(Status(phase="running", workers=2, registered=2, ready=2, finished=0, events=120, expected_events=200,
+                         prefilled=0, expected_prefill=0))
+        on_status(Notice("reconnecting to the collector (3 s: the Kubernetes API server is unreachable: connection refused)"))
+    shown = " ".join(screen.getvalue().split())
+    assert "120/200" in shown and "reconnecting to the collector (3 s: the Kubernetes API server is unreachable" in shown

@@ -17,6 +17,7 @@ from collections import deque
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from iotdb_bench.cli.run.platforms import Notice
 from iotdb_bench.cli.run.runner import PlannedRun
 from iotdb_bench.simulator.protocol import Status
 
@@ -53,7 +54,10 @@ class RunProgress:
         task = self.task = self.progress.add_task(planned.label, total=expected, phase="starting", unit=unit)
         current = CurrentRate()
 
-        def on_status(status: Status) -> None:
+        def on_status(status: Status | Notice) -> None:
+            if isinstance(status, Notice):  # the CLI's own doing (reconnecting, cleaning up): the figures stay as they were
+                self.progress.update(task, phase=status.text)
+                return
             live = live_figures(current.add(self.clock(), status.events), status.interval_p99_ms) if status.phase == "running" else ""
             if status.phase == "waiting" and status.expected_prefill:
                 phase = f"prefill {status.prefilled:,}/{status.expected_prefill:,}"

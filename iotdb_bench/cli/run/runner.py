@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iotdb_bench.cli.errors import RunFailed
+from iotdb_bench.cli.errors import ReleaseLeft, RunFailed
 from iotdb_bench.cli.results.document import RunRecord
 from iotdb_bench.cli.run.platforms import Platform, StatusCallback
 from iotdb_bench.simulator.spec import RunSpec
@@ -108,12 +108,20 @@ def execute(
             # they know where that is after a --duration run (or one with late events).
             planned.spec = planned.spec.model_copy(update={"stream_offset": continue_at})
         on_status = on_start(planned)
-        report = platform.run(planned.spec, invocation.timeout, on_status, log_dir / planned.spec.run_id)
+        left: ReleaseLeft | None = None
+        try:
+            report = platform.run(planned.spec, invocation.timeout, on_status, log_dir / planned.spec.run_id)
+        except ReleaseLeft as problem:
+            if problem.report is None:
+                raise
+            report, left = problem.report, problem  # the figures are kept; the invocation stops as failed
         ends = [worker.stream_end for worker in report.workers if worker.stream_end is not None]
         continue_at = max([continue_at, *ends]) if ends else planned.spec.stream_offset + _events_per_worker(planned.spec)
         invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
                                              without_queries=planned.without_queries))
         failure = report.failure()
         if failure:
-            raise RunFailed(failure)
+            raise RunFailed(failure + (f"; {left}" if left else ""))
+        if left:
+            raise RunFailed(str(left))
     return invocation.finished

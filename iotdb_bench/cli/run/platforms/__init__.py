@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -10,7 +11,16 @@ from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
 
-StatusCallback = Callable[[Status], None]
+
+@dataclass(frozen=True)
+class Notice:
+    """What the CLI itself is doing about the run, for the progress line (e.g. reconnecting to the
+    collector, waiting for the API server to remove the release)."""
+
+    text: str
+
+
+StatusCallback = Callable[[Status | Notice], None]
 
 
 class Platform(Protocol):

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from iotdb_bench.cli.errors import RunFailed, RunTimedOut
-from iotdb_bench.cli.run.platforms import StatusCallback
+from iotdb_bench.cli.run.platforms import Notice, StatusCallback
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
@@ -21,6 +24,13 @@ POLL_INTERVAL_BUSY_S = 1.0
 BUSY_MARGIN_S = 2.5
 # After a worker process dies, give its failure report a moment to reach the collector.
 FAILURE_REPORT_GRACE_S = 1.0
+# A collector out of reach is asked again after these waits, doubling (a port-forward reconnects).
+RECONNECT_FIRST_S = 0.5
+RECONNECT_LONGEST_S = 4.0
+SUSPEND_TICK_S = 0.5
+SUSPENDED = "while this command was suspended"
+
+log = logging.getLogger(__name__)
 
 
 class Deadline:
@@ -53,41 +63,141 @@ def follow_run(
     deadline: Deadline,
     on_status: StatusCallback,
     check_processes: Callable[[], str | None],
+    heartbeat_timeout: float = 0.0,
+    patience: Patience | None = None,
+    suspension: SuspendWatch | None = None,
 ) -> RunReport:
-    """Poll the collector until the run is done; return its report or raise with the reason it failed."""
+    """Poll the collector until the run is done; return its report or raise with the reason it failed.
+    With `patience`, a collector out of reach is asked again with backoff (a dropped port-forward)
+    until the patience runs out; without, the first lost contact fails the run. A failure after this
+    process was suspended (watched here, or by the caller's `suspension` since the run began) says so."""
+    contact = Contact(http, deadline, on_status, check_processes, patience)
+    watch = suspension or SuspendWatch().begun()
+    try:
+        return _follow(contact, deadline, on_status, check_processes)
+    except RunFailed as failure:
+        raise watch.explained(failure, heartbeat_timeout) from None
+    finally:
+        if suspension is None:
+            watch.stopped.set()
+
+
+def _follow(contact: Contact, deadline: Deadline, on_status: StatusCallback, check_processes: Callable[[], str | None]) -> RunReport:
     running_since: float | None = None
     while True:
-        status = _status(http, check_processes)
+        status = _status(contact)
         on_status(status)
         if status.phase == "running" and running_since is None:
             running_since = time.monotonic()
         if status.phase == "failed":
             raise RunFailed(status.error or "the run failed")
         if status.phase == "done":
-            code, body = _get(http, "/report", check_processes)
+            code, body = contact.get("/report")
             if code != 200:
                 raise RunFailed(f"the collector has no report: {_detail(body)}")
             return RunReport.model_validate_json(body)
         problem = check_processes()
         if problem:
             time.sleep(FAILURE_REPORT_GRACE_S)
-            raise RunFailed(_status(http, lambda found=problem: found).error or problem)
+            raise RunFailed(_status(contact.without_patience(problem)).error or problem)
         deadline.check("the run")
         time.sleep(_poll_interval(status, running_since))
 
 
-def _status(http: CollectorClient, check_processes: Callable[[], str | None]) -> Status:
-    code, body = _get(http, "/status", check_processes)
+@dataclass(frozen=True)
+class Patience:
+    """How long the collector may stay out of reach before the run is given up (the CLI's side of the
+    dead-man switch: after the heartbeat timeout the collector has stopped the run anyway), and what
+    to say about why it is out of reach."""
+
+    limit_s: float
+    reason: Callable[[], str | None] = lambda: None
+
+
+class Contact:
+    """GETs to the collector; with patience, a lost connection is tried again with backoff, saying so
+    on the progress line, while the platform sees nothing wrong with the run's processes."""
+
+    def __init__(self, http: CollectorClient, deadline: Deadline, on_status: StatusCallback,
+                 check_processes: Callable[[], str | None], patience: Patience | None):
+        self.http, self.deadline, self.on_status, self.check_processes, self.patience = http, deadline, on_status, check_processes, patience
+
+    def without_patience(self, problem: str) -> Contact:
+        """For one last look after a problem was found: no retries, and any error is that problem."""
+        return Contact(self.http, self.deadline, lambda status: None, lambda: problem, None)
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        lost_since: float | None = None
+        wait = RECONNECT_FIRST_S
+        while True:
+            try:
+                answer = self.http.get(path)
+            except CollectorError as error:
+                problem = self.check_processes()
+                if problem:
+                    raise RunFailed(problem) from None
+                if self.patience is None:
+                    raise RunFailed(f"lost contact with the collector: {error}") from None
+                now = time.monotonic()
+                lost_since = now if lost_since is None else lost_since
+                reason = self.patience.reason() or str(error)
+                if now - lost_since > self.patience.limit_s:
+                    raise RunFailed(f"lost contact with the collector for {now - lost_since:.0f} s ({reason}), longer than the heartbeat "
+                                    f"timeout ({self.patience.limit_s:g} s): the run stops by its dead-man switch") from None
+                self.deadline.check("the run")
+                self.on_status(Notice(f"reconnecting to the collector ({now - lost_since:.0f} s: {reason})"))
+                time.sleep(min(wait, max(lost_since + self.patience.limit_s - now, 0.0) + 0.1))  # not much past the limit
+                wait = min(2 * wait, RECONNECT_LONGEST_S)
+                continue
+            if lost_since is not None:
+                log.info("reached the collector again after %.1f s", time.monotonic() - lost_since)
+            return answer
+
+
+class SuspendWatch(threading.Thread):
+    """Notices that this process did not run for a while (a laptop asleep, SIGSTOP): a thread that
+    ticks and measures the gaps between its ticks, on both clocks (the monotonic clock stands still
+    while the machine sleeps, the wall clock does not)."""
+
+    def __init__(self):
+        super().__init__(name="suspend watch", daemon=True)
+        self.longest_s = 0.0
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        wall, steady = time.time(), time.monotonic()
+        while not self.stopped.wait(SUSPEND_TICK_S):
+            now_wall, now_steady = time.time(), time.monotonic()
+            self.longest_s = max(self.longest_s, now_wall - wall - SUSPEND_TICK_S, now_steady - steady - SUSPEND_TICK_S)
+            wall, steady = now_wall, now_steady
+
+    def begun(self) -> SuspendWatch:
+        self.start()
+        return self
+
+    def __enter__(self) -> SuspendWatch:
+        return self.begun()
+
+    def __exit__(self, *exc) -> None:
+        self.stopped.set()
+
+    def explained(self, failure: RunFailed, heartbeat_timeout: float) -> RunFailed:
+        """After a suspension as long as the heartbeat timeout the collector has stopped the run (the CLI
+        was silent that long): that is what happened, whatever the run's processes said after."""
+        if heartbeat_timeout <= 0 or self.longest_s < heartbeat_timeout or isinstance(failure, RunTimedOut) or SUSPENDED in str(failure):
+            return failure
+        text = (f"the run was stopped by its dead-man switch {SUSPENDED} for {self.longest_s:.0f} s "
+                f"(heartbeat timeout {heartbeat_timeout:g} s)")
+        if "run abandoned" not in str(failure):
+            text += f"; then: {failure}"
+        return RunFailed(text)
+
+
+def _status(contact: Contact) -> Status:
+    code, body = contact.get("/status")
     if code != 200:
         raise RunFailed(f"the collector answered {code} to /status: {_detail(body)}")
     return Status.model_validate_json(body)
-
-
-def _get(http: CollectorClient, path: str, check_processes: Callable[[], str | None]) -> tuple[int, bytes]:
-    try:
-        return http.get(path)
-    except CollectorError as error:
-        raise RunFailed(check_processes() or f"lost contact with the collector: {error}") from None
 
 
 def _detail(body: bytes) -> str:

@@ -33,12 +33,12 @@ import yaml
 from pydantic import ValidationError
 
 from iotdb_bench.cli.config import Config, Image, Target
-from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.run.platforms import StatusCallback
-from iotdb_bench.cli.run.platforms.follow import Deadline, follow_run, wait_for_collector
+from iotdb_bench.cli.errors import ReleaseLeft, RunFailed, UsageProblem
+from iotdb_bench.cli.run.platforms import Notice, StatusCallback
+from iotdb_bench.cli.run.platforms.follow import Deadline, Patience, SuspendWatch, follow_run, wait_for_collector
 from iotdb_bench.cli.run.platforms.helm import Helm
 from iotdb_bench.cli.run.platforms.sampling import marking, timed_window
-from iotdb_bench.cli.terminal import warning_line
+from iotdb_bench.cli.terminal import error_line, warning_line
 from iotdb_bench.simulator.collector_client import CollectorClient
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
@@ -59,14 +59,18 @@ log = logging.getLogger(__name__)
 CHART = Path(__file__).resolve().parents[3] / "deployment"
 IMAGE_ENV = "IOTBENCH_IMAGE"
 VALUES_ENV = "IOTBENCH_HELM_VALUES"
+# How long cleanup waits for an unreachable API server before it gives up (the release stays, the
+# command fails and says how to remove it).
+API_WAIT_ENV = "IOTBENCH_API_WAIT"
+API_WAIT_S = 120.0
+API_WAIT_INTERVAL_S = 2.0
 COLLECTOR_PORT = 8080
 API_TIMEOUT_S = 10
 POD_CHECK_INTERVAL_S = 1.0
 COLLECTOR_POLL_S = 0.5
 # A pod may be unschedulable for a moment (e.g. while the previous run's pods terminate).
 UNSCHEDULABLE_GRACE_S = 10.0
-# Consecutive failed API calls after which the run is given up.
-API_FAILURES_TOLERATED = 30
+NODE_CHECK_INTERVAL_S = 5.0
 LOG_TAIL_LINES = 3
 WORKER_STOP_GRACE_S = 2
 # Deleting 1,000 pods in one call takes the API server some seconds.
@@ -97,6 +101,7 @@ class KubernetesPlatform:
         self.namespace, self.keep, self.target = namespace, keep, target_config
         self.image = _image(config.image)
         self.extra_values = _extra_values_files()
+        self.api_wait_s = _api_wait_s()
         self.helm = Helm(namespace, context)
         self.configuration = _load_kubeconfig(context)
         client = ApiClient(self.configuration)
@@ -144,42 +149,85 @@ class KubernetesPlatform:
         log_dir.mkdir(parents=True, exist_ok=True)
         deadline = Deadline(timeout)
         release = release_name(spec.run_id)
-        pods = PodWatch(self.core, self.batch, self.namespace, release, log_dir)
+        # The API server may be away for a while (restarted, a dropped connection, a laptop changing
+        # networks): the run goes on in the cluster, and the CLI waits as long as the collector does.
+        patience_s = releases.silence_limit(spec.heartbeat_timeout)
+        pods = PodWatch(self.core, self.batch, self.namespace, release, log_dir, api_patience_s=patience_s)
         from iotdb_bench.cli.run.platforms.kubelet_sampler import KubeletSampler
 
         sampler = KubeletSampler(self.core, self.namespace, pods.selector, dict(self.target.database_pod_labels))
-        finished = False
+        report: RunReport | None = None
         heartbeat: releases.Heartbeat | None = None
-        with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
+        failure: BaseException | None = None
+        with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder, SuspendWatch() as suspension:
             try:
                 self.install(spec, timeout, Path(folder))
                 sampler.start()
                 # Tells `cleanup` (and later runs) that this release's CLI is alive.
                 heartbeat = releases.Heartbeat(self.core, self.namespace, release, spec.heartbeat_timeout).started()
                 try:
-                    report = self._follow(pods, deadline, marking(on_status, sampler, spec.workers))
-                except RunFailed as failure:
+                    finished = self._follow(pods, deadline, marking(on_status, sampler, spec.workers), spec.heartbeat_timeout, patience_s,
+                                            suspension)
+                except RunFailed as failed:
                     pods.problem(force=True)
-                    raise type(failure)(f"{failure} (logs: {pods.failed_log or log_dir})") from None
+                    failed = suspension.explained(failed, spec.heartbeat_timeout)
+                    raise type(failed)(f"{failed} (logs: {pods.failed_log or log_dir})") from None
                 sampler.stop()
-                window = timed_window(report)
+                window = timed_window(finished)
                 if window is not None:
-                    report.resources = sampler.usage(*window)
-                report.conditions = placement.record(report.conditions, self.core, self.namespace, pods.selector,
-                                                     self.target.database_pod_labels)
-                finished = True
+                    finished.resources = sampler.usage(*window)
+                finished.conditions = placement.record(finished.conditions, self.core, self.namespace, pods.selector,
+                                                       self.target.database_pod_labels)
+                report = finished
                 return report
+            except BaseException as error:
+                failure = error
+                raise
             finally:
                 if heartbeat is not None:
                     heartbeat.stop(kept=self.keep)
                 if sampler.is_alive():
                     sampler.stop()
-                try:
-                    pods.save_logs()
-                    if not finished and not self.keep:
-                        pods.stop_workers()
-                finally:
-                    self.remove(release)
+                left = self._clean_up(release, pods, report is not None, on_status)
+                if left:
+                    _raise_left(left, report, failure)
+
+    def _clean_up(self, release: str, pods: PodWatch, finished: bool, on_status: StatusCallback) -> str | None:
+        """Save the pods' logs and remove the release (stopping the workers of an unfinished run at once);
+        returns why the release is still installed, or None."""
+        unreachable = self._wait_for_api(on_status)
+        if unreachable and self.keep:
+            warning_line(f"kept helm release {release} (--keep); the Kubernetes API server is unreachable ({unreachable})")
+            return None
+        if unreachable:
+            return (f"release {release} was not removed: the Kubernetes API server at {self.configuration.host} stayed unreachable "
+                    f"({unreachable}); its pods stop by themselves (dead-man switch); remove it with: "
+                    f"python run.py cleanup --namespace {self.namespace}")
+        on_status(Notice("cleaning up"))
+        try:
+            pods.save_logs()
+            if not finished and not self.keep:
+                pods.stop_workers()
+        finally:
+            problem = self.remove(release)
+        return problem
+
+    def _wait_for_api(self, on_status: StatusCallback) -> str | None:
+        """Wait, bounded, for an API server that does not answer; returns why it is still unreachable."""
+        limit_s = self.api_wait_s
+        started = time.monotonic()
+        while True:
+            try:
+                self.core.read_namespace(self.namespace, _request_timeout=API_TIMEOUT_S)
+                return None
+            except ApiException:
+                return None  # it answered
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                waited = time.monotonic() - started
+                if waited >= limit_s:
+                    return f"{waited:.0f} s: {_short(error)}"
+                on_status(Notice(f"cleaning up: waiting for the Kubernetes API server ({waited:.0f} of {limit_s:g} s: {_short(error)})"))
+                time.sleep(API_WAIT_INTERVAL_S)
 
     def install(self, spec: RunSpec, timeout: float, folder: Path) -> str:
         """Install the run's release (the user's extra values files, then the CLI's own); return its name."""
@@ -190,18 +238,25 @@ class KubernetesPlatform:
         self.helm.install(release, CHART, [*self.extra_values, values_file], spec_file)
         return release
 
-    def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback) -> RunReport:
+    def _follow(self, pods: PodWatch, deadline: Deadline, on_status: StatusCallback, heartbeat_timeout: float,
+                patience_s: float, suspension: SuspendWatch) -> RunReport:
         collector = self._wait_for_collector_pod(pods, deadline)
         with PodPortForward(self.configuration, self.namespace, collector, COLLECTOR_PORT) as forward:
             # A relayed connection can drop (a websocket closed by the API server or a proxy)
-            # without anything being wrong with the collector: GETs are tried again.
+            # without anything being wrong with the collector: GETs are tried again, then the
+            # follower reconnects with backoff for as long as the collector waits for the CLI.
             http = CollectorClient(forward.url, get_attempts=3)
 
             def problem() -> str | None:
                 return pods.problem() or forward.problem()
 
+            def reason() -> str | None:
+                if pods.api_error:
+                    return f"the Kubernetes API server is unreachable: {pods.api_error}"
+                return forward.last_error
+
             wait_for_collector(http, deadline, problem)
-            return follow_run(http, deadline, on_status, problem)
+            return follow_run(http, deadline, on_status, problem, heartbeat_timeout, Patience(patience_s, reason), suspension)
 
     def _write_values(self, path: Path, spec: RunSpec, timeout: float) -> Path:
         values: dict[str, Any] = {
@@ -233,21 +288,22 @@ class KubernetesPlatform:
             deadline.check("starting the collector")
             time.sleep(COLLECTOR_POLL_S)
 
-    def remove(self, release: str) -> None:
+    def remove(self, release: str) -> str | None:
+        """Uninstall the release (unless --keep); returns why it is still installed, or None."""
         if self.keep:
             print(f"kept helm release {release} (--keep); remove it with: helm uninstall {release} --namespace {self.namespace}",
                   file=sys.stderr)
-            return
+            return None
         try:
             self._delete_workers(release)
         finally:  # helm runs even after a second Ctrl-C here (it defers interrupts itself)
             problem = self.helm.uninstall(release)
         if problem:
-            print(f"warning: {problem}; remove it with: helm uninstall {release} --namespace {self.namespace}", file=sys.stderr)
-            return
+            return f"{problem}; remove it with: python run.py cleanup --namespace {self.namespace}"
         lingering = self._wait_until_pods_gone(release)
         if lingering:
             print(f"warning: {lingering}", file=sys.stderr)
+        return None
 
     def _delete_workers(self, release: str) -> None:
         """The worker Job without waiting for its pods, then all its pods in one server-side call. Left to
@@ -313,20 +369,26 @@ class KubernetesPlatform:
 class PodWatch:
     """The pods of one release: what went wrong with them, if anything, and their logs."""
 
-    def __init__(self, core: CoreV1Api, batch: BatchV1Api, namespace: str, release: str, log_dir: Path):
+    def __init__(self, core: CoreV1Api, batch: BatchV1Api, namespace: str, release: str, log_dir: Path, api_patience_s: float = 30.0):
         self.core, self.batch, self.namespace, self.log_dir = core, batch, namespace, log_dir
         self.selector = f"app.kubernetes.io/instance={release}"
+        self.api_patience_s = api_patience_s
         self.pods: list[V1Pod] = []
         self.failed_log: Path | None = None
+        self.api_error: str | None = None  # while the API server does not answer: why
         self._checked_at = 0.0
         self._problem: str | None = None
-        self._api_failures = 0
+        self._unreachable_since: float | None = None
         self._unschedulable_since: dict[str, float] = {}
+        self._seen: dict[str, str] = {}  # uid -> label of every pod of the run seen so far
+        self._nodes_checked_at = 0.0
         self._parsed: dict[tuple[str, str], V1Pod] = {}  # (uid, resourceVersion) -> pod
 
     def problem(self, force: bool = False) -> str | None:
-        """Why the run cannot succeed, judged from its pods and Job; None while all is well.
-        Asks the API at most once a second (the followers call this often)."""
+        """Why the run cannot succeed, judged from its pods, their nodes and Jobs; None while all is well.
+        Asks the API at most once a second (the followers call this often). An API server that does
+        not answer is no problem of the run until it has been away longer than the collector waits
+        for the CLI (the run goes on in the cluster meanwhile)."""
         if self._problem or (not force and time.monotonic() - self._checked_at < POD_CHECK_INTERVAL_S):
             return self._problem
         self._checked_at = time.monotonic()
@@ -334,21 +396,59 @@ class PodWatch:
             self.pods = self._list_pods()
             jobs = self.batch.list_namespaced_job(self.namespace, label_selector=self.selector, _request_timeout=API_TIMEOUT_S).items
         except API_ERRORS as error:
-            self._api_failures += 1
-            if self._api_failures >= API_FAILURES_TOLERATED:
-                self._problem = f"lost contact with the Kubernetes API: {_short(error)}"
+            now = time.monotonic()
+            self._unreachable_since = self._unreachable_since or now
+            self.api_error = _short(error)
+            if now - self._unreachable_since > self.api_patience_s:
+                self._problem = (f"lost contact with the Kubernetes API for {now - self._unreachable_since:.0f} s ({self.api_error}), "
+                                 f"longer than the heartbeat timeout ({self.api_patience_s:g} s): the run stops by its dead-man switch")
             return self._problem
-        self._api_failures = 0
+        self._unreachable_since = self.api_error = None
+        self._problem = self._judge(jobs)
+        return self._problem
+
+    def _judge(self, jobs: list) -> str | None:
+        present = {pod.metadata.uid for pod in self.pods}
+        gone = [label for uid, label in self._seen.items() if uid not in present]
+        self._seen.update({pod.metadata.uid: _label(pod) for pod in self.pods})
+        if gone:
+            return f"{gone[0]} was deleted"
         for pod in sorted(self.pods, key=_pod_order):
             problem = self._pod_problem(pod)
             if problem:
-                self._problem = problem
                 return problem
+        problem = self._node_problem()
+        if problem:
+            return problem
         for job in jobs:
             for condition in job.status.conditions or []:
                 if condition.type == "Failed" and condition.status == "True":
-                    self._problem = f"the worker Job failed: {condition.reason}: {condition.message}"
-                    return self._problem
+                    return f"the {_job_role(job)} Job failed: {condition.reason}: {condition.message}"
+        return None
+
+    def _node_problem(self) -> str | None:
+        """A node of the run's pods that is not ready (its kubelet silent, the node shutting down):
+        its pods' work is lost or cannot be followed. Read every few seconds; skipped where the user
+        may not read nodes."""
+        if time.monotonic() - self._nodes_checked_at < NODE_CHECK_INTERVAL_S:
+            return None
+        self._nodes_checked_at = time.monotonic()
+        placed = {}
+        for pod in sorted(self.pods, key=_pod_order):
+            if pod.spec.node_name and pod.status.phase in ("Pending", "Running"):
+                placed.setdefault(pod.spec.node_name, pod)
+        if not placed:
+            return None
+        try:
+            nodes = self.core.list_node(_request_timeout=API_TIMEOUT_S).items  # one call, however many nodes
+        except API_ERRORS as error:
+            log.debug("cannot read the nodes: %s", error)
+            return None
+        for node in nodes:
+            pod = placed.get(node.metadata.name)
+            ready = next((c for c in node.status.conditions or [] if c.type == "Ready"), None)
+            if pod is not None and ready is not None and ready.status != "True":
+                return f"{_label(pod)}: node {node.metadata.name} not ready ({ready.reason}: {ready.message})"
         return None
 
     def _list_pods(self) -> list[V1Pod]:
@@ -376,6 +476,10 @@ class PodWatch:
 
     def _pod_problem(self, pod: V1Pod) -> str | None:
         name, status = _label(pod), pod.status
+        if pod.metadata.deletion_timestamp is not None:  # deleted, evicted, preempted while the run needs it
+            return f"{name} {_disruption(pod)}"
+        if status.reason == "Evicted":
+            return f"{name} was evicted by the kubelet of node {pod.spec.node_name}: {status.message}"
         for condition in status.conditions or []:
             if condition.type == "PodScheduled" and condition.status == "False" and condition.reason == "Unschedulable":
                 since = self._unschedulable_since.setdefault(pod.metadata.uid, time.monotonic())
@@ -389,8 +493,11 @@ class PodWatch:
             if terminated and terminated.exit_code != 0:
                 return self._termination(pod, name, terminated, previous=False)
             last = container.last_state.terminated if container.last_state else None
-            if last and last.exit_code != 0:  # the collector's Deployment restarted it
+            if last and last.exit_code != 0:  # restarted in place
                 return self._termination(pod, name, last, previous=True)
+            if terminated and _component(pod) == "collector":  # it ends by itself once nobody follows the run
+                tail = self._log_tail(pod, previous=False)
+                return f"{name} ended (exit code 0) before the run's report was fetched" + (f"; log: {tail}" if tail else "")
         if status.phase == "Failed":
             return f"{name} failed: {status.reason or 'Failed'}: {status.message or 'no message'}"
         return None
@@ -473,6 +580,28 @@ def _component(pod: V1Pod) -> str:
     return (pod.metadata.labels or {}).get("app.kubernetes.io/component", "pod")
 
 
+def _job_role(job) -> str:
+    return (job.metadata.labels or {}).get("app.kubernetes.io/component", "worker")
+
+
+# Why Kubernetes ends a pod early: the DisruptionTarget condition's reasons.
+DISRUPTIONS = {
+    "EvictionByEvictionAPI": "was evicted (a node drain or the eviction API)",
+    "PreemptionByScheduler": "was preempted by a pod of higher priority",
+    "DeletionByTaintManager": "was deleted because its node is not ready or unreachable",
+    "DeletionByPodGC": "was deleted because its node is gone",
+    "TerminationByKubelet": "was stopped by its node's kubelet (node pressure or shutdown)",
+}
+
+
+def _disruption(pod: V1Pod) -> str:
+    for condition in pod.status.conditions or []:
+        if condition.type == "DisruptionTarget" and condition.status == "True":
+            what = DISRUPTIONS.get(condition.reason, f"was ended by Kubernetes ({condition.reason})")
+            return f"{what} on node {pod.spec.node_name}"
+    return f"was deleted (on node {pod.spec.node_name})" if pod.spec.node_name else "was deleted"
+
+
 def _index(pod: V1Pod) -> str:
     return (pod.metadata.annotations or {}).get(COMPLETION_INDEX, "?")
 
@@ -503,6 +632,24 @@ def _short(error: BaseException) -> str:
     text = re.sub(r"<[^>]*>: ", "", str(reason))
     text = re.sub(r"^\w*(Error|Exception)\((.*)\)$", r"\2", text).strip("'\" ")
     return " ".join(text.split())
+
+
+def _raise_left(left: str, report: RunReport | None, failure: BaseException | None) -> None:
+    """The release stayed installed: never a success. A finished run's report goes with the error (its
+    figures are sound); a run that failed says both what went wrong and what was left."""
+    if failure is None:
+        raise ReleaseLeft(left, report)
+    if isinstance(failure, RunFailed):
+        raise type(failure)(f"{failure}; {left}") from None
+    error_line(left)  # an interrupt stays one: said here, since its own line says everything was stopped
+
+
+def _api_wait_s() -> float:
+    text = os.environ.get(API_WAIT_ENV, "")
+    try:
+        return float(text) if text else API_WAIT_S
+    except ValueError:
+        raise UsageProblem(f"{API_WAIT_ENV} must be a number of seconds, got '{text}'") from None
 
 
 def _image(image: Image) -> dict[str, str]:

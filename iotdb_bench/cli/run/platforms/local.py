@@ -134,7 +134,8 @@ class LocalPlatform:
                 http = CollectorClient(url)
                 wait_for_collector(http, deadline, check_processes)
                 try:
-                    report = follow_run(http, deadline, marking(on_status, sampler, spec.workers), check_processes)
+                    report = follow_run(http, deadline, marking(on_status, sampler, spec.workers), check_processes,
+                                        heartbeat_timeout=spec.heartbeat_timeout)
                 except RunFailed as failure:
                     raise RunFailed(f"{failure}{self._log_hint(children)}") from None
             finally:

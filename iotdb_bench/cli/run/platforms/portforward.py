@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import select
 import socket
 import threading
@@ -20,8 +21,12 @@ from kubernetes.stream import portforward
 log = logging.getLogger(__name__)
 
 CHUNK = 64 * 1024
-# Consecutive websockets that could not be opened before the port-forward counts as broken.
-FAILED_OPENS_TOLERATED = 3
+# Consecutive websockets the API server refused (401, 403: no permission for pods/portforward)
+# before the port-forward counts as broken. Other failures (API server restarting or unreachable, a
+# proxy's idle timeout) pass: the next connection opens a new websocket, and the follower decides
+# how long it waits for one.
+REFUSALS_TOLERATED = 3
+REFUSED = re.compile(r"Handshake status (401|403)\b")
 # Blocking calls wake up this often to notice close(): closing a socket from another thread does
 # not interrupt a select() or accept() waiting on it.
 POLL_S = 0.2
@@ -32,15 +37,15 @@ class PodPortForward:
         self.configuration, self.namespace, self.pod, self.port = configuration, namespace, pod, port
         self.closed = threading.Event()
         self.last_error: str | None = None
-        self.failed_opens = 0
+        self.refusals = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(POLL_S)
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         threading.Thread(target=self._accept, name=f"port-forward {pod}:{port}", daemon=True).start()
 
     def problem(self) -> str | None:
-        """Why the pod cannot be reached (e.g. no RBAC permission for pods/portforward), once it is clear."""
-        return self.last_error if self.failed_opens >= FAILED_OPENS_TOLERATED else None
+        """Why the pod can never be reached (no RBAC permission for pods/portforward), once it is clear."""
+        return self.last_error if self.refusals >= REFUSALS_TOLERATED else None
 
     def close(self) -> None:
         self.closed.set()
@@ -70,12 +75,13 @@ class PodPortForward:
             api = CoreV1Api(ApiClient(self.configuration))
             forward = portforward(api.connect_get_namespaced_pod_portforward, self.pod, self.namespace, ports=str(self.port))
         except Exception as error:  # pod gone, API unreachable: the HTTP client sees a closed connection
-            self.failed_opens += 1
+            if REFUSED.search(_handshake(error)):
+                self.refusals += 1
             self.last_error = f"cannot port-forward to pod {self.pod}: {_reason(error)}"
             log.debug(self.last_error)
             local.close()
             return
-        self.failed_opens = 0
+        self.refusals = 0
         remote = forward.socket(self.port)
         try:
             self._pump(local, remote)
@@ -99,6 +105,17 @@ class PodPortForward:
                         sink.sendall(data)
             except OSError:
                 return
+
+
+def _handshake(error: BaseException) -> str:
+    """The text of the failed handshake anywhere in the chain of exceptions ("" if none)."""
+    cause: BaseException | None = error
+    while cause is not None:
+        reason = getattr(cause, "reason", None)
+        if isinstance(reason, str) and "Handshake status" in reason:
+            return reason
+        cause = cause.__context__
+    return str(error) if "Handshake status" in str(error) else ""
 
 
 def _reason(error: BaseException) -> str:

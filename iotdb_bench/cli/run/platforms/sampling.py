@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from iotdb_bench.cli.run.platforms import StatusCallback
+from iotdb_bench.cli.run.platforms import Notice, StatusCallback
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
 
@@ -20,7 +20,10 @@ def marking(on_status: StatusCallback, sampler: Sampler, workers: int) -> Status
     the last worker has finished, so the window's edges fall close to readings."""
     seen: set[str] = set()
 
-    def forward(status: Status) -> None:
+    def forward(status: Status | Notice) -> None:
+        if isinstance(status, Notice):
+            on_status(status)
+            return
         for edge, reached in (("start", status.phase == "running"), ("end", status.finished >= workers)):
             if reached and edge not in seen:
                 seen.add(edge)

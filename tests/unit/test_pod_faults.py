@@ -1,0 +1,68 @@
+"""How the kubernetes platform names what happened to a pod of the run (issue 23): deleted, evicted,
+preempted, gone, its node not ready; judged from pod objects as the API server returns them."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from kubernetes.client import (
+    V1ContainerState,
+    V1ContainerStateRunning,
+    V1ContainerStateTerminated,
+    V1ContainerStatus,
+    V1ObjectMeta,
+    V1Pod,
+    V1PodCondition,
+    V1PodSpec,
+    V1PodStatus,
+)
+
+from iotdb_bench.cli.run.platforms.kubernetes import PodWatch
+
+
+def pod(name: str, component: str, index: str = "0", deleted: bool = False, conditions=(), terminated: int | None = None) -> V1Pod:
+    annotations = {"batch.kubernetes.io/job-completion-index": index} if component == "worker" else {}
+    state = V1ContainerState(terminated=V1ContainerStateTerminated(exit_code=terminated)) if terminated is not None \
+        else V1ContainerState(running=V1ContainerStateRunning())
+    return V1Pod(
+        metadata=V1ObjectMeta(name=name, uid=f"uid-{name}", labels={"app.kubernetes.io/component": component}, annotations=annotations,
+                              deletion_timestamp=datetime.datetime.now(datetime.UTC) if deleted else None),
+        spec=V1PodSpec(containers=[], node_name="node-a"),
+        status=V1PodStatus(phase="Running", conditions=list(conditions), container_statuses=[
+            V1ContainerStatus(name="c", image="i", image_id="", ready=True, restart_count=0, state=state)]),
+    )
+
+
+def watch(tmp_path: Path, *pods: V1Pod) -> PodWatch:
+    found = PodWatch(core=None, batch=None, namespace="ns", release="r", log_dir=tmp_path)
+    found.pods = list(pods)
+    found._nodes_checked_at = float("inf")  # no node reads here
+    return found
+
+
+def test_a_deleted_pod_is_named(tmp_path):
+    found = watch(tmp_path, pod("c-1", "collector"), pod("w-1", "worker", "1", deleted=True))
+    assert found._judge([]) == "worker 1 (pod w-1) was deleted (on node node-a)"
+
+
+def test_an_evicted_or_preempted_pod_says_so():
+    for reason, said in (("EvictionByEvictionAPI", "was evicted (a node drain or the eviction API) on node node-a"),
+                         ("PreemptionByScheduler", "was preempted by a pod of higher priority on node node-a"),
+                         ("DeletionByTaintManager", "was deleted because its node is not ready or unreachable on node node-a")):
+        disrupted = pod("c-1", "collector", deleted=True, conditions=[V1PodCondition(type="DisruptionTarget", status="True", reason=reason)])
+        assert watch(Path("."), disrupted)._judge([]) == f"collector (pod c-1) {said}"
+
+
+def test_a_pod_that_vanished_between_two_looks_was_deleted(tmp_path):
+    found = watch(tmp_path, pod("c-1", "collector"), pod("w-0", "worker"))
+    assert found._judge([]) is None
+    found.pods = [pod("c-1", "collector")]
+    assert found._judge([]) == "worker 0 (pod w-0) was deleted"
+
+
+def test_a_collector_that_ended_before_the_report_is_a_problem(tmp_path):
+    found = watch(tmp_path, pod("c-1", "collector", terminated=0))
+    found._read_log = lambda pod, **options: "run abandoned: the CLI has not asked ...\n"
+    assert found._judge([]) == "collector (pod c-1) ended (exit code 0) before the run's report was fetched; log: run abandoned: the CLI has not asked ..."
+    assert watch(tmp_path, pod("w-0", "worker", terminated=0))._judge([]) is None  # a worker done is no problem
