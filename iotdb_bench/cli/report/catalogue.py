@@ -365,3 +365,39 @@ COMPARED_QUERIES = Catalogue(
     ),
     "Milliseconds per execution, over every worker's executions.",
 )
+
+
+def _counted(run) -> str:
+    check = run.report.verification
+    return f.DASH if check is None or check.expected is None else f"{check.counted:,} / {check.expected:,}"
+
+
+EVERY_RUN = Catalogue(
+    "Every run",
+    (
+        Figure("Run", lambda run: run.label, key=True, text=True),
+        Figure("Run id", lambda run: run.report.run_id, RUN, text=True),
+        Figure("Workers", lambda run: str(run.workers), RUN),
+        Figure("Target/s", lambda run: f.rate(run.report.spec.rate), RUN, label="Target rate (--rate), events/s",
+               show_if=_any(lambda run: run.report.spec.rate)),
+        Figure("Events", lambda run: f.count(run.report.figures.events), RUN, label="Events inserted"),
+        Figure("Prefilled", lambda run: f.count(run.report.figures.prefilled), MORE, label="Events before the timed phase"),
+        Figure("Duration s", lambda run: f"{run.report.figures.duration_s:.3f}", RUN, label="Timed phase, s"),
+        Figure("Inserts/s", lambda run: f.rate(run.report.figures.throughput), RUN),
+        Figure("Seed formula", lambda run: f.rate(run.report.figures.seed_formula_throughput), MORE, label="Seed formula inserts/s"),
+        Figure("Calls", lambda run: f.count(run.report.figures.latency.calls), MORE, label="Database calls"),
+        Figure("mean ms", lambda run: f.ms(run.report.figures.latency.mean_ms), MORE, label="Mean latency, ms"),
+        Figure("p50 ms", lambda run: f.ms(run.report.figures.latency.p50_ms), MORE, label="Latency p50, ms"),
+        Figure("p95 ms", lambda run: f.ms(run.report.figures.latency.p95_ms), MORE, label="Latency p95, ms"),
+        Figure("p99 ms", lambda run: f.ms(run.report.figures.latency.p99_ms), RUN, label="Latency p99, ms"),
+        Figure("max ms", lambda run: f.ms(run.report.figures.latency.max_ms), MORE, label="Slowest call, ms"),
+        Figure("Overhead", lambda run: f.share(run.report.figures.client_overhead, 1), MORE, label="Client overhead"),
+        Figure("Skew ms", lambda run: f"{run.report.figures.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms"),
+        Figure("Retries", lambda run: str(run.report.figures.retries), MORE),
+        Figure("Count check", lambda run: run.report.verification.verdict() if run.report.verification else f.DASH, RUN, text=True),
+        Figure("Counted", _counted, MORE, label="Counted / expected", text=True),
+        Figure("Storing", lambda run: run.report.ingestion.sentence() if run.report.ingestion else f.DASH, MORE, text=True,
+               label="Storing after the timed phase", show_if=_any(lambda run: run.report.ingestion)),
+    ),
+    "One row per run, with the conditions it ran under: the figures the rows above are computed from.",
+)
