@@ -334,7 +334,7 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
         cost=target_config.cost, max_rate=search,
     )
-    progress = RunProgress(console)
+    progress = RunProgress(console, one_line=search is not None)
     failure: Exception | None = None
     try:
         with progress:

@@ -50,7 +50,7 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     scan_rows = comparison.scan_rows(documents)
     mixed_rows = comparison.query_under_ingest_rows(documents)
     if not insert_rows and not query_table_rows and not scan_rows:
-        raise UsageProblem("the folders hold no finished insert, query or scan run to compare")
+        raise UsageProblem("nothing to compare: the folders hold no finished insert, query or scan run")
     output = output or Path("results") / f"compare-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     try:
         output.mkdir(parents=True, exist_ok=True)
@@ -86,7 +86,7 @@ def _readable(folders: tuple[Path, ...]) -> tuple[Sources, list[str]]:
     documents, skipped = [], []
     for folder in folders:
         if not folder.exists():
-            raise UsageProblem(f"{folder} does not exist")
+            raise UsageProblem(f"{folder} is not a results folder (it does not exist)")
         if (folder / "compare.md").is_file() and not (folder / "results.json").is_file():
             continue  # an earlier comparison's output
         if not (folder / "results.json").is_file():

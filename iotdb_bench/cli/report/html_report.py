@@ -34,7 +34,7 @@ PLOT_TITLES = {
     "latency": "Call latency percentiles by worker count",
     "events-per-second": "Events per second during the timed phase",
     "fill-level": "Inserts per second by fill level",
-    "query-durations": "Seconds per query execution",
+    "query-durations": "Milliseconds per query execution",
     "rows-scanned-per-second": "Rows scanned per second during the scan",
     "latency-throughput": "Latency against throughput (open loop): response-time p50 and p99 by rate achieved, service-time p99 dotted",
     "compare": "Comparison of the saved runs",

@@ -4,12 +4,11 @@ figure and save helpers, so both look alike (and this module needs nothing from 
 
 from __future__ import annotations
 
-from iotdb_bench.cli.report import formats
-
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from iotdb_bench.cli.report import formats
 from iotdb_bench.cli.results.document import ResultsDocument
 
 # figure(fit_labels) -> (figure, axes); save(figure, path) -> path

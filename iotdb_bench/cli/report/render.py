@@ -102,6 +102,8 @@ def resource_lines(document: ResultsDocument) -> list[str]:
     """What the runs cost the database and the client, one line per row; the client-bottleneck flag
     in bold; why a database figure was not measured; the cost at the target's price."""
     lines = []
+    if document.max_rate is not None:  # one row per rate tried: report.html's Every figure holds them
+        return ["Resources at each rate: report.html, under Inserts per second (Every other figure)"]
     for row in document.inserts:
         who = f"step {row.step}" if row.step else formats.workers(row.workers)
         who += f" at {row.target_rate:,.0f}/s" if row.target_rate else ""
