@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import shlex
+import sqlite3
 import subprocess
 from html import unescape
 from pathlib import Path

@@ -89,6 +89,9 @@ def _readable(folders: tuple[Path, ...]) -> tuple[Sources, list[str]]:
             raise UsageProblem(f"{folder} is not a results folder (it does not exist)")
         if (folder / "compare.md").is_file() and not (folder / "results.json").is_file():
             continue  # an earlier comparison's output
+        if not folder.is_dir():
+            skipped.append(f"Skipped {folder}: not a folder")
+            continue
         if not (folder / "results.json").is_file():
             skipped.append(f"Skipped {folder}: no results.json (an empty or interrupted results folder)")
             continue

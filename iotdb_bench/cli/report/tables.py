@@ -46,7 +46,7 @@ class FittedTable:
                 figure = figures[index]
                 cells = [row[index] for row in rows]
                 minimum = _min_width(figure, cells)
-                table.add_column(figure.header, justify="left" if figure.text else "right", no_wrap=not figure.text,
+                table.add_column(figure.header, justify="left" if figure.text else "right", no_wrap=not figure.text or figure.key,
                                  min_width=minimum, overflow="fold")
             for row in rows:
                 table.add_row(*(row[index] for index in block))
@@ -59,8 +59,9 @@ class FittedTable:
 
 
 def _min_width(figure: Figure, cells: Sequence[str]) -> int:
-    """A figure's cells whole; a column of words at least its longest word (names are never cut)."""
-    if not figure.text:  # a header over a column of figures stays on one line
+    """A figure's cells, and the columns naming the row, whole on one line; any other column of words at
+    least its longest word (names are never cut), wrapping between words."""
+    if not figure.text or figure.key:  # a figure, or what names the row, whole on one line
         return max([len(figure.header), *(len(cell) for cell in cells)])
     header_word = max((len(word) for word in figure.header.split()), default=0)
     longest_word = max([header_word, *(len(word) for cell in cells for word in cell.split())])
@@ -111,12 +112,14 @@ def scan_table(rows: list[ScanRow], title: str, details: bool = False) -> Fitted
 
 
 def query_under_ingest_table(rows: list[QueryUnderIngestRow], databases: bool = False) -> FittedTable:
-    return fitted(catalogue.UNDER_INGEST, rows, COMPARE if databases else DEFAULT, compared=databases, title="Queries under ingest")
+    if databases:
+        return _compared(catalogue.UNDER_INGEST, rows, "Queries under ingest")
+    return fitted(catalogue.UNDER_INGEST, rows, DEFAULT, title="Queries under ingest")
 
 
 def visibility_table(rows: list[InsertRow], compared: bool = False) -> FittedTable:
     lags = [row for row in rows if row.visibility_unseen is not None]
-    return fitted(catalogue.VISIBILITY, lags, COMPARE if compared else DEFAULT, compared=compared)
+    return _compared(catalogue.VISIBILITY, lags) if compared else fitted(catalogue.VISIBILITY, lags, DEFAULT)
 
 
 def crosscheck_table(rows: list[CrossCheck], details: bool = True) -> FittedTable:
@@ -134,14 +137,29 @@ def rate_search_table(search: MaxRateSearch) -> FittedTable:
                   title=f"Highest sustainable rate: response-time p99 <= {search.latency_p99_ms:g} ms, {search.step_s:g} s per rate")
 
 
+def _numbered_sources(rows: Sequence) -> tuple[list, str]:
+    """Rows whose source folder is a number (a folder's name would take half of an 80-column terminal),
+    and the line that names each number's folder."""
+    numbers = {source: str(index) for index, source in enumerate(dict.fromkeys(row.source for row in rows), 1)}
+    legend = "Source: " + "; ".join(f"{number} = {source}" for source, number in numbers.items()) + "."
+    return [row.model_copy(update={"source": numbers[row.source]}) for row in rows], legend
+
+
+def _compared(table: catalogue.Catalogue, rows: Sequence, title: str | None = None, caption: str = "") -> FittedTable:
+    numbered, legend = _numbered_sources(rows)
+    fitted_table = fitted(table, numbered, COMPARE, compared=True, title=title)
+    fitted_table.rendered.caption = " ".join(filter(None, [legend, fitted_table.rendered.caption, caption]))
+    return fitted_table
+
+
 def compare_insert_table(rows: list[CompareInsertRow]) -> FittedTable:
-    return fitted(catalogue.INSERTS, rows, COMPARE, compared=True, title="Inserts across runs",
-                  caption="Client shares, memory and every other figure: compare.html (expand Every figure) and inserts.csv.")
+    return _compared(catalogue.INSERTS, rows, "Inserts across runs",
+                     "Client shares, memory and every other figure: compare.html (expand Every other figure) and inserts.csv.")
 
 
 def compare_query_table(rows: list[CompareQueryDetail]) -> FittedTable:
-    return fitted(catalogue.COMPARED_QUERIES, rows, COMPARE, compared=True)
+    return _compared(catalogue.COMPARED_QUERIES, rows)
 
 
 def compare_scan_table(rows: list[CompareScanRow]) -> FittedTable:
-    return fitted(catalogue.SCANS, rows, COMPARE, compared=True, title="Scans across runs")
+    return _compared(catalogue.SCANS, rows, "Scans across runs")
