@@ -242,7 +242,15 @@ def answer(verdict: str | None, detail: str | None) -> str:
 
 
 def notes(document: ResultsDocument) -> list[str]:
-    return list(dict.fromkeys(note for run in document.runs for note in run.report.notes))
+    """The modules' notes, and why a database figure reads n/m (not measured)."""
+    found = [note for run in document.runs for note in run.report.notes]
+    for row in document.inserts:
+        resources = row.resources
+        if resources is not None and resources.database_in_workers:
+            found.append("Database CPU and memory: an embedded database, its work is inside the workers (in the client's CPU).")
+        elif resources is not None:
+            found += [f"Database {figure} not measured (n/m): {why}" for figure, why in resources.not_measured.items()]
+    return list(dict.fromkeys(found))
 
 
 def embedded(drawn: list[Path]) -> list[Plot]:
