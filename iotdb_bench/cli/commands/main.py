@@ -243,7 +243,7 @@ def _workload(worker_counts: tuple[int, ...], *, num_inserts, duration, devices_
     if devices is not None and devices < max(worker_counts):
         raise UsageProblem(f"--devices {devices} is fewer than the {max(worker_counts)} workers: every worker needs a device")
     if devices is not None and -(-devices // min(worker_counts)) > MAX_DEVICES_PER_WORKER:
-        raise UsageProblem(f"--devices {devices} gives a worker more than {MAX_DEVICES_PER_WORKER:,} devices with {min(worker_counts)} worker(s); add workers")
+        raise UsageProblem(f"--devices {devices} gives a worker more than {MAX_DEVICES_PER_WORKER:,} devices with {min(worker_counts)} worker{'' if min(worker_counts) == 1 else 's'}; add workers")
     if burst is not None and order != "burst":
         raise UsageProblem("--burst applies to --order burst")
     if max_lateness is not None and not out_of_order:
