@@ -280,14 +280,17 @@ def comparison(insert_rows: list[CompareInsertRow], query_rows: list[CompareQuer
     """Inserts/s of every compared row (bars from min to max) and the query averages per database."""
     from matplotlib.figure import Figure
 
-    panels = int(bool(insert_rows)) + int(bool(query_rows))
-    figure = Figure(figsize=(SIZE[0] * panels + 1, max(SIZE[1], 0.45 * len(insert_rows) + 1.5)), layout="constrained")
-    axes = iter(figure.subplots(1, panels, squeeze=False)[0])
+    # One panel above the other: the insert bars' labels (database, source, mode...) need the width.
+    heights = ([max(3.0, 0.32 * len(insert_rows) + 1.2)] if insert_rows else []) + ([SIZE[1]] if query_rows else [])
+    figure = Figure(figsize=(11, sum(heights) + 0.5), layout="constrained")
+    parts = figure.subfigures(len(heights), 1, height_ratios=heights) if len(heights) > 1 else [figure]
+    axes = iter(part.subplots() for part in parts)  # a subfigure each: the bars' long labels do not narrow the queries
     if insert_rows:
         _compare_inserts(next(axes), insert_rows)
     if query_rows:
         _compare_queries(next(axes), query_rows, query_detail, queries)
-    return _save(figure, path)
+    figure.savefig(path, dpi=DPI, bbox_inches="tight")  # every label and the legend inside the image
+    return path
 
 
 def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
