@@ -283,6 +283,8 @@ SCANS = Catalogue(
         Figure("max ms", lambda row: f.ms(row.page_max_ms), MORE, label="Slowest page, ms"),
         Figure("Check", lambda row: row.check, BOTH, text=True,
                explain="Check = timestamps never decrease within a device, and each device holds as many readings as the tool wrote"),
+        Figure("Problem", lambda row: f.text(row.problem), MORE, text=True, label="First problem, or why counts were not checked",
+               show_if=_any(lambda row: row.problem)),
         Figure("Status", lambda row: row.status, MORE, text=True, compare_only=True, label="Invocation status"),
     ),
 )
