@@ -213,7 +213,7 @@ INSERTS = Catalogue(
         Figure("Client limit?", _bottleneck, MORE, label="Client may be the bottleneck", text=True),
         Figure("Query clients", lambda row: str(row.query_workers), MORE, show_if=_any(lambda row: row.query_workers)),
         Figure("Without queries/s", lambda row: f.rate(row.throughput_without_queries.avg if row.throughput_without_queries else None),
-               MORE, label="Inserts/s without the query clients (--compare-idle)", show_if=_any(lambda row: row.throughput_without_queries)),
+               BOTH, label="Inserts/s without the query clients (--compare-idle)", show_if=_any(lambda row: row.throughput_without_queries)),
         Figure("Cost/M", lambda row: f.DASH if row.cost is None else f"{f.figure(row.cost.per_million_inserts)} {row.cost.currency}",
                MORE_COMPARED, label="Cost per million inserts", show_if=_currency),
         Figure("Inserts/cost", lambda row: f.DASH if row.cost is None else f.figure(row.cost.inserts_per_unit), MORE,
