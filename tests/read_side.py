@@ -81,4 +81,4 @@ def check_read_side(run: Callable[..., CliResult], change_value: Callable[[str, 
     problem = f"device {DELETED_DEVICE}: read {per_device - 1:,} readings, expected {per_device:,}"
     assert scan_row(scan)["check"] == "FAILED" and problem in scan_row(scan)["problem"] and problem in scan.stderr
     page = report_page(scan)
-    assert "<h2>Scans</h2>" in page and 'class="bad">FAILED: ' in page and problem in page
+    assert "<h2>Scans</h2>" in page and 'class="bad">FAILED</td>' in page and problem in page

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sqlite3
 import subprocess
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,13 @@ pytestmark = pytest.mark.slow
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--no-first-run", "--disable-quic", "--hide-scrollbars"]
 PHONE = "412,915"
+MEASURE = """<script>
+for (const part of document.querySelectorAll("details")) part.open = true;
+const wide = [...document.querySelectorAll(".scroll")].filter(box => box.scrollWidth > box.clientWidth + 1)
+  .map(box => [box.scrollWidth, box.clientWidth, (box.querySelector("th") || {}).textContent]);
+document.body.setAttribute("data-measure", JSON.stringify({width: document.documentElement.scrollWidth, wide: wide,
+  command: (document.querySelector("pre.command code") || {}).textContent || ""}));
+</script>"""
 DESKTOP = "1280,2000"
 
 
@@ -48,6 +57,16 @@ class Browser:
         html = self._run(page, "--dump-dom").stdout
         assert "<table" in html
         return " ".join(re.sub(r"<[^>]+>", " ", html).replace("&nbsp;", " ").replace("&amp;", "&").split())
+
+    def measure(self, page: Path) -> dict:
+        """At 1280 px with every expandable part open: the page's scroll width, every table container
+        wider than its box, and the command the page prints (a script added to a copy of the page:
+        the page itself has none)."""
+        copy = self.scratch / ("measured-" + page.name)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(page.read_text().replace("</body>", MEASURE + "</body>"))
+        html = self._run(copy, f"--window-size={DESKTOP}", "--dump-dom").stdout
+        return json.loads(unescape(re.search(r'data-measure="([^"]*)"', html)[1]))
 
     def screenshot(self, page: Path, size: str, name: str) -> Path:
         """A screenshot beside the browser's profiles (never in a results folder)."""
@@ -89,6 +108,26 @@ def assert_self_contained(page: Path) -> None:
     assert not re.search(r'(src|href)="(https?:)?//', html)
 
 
+def assert_reads_at_1280_and_reproduces(browser: Browser, page: Path, document: dict) -> None:
+    """No table scrolls sideways at 1280 px (expandable parts open), and the printed command, fed to the
+    CLI's own click parser, gives back every option the invocation recorded."""
+    from iotdb_bench.cli.commands.main import commands
+
+    measured = browser.measure(page)
+    assert measured["width"] <= 1280 and measured["wide"] == [], measured
+    words = shlex.split(measured["command"])
+    assert words[0] == "iotdb-bench" and words[1] == document["task"]
+    command = commands.commands[words[1]]
+    context = command.make_context(words[1], words[2:])
+    recorded = document["environment"]["options"]
+    parsed = {name: value for name, value in context.params.items() if name in recorded}
+    parsed["heartbeat_timeout"] = context.meta.get("heartbeat_timeout")
+    normal = json.loads(json.dumps({name: list(v) if isinstance(v, tuple) else (str(v) if isinstance(v, Path) else v)
+                                    for name, v in parsed.items()}))
+    assert normal == {name: value for name, value in recorded.items() if name in normal}
+    assert set(recorded) - set(normal) <= {"details"}
+
+
 def git_head() -> str:
     return subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -122,12 +161,13 @@ def test_insert_report_in_a_real_browser(cli, browser):
         assert run["report"]["run_id"] in text  # every run, by its id
     assert "Count checks and database-side cross-check" in text and " ok " in text
     assert f"SQLite {sqlite3.sqlite_version}" in text and git_head()[:12] in text
-    assert "spec.batch 500" in text and "--heartbeat-timeout 30" in text
+    assert "--batch 500" in text and "--heartbeat-timeout 30.0" in text and "1 worker, run 1/2" in text
+    assert_reads_at_1280_and_reproduces(browser, page, document)
     assert text.count("Plots") == 1
     pngs = sorted(path.name for path in folder.glob("*.png"))
     # the insert plots, and one plot of the resources for each worker count
-    assert len([name for name in pngs if not name.startswith("resources-")]) == 3
-    assert [name for name in pngs if name.startswith("resources-")] == ["resources-1-workers.png", "resources-2-workers.png"]
+    assert len([name for name in pngs if not name.startswith("resources")]) == 3
+    assert [name for name in pngs if name.startswith("resources")] == ["resources.png"]  # one series per worker count
     assert page.read_text().count("data:image/png;base64,") == len(pngs)
     browser.screenshot(page, PHONE, "report-phone.png")
     browser.screenshot(page, DESKTOP, "report-desktop.png")
@@ -151,7 +191,8 @@ def test_query_report_and_compare_in_a_real_browser(cli, browser, tmp_path):
     text = browser.dom(query_folder / "report.html")
     for row in document["queries"]:
         assert row["query"] in text
-    assert "Seconds per execution" in text
+    assert "Milliseconds per execution" in text
+    assert_reads_at_1280_and_reproduces(browser, query_folder / "report.html", document)
     browser.screenshot(query_folder / "report.html", PHONE, "query-report-phone.png")
 
     output = tmp_path / "comparison"
@@ -168,6 +209,10 @@ def test_query_report_and_compare_in_a_real_browser(cli, browser, tmp_path):
     assert "batch 100 (others: 1000)" in text and "sqlite †" in text
     assert "batch 100 (others: 1000)" in result.stdout
     assert "count-events" in text and "null" in text
+    measured = browser.measure(page)
+    assert measured["width"] <= 1280 and measured["wide"] == [], measured
+    for folder in queries.results_folders():
+        assert f"{folder.name}" in text  # every row's source
     browser.screenshot(page, DESKTOP, "compare-desktop.png")
     browser.screenshot(page, PHONE, "compare-phone.png")
     browser.pdf(page)

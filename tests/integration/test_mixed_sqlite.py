@@ -75,7 +75,7 @@ def test_compare_idle_runs_each_count_again_without_query_clients(cli, tmp_path)
     assert "## Queries under ingest" in markdown and "## Inserts with and without queries" in markdown
     assert "count-events" in (tmp_path / "compared" / "queries-under-ingest.csv").read_text()
     page = (folder / "report.html").read_text()
-    assert "Queries under ingest" in page and "Inserts with and without queries" in page
+    assert "Queries under ingest" in page and "Inserts/s without the query clients (--compare-idle)" in page
     assert "Queries under ingest" in (tmp_path / "compared" / "compare.html").read_text()
 
 

@@ -49,13 +49,13 @@ def test_readings_stored_out_of_order_scan_in_order(cli, tmp_path):
     assert queried.query_rows() == rows_per_query(10, downsample_minutes(2000))
     # Saved scans and checked answers are shown again and compared like inserts and queries.
     again = cli("report", str(scan_folder))
-    assert again.code == 0 and "Window avg" in again.stdout
+    assert again.code == 0 and "Win min" in again.stdout and "Report written" in again.stdout
     compared = cli("compare", str(scan_folder), str(queried.results_folders()[-1]), "--output", "compared")
     assert compared.code == 0, compared.stderr
     assert "## Scans" in (tmp_path / "compared" / "compare.md").read_text() and (tmp_path / "compared" / "scans.csv").exists()
     page = (tmp_path / "compared" / "compare.html").read_text()
-    assert "Scans across runs" in page and "Window avg" in page and f"{scan['rows']:,}" in page
-    assert "Window avg" in (scan_folder / "report.html").read_text()
+    assert "Scans across runs" in page and "Mean window rate" in page and f"{scan['rows']:,}" in page
+    assert "Mean window rate" in (scan_folder / "report.html").read_text()
 
 
 def test_answers_stay_exact_across_prefill_steps_and_no_clean_runs(cli):

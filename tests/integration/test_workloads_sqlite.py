@@ -171,7 +171,7 @@ def test_durability_settings_and_prefill_with_a_workload(cli):
     (["--burst", "5"], "--burst applies to --order burst"),
     (["--max-lateness", "5"], "--max-lateness applies to late events"),
     (["-w", "1,4", "--devices", "3"], "fewer than the 4 workers"),
-    (["-w", "4,1", "--devices", "2000000"], "more than 999,999 devices with 1 worker(s)"),
+    (["-w", "4,1", "--devices", "2000000"], "more than 999,999 devices with 1 worker;"),
     (["--schema", "slim", "--extra-option", "create_indices=true"], "create_indices (on temperature and device_id) needs --schema events"),
 ])
 def test_options_that_cannot_go_together_are_refused_before_anything_runs(cli, args, message):

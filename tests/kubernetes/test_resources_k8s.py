@@ -123,7 +123,7 @@ def test_database_pod_cpu_and_memory(cluster, config, tmp_path):
     assert sampled["cpu_s"] > 0 if sampled["cpu_s"] is not None else sampled["not_measured"]["cpu"]
     row = document["inserts"][0]["resources"]
     assert row["db_cpu_s_per_million"] > 0 and 0 < row["client_share"] < 1
-    assert (result.results_folders()[-1] / "resources-2-workers.png").is_file()
+    assert (result.results_folders()[-1] / "resources.png").is_file()
 
 
 def _limited_kubeconfig(cluster, folder: Path) -> Path:

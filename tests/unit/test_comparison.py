@@ -36,8 +36,10 @@ def test_query_cells_failures_unstable_and_variants():
     assert cells["temperature-min-max"] == "-"  # not run
     columns = comparison.query_columns(rows)
     assert columns[-1] == "newest-per-device (loose index scan)" and len(columns) == 7
-    markdown = comparison.query_markdown(rows)
-    assert "| postgresql | 1 | 2 | - | 2* | - | failure | 0.5 WRONG | 0.08 |" in markdown
+    markdown = comparison.query_markdown(detail)
+    assert "| postgresql | folder | 1 | temperature-stats | 2,000 | 3,000 | 50.0% unstable | ok | - |" in markdown
+    assert "| postgresql | folder | 1 | device-downsample | 500 | 500 | 0.0% | WRONG | - |" in markdown
+    assert "| newest-per-device | - | - | - | ok | temporary file size exceeds temp_file_limit |" in markdown
     by_query = {row.query: row for row in detail}
     assert by_query["newest-per-device"].errors.startswith("temporary file size")
     assert by_query["temperature-stats"].unstable is True and by_query["count-events"].unstable is False

@@ -189,7 +189,7 @@ def test_the_flag_and_the_cost_are_printed():
     assert any("Client may be the bottleneck" in line for line in lines)
     assert any("USD per million inserts" in line for line in lines)
     details = _text(tables.insert_table(document.inserts, "t", details=True), width=400)
-    assert "MAYBE" in details and "USD per M inserts" in details
+    assert "MAYBE" in details and "Cost/M" in details and " USD " in details
 
 
 def _on_cores(built, cores: float, shares: bool = True):

@@ -70,6 +70,27 @@ def _options() -> dict[str, Any]:
     return {**ctx.params, **{name: ctx.meta[name] for name in ("heartbeat_timeout",) if name in ctx.meta}}
 
 
+def _command_line() -> list[str]:
+    """The running command with every option as the CLI spells it, defaults included: pasted into a
+    shell it runs the same invocation (report.html prints it)."""
+    ctx = click.get_current_context()
+    values = {**ctx.params, **ctx.meta}
+    words = [ctx.command.name]
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name not in values or param.name == "details":
+            continue
+        value, flag = values[param.name], max(param.opts, key=len)
+        if param.is_flag:
+            if param.secondary_opts:
+                words.append(flag if value else max(param.secondary_opts, key=len))
+            elif value:
+                words.append(flag)
+        elif value is not None:
+            for item in value if param.multiple else [value]:
+                words += [flag, ",".join(map(str, item)) if isinstance(item, list | tuple) else str(item)]
+    return words
+
+
 def common_options(command):
     options = [
         click.option("--target", required=True, help="Target name from the config (e.g. sqlite, postgresql-local)."),
@@ -254,7 +275,7 @@ def _workload(worker_counts: tuple[int, ...], *, num_inserts, duration, devices_
     if devices is not None and devices < max(worker_counts):
         raise UsageProblem(f"--devices {devices} is fewer than the {max(worker_counts)} workers: every worker needs a device")
     if devices is not None and -(-devices // min(worker_counts)) > MAX_DEVICES_PER_WORKER:
-        raise UsageProblem(f"--devices {devices} gives a worker more than {MAX_DEVICES_PER_WORKER:,} devices with {min(worker_counts)} worker(s); add workers")
+        raise UsageProblem(f"--devices {devices} gives a worker more than {MAX_DEVICES_PER_WORKER:,} devices with {min(worker_counts)} worker{'' if min(worker_counts) == 1 else 's'}; add workers")
     if burst is not None and order != "burst":
         raise UsageProblem("--burst applies to --order burst")
     if max_lateness is not None and not out_of_order:
@@ -347,11 +368,11 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
     platform = _platform(choice, config, target_config)
     folder = results_files.results_folder(output, base.target, base.task)
     document = ResultsDocument(
-        task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options()), spec=base,
+        task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options(), _command_line()), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
         cost=target_config.cost, max_rate=search,
     )
-    progress = RunProgress(console)
+    progress = RunProgress(console, one_line=search is not None)
     failure: Exception | None = None
     try:
         with progress:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from iotdb_bench.cli.report import catalogue, formats
 from iotdb_bench.cli.results import cost, crosscheck, run_conditions
 from iotdb_bench.cli.results.cost import QueryCost
 from iotdb_bench.cli.results.crosscheck import CrossCheck
@@ -74,29 +75,26 @@ def mixed_markdown(insert_rows: list[CompareInsertRow], query_rows: list[Compare
     """compare.md's sections of the mixed runs and the visibility lag ("" when no run has them)."""
     parts = []
     if query_rows:
-        header = ["Database", "Workers", "Query clients", "Query", "Executions", "p50 ms", "p99 ms", "Idle p50 ms", "Idle p99 ms", "Slowdown"]
-        lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
-        for row in query_rows:
-            lines.append(_markdown_row([row.database, str(row.workers), str(row.query_workers), row.query, f"{row.executions:,}",
-                                        *(_or_dash(value, "{:.3g}") for value in (row.p50_ms, row.p99_ms, row.idle_p50_ms, row.idle_p99_ms)),
-                                        _or_dash(row.slowdown, "{:.3g}x")]))
-        parts += ["## Queries under ingest\n", "\n".join(lines) + "\n",
-                  "Latency per execution while the workers inserted, beside the same query on the idle database right after "
-                  "(same data); slowdown = p50 under ingest / p50 idle.\n"]
+        parts += ["## Queries under ingest\n", markdown_table(catalogue.UNDER_INGEST, query_rows)]
     twins = [row for row in insert_rows if row.throughput_without_queries is not None]
     if twins:
-        lines = [_markdown_row(["Database", "Workers", "Query clients", "Inserts/s with queries", "Inserts/s without"]), _markdown_row(["---"] * 5)]
-        lines += [_markdown_row([row.database, str(row.workers), str(row.query_workers), f"{row.throughput.avg:,.0f}",
-                                 f"{row.throughput_without_queries.avg:,.0f}"]) for row in twins]
+        lines = [_markdown_row(["Database", "Source", "Workers", "Query clients", "Inserts/s with queries", "Inserts/s without"]),
+                 _markdown_row(["---"] * 6)]
+        lines += [_markdown_row([row.database, row.source, str(row.workers), str(row.query_workers), formats.rate(row.throughput.avg),
+                                 formats.rate(row.throughput_without_queries.avg)]) for row in twins]
         parts += ["## Inserts with and without queries\n", "\n".join(lines) + "\n"]
     lags = [row for row in insert_rows if row.visibility_unseen is not None]
     if lags:
-        lines = [_markdown_row(["Database", "Workers", "Visibility p50 ms", "p99 ms", "max ms", "Unseen markers"]), _markdown_row(["---"] * 6)]
-        lines += [_markdown_row([row.database, str(row.workers), _or_dash(row.visibility_p50_ms, "{:.3g}"), _or_dash(row.visibility_p99_ms, "{:.3g}"),
-                                 _or_dash(row.visibility_max_ms, "{:.3g}"), str(row.visibility_unseen)]) for row in lags]
-        parts += ["## Visibility lag\n", "\n".join(lines) + "\n",
-                  "From the start of a marker event's write to the start of the first query that saw it.\n"]
+        parts += ["## Visibility lag\n", markdown_table(catalogue.VISIBILITY, lags)]
     return "\n".join(parts)
+
+
+def markdown_table(table: catalogue.Catalogue, rows: list, level: str = catalogue.COMPARE) -> str:
+    """A catalogue's compare figures as a Markdown table, headed by their human labels, then its caption."""
+    rendered = catalogue.render(table, rows, level, compared=True)
+    lines = [_markdown_row([figure.title for figure in rendered.figures]), _markdown_row(["---"] * len(rendered.figures))]
+    lines += [_markdown_row(cells) for cells in rendered.rows]
+    return "\n".join(lines) + "\n" + (f"\n{rendered.caption}\n" if rendered.caption else "")
 
 
 def _or_dash(value: float | None, form: str) -> str:
@@ -211,66 +209,15 @@ def with_values(rows: list[CompareInsertRow]) -> bool:
 
 
 def insert_markdown(rows: list[CompareInsertRow]) -> str:
-    with_levels = any(row.level is not None for row in rows)
-    currencies = sorted({row.cost.currency for row in rows if row.cost})
-    values, workloads = with_values(rows), any(row.workload for row in rows)
-    open_loop = any(row.target_rate is not None for row in rows)
-    header = ["Database", "Workers"] + (["Fill level"] if with_levels else []) + (["Target rate (--rate)"] if open_loop else []) + [
-        "Inserts/s"] + (["Values/s"] if values else []) + [
-        "CV", "Insert mode", "Primary-key mode"] + (["Workload"] if workloads else []) + ["p99 latency (ms)"] + (
-        ["p99 response time (ms)", "Sustained"] if open_loop else []) + ["Database-side check",
-        "DB CPU s per M events", "DB peak memory (MB)", "Storage bytes/event", "Client CPU share", "Client may be the bottleneck"] + (
-        ["Cost per M inserts", "Inserts per unit of money"] if currencies else [])
-    lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
-    for row in rows:
-        spread = row.throughput
-        cells = [row.database + (" †" if row.differs else ""), str(row.workers)] + ([f"{row.level:,}" if row.level is not None else ""] if with_levels else []) + (
-            [f"{row.target_rate:,.0f}" if row.target_rate else "-"] if open_loop else []) + [f"{spread.avg:,.0f}"] + ([f"{row.values_throughput.avg:,.0f}" if row.values_throughput else "-"] if values else []) + [
-            f"{spread.cv:.1%}" + (" unstable" if spread.unstable else ""), insert_mode_label(row), row.primary_key] + (
-            [row.workload or "default"] if workloads else []) + [f"{row.p99_ms.avg:.3g}"] + (
-            [f"{row.response_p99_ms.avg:.3g}" if row.response_p99_ms else "-", row.sustained or "-"] if open_loop else []) + [
-            row.crosscheck, *resource_markdown(row)]
-        if currencies:
-            cells += ["-", "-"] if row.cost is None or row.cost.per_million_inserts is None else [
-                f"{row.cost.per_million_inserts:.3g} {row.cost.currency}", f"{row.cost.inserts_per_unit:,.0f} per {row.cost.currency}"]
-        lines.append(_markdown_row(cells))
-    return "\n".join(lines) + "\n"
+    return markdown_table(catalogue.INSERTS, rows)
 
 
-def resource_markdown(row: InsertRow) -> list[str]:
-    """The resource cells of a compared row; "not measured" where a figure was not."""
-    r = row.resources
-    if r is None:
-        return ["not measured"] * 5
-    if r.database_in_workers:
-        database = ["in the workers", "in the workers"]
-    else:
-        database = [_or_not_measured(r.db_cpu_s_per_million, "{:.3g}"), _or_not_measured(r.db_memory_peak_bytes and r.db_memory_peak_bytes / 1e6, "{:,.0f}")]
-    flag = "-" if r.client_may_be_bottleneck is None else ("yes: " + (r.bottleneck_reason or "") if r.client_may_be_bottleneck else "no")
-    return [*database, _or_not_measured(r.storage_bytes_per_event, "{:.1f}"), _or_not_measured(r.client_share, "{:.0%}"), flag]
-
-
-def _or_not_measured(value: float | None, form: str) -> str:
-    return "not measured" if value is None else form.format(value)
-
-
-def query_markdown(rows: list[CompareQueryRow]) -> str:
-    columns = query_columns(rows)
-    header = ["Database / Query", "Workers", *columns]
-    lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
-    for row in rows:
-        lines.append(_markdown_row([row.database + (" †" if row.differs else ""), str(row.workers), *(row.cells.get(name, "-") for name in columns)]))
-    return "\n".join(lines) + "\n"
+def query_markdown(rows: list[CompareQueryDetail]) -> str:
+    return markdown_table(catalogue.COMPARED_QUERIES, rows)
 
 
 def scan_markdown(rows: list[CompareScanRow]) -> str:
-    header = ["Database", "Workers", "Rows", "Rows/s", "CV", "Window min", "Window avg", "Window max", "p99 ms per page", "Check"]
-    lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
-    for row in rows:
-        windows = [f"{value:,.0f}" if value is not None else "-" for value in (row.window_min, row.window_avg, row.window_max)]
-        lines.append(_markdown_row([row.database + (" †" if row.differs else ""), str(row.workers), f"{row.rows:,}", f"{row.rows_per_s.avg:,.0f}",
-                                    f"{row.rows_per_s.cv:.1%}", *windows, f"{row.page_p99_ms:.3g}", row.check]))
-    return "\n".join(lines) + "\n"
+    return markdown_table(catalogue.SCANS, rows)
 
 
 def _markdown_row(cells: list[str]) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from iotdb_bench.cli.report import formats
 from iotdb_bench.cli.results.document import ResultsDocument
 
 # figure(fit_labels) -> (figure, axes); save(figure, path) -> path
@@ -27,7 +28,7 @@ def draw(document: ResultsDocument, folder: Path, figure: NewFigure, save: Save)
 def queries_under_ingest(document: ResultsDocument, path: Path, _figure: NewFigure, _save: Save) -> Path:
     rows = document.queries_under_ingest
     figure, axes = _figure(fit_labels=True)
-    labels = [f"{row.query}\n{row.workers} workers, {row.query_workers} query clients" for row in rows]
+    labels = [f"{row.query}\n{formats.workers(row.workers)}, {formats.plural(row.query_workers, 'query client')}" for row in rows]
     positions = range(len(rows))
     height = 0.27
     series = (("p50 under ingest", [row.p50_ms for row in rows]), ("p99 under ingest", [row.p99_ms for row in rows]),
@@ -54,7 +55,7 @@ def visibility_lag(document: ResultsDocument, path: Path, _figure: NewFigure, _s
     for offset, (name, values) in enumerate((("p50", [row.visibility_p50_ms for row in rows]), ("p99", [row.visibility_p99_ms for row in rows]),
                                              ("max", [row.visibility_max_ms for row in rows]))):
         axes.bar([p + (offset - 1) * width for p in positions], values, width=width, label=name)
-    axes.set_xticks(list(positions), [f"{row.workers} workers" for row in rows])
+    axes.set_xticks(list(positions), [formats.workers(row.workers) for row in rows])
     axes.set_ylabel("ms from write to visible")
     axes.set_title(f"{document.target}: visibility lag")
     axes.legend(fontsize=8)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iotdb_bench.cli.report import formats
 from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, insert_mode_label
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ResultsDocument
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
@@ -38,7 +39,7 @@ def draw(document: ResultsDocument, folder: Path) -> list[Path]:
         written = [throughput(summary, folder / "inserts-per-second.png"), latency(summary, folder / "latency.png")]
     if any(row.target_rate is not None for row in summary):
         written.append(latency_throughput(summary, folder / "latency-throughput.png", document.max_rate))
-    if series:
+    if series and document.max_rate is None:  # the search's many rates: its latency-throughput curve says it all
         written.append(events_over_time(series, folder / "events-per-second.png"))
     from iotdb_bench.cli.report import mixed_plots, resource_plots
 
@@ -78,8 +79,10 @@ def throughput(summary: list[InsertRow], path: Path) -> Path:
     above = [row.throughput.max - row.throughput.avg for row in summary]
     axes.errorbar(workers, averages, yerr=[below, above], marker="o", capsize=5, label="average (bars: min to max)")
     for row, x, y in zip(summary, workers, averages):
-        if row.throughput.unstable:
-            axes.annotate(f"unstable, CV {row.throughput.cv:.0%}", (x, y), textcoords="offset points", xytext=(6, 6), color="tab:red")
+        if formats.unstable(row.throughput):
+            axes.annotate(f"unstable, CV {row.throughput.cv:.0%}", (x, y), textcoords="offset points", xytext=(10, -4), color="tab:red",
+                          ha="left" if x != workers[-1] or len(workers) == 1 else "right", va="top", fontsize="small",
+                          bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     axes.set(xlabel="workers", ylabel="inserts/s", title="Inserts per second by worker count", xticks=workers)
     axes.set_ylim(bottom=0)
     _thousands(axes)
@@ -99,10 +102,33 @@ def latency(summary: list[InsertRow], path: Path) -> Path:
         axes.plot(workers, [row.response_p50_ms for row in summary], marker="s", linestyle="--", label="p50 response")
         axes.plot(workers, [row.response_p99_ms.avg for row in summary], marker="s", linestyle="--", label="p99 response")
     axes.set(xlabel="workers", ylabel="ms per database call", title="Call latency by worker count", xticks=workers)
-    axes.set_ylim(bottom=0)
-    axes.legend()
-    axes.grid(alpha=0.3)
+    _latency_scale(axes, [value for line in axes.get_lines() for value in line.get_ydata()])
+    _legend_outside(figure, axes)
+    axes.grid(alpha=0.3, which="both")
     return _save(figure, path)
+
+
+def _latency_scale(axes, values: list[float]) -> None:
+    """A log axis when latencies span more than a decade (p50 would vanish under p99 on a linear one)."""
+    positive = [value for value in values if value and value > 0]
+    if positive and max(positive) > 10 * min(positive):
+        axes.set_yscale("log")
+        from matplotlib.ticker import FuncFormatter
+
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    else:
+        axes.set_ylim(bottom=0)
+
+
+LEGEND_WIDTH = 2.6  # inches added right of the axes for a legend
+
+
+def _legend_outside(figure, axes) -> None:
+    """The legend right of the axes, never over the data: the figure grows by the legend's width."""
+    width, height = figure.get_size_inches()
+    figure.set_size_inches(width + LEGEND_WIDTH, height)
+    figure.subplots_adjust(left=MARGINS["left"] * width / (width + LEGEND_WIDTH), right=MARGINS["right"] * width / (width + LEGEND_WIDTH))
+    axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", borderaxespad=0)
 
 
 def latency_throughput(summary: list[InsertRow], path: Path, search: MaxRateSearch | None = None) -> Path:
@@ -119,10 +145,10 @@ def latency_throughput(summary: list[InsertRow], path: Path, search: MaxRateSear
         line, = axes.plot(achieved, [row.response_p99_ms.avg for row in group], marker="o", label=f"p99 response{suffix}")
         axes.plot(achieved, [row.p99_ms.avg for row in group], marker=".", linestyle=":", color=line.get_color(),
                   label=f"p99 service{suffix}")
-        for row, x in zip(group, achieved):
-            if row.sustained == "NO":
-                axes.annotate("behind", (x, row.response_p99_ms.avg), textcoords="offset points", xytext=(4, 4), color="tab:red",
-                              fontsize="small")
+        behind = [(x, row.response_p99_ms.avg) for row, x in zip(group, achieved) if row.sustained == "NO"]
+        if behind:  # a marker, not a word: many rates can fall behind close together
+            axes.plot(*zip(*behind), marker="x", markersize=10, color="tab:red", linestyle="none",
+                      label="fell behind its schedule" + suffix)
     if search is not None:
         axes.axhline(search.latency_p99_ms, color="tab:red", linestyle="--", linewidth=1, label=f"p99 target {search.latency_p99_ms:g} ms")
         if search.answer is not None:
@@ -136,7 +162,7 @@ def latency_throughput(summary: list[InsertRow], path: Path, search: MaxRateSear
     from matplotlib.ticker import EngFormatter
 
     axes.xaxis.set_major_formatter(EngFormatter())
-    axes.legend(fontsize="small")
+    _legend_outside(figure, axes)
     axes.grid(alpha=0.3)
     return _save(figure, path)
 
@@ -199,7 +225,7 @@ def _mean_series(runs: list[tuple[list[float], float]]) -> tuple[list[float], li
 
 
 def _workers(count: int) -> str:
-    return f"{count} worker" + ("" if count == 1 else "s")
+    return formats.workers(count)
 
 
 def events_over_time(series: dict[str, tuple[list[float], list[float]]], path: Path, ylabel: str = "events/s",
@@ -211,13 +237,13 @@ def events_over_time(series: dict[str, tuple[list[float], list[float]]], path: P
     axes.set_xlim(left=0)
     axes.set_ylim(bottom=0)
     _thousands(axes)
-    axes.legend()
+    _legend_outside(figure, axes)
     axes.grid(alpha=0.3)
     return _save(figure, path)
 
 
 def query_durations(summary: list[QueryRow], path: Path) -> Path:
-    """Average seconds per query (bars from fastest to slowest execution), cold and warm marked."""
+    """Average milliseconds per query (bars from fastest to slowest execution), cold and warm marked."""
     figure, axes = _figure(fit_labels=True)
     queries = list(dict.fromkeys(row.query for row in summary))
     worker_counts = list(dict.fromkeys(row.workers for row in summary))
@@ -227,9 +253,9 @@ def query_durations(summary: list[QueryRow], path: Path) -> Path:
         rows = {row.query: row for row in summary if row.workers == workers}
         xs = [index + (slot - (len(worker_counts) - 1) / 2) * width for index in range(len(queries))]
         measured = [rows[q] if q in rows and rows[q].avg_s is not None else None for q in queries]
-        averages = [row.avg_s if row else 0.0 for row in measured]
-        below = [row.avg_s - (row.min_s or row.avg_s) if row else 0.0 for row in measured]
-        above = [(row.max_s or row.avg_s) - row.avg_s if row else 0.0 for row in measured]
+        averages = [row.avg_s * 1000 if row else 0.0 for row in measured]
+        below = [(row.avg_s - (row.min_s or row.avg_s)) * 1000 if row else 0.0 for row in measured]
+        above = [((row.max_s or row.avg_s) - row.avg_s) * 1000 if row else 0.0 for row in measured]
         label = _workers(workers) if len(worker_counts) > 1 else "average (bars: min to max)"
         axes.bar(xs, averages, width * 0.9, yerr=[below, above], capsize=4, label=label)
         for x, q in zip(xs, queries):
@@ -241,11 +267,11 @@ def query_durations(summary: list[QueryRow], path: Path) -> Path:
                               ha="center", color="tab:red", rotation=90)
             for value, marker in ((row.cold_avg_s, "v"), (row.warm_avg_s, "^")):
                 if value is not None:
-                    axes.plot([x], [value], marker=marker, color="black", linestyle="none")
-            positive += [value for value in (row.min_s, row.max_s) if value]
+                    axes.plot([x], [value * 1000], marker=marker, color="black", linestyle="none")
+            positive += [value * 1000 for value in (row.min_s, row.max_s) if value]
     axes.plot([], [], marker="v", color="black", linestyle="none", label="cold (first execution)")
     axes.plot([], [], marker="^", color="black", linestyle="none", label="warm (later executions)")
-    _finish_query_axes(axes, queries, positive, "seconds per execution")
+    _finish_query_axes(axes, queries, positive, "ms per execution")
     return _save(figure, path)
 
 
@@ -254,19 +280,22 @@ def comparison(insert_rows: list[CompareInsertRow], query_rows: list[CompareQuer
     """Inserts/s of every compared row (bars from min to max) and the query averages per database."""
     from matplotlib.figure import Figure
 
-    panels = int(bool(insert_rows)) + int(bool(query_rows))
-    figure = Figure(figsize=(SIZE[0] * panels + 1, max(SIZE[1], 0.45 * len(insert_rows) + 1.5)), layout="constrained")
-    axes = iter(figure.subplots(1, panels, squeeze=False)[0])
+    # One panel above the other: the insert bars' labels (database, source, mode...) need the width.
+    heights = ([max(3.0, 0.32 * len(insert_rows) + 1.2)] if insert_rows else []) + ([SIZE[1]] if query_rows else [])
+    figure = Figure(figsize=(11, sum(heights) + 0.5), layout="constrained")
+    parts = figure.subfigures(len(heights), 1, height_ratios=heights) if len(heights) > 1 else [figure]
+    axes = iter(part.subplots() for part in parts)  # a subfigure each: the bars' long labels do not narrow the queries
     if insert_rows:
         _compare_inserts(next(axes), insert_rows)
     if query_rows:
         _compare_queries(next(axes), query_rows, query_detail, queries)
-    return _save(figure, path)
+    figure.savefig(path, dpi=DPI, bbox_inches="tight")  # every label and the legend inside the image
+    return path
 
 
 def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
     labels = [
-        f"{row.database}, {insert_mode_label(row)}, pk {row.primary_key}, {_workers(row.workers)}"
+        f"{row.database} ({row.source}), {insert_mode_label(row)}, pk {row.primary_key}, {_workers(row.workers)}"
         + (f", level {row.level:,}" if row.level is not None else "")
         + (f", at {row.target_rate:,.0f}/s" if row.target_rate else "")
         for row in rows
@@ -274,7 +303,7 @@ def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
     averages = [row.throughput.avg for row in rows]
     below = [row.throughput.avg - row.throughput.min for row in rows]
     above = [row.throughput.max - row.throughput.avg for row in rows]
-    colours = ["tab:red" if row.throughput.unstable or ("FLAGGED" in row.crosscheck or "FAILED" in row.crosscheck) else "tab:blue" for row in rows]
+    colours = ["tab:red" if formats.unstable(row.throughput) or ("FLAGGED" in row.crosscheck or "FAILED" in row.crosscheck) else "tab:blue" for row in rows]
     positions = list(range(len(rows)))[::-1]
     axes.barh(positions, averages, xerr=[below, above], capsize=4, color=colours)
     axes.set_yticks(positions, labels, fontsize="small")
@@ -296,18 +325,21 @@ def _compare_queries(axes, rows: list[CompareQueryRow], detail: list[CompareQuer
             if item.source == row.source and item.workers == row.workers and item.avg_s is not None
         }
         xs = [index + (slot - (len(rows) - 1) / 2) * width for index in range(len(queries))]
-        heights = [averages.get(name, 0.0) for name in queries]
-        label = f"{row.database}, {_workers(row.workers)}"
+        heights = [averages.get(name, 0.0) * 1000 for name in queries]
+        label = f"{row.database} ({row.source}), {_workers(row.workers)}"
         axes.bar(xs, heights, width * 0.9, label=label)
         values += [value for value in heights if value > 0]
-    _finish_query_axes(axes, queries, values, "average seconds per execution")
+    _finish_query_axes(axes, queries, values, "average ms per execution")
 
 
 def _finish_query_axes(axes, queries: list[str], durations: list[float], ylabel: str) -> None:
     """Query names under the bars, a log scale when durations span more than two decades."""
-    if durations and max(durations) / min(durations) > 100:
+    if durations and max(durations) / min(durations) > 10:
         axes.set_yscale("log")
-    axes.set_xticks(range(len(queries)), queries, rotation=15, ha="right")
+        from matplotlib.ticker import FuncFormatter
+
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.set_xticks(range(len(queries)), queries, rotation=30, ha="right")
     axes.set(ylabel=ylabel, title="Query durations")
-    axes.legend(fontsize="small")
+    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     axes.grid(alpha=0.3, axis="y")

@@ -7,11 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
-from rich.measure import Measurement
-from rich.table import Table
-
-from iotdb_bench.cli.report import tables
+from iotdb_bench.cli.report import formats, tables
 from iotdb_bench.cli.report.comparison import crosscheck_verdict
 from iotdb_bench.cli.results import crosscheck, run_conditions
 from iotdb_bench.cli.results.crosscheck import CrossCheck
@@ -35,25 +31,24 @@ def title(document: ResultsDocument) -> str:
             f"{length}" + (f", {workload}" if workload else "") + (f", {extra}" if extra else ""))
 
 
-def show(document: ResultsDocument, folder: Path, details: bool = False) -> None:
+def show(document: ResultsDocument, folder: Path, details: bool = False, rerendered: bool = False) -> None:
+    """The tables of a document; `rerendered`: `report` wrote its files again from results.json."""
     if document.task == "query" and document.queries:
-        console.print(with_conditions(tables.query_table(document.queries, title(document)), document))
+        console.print(with_conditions(tables.query_table(document.queries, title(document), details), document))
         for line in answer_lines(document):
             console.print(line, highlight=False)
     elif document.task == "scan" and document.scans:
-        console.print(with_conditions(tables.scan_table(document.scans, title(document)), document))
+        console.print(with_conditions(tables.scan_table(document.scans, title(document), details), document))
         for row in document.scans:
             if row.problem:
-                console.print(f"{row.workers} workers: {row.problem}", highlight=False)
+                console.print(f"{formats.workers(row.workers)}: {row.problem}", highlight=False)
     elif document.steps and document.inserts:
         step = f"{document.spec.duration_s:g} s" if document.spec.duration_s else f"{document.spec.num_inserts * document.spec.workers:,} events"
-        console.print(with_conditions(tables.steps_table(document.inserts, step), document))
+        console.print(with_conditions(tables.steps_table(document.inserts, step, details), document))
     elif document.max_rate is not None and not details:
         pass  # the search's own table below shows every rate tried
-    elif document.inserts and details:
-        print_whole(with_conditions(tables.insert_table(document.inserts, title(document), details=True), document))
     elif document.inserts:
-        console.print(with_conditions(tables.insert_table(document.inserts, title(document), width=console.width), document))
+        console.print(with_conditions(tables.insert_table(document.inserts, title(document), details), document))
     if document.max_rate is not None:
         console.print(with_conditions(tables.rate_search_table(document.max_rate), document))
     for line in rate_lines(document):
@@ -73,18 +68,20 @@ def show(document: ResultsDocument, folder: Path, details: bool = False) -> None
             console.print(f"{run.label}: {run.report.ingestion.sentence()}", highlight=False)
     checks = crosscheck.run_checks(document)
     if checks and details:
-        print_whole(tables.crosscheck_table(checks))
+        console.print(tables.crosscheck_table(checks))
     elif checks:
         console.print(crosscheck_line(checks), highlight=False)
-    console.print(f"Results saved in {folder}", highlight=False)
+    if rerendered:
+        console.print(f"Report written from {folder / 'results.json'}", highlight=False)
+    else:
+        console.print(f"Results saved in {folder}", highlight=False)
     if (folder / "report.html").is_file():
         console.print(f"Report: {folder / 'report.html'}", highlight=False)
 
 
-def with_conditions(table: Table, document: ResultsDocument) -> Table:
-    """The conditions the figures were measured under, in the caption: a copied table keeps them."""
-    table.caption = "\n".join(filter(None, [table.caption, run_conditions.caption(document)]))
-    table.caption_justify = "left"
+def with_conditions(table: tables.FittedTable, document: ResultsDocument) -> tables.FittedTable:
+    """The conditions the figures were measured under, under the table."""
+    table.caption = run_conditions.caption(document)
     return table
 
 
@@ -105,8 +102,10 @@ def resource_lines(document: ResultsDocument) -> list[str]:
     """What the runs cost the database and the client, one line per row; the client-bottleneck flag
     in bold; why a database figure was not measured; the cost at the target's price."""
     lines = []
+    if document.max_rate is not None:  # one row per rate tried: report.html's Every figure holds them
+        return ["Resources at each rate: report.html, under Inserts per second (Every other figure)"]
     for row in document.inserts:
-        who = f"step {row.step}" if row.step else f"{row.workers} worker" + ("" if row.workers == 1 else "s")
+        who = f"step {row.step}" if row.step else formats.workers(row.workers)
         who += f" at {row.target_rate:,.0f}/s" if row.target_rate else ""
         r = row.resources
         if r is None:
@@ -123,8 +122,6 @@ def resource_lines(document: ResultsDocument) -> list[str]:
                 database += f", {r.written_bytes_per_event:,.0f} bytes written per event"
         client = "" if r.client_cpu_s_per_million is None else f"; client {r.client_cpu_s_per_million:.3g} CPU s per million events"
         share = "" if r.client_share is None else f" (share {r.client_share:.0%})"
-        if r.client_machine_share is not None:
-            share += f", {r.client_machine_share:.0%} of the machine's {r.client_cores:g} cores"
         lines.append(f"Resources, {who}: {database}{client}{share}")
         if r.client_may_be_bottleneck:
             lines.append(f"[bold]Client may be the bottleneck[/bold], {who}: {r.bottleneck_reason}")
@@ -136,7 +133,7 @@ def resource_lines(document: ResultsDocument) -> list[str]:
 
 def answer_lines(document: ResultsDocument) -> list[str]:
     """Each wrong answer's first difference, and once why answers were not checked."""
-    lines = [f"Wrong answer: {row.query} ({row.workers} workers): {row.answer_detail}" for row in document.queries if row.answer == "wrong"]
+    lines = [f"Wrong answer: {row.query} ({formats.workers(row.workers)}): {row.answer_detail}" for row in document.queries if row.answer == "wrong"]
     reasons = dict.fromkeys(row.answer_detail for row in document.queries if row.answer == "not checked" and row.answer_detail)
     lines += [f"Answers not checked: {reason}" for reason in reasons]
     return lines
@@ -149,22 +146,11 @@ def mixed_lines(document: ResultsDocument) -> list[str]:
         if row.throughput_without_queries is not None:
             alone = row.throughput_without_queries.avg
             ratio = f" ({row.throughput.avg / alone:.0%})" if alone else ""
-            who = f"{row.workers} worker" + ("" if row.workers == 1 else "s")
-            clients = f"{row.query_workers} query client" + ("" if row.query_workers == 1 else "s")
+            who = formats.workers(row.workers)
+            clients = formats.plural(row.query_workers, "query client")
             lines.append(f"Inserts/s, {who}: {row.throughput.avg:,.0f} with {clients}{ratio} "
                          f"beside {alone:,.0f} without them")
     return lines
-
-
-def print_whole(table: Table) -> None:
-    """A wide table at its natural width, even beyond the terminal's: asked for with --details, its
-    figures must be read whole rather than cut to fit."""
-    natural = Measurement.get(console, console.options.update(width=10_000), table).maximum
-    if natural <= console.width:
-        console.print(table)
-        return
-    # rich renders nothing wider than its console: a console of the table's width on the same output.
-    Console(file=console.file, width=natural, force_terminal=console.is_terminal, no_color=console.no_color).print(table)
 
 
 def crosscheck_line(checks: list[CrossCheck]) -> str:

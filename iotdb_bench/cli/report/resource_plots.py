@@ -1,15 +1,17 @@
-"""The resources plot: one figure per worker count with, over the timed phase, events/s, the CPU
-cores of the database and of the client (workers + collector + CLI), and the database's memory.
+"""The resources plot: one figure with, over the timed phase, events/s, the CPU cores of the database
+and of the client (workers + collector + CLI), and the database's memory when it was measured; one
+series per worker count, and per target rate of open-loop runs (never a mean of different rates).
 
 Every series is cut into the same 1 s windows as the events/s series (window i covers [i, i + 1) s
 after the common start); CPU cores in a window = the growth of the cumulative CPU seconds across it,
-interpolated between readings. Runs of the same worker count are averaged window by window.
+interpolated between readings. Runs of the same worker count and rate are averaged window by window.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from iotdb_bench.cli.report import formats
 from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
 from iotdb_bench.simulator.resources import ResourceGroup, counter_delta, gauge_on_grid
 
@@ -50,20 +52,21 @@ def _mean(columns: list[list[float | None]]) -> list[float | None]:
 
 
 def draw(document: ResultsDocument, folder: Path) -> list[Path]:
-    """One PNG per worker count whose runs were sampled."""
-    written = []
-    for workers in dict.fromkeys(run.workers for run in document.insert_runs()):
-        runs = [run for run in document.insert_runs() if run.workers == workers and run.report.resources is not None]
-        if runs:
-            written.append(_figure(runs, folder / f"resources-{workers}-workers.png"))
-    return written
+    """resources.png when some run was sampled."""
+    groups: dict[str, list[RunRecord]] = {}
+    for run in document.insert_runs():
+        if run.report.resources is None:
+            continue
+        rate = run.report.spec.rate
+        label = (f"step {run.step}" if run.step else formats.workers(run.workers)) + (f" at {rate:,.0f}/s" if rate else "")
+        groups.setdefault(label, []).append(run)
+    if document.max_rate is not None:  # the search's rates in rising order, so the colours climb with them
+        groups = dict(sorted(groups.items(), key=lambda item: item[1][0].report.spec.rate or 0))
+    return [_figure(groups, folder / "resources.png")] if groups else []
 
 
-def _figure(runs: list[RunRecord], path: Path) -> Path:
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
-
-    series = {"events": [], "db_cores": [], "client_cores": [], "db_memory": []}
+def _means(runs: list[RunRecord]) -> dict[str, list[float | None]]:
+    series: dict[str, list] = {"events": [], "db_cores": [], "client_cores": [], "db_memory": []}
     for run in runs:
         figures, usage = run.report.figures, run.report.resources
         count = max(len(figures.per_second), 1)
@@ -76,42 +79,59 @@ def _figure(runs: list[RunRecord], path: Path) -> Path:
         series["db_cores"].append(db_cores)
         series["client_cores"].append(client_cores(run, count))
         series["db_memory"].append(db_memory)
-    means = {name: _mean(columns) for name, columns in series.items()}
-    edges = [float(i) for i in range(len(means["events"]) + 1)]
+    return {name: _mean(columns) for name, columns in series.items()}
 
-    figure = Figure(figsize=SIZE, layout="constrained")
-    events_axes, cpu_axes, memory_axes = figure.subplots(3, 1, sharex=True)
-    workers = runs[0].workers
-    events_axes.stairs(_zeros(means["events"]), edges, linewidth=1.5, baseline=None)
-    events_axes.set(ylabel="events/s", title=f"{workers} worker{'s' if workers != 1 else ''}: rate and resources during the timed phase")
+
+def _figure(groups: dict[str, list[RunRecord]], path: Path) -> Path:
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    means = {label: _means(runs) for label, runs in groups.items()}
+    first = next(iter(groups.values()))[0].report.resources
+    database, in_workers = first.database, first.database_in_workers
+    memory = any(value is not None for one in means.values() for value in one["db_memory"])
+    figure = Figure(figsize=(SIZE[0] + 2.2, SIZE[1] if memory else SIZE[1] * 0.72), layout="constrained")
+    panels = figure.subplots(3 if memory else 2, 1, sharex=True)
+    events_axes, cpu_axes = panels[0], panels[1]
+    palette = colormaps["viridis"].resampled(max(len(means), 2)) if len(means) > 10 else colormaps["tab10"]
+    for index, (label, one) in enumerate(means.items()):
+        colour = palette(index if len(means) <= 10 else index / max(len(means) - 1, 1))
+        edges = [float(i) for i in range(len(one["events"]) + 1)]
+        events_axes.stairs(_zeros(one["events"]), edges, linewidth=1.5, baseline=None, color=colour, label=label)
+        if any(value is not None for value in one["db_cores"]):
+            cpu_axes.stairs(_zeros(one["db_cores"]), edges, linewidth=1.5, baseline=None, color=colour)
+        cpu_axes.stairs(_zeros(one["client_cores"]), edges, linewidth=1.2, baseline=None, color=colour, linestyle=":")
+        if memory:
+            panels[2].stairs(_zeros([None if v is None else v / 1e6 for v in one["db_memory"]]), edges, linewidth=1.5, baseline=None,
+                             color=colour)
+    events_axes.set(ylabel="events/s", title="Rate and resources during the timed phase")
     events_axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
-    database = runs[0].report.resources.database
-    in_workers = runs[0].report.resources.database_in_workers
-    _line(cpu_axes, edges, means["db_cores"], "database", database, in_workers)
-    _line(cpu_axes, edges, means["client_cores"], "client (workers, collector, CLI)", None, False)
+    events_axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), title="series", title_fontsize="small")
     cpu_axes.set(ylabel="CPU cores")
-    cpu_axes.legend(fontsize="small")
-    memory_mb = [None if value is None else value / 1e6 for value in means["db_memory"]]
-    _line(memory_axes, edges, memory_mb, "database", database, in_workers)
-    memory_axes.set(ylabel="database memory MB", xlabel="seconds since the common start")
-    for axes, values in ((events_axes, means["events"]), (cpu_axes, means["db_cores"] + means["client_cores"]), (memory_axes, memory_mb)):
-        top = max((value for value in values if value is not None), default=0.0)
-        axes.set_ylim(0, top * 1.15 if top > 0 else 1.0)  # a flat line must not sit on the frame
+    cpu_axes.plot([], [], color="grey", linewidth=1.5, label="database")
+    cpu_axes.plot([], [], color="grey", linewidth=1.2, linestyle=":", label="client (workers,\ncollector, CLI)")
+    cpu_axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    absent = [what for what, seen in (("CPU", any(value is not None for one in means.values() for value in one["db_cores"])),
+                                      ("memory", memory)) if not seen]
+    if absent:  # said above the panel, clear of the lines
+        cpu_axes.set_title(f"database {' and '.join(absent)}: {_why_absent(database, in_workers)}", fontsize="small", loc="left")
+    if memory:
+        panels[2].set(ylabel="database memory MB")
+    panels[-1].set(xlabel="seconds since the common start")
+    for axes in panels:
+        axes.set_ylim(bottom=0)
         axes.set_xlim(left=0)
+        axes.margins(y=0.15)  # a flat line must not sit on the frame
         axes.grid(alpha=0.3)
     figure.savefig(path, dpi=110)
     return path
 
 
-def _line(axes, edges: list[float], values: list[float | None], label: str, group: ResourceGroup | None, in_workers: bool) -> None:
-    if any(value is not None for value in values):
-        axes.stairs(_zeros(values), edges, label=label, linewidth=1.5, baseline=None)
-        return
+def _why_absent(group: ResourceGroup | None, in_workers: bool) -> str:
     if in_workers:
-        reason = "an embedded database: its work is in the workers' CPU"
-    else:
-        reason = "not measured" + (f": {next(iter(group.not_measured.values()), '')}" if group and group.not_measured else "")
-    axes.text(0.02, 0.5, f"{label}: {reason}", transform=axes.transAxes, fontsize="small", wrap=True)
+        return "an embedded database, its work is in the workers' CPU"
+    return "not measured" + (f" ({next(iter(group.not_measured.values()), '')})" if group and group.not_measured else "")
 
 
 def _zeros(values: list[float | None]) -> list[float]:

@@ -47,14 +47,17 @@ class Environment(BaseModel):
     created: str = ""
     command: list[str] = Field(default_factory=list)
     options: dict[str, Any] = Field(default_factory=dict, description="every option of the command, defaults included")
+    command_line: list[str] = Field(default_factory=list, description="the command and every option as the CLI spells them, "
+                                    "defaults included: it reproduces the invocation")
 
     @classmethod
-    def here(cls, options: dict[str, Any] | None = None) -> Environment:
+    def here(cls, options: dict[str, Any] | None = None, command_line: list[str] | None = None) -> Environment:
         build = conditions.build()
         return cls(
             tool_version=simulator.__version__, commit=build.commit, modified=build.modified, python=sys.version.split()[0],
             platform=platform.platform(), machine=platform.node(), cpus=os.cpu_count(), host=host_info.describe(),
             created=datetime.now(UTC).isoformat(timespec="seconds"), command=sys.argv, options=_plain(options or {}),
+            command_line=command_line or [],
         )
 
 

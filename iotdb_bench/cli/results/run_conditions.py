@@ -7,6 +7,7 @@ Everything here reads the typed document (cli/document.py) and the run reports' 
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 
 from iotdb_bench.cli.results.document import ResultsDocument
@@ -148,12 +149,19 @@ def facts(document: ResultsDocument) -> list[tuple[str, str]]:
     return rows
 
 
-def options(document: ResultsDocument) -> list[tuple[str, str]]:
-    """Every option the command was given (defaults included), then the spec the runs were built from."""
-    rows = [(f"--{name.replace('_', '-')}", _value(value)) for name, value in document.environment.options.items()]
-    spec = document.spec.model_dump(mode="json", exclude={"run_id", "connection"})
-    rows += [(f"spec.{name}", _value(value)) for name, value in spec.items()]
-    return rows
+def command_line(document: ResultsDocument) -> str:
+    """The command that reproduces the invocation, every option as the CLI spells it ("" when the
+    results predate its recording: see the Options the runs recorded)."""
+    words = document.environment.command_line
+    return shlex.join(["iotdb-bench", *words]) if words else ""
+
+
+def run_specs(document: ResultsDocument) -> list[tuple[str, str]]:
+    """What each run was built from, where runs differ (worker count, rate, step): one line per run."""
+    fields = ("workers", "rate", "num_inserts", "duration_s", "batch", "clean", "query_workers")
+    specs = [(run.label, run.report.spec.model_dump(mode="json")) for run in document.runs]
+    varying = [name for name in fields if len({str(spec.get(name)) for _, spec in specs}) > 1] or ["workers"]
+    return [(label, ", ".join(f"{name.replace('_', ' ')} {_value(spec.get(name))}" for name in varying)) for label, spec in specs]
 
 
 def _value(value) -> str:

@@ -25,7 +25,11 @@ REDRAW_S = 0.5
 
 
 class RunProgress:
-    def __init__(self, console: Console, clock=time.monotonic):
+    """`one_line`: every run updates the same line (--find-max-rate's many short runs), the step's
+    number in front of its label."""
+
+    def __init__(self, console: Console, one_line: bool = False, clock=time.monotonic):
+        self.one_line, self.started = one_line, 0
         self.clock = clock
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[unit]}"),
@@ -43,15 +47,21 @@ class RunProgress:
 
     def start(self, planned: PlannedRun):
         """Add a bar for a run that is starting; returns the callback that updates it."""
-        if self.task is not None:
-            self.progress.stop_task(self.task)
         spec = planned.spec
+        self.started += 1
         by_time = spec.task == "insert" and spec.duration_s > 0
         if by_time:
             expected, unit = spec.duration_s, "s"
         else:
             expected, unit = (spec.num_inserts * planned.workers, "events") if spec.task == "insert" else (planned.workers, "workers")
-        task = self.task = self.progress.add_task(planned.label, total=expected, phase="starting", unit=unit)
+        if self.one_line and self.task is not None:
+            task = self.task
+            self.progress.reset(task, total=expected, description=f"step {self.started}: {planned.label}", phase="starting", unit=unit)
+        else:
+            if self.task is not None:
+                self.progress.stop_task(self.task)
+            label = f"step {self.started}: {planned.label}" if self.one_line else planned.label
+            task = self.task = self.progress.add_task(label, total=expected, phase="starting", unit=unit)
         current = CurrentRate()
 
         def on_status(status: Status | Notice) -> None:

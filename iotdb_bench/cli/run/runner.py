@@ -47,6 +47,10 @@ class PlanOnly:
     invocations: list[Invocation] = field(default_factory=list)
 
 
+def _workers(count: int) -> str:
+    return f"{count} worker" + ("" if count == 1 else "s")
+
+
 def new_run_id(label: str = "") -> str:
     return f"run-{secrets.token_hex(4)}{label}"
 
@@ -55,12 +59,12 @@ def plan(invocation: Invocation) -> list[PlannedRun]:
     base = invocation.base
     if base.task == "query":
         return [
-            PlannedRun(f"{w} workers", base.model_copy(update={"workers": w, "run_id": new_run_id()}), w, 1)
+            PlannedRun(_workers(w), base.model_copy(update={"workers": w, "run_id": new_run_id()}), w, 1)
             for w in invocation.worker_counts
         ]
     if base.task == "scan":
         return [
-            PlannedRun(f"{w} workers, run {run}/{invocation.runs}" if invocation.runs > 1 else f"{w} workers",
+            PlannedRun(f"{_workers(w)}, run {run}/{invocation.runs}" if invocation.runs > 1 else _workers(w),
                        base.model_copy(update={"workers": w, "run_id": new_run_id()}), w, run)
             for w in invocation.worker_counts for run in range(1, invocation.runs + 1)
         ]
@@ -76,7 +80,7 @@ def plan(invocation: Invocation) -> list[PlannedRun]:
                 label = f"step {run}/{invocation.steps}"
             else:
                 update = {"stream_offset": 0 if base.clean else offset}
-                label = f"{w} workers, run {run}/{invocation.runs}" if total > 1 else f"{w} workers"
+                label = f"{_workers(w)}, run {run}/{invocation.runs}" if total > 1 else _workers(w)
                 label += f" at {base.rate:,.0f}/s" if base.rate else ""
             spec = base.model_copy(update={**update, "workers": w, "run_id": new_run_id()})
             planned.append(PlannedRun(label, spec, w, run, run if invocation.steps else None))

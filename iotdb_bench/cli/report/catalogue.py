@@ -1,0 +1,407 @@
+"""The catalogue of figures: every figure a view can show, declared once.
+
+A `Figure` says how it is headed (a short header for the terminal, a human label for the pages and
+Markdown), how it is read from a typed row, how it is written (cli/report/formats.py), what an
+abbreviation in its header means, and at which levels it is shown:
+
+- DEFAULT: a command's table in the terminal and the main table of report.html;
+- DETAILS: --details in the terminal, the expandable part of report.html (every figure of the rows);
+- COMPARE: compare's table in the terminal, compare.html's main table and compare.md.
+
+Views (cli/report/tables.py for the terminal, html_report.py, comparison.py for Markdown) decide the
+layout only: what fits the width, what goes into expandable details. Adding a figure is the typed
+field, the code that fills it (cli/results/) and one entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from iotdb_bench.cli.report import formats as f
+
+DEFAULT, DETAILS, COMPARE = "default", "details", "compare"
+RUN = frozenset({DEFAULT})          # shown by default, and so also with --details
+MORE = frozenset({DETAILS})         # --details and report.html's expandable part only
+BOTH = frozenset({DEFAULT, COMPARE})
+COMPARED = frozenset({COMPARE})     # compare's main table (and every compare view)
+MORE_COMPARED = frozenset({DETAILS, COMPARE})
+
+
+@dataclass(frozen=True)
+class Figure:
+    header: str
+    read: Callable[[Any], str]
+    levels: frozenset[str] = RUN
+    label: str = ""                 # the human label in report.html and Markdown; the header when empty
+    explain: str = ""               # what the header's abbreviation means, printed once under the table
+    key: bool = False               # names the row: repeated in every block of a table split to fit
+    text: bool = False              # words rather than a number: left-aligned, may wrap in the terminal
+    show_if: Callable[[Sequence[Any]], bool] | None = None  # shown only when some row has it
+    compare_only: bool = False      # a column of compared rows (Database, Source): absent from a run's views
+
+    @property
+    def title(self) -> str:
+        return self.label or self.header
+
+    def shown(self, rows: Sequence[Any], level: str, compared: bool) -> bool:
+        if self.compare_only and not compared:
+            return False
+        if self.show_if is not None and not self.show_if(rows):
+            return False
+        if self.key:
+            return True
+        return level == DETAILS or level in self.levels  # DETAILS: every figure of the rows
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The figures of one kind of row, in the order the views show them, and what the table says."""
+
+    title: str
+    figures: tuple[Figure, ...]
+    caption: str = ""
+
+    def figures_at(self, rows: Sequence[Any], level: str, compared: bool = False) -> list[Figure]:
+        return [figure for figure in self.figures if figure.shown(rows, level, compared)]
+
+    def keys(self, rows: Sequence[Any], compared: bool = False) -> list[Figure]:
+        return [figure for figure in self.figures if figure.key and figure.shown(rows, DEFAULT, compared)]
+
+    def explanations(self, shown: Sequence[Figure]) -> str:
+        """Each abbreviation shown, explained once."""
+        return "; ".join(dict.fromkeys(figure.explain for figure in shown if figure.explain))
+
+    def cells(self, row: Any, shown: Sequence[Figure]) -> list[str]:
+        return [figure.read(row) for figure in shown]
+
+
+@dataclass
+class Rendered:
+    """A table as every view receives it: headers, labels, cells, which columns are keys or words."""
+
+    title: str
+    figures: list[Figure]
+    rows: list[list[str]]
+    caption: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def render(catalogue: Catalogue, rows: Sequence[Any], level: str, compared: bool = False, title: str | None = None,
+           caption: str | None = None) -> Rendered:
+    shown = catalogue.figures_at(rows, level, compared)
+    cells = [catalogue.cells(row, shown) for row in rows]
+    marked = any("†" in cell for line in cells for cell in line)
+    explained = "; ".join(part for part in catalogue.explanations(shown).split("; ") if marked or "†" not in part)
+    words = " ".join(filter(None, [catalogue.caption if caption is None else caption, explained + "." if explained else ""]))
+    return Rendered(catalogue.title if title is None else title, shown, cells, words)
+
+
+# -- helpers for show_if -------------------------------------------------------------------------
+
+def _any(read: Callable[[Any], Any]) -> Callable[[Sequence[Any]], bool]:
+    return lambda rows: any(read(row) not in (None, False, 0, "", []) for row in rows)
+
+
+def _database(row) -> str:
+    return row.database + (" †" if getattr(row, "differs", None) else "")
+
+
+def _resources(row):
+    from iotdb_bench.cli.results.resource_figures import ResourceFigures
+
+    return row.resources or ResourceFigures()
+
+
+def _db_cpu(row) -> str:
+    if row.resources is None:
+        return f.NOT_MEASURED
+    if row.resources.database_in_workers:
+        return "in workers"
+    return f.figure(row.resources.db_cpu_s_per_million)
+
+
+def _bottleneck(row) -> str:
+    r = row.resources
+    if r is None or r.client_may_be_bottleneck is None:
+        return f.DASH
+    return "MAYBE" if r.client_may_be_bottleneck else "no"
+
+
+def _open_loop(rows) -> bool:
+    return any(row.target_rate is not None for row in rows)
+
+
+def _values(rows) -> bool:
+    return any(row.values_per_row > 1 and row.values_throughput is not None for row in rows)
+
+
+def _currency(rows) -> str | None:
+    return next((row.cost.currency for row in rows if getattr(row, "cost", None)), None)
+
+
+def _compare_crosscheck(row) -> str:
+    flag = "; client may be the bottleneck" if row.resources and row.resources.client_may_be_bottleneck else ""
+    return row.crosscheck + flag
+
+
+DATABASE = Figure("Database", _database, COMPARED, key=True, text=True, compare_only=True,
+                  explain="† = measured under other conditions than the other rows (listed below)")
+SOURCE = Figure("Source", lambda row: row.source, COMPARED, key=True, text=True, compare_only=True, label="Source (results folder)")
+# A flagged row's worker count carries FLAG_MARK; the flags' words (cli/results/row_flags.py) follow the table.
+FLAG_MARK = "!"
+WORKERS = Figure("Workers", lambda row: f"{row.workers}{FLAG_MARK if getattr(row, 'flags', None) else ''}", key=True)
+
+
+INSERTS = Catalogue(
+    "Inserts per second across runs",
+    (
+        DATABASE, SOURCE, WORKERS,
+        Figure("Level", lambda row: f.count(row.level), BOTH, label="Fill level (events before the step)",
+               show_if=_any(lambda row: row.level), key=True, explain="Level = events in the table before the step"),
+        Figure("Runs", lambda row: str(row.runs), BOTH),
+        Figure("Mode", lambda row: row.insert_mode or "not recorded", MORE_COMPARED, label="Insert mode", text=True),
+        Figure("Key", lambda row: row.primary_key, COMPARED, label="Primary key", text=True, compare_only=True),
+        Figure("Workload", lambda row: row.workload or "default", COMPARED, text=True, compare_only=True,
+               show_if=_any(lambda row: getattr(row, "workload", ""))),
+        Figure("Target/s", lambda row: f.rate(row.target_rate), BOTH, label="Target rate (--rate), events/s", show_if=_open_loop),
+        Figure("Inserts/s", lambda row: f.rate(row.throughput.avg), BOTH, label="Inserts/s (average over runs)",
+               explain="Inserts/s = events / (last worker end - common start), average over runs"),
+        Figure("Values/s", lambda row: f.rate(row.values_throughput.avg if row.values_throughput else None), BOTH,
+               label="Values/s (inserts/s x values per row)", show_if=_values, explain="Values/s = inserts/s x values per row"),
+        Figure("Min–Max", lambda row: f.min_max(row.throughput), RUN, label="Inserts/s min–max over runs"),
+        Figure("Min", lambda row: f.rate(row.throughput.min), MORE, label="Inserts/s, slowest run"),
+        Figure("Max", lambda row: f.rate(row.throughput.max), MORE, label="Inserts/s, fastest run"),
+        Figure("Stdev", lambda row: f.DASH if row.throughput.n < 2 else f.rate(row.throughput.stdev), MORE, label="Standard deviation over runs"),
+        Figure("CV", lambda row: f.cv(row.throughput), BOTH, label="Coefficient of variation",
+               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)"),
+        Figure("95% CI", lambda row: f.ci(row.throughput), MORE_COMPARED, label="95% confidence interval, ±",
+               explain="95% CI = half width of the average's confidence interval (Student t)"),
+        Figure("Seed formula", lambda row: f.rate(row.seed_formula_throughput.avg), MORE, label="Seed formula inserts/s",
+               explain="Seed formula = events / mean worker duration (the original tool's figure)"),
+        Figure("p50 ms", lambda row: f.ms(row.p50_ms), MORE, label="Latency p50, ms per call"),
+        Figure("p95 ms", lambda row: f.ms(row.p95_ms), MORE, label="Latency p95, ms per call"),
+        Figure("p99 ms", lambda row: f.ms(row.p99_ms.avg), BOTH, label="Latency p99, ms per call",
+               explain="p99 ms = 99th percentile of the service time per database call"),
+        Figure("p99 range", lambda row: f.min_max(row.p99_ms, f.ms), MORE, label="Latency p99 min–max over runs, ms"),
+        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest call, ms"),
+        Figure("Resp p99", lambda row: f.ms(row.response_p99_ms.avg if row.response_p99_ms else None), BOTH, show_if=_open_loop,
+               label="Response time p99, ms",
+               explain="Resp = response time in ms, from each call's intended start on the schedule (--rate)"),
+        Figure("Resp p50", lambda row: f.ms(row.response_p50_ms), MORE, show_if=_open_loop, label="Response time p50, ms"),
+        Figure("Resp p95", lambda row: f.ms(row.response_p95_ms), MORE, show_if=_open_loop, label="Response time p95, ms"),
+        Figure("Resp max", lambda row: f.ms(row.response_max_ms), MORE, show_if=_open_loop, label="Slowest response, ms"),
+        Figure("Sustained", lambda row: f.text(row.sustained), BOTH, show_if=_open_loop, text=True,
+               explain="Sustained = no run ended behind its schedule by more than 1 s (5% of a run shorter than 20 s)"),
+        Figure("Behind s", lambda row: f.seconds(row.behind_s), MORE, show_if=_open_loop, label="Behind schedule at the end, s"),
+        Figure("Max lag s", lambda row: f.seconds(row.max_lag_s), MORE, show_if=_open_loop, label="Latest call start after schedule, s"),
+        Figure("Overhead", lambda row: f.share(row.client_overhead, 1), MORE, label="Client overhead",
+               explain="Overhead = share of the timed phase spent outside database calls"),
+        Figure("Skew ms", lambda row: f"{row.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms"),
+        Figure("Retries", lambda row: str(row.retries), MORE),
+        Figure("DB CPU s/M", _db_cpu, BOTH, label="Database CPU s per million events",
+               explain="DB CPU s/M = database CPU seconds per million events (n/m: not measured)"),
+        Figure("DB cores", lambda row: f.figure(_resources(row).db_cores), MORE, label="Database cores busy"),
+        Figure("DB peak MB", lambda row: f.megabytes(_resources(row).db_memory_peak_bytes), MORE, label="Database memory peak, MB"),
+        Figure("Written B/ev", lambda row: f.figure(_resources(row).written_bytes_per_event), MORE, label="Bytes written per event",
+               explain="B/ev = bytes per event"),
+        Figure("Storage B/ev", lambda row: f.bytes_per_event(_resources(row).storage_bytes_per_event), MORE,
+               label="Storage bytes per event", explain="B/ev = bytes per event"),
+        Figure("Client CPU s/M", lambda row: f.figure(_resources(row).client_cpu_s_per_million), MORE,
+               label="Client CPU s per million events (workers + collector + CLI)"),
+        Figure("Client share", lambda row: f.share(_resources(row).client_share), MORE, label="Client share of CPU",
+               explain="Client share = client CPU / (client + database CPU)"),
+        Figure("Client limit?", _bottleneck, MORE, label="Client may be the bottleneck", text=True),
+        Figure("Query clients", lambda row: str(row.query_workers), MORE, show_if=_any(lambda row: row.query_workers)),
+        Figure("Without queries/s", lambda row: f.rate(row.throughput_without_queries.avg if row.throughput_without_queries else None),
+               BOTH, label="Inserts/s without the query clients (--compare-idle)", show_if=_any(lambda row: row.throughput_without_queries)),
+        Figure("Cost/M", lambda row: f.DASH if row.cost is None else f"{f.figure(row.cost.per_million_inserts)} {row.cost.currency}",
+               MORE_COMPARED, label="Cost per million inserts", show_if=_currency),
+        Figure("Inserts/cost", lambda row: f.DASH if row.cost is None else f.figure(row.cost.inserts_per_unit), MORE,
+               label="Inserts per unit of money", show_if=_currency),
+        Figure("Count check", lambda row: row.count_check, RUN, text=True,
+               explain="Count check = the database holds the events the workers reported"),
+        Figure("Cross-check", _compare_crosscheck, COMPARED, text=True, compare_only=True, label="Database-side check",
+               explain="Cross-check = rows the database counted against the workers' report (flagged above 2%)"),
+        Figure("Status", lambda row: row.status, MORE, text=True, compare_only=True, label="Invocation status"),
+    ),
+)
+
+VISIBILITY = Catalogue(
+    "Visibility lag",
+    (
+        DATABASE, SOURCE, WORKERS,
+        Figure("p50 ms", lambda row: f.ms(row.visibility_p50_ms), BOTH | MORE, label="Visibility lag p50, ms"),
+        Figure("p99 ms", lambda row: f.ms(row.visibility_p99_ms), BOTH | MORE, label="Visibility lag p99, ms"),
+        Figure("max ms", lambda row: f.ms(row.visibility_max_ms), BOTH | MORE, label="Longest visibility lag, ms"),
+        Figure("Unseen", lambda row: str(row.visibility_unseen), BOTH | MORE, label="Markers never seen"),
+    ),
+    "From the start of a marker's write (same insert path) to the start of the first query that saw it; means of the runs' p50 "
+    "and p99, the longest of all runs; unseen = not seen within the probe's limit.",
+)
+
+QUERIES = Catalogue(
+    "Queries",
+    (
+        WORKERS,
+        Figure("Query", lambda row: row.query, RUN | COMPARED, key=True, text=True),
+        Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions"),
+        Figure("Avg ms", lambda row: f.ms_of_seconds(row.avg_s), BOTH, label="Average ms per execution"),
+        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), RUN, label="Fastest execution, ms"),
+        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), MORE, label="Slowest execution, ms"),
+        Figure("p95 ms", lambda row: f.ms_of_seconds(row.p95_s), RUN, label="p95 per execution, ms"),
+        Figure("Cold ms", lambda row: f.ms_of_seconds(row.cold_avg_s), MORE, label="Cold (first execution per worker), ms",
+               explain="Cold = first execution on each worker, warm = the others"),
+        Figure("Warm ms", lambda row: f.ms_of_seconds(row.warm_avg_s), MORE, label="Warm (later executions), ms",
+               explain="Cold = first execution on each worker, warm = the others"),
+        Figure("Rows", lambda row: f.count(row.rows), RUN, label="Rows returned"),
+        Figure("Answer", lambda row: {"wrong": "WRONG", None: f.DASH}.get(row.answer, row.answer), RUN, text=True,
+               explain="Answer = every execution's rows checked against what the tool inserted"),
+        Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, RUN, text=True, show_if=_any(lambda row: row.errors)),
+        Figure("Cost/1000", lambda row: f.DASH if row.cost is None else f"{f.figure(row.cost.per_thousand_queries)} {row.cost.currency}",
+               MORE, label="Cost per 1000 queries", show_if=_currency),
+    ),
+    "Milliseconds per execution.",
+)
+
+SCANS = Catalogue(
+    "Scans",
+    (
+        DATABASE, SOURCE, WORKERS,
+        Figure("Runs", lambda row: str(row.runs), RUN),
+        Figure("Devices", lambda row: f.count(row.devices), MORE),
+        Figure("Rows", lambda row: f.count(row.rows), BOTH, label="Rows read per run"),
+        Figure("Rows/s", lambda row: f.rate(row.rows_per_s.avg), BOTH, label="Rows read per second",
+               explain="Rows/s = rows read by all workers / run duration, average over runs"),
+        Figure("CV", lambda row: f.cv(row.rows_per_s), BOTH, label="Coefficient of variation",
+               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)"),
+        Figure("Win min", lambda row: f.rate(row.window_min), RUN | COMPARED, label="Slowest 10,000-row window, rows/s",
+               explain="Win = each worker's rate over every 10,000 rows it read"),
+        Figure("Win avg", lambda row: f.rate(row.window_avg), MORE_COMPARED, label="Mean window rate, rows/s"),
+        Figure("Win max", lambda row: f.rate(row.window_max), MORE_COMPARED, label="Fastest window, rows/s"),
+        Figure("p50 ms", lambda row: f.ms(row.page_p50_ms), MORE, label="p50 per page or fetch, ms"),
+        Figure("p99 ms", lambda row: f.ms(row.page_p99_ms), BOTH, label="p99 per page or fetch, ms"),
+        Figure("max ms", lambda row: f.ms(row.page_max_ms), MORE, label="Slowest page, ms"),
+        Figure("Check", lambda row: row.check, BOTH, text=True,
+               explain="Check = timestamps never decrease within a device, and each device holds as many readings as the tool wrote"),
+        Figure("Problem", lambda row: f.text(row.problem), MORE, text=True, label="First problem, or why counts were not checked",
+               show_if=_any(lambda row: row.problem)),
+        Figure("Status", lambda row: row.status, MORE, text=True, compare_only=True, label="Invocation status"),
+    ),
+)
+
+UNDER_INGEST = Catalogue(
+    "Queries under ingest",
+    (
+        DATABASE, SOURCE, WORKERS,
+        Figure("Clients", lambda row: str(row.query_workers), BOTH, label="Query clients"),
+        Figure("Query", lambda row: row.query, BOTH, key=True, text=True),
+        Figure("Execs", lambda row: f.count(row.executions), BOTH, label="Executions under ingest"),
+        Figure("p50 ms", lambda row: f.ms(row.p50_ms), BOTH, label="p50 under ingest, ms"),
+        Figure("p99 ms", lambda row: f.ms(row.p99_ms), BOTH, label="p99 under ingest, ms"),
+        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest under ingest, ms"),
+        Figure("Idle execs", lambda row: f.count(row.idle_executions), MORE, label="Idle executions"),
+        Figure("Idle p50", lambda row: f.ms(row.idle_p50_ms), BOTH, label="p50 idle, ms"),
+        Figure("Idle p99", lambda row: f.ms(row.idle_p99_ms), BOTH, label="p99 idle, ms"),
+        Figure("Ratio", lambda row: f.ratio(row.slowdown), BOTH, label="Slowdown (p50 under ingest / idle)",
+               explain="Ratio = p50 under ingest / p50 idle"),
+        Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors)),
+    ),
+    "Milliseconds per execution under ingest (while the workers inserted) and idle (the same data right after the timed phase); "
+    "means over the runs.",
+)
+
+RATE_STEPS = Catalogue(
+    "Highest sustainable rate",
+    (
+        Figure("Step", lambda step: str(step.number), key=True),
+        Figure("Target/s", lambda step: f.rate(step.target_rate), BOTH | MORE, label="Target rate, events/s"),
+        Figure("Achieved/s", lambda step: f.rate(step.achieved_rate), BOTH | MORE, label="Achieved, events/s"),
+        Figure("Resp p50", lambda step: f.ms(step.response_p50_ms), BOTH | MORE, label="Response time p50, ms"),
+        Figure("Resp p99", lambda step: f.ms(step.response_p99_ms), BOTH | MORE, label="Response time p99, ms",
+               explain="Resp = response time in ms from each call's intended start"),
+        Figure("Svc p99", lambda step: f.ms(step.service_p99_ms), BOTH | MORE, label="Service time p99, ms",
+               explain="Svc = service time in ms, the call itself"),
+        Figure("Verdict", lambda step: "pass" if step.passed else ("p99 over target" if step.sustained else "fell behind"),
+               BOTH | MORE, text=True),
+    ),
+)
+
+CROSSCHECKS = Catalogue(
+    "Count checks and database-side cross-check",
+    (
+        Figure("Run", lambda check: check.label, key=True, text=True),
+        Figure("Count check", lambda check: check.count_check, BOTH | MORE, text=True),
+        Figure("Client/s", lambda check: f.rate(check.client_rate), BOTH | MORE, label="Client inserts/s"),
+        Figure("Database/s", lambda check: "not exposed" if check.db_rate is None else f.rate(check.db_rate), BOTH | MORE,
+               label="Database inserts/s", explain="Database/s = rows the database counted during the timed phase / run duration"),
+        Figure("Difference", lambda check: f.signed_share(check.difference) + (" FLAGGED" if check.flagged else ""), BOTH | MORE,
+               explain="a difference over 2% is flagged (a counter named *_server_wide also counts other clients' writes)"),
+        Figure("Counter", lambda check: f.text(check.counter), MORE, text=True, label="Database counter"),
+        Figure("Client events", lambda check: f.count(check.client_events), MORE),
+        Figure("Database events", lambda check: f.count(check.db_events), MORE),
+        Figure("Storage MB", lambda check: f.DASH if check.storage_bytes is None else f"{check.storage_bytes / 1e6:,.1f}", MORE,
+               label="Storage, MB"),
+        Figure("B/event", lambda check: f.bytes_per_event(check.bytes_per_event), BOTH | MORE, label="Storage bytes per event",
+               explain="B/event = tables and indexes / events stored"),
+    ),
+)
+
+COMPARED_QUERIES = Catalogue(
+    "Queries across runs",
+    (
+        DATABASE, SOURCE, WORKERS,
+        Figure("Query", lambda row: row.query, BOTH, key=True, text=True),
+        Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions"),
+        Figure("Avg ms", lambda row: f.ms_of_seconds(row.avg_s), BOTH, label="Average ms per execution"),
+        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), MORE, label="Fastest execution, ms"),
+        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), BOTH, label="Slowest execution, ms"),
+        Figure("Cold ms", lambda row: f.ms_of_seconds(row.cold_avg_s), MORE, label="Cold (first execution per worker), ms"),
+        Figure("Warm ms", lambda row: f.ms_of_seconds(row.warm_avg_s), MORE, label="Warm (later executions), ms"),
+        Figure("CV", lambda row: f.DASH if row.cv is None or row.executions < 2 else f"{row.cv:.1%}" + (" unstable" if row.unstable else ""),
+               BOTH, label="Coefficient of variation over the executions",
+               explain="CV = stdev / average over the executions, unstable above 10%"),
+        Figure("Rows", lambda row: f.count(row.rows), MORE, label="Rows returned"),
+        Figure("Answer", lambda row: {"wrong": "WRONG", None: f.DASH}.get(row.answer, row.answer), BOTH, text=True,
+               explain="Answer = every execution's rows checked against what the tool inserted"),
+        Figure("Errors", lambda row: row.errors or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors)),
+    ),
+    "Milliseconds per execution, over every worker's executions.",
+)
+
+
+def _counted(run) -> str:
+    check = run.report.verification
+    return f.DASH if check is None or check.expected is None else f"{check.counted:,} / {check.expected:,}"
+
+
+EVERY_RUN = Catalogue(
+    "Every run",
+    (
+        Figure("Run", lambda run: run.label, key=True, text=True),
+        Figure("Run id", lambda run: run.report.run_id, RUN, text=True),
+        Figure("Workers", lambda run: str(run.workers), RUN),
+        Figure("Target/s", lambda run: f.rate(run.report.spec.rate), RUN, label="Target rate (--rate), events/s",
+               show_if=_any(lambda run: run.report.spec.rate)),
+        Figure("Events", lambda run: f.count(run.report.figures.events), RUN, label="Events inserted"),
+        Figure("Prefilled", lambda run: f.count(run.report.figures.prefilled), MORE, label="Events before the timed phase"),
+        Figure("Duration s", lambda run: f"{run.report.figures.duration_s:.3f}", RUN, label="Timed phase, s"),
+        Figure("Inserts/s", lambda run: f.rate(run.report.figures.throughput), RUN),
+        Figure("Seed formula", lambda run: f.rate(run.report.figures.seed_formula_throughput), MORE, label="Seed formula inserts/s"),
+        Figure("Calls", lambda run: f.count(run.report.figures.latency.calls), MORE, label="Database calls"),
+        Figure("mean ms", lambda run: f.ms(run.report.figures.latency.mean_ms), MORE, label="Mean latency, ms"),
+        Figure("p50 ms", lambda run: f.ms(run.report.figures.latency.p50_ms), MORE, label="Latency p50, ms"),
+        Figure("p95 ms", lambda run: f.ms(run.report.figures.latency.p95_ms), MORE, label="Latency p95, ms"),
+        Figure("p99 ms", lambda run: f.ms(run.report.figures.latency.p99_ms), RUN, label="Latency p99, ms"),
+        Figure("max ms", lambda run: f.ms(run.report.figures.latency.max_ms), MORE, label="Slowest call, ms"),
+        Figure("Overhead", lambda run: f.share(run.report.figures.client_overhead, 1), MORE, label="Client overhead"),
+        Figure("Skew ms", lambda run: f"{run.report.figures.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms"),
+        Figure("Retries", lambda run: str(run.report.figures.retries), MORE),
+        Figure("Count check", lambda run: run.report.verification.verdict() if run.report.verification else f.DASH, RUN, text=True),
+        Figure("Counted", _counted, MORE, label="Counted / expected", text=True),
+        Figure("Storing", lambda run: run.report.ingestion.sentence() if run.report.ingestion else f.DASH, MORE, text=True,
+               label="Storing after the timed phase", show_if=_any(lambda run: run.report.ingestion)),
+    ),
+    "One row per run, with the conditions it ran under: the figures the rows above are computed from.",
+)
