@@ -4,7 +4,6 @@ results saved and shown. Every expected failure ends in one line (see cli/termin
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from click.core import ParameterSource
 from pydantic import ValidationError
 
 from iotdb_bench.cli.commands.cleanup import cleanup
+from iotdb_bench.cli.commands.entry import CONTEXT, main  # noqa: F401  (main: the entry point, also from here)
 from iotdb_bench.cli.commands.options import TableCount, WorkerSet, parse_extra_options, parse_queries, spec_problems
 from iotdb_bench.cli.commands.saved_results import compare, report
 from iotdb_bench.cli.commands.study import study
@@ -27,32 +27,18 @@ from iotdb_bench.cli.results.host import usable_cpus
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.run import rate_finder, runner
 from iotdb_bench.cli.run.progress import RunProgress
-from iotdb_bench.cli.terminal import console, error_line, handle_errors, warning_line
+from iotdb_bench.cli.terminal import console, handle_errors, warning_line
 from iotdb_bench.simulator import __version__
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, QUERY_VARIANTS, RunSpec
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+# The commands as one group (tests and `study` use it); run.py and the iotdb-bench command go through
+# entry.py's group, which imports this module only when one of its commands runs.
+@click.group(context_settings=CONTEXT)
 @click.version_option(package_name=None, version=__version__, prog_name="iotdb-bench")
 def commands() -> None:
     """Benchmark databases for IoT workloads: concurrent inserts of device events and analytic queries."""
-
-
-def main() -> None:
-    """Run a command; click's own usage errors also become one line (click prints three by default)."""
-    try:
-        code = commands.main(standalone_mode=False)
-    except click.UsageError as problem:
-        command = f" {problem.ctx.command_path.split(' ', 1)[1]}" if problem.ctx and " " in problem.ctx.command_path else ""
-        error_line(f"{problem.format_message()} (see: python run.py{command} --help)")
-        sys.exit(problem.exit_code)
-    except click.ClickException as problem:
-        error_line(problem.format_message())
-        sys.exit(problem.exit_code)
-    except click.Abort:
-        sys.exit(130)
-    sys.exit(code if isinstance(code, int) else 0)
 
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
