@@ -14,9 +14,10 @@ from iotdb_bench.cli.report import tables
 from iotdb_bench.cli.results.rate_search import RateStep, answer, next_rate
 from iotdb_bench.cli.run.progress import achieved_against_target
 from iotdb_bench.simulator import stats
+from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop
 from iotdb_bench.simulator.protocol import Status, WorkerResult
 from iotdb_bench.simulator.schedule import Schedule, behind_limit_s
-from iotdb_bench.simulator.worker import CallTimer
+from iotdb_bench.simulator.timing import CallTimer
 from tests.factories import document, insert_report
 
 
@@ -57,7 +58,7 @@ def test_the_behind_limit_is_one_second_or_5_percent_of_a_short_run():
 def test_a_call_started_late_is_charged_its_wait_in_response_time_only():
     recorder = stats.CallRecorder(common_start=time.time())
     now = time.perf_counter()
-    timer = CallTimer(recorder, to_epoch=time.time() - now, schedule=Schedule(10, 1, 0, 1, start=now - 1.0), shared=False)
+    timer = CallTimer(OpenLoop(Schedule(10, 1, 0, 1, start=now - 1.0)), recorder)
     assert timer.turn(1, deadline=float("inf"))  # due a second ago: no wait
     done = timer.begin(1)
     done()
@@ -71,12 +72,12 @@ def test_a_call_started_late_is_charged_its_wait_in_response_time_only():
 
 def test_a_closed_loop_timer_records_no_response_time_and_a_due_call_waits():
     recorder = stats.CallRecorder(common_start=time.time())
-    closed = CallTimer(recorder, 0.0, None, shared=True)
+    closed = CallTimer(ClosedLoop(), recorder, shared=True)
     assert closed.turn(10, deadline=float("inf")) and not closed.turn(10, deadline=0.0)
     closed.begin(10)()
     assert recorder.calls == 1 and recorder.encoded_response_histogram() == ""
     now = time.perf_counter()
-    timer = CallTimer(recorder, 0.0, Schedule(10, 1, 0, 1, start=now + 0.05), shared=False)
+    timer = CallTimer(OpenLoop(Schedule(10, 1, 0, 1, start=now + 0.05)), recorder)
     assert timer.turn(1, deadline=float("inf")) and time.perf_counter() >= now + 0.05
     assert not timer.turn(1, deadline=now + 0.1)  # the next call (due at +0.15) would start after the deadline
 

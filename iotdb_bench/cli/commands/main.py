@@ -257,9 +257,9 @@ def _resolve(config_path: Path | None, target: str, platform: str | None) -> tup
     chosen = platform or target_config.platform or config.platform
     if target_config.platform == "local" and chosen != "local":
         raise UsageProblem(f"target '{target}' runs only on the local platform")
-    local_only = module_class(target_config.module).local_only
-    if local_only and chosen != "local":
-        raise UsageProblem(f"target '{target}' runs only on the local platform: {local_only}")
+    kubernetes = module_class(target_config.module).capabilities.kubernetes
+    if kubernetes is not True and chosen != "local":
+        raise UsageProblem(f"target '{target}' runs only on the local platform: {kubernetes.because}")
     return config, target_config, chosen
 
 

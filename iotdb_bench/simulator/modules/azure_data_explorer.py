@@ -38,6 +38,7 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer, with_times
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
@@ -98,12 +99,11 @@ class AdxOptions(ModuleOptions):
 
 class Module(DatabaseModule):
     Options = AdxOptions
-    database_location = "managed"
-    drivers = ("azure-kusto-data", "azure-kusto-ingest")
     options: AdxOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
-    shapes = frozenset({"events", "slim", "light", "large"})
-    many_measurements = many_sensors = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        location=Location.managed, drivers=("azure-kusto-data", "azure-kusto-ingest"),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -113,7 +113,7 @@ class Module(DatabaseModule):
 
     def validate(self) -> None:
         self.validate_workload()
-        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
+        if self.spec.primary_key not in self.capabilities.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'azure_data_explorer' does not support --primary-key {self.spec.primary_key.value}: Kusto tables have no "
                 "primary key (use db or none, which mean the same)"

@@ -43,6 +43,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from iotdb_bench.simulator.answers import Answer, epoch_ms, with_times
+from iotdb_bench.simulator.capabilities import Capabilities
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
@@ -116,14 +117,13 @@ class InsertFailed(RuntimeError):
 class Module(DatabaseModule):
     Options = CassandraOptions
     options: CassandraOptions
-    drivers = ("cassandra-driver",)
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
-    # Batch requests are timed here, one latency per CQL request, in both sync and async mode.
-    times_own_calls = True
-    # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
-    shapes = frozenset({"events", "light", "large"})
-    finds_markers = True
-    many_measurements = many_sensors = True
+    capabilities = Capabilities(
+        # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
+        shapes=frozenset({"events", "light", "large"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
+        measurements=True, sensors=True, markers=True, drivers=("cassandra-driver",),
+        # Batch requests are marked here, one latency per CQL request, in both sync and async mode.
+        marks_own_calls=True,
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -141,7 +141,7 @@ class Module(DatabaseModule):
     def validate(self) -> None:
         self.validate_workload()
         key = self.spec.primary_key
-        if self.layout.shape == "events" and key not in self.primary_keys:
+        if self.layout.shape == "events" and key not in self.capabilities.primary_keys:
             raise ModuleError(
                 f"module 'cassandra' keys events by their natural key ((device_id), timestamp, sequence_number) and "
                 f"cannot use --primary-key {key.value}; use --primary-key db (the default) or none"
@@ -297,13 +297,13 @@ class Module(DatabaseModule):
     def insert_batch(self, prepared: list[_Request]) -> None:
         if self.options.max_sync_calls == 1:
             for request in prepared:
-                done = self.begin_call(request.events)
+                done = self.hooks.begin_call(request.events)
                 self._execute_with_retries(request.statement)
                 done()
             return
         for request in prepared:
             self._in_flight.acquire()
-            self._send(request, self.begin_call(request.events), attempt=0)
+            self._send(request, self.hooks.begin_call(request.events), attempt=0)
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
         inserts = {table: self._insert_statement(table) for table in self.spec.table_names}
@@ -314,7 +314,7 @@ class Module(DatabaseModule):
         return self.layout.python_rows(batch, key=batch.client_key if self.spec.primary_key is PrimaryKey.client else None)
 
     def insert_single(self, item: Any) -> None:
-        done = self.begin_call(1)
+        done = self.hooks.begin_call(1)
         self._execute_with_retries(item)
         done()
 

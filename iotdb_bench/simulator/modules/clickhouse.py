@@ -40,6 +40,7 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
@@ -147,11 +148,10 @@ class ClickhouseError(Exception):
 class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
-    shapes = frozenset({"events", "slim", "light", "large"})
-    many_measurements = many_sensors = True
-    finds_markers = True
-    no_transactions_because = "an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -163,7 +163,7 @@ class Module(DatabaseModule):
 
     def validate(self) -> None:
         self.validate_workload()
-        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
+        if self.spec.primary_key not in self.capabilities.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'clickhouse' stores events in a MergeTree sorted by (device_id, timestamp), which has no unique key: "
                 f"--primary-key {self.spec.primary_key.value} does not apply; use db (the default) or none"

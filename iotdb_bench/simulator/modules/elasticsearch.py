@@ -37,6 +37,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
@@ -116,11 +117,10 @@ FIELD_TYPES = {"timestamp": {"type": "date", "format": "epoch_millis"}, "device"
 class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
-    drivers = ("httpx",)
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
-    shapes = frozenset({"events", "slim", "light", "large"})
-    finds_markers = True
-    many_measurements = many_sensors = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
+        drivers=("httpx",),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)

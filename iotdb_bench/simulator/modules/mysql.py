@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
 from iotdb_bench.simulator.retry import Retry
@@ -60,10 +61,7 @@ _LITERALS = {"timestamp": "'{}'", "device": "'{}'", "text": "'{}'", "float": "{!
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
-    drivers = ("PyMySQL",)
-    shapes = frozenset({"events", "slim", "light", "large"})
-    finds_markers = True
-    many_measurements = many_sensors = transactions = True
+    capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
 
     def __init__(self, spec):
         super().__init__(spec)
