@@ -8,7 +8,6 @@ on a live session. Every test uses one throwaway keyspace, dropped at the end.
 from __future__ import annotations
 
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -180,18 +179,6 @@ def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(run
     check_read_side(lambda task, *args: run(task, "-r", "1", *args), change, delete, EVENTS)
 
 
-def test_unreachable_port_is_one_line_naming_host_and_port(run):
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind((HOST, 0))
-        port = probe.getsockname()[1]
-    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "100", "--batch", "100", port=port)
-    assert result.code == 1
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert f"{HOST}:{port}" in lines[0] and "Cassandra" in lines[0]
-    assert "Traceback" not in result.stderr
-
-
 def test_failed_async_insert_fails_the_run(run):
     # A single node cannot give consistency TWO: the server refuses every write, in the callbacks.
     result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "1000", "--batch", "100", "--extra-option", "max_sync_calls=8",
@@ -296,7 +283,3 @@ def test_workload_options(run, cassandra, workload):
             for worker in ("w000000", "w000001"):
                 assert sorted(row.sequence_number for row in rows if row.device_id.startswith(worker)) == list(range(1000))
 
-
-def test_slim_shape_is_refused_naming_module_and_option(run):
-    result = run("insert", "-w", "1", "--schema", "slim")
-    assert result.code == 2 and "module 'cassandra' does not support --schema slim" in result.stderr
