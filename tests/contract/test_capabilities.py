@@ -5,17 +5,31 @@ without the role method behind it, or a table row that says otherwise, fails her
 from __future__ import annotations
 
 import re
+import typing
 from pathlib import Path
 
 import pytest
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
+from iotdb_bench.simulator.modules.base import OneClassModule
+from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, Writer
 
 ROOT = Path(__file__).resolve().parents[2]
 # The role methods behind each optional ability (simulator/roles.py).
 METHODS = {"transactions": ("commit",), "markers": ("marker_visible",), "record": ("store_record", "stored_record"),
            "scans": ("scan_devices", "scan")}
+ROLES = {"schema": Schema, "writer": Writer, "reader": Reader, "records": RecordStore}
+ROLE_OF = {"commit": "writer", "marker_visible": "reader", "store_record": "records", "stored_record": "records", "scan_devices": "reader",
+           "scan": "reader"}
+
+
+def role_class(module: type[DatabaseModule], role: str) -> type:
+    """The class that plays `role` (schema, writer, reader, records): the module itself, or the role
+    class its property is annotated to return (a module split into roles)."""
+    if issubclass(module, OneClassModule):
+        return module
+    return typing.get_type_hints(getattr(module, role).fget)["return"]
 
 
 @pytest.mark.parametrize("name", module_names())
@@ -23,13 +37,21 @@ def test_each_ability_has_its_methods_and_each_method_its_ability(name):
     module = module_class(name)
     can = module.capabilities
     assert isinstance(can, Capabilities), f"module '{name}': capabilities must be a Capabilities record"
+    assert not module.__abstractmethods__, f"module '{name}' does not implement {sorted(module.__abstractmethods__)}"
+    for role, protocol in ROLES.items():
+        played = role_class(module, role)
+        assert not getattr(played, "__abstractmethods__", None), f"module '{name}': its {role} does not implement {sorted(played.__abstractmethods__)}"
+        required = [method for method in protocol.__dict__ if not method.startswith("_") and callable(protocol.__dict__[method])]
+        optional = {method for methods in METHODS.values() for method in methods}
+        missing = [method for method in required if method not in optional and not callable(getattr(played, method, None))]
+        assert not missing, f"module '{name}': its {role} lacks {missing}"
     for ability, methods in METHODS.items():
         declared = getattr(can, ability) is True
         for method in methods:
-            implemented = callable(getattr(module, method, None))
+            owner = role_class(module, ROLE_OF[method])
+            implemented = callable(getattr(owner, method, None))
             assert implemented == declared, (f"module '{name}' declares {ability}={getattr(can, ability)!r} but "
                                              f"{'does not implement' if declared else 'implements'} {method}()")
-    assert module.server_version is not DatabaseModule.server_version, f"module '{name}' does not name its server's version"
     assert can.shapes <= ALL_SHAPES and can.shapes, f"module '{name}': unknown or no shapes {sorted(can.shapes)}"
     assert (can.location is Location.none) == (name == "null")
 

@@ -77,7 +77,7 @@ def test_cassandra_reports_release_version():
         cluster.shutdown()
     found = module("cassandra", contact_points=host, port=port, keyspace="iotbench_versions", replication_factor=1)
     try:
-        assert found.server_version() == f"Cassandra {release}"
+        assert found.schema.server_version() == f"Cassandra {release}"
     finally:
         found.close()
 

@@ -7,13 +7,13 @@ import pytest
 
 from iotdb_bench.simulator.capabilities import PrepareNext
 from iotdb_bench.simulator.events import EventGenerator
-from iotdb_bench.simulator.modules.base import DatabaseModule
+from iotdb_bench.simulator.modules.base import OneClassModule
 from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.worker import PIPELINES
 
 
-class RecordingFakeModule(DatabaseModule):
+class RecordingFakeModule(OneClassModule):
     """Stores sequence numbers; `signal_calls` says how often an insert calls `while_waiting`."""
 
     def __init__(self, spec, signal_calls: int = 1):
@@ -23,6 +23,7 @@ class RecordingFakeModule(DatabaseModule):
     def connect(self): pass
     def setup(self): pass
     def count(self): return len(self.stored)
+    def server_version(self): return "fake"
     def insert_single(self, item): raise AssertionError("batch mode only")
     def queries(self): return {}
 

@@ -36,7 +36,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 # The six queries in AQL, over the single-table collection like the SQL ones.
@@ -96,7 +96,7 @@ class ArangoOptions(ModuleOptions):
     key_order: Literal["device", "time"] = Field("device", description="--primary-key client: _key led by the device id, or by the timestamp")
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = ArangoOptions
     options: ArangoOptions
     capabilities = Capabilities(

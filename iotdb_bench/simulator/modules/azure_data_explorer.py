@@ -42,7 +42,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Locatio
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query, timestamp_pages
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
@@ -97,7 +97,7 @@ class AdxOptions(ModuleOptions):
     ingestion_poll_s: float = Field(5, gt=0)
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = AdxOptions
     options: AdxOptions
     capabilities = Capabilities(

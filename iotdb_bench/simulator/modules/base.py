@@ -70,11 +70,164 @@ RECORD_NAME = "iotbench_expected"
 RECORD_KEY = "last-insert"
 
 
+class Part:
+    """What every role reads: the run's spec, its layout (simulator/shapes.py) and the module's options."""
+
+    spec: RunSpec
+    layout: shapes.Layout
+    options: ModuleOptions
+
+    def per_table(self, batch: EventBatch) -> list[tuple[str, EventBatch]]:
+        """The batch's events per table of the run, as (table name, events); a device always writes to
+        the same table."""
+        names = self.spec.table_names
+        return [(names[index], part) for index, part in batch.split_by_table(len(names))]
+
+    def table_of_each(self, batch: EventBatch) -> list[str]:
+        """The table of every event of the batch, in the batch's order (as `per_table` splits them)."""
+        names = self.spec.table_names
+        if len(names) == 1:
+            return names * len(batch)
+        return np.array(names)[batch.device_index % len(names)].tolist()
+
+
+class SchemaRole(Part, abc.ABC):
+    """The `Schema` role (simulator/roles.py): what a module must write, and defaults for the rest."""
+
+    @abc.abstractmethod
+    def setup(self) -> None:
+        """Prepare the schema: drop and create when `spec.clean`, create if missing otherwise."""
+
+    @abc.abstractmethod
+    def count(self) -> int:
+        """Events stored in all of the run's tables."""
+
+    @abc.abstractmethod
+    def server_version(self) -> str:
+        """The database server's version as the server itself reports it (e.g. `SELECT version()`),
+        recorded with the run's figures; called by the collector once connected."""
+
+    def server_counters(self) -> dict[str, int] | None:
+        """The database's own insert counters, if it exposes them (for the database-side cross-check)."""
+        return None
+
+    def storage_bytes(self) -> int | None:
+        """Bytes used by the run's tables and their indexes, if the database exposes it."""
+        return None
+
+    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
+        """Modules whose acknowledged writes become visible later (queued ingestion) wait here until
+        `expected` events are stored or their own limit passes, and describe the wait; others: None."""
+        return None
+
+    def count_until(self, expected: int, run_ended_at: float, limit_s: float, poll_s: float) -> IngestionWait:
+        """Count until `expected` events are stored or `limit_s` passes: the `wait_for_count` of modules
+        whose acknowledged writes become visible later. `run_ended_at`: epoch end of the timed phase."""
+        started = time.time()
+        while True:
+            counted = self.count()
+            now = time.time()
+            if counted >= expected or now - started >= limit_s:
+                reached = counted >= expected
+                return IngestionWait(expected=expected, counted=counted, reached=reached, waited_s=now - started, limit_s=limit_s,
+                                     seconds_after_run=max(now - run_ended_at, 0.0) if reached else None)
+            log.info("waiting for acknowledged events to be stored: %d of %d", counted, expected)
+            time.sleep(min(poll_s, max(limit_s - (now - started), 0.0)))
+
+
+class WriterRole(Part, abc.ABC):
+    """The `Writer` role (simulator/roles.py): what a module must write, and defaults for the rest."""
+
+    def stored_events(self, batch: EventBatch) -> EventBatch:
+        """The events as this module stores them, of which the expected answers are kept: the batch
+        itself, unless the module rewrites events (TimescaleDB's restarted timestamps)."""
+        return batch
+
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""
+        return batch
+
+    @abc.abstractmethod
+    def insert_batch(self, prepared: Any) -> None:
+        """One database call that stores a prepared batch (COPY, bulk request, batch statement...)."""
+
+    def prepare_single(self, batch: EventBatch) -> Sequence[Any]:
+        """Turn a batch into per-event items for `insert_single`, one per event in the batch's order (a
+        run that ends by --duration stops between two of them); runs outside the timed calls."""
+        return batch.rows(with_client_key=self.spec.primary_key is PrimaryKey.client)
+
+    @abc.abstractmethod
+    def insert_single(self, item: Any) -> None:
+        """One database call that stores one event and makes it durable (autocommit), or, with
+        --commit-interval, adds it to the open transaction."""
+
+    def flush(self) -> None:
+        """Wait until every call in flight has finished (async modules)."""
+
+    def write_marker(self, marker: EventBatch) -> None:
+        """Store a marker event through the run's own insert path (batch call or single insert, with
+        its commit) and return once the database acknowledged it."""
+        if self.spec.batch:
+            self.insert_batch(self.prepare_batch(marker))
+        else:
+            for item in self.prepare_single(marker):
+                self.insert_single(item)
+            if self.spec.commit_interval_s:
+                self.commit()
+        self.flush()
+
+
+class ReaderRole(Part, abc.ABC):
+    """The `Reader` role (simulator/roles.py): the queries; `scan_devices`, `scan` and
+    `marker_visible` where the capabilities say so."""
+
+    @abc.abstractmethod
+    def queries(self) -> dict[str, Query]:
+        """The named queries (spec.QUERY_NAMES, and any variants), each fetching all its rows and
+        returning them as an `Answer` the check can read (see simulator/answers.py)."""
+
+    def one_table_queries(self) -> None:
+        """For modules whose queries read the table `events` alone: data written with --tables N (the
+        record's tables, which a query follows) is refused in one line rather than answered in part."""
+        tables = self.spec.table_names
+        if len(tables) > 1:
+            raise ModuleError(f"module '{self.spec.module}' queries one table, and the data is in {len(tables)} "
+                              f"({','.join(tables)}, written with --tables {len(tables)}): insert with --tables 1 to query it")
+
+    def marker_key(self, marker: EventBatch) -> tuple[str, str, int]:
+        """(table, device id, sequence number) of a one-event marker batch."""
+        table = self.per_table(marker)[0][0]
+        return table, marker.device_id[0].decode(), int(marker.sequence_number[0])
+
+
+class RecordsRole(Part):
+    """The `RecordStore` role (simulator/roles.py): `store_record` and `stored_record` where the
+    capabilities say so."""
+
+    def record_key(self) -> str:
+        """The key of the database's one record: the last insert's, whatever its tables and workload (a
+        query or scan has no --tables or --schema option: it finds the record and reads its tables)."""
+        return RECORD_KEY
+
+
+class Role(Part):
+    """A role object of a module split into roles (e.g. modules/cassandra/): it reads the module's
+    spec, layout, options, connection and the worker's hooks through `module`."""
+
+    def __init__(self, module: DatabaseModule):
+        self.module, self.spec, self.layout, self.options = module, module.spec, module.layout, module.options
+
+    @property
+    def hooks(self) -> WorkerHooks:
+        return self.module.hooks
+
+
 class DatabaseModule(abc.ABC):
     """A database module: its options, its connection, and its roles (simulator/roles.py: `schema`,
     `writer`, `reader`, `records`), with one `capabilities` record saying what it can do
-    (simulator/capabilities.py). A module whose roles are small plays them all itself (each role
-    property returns the module); a larger one returns role objects of its own."""
+    (simulator/capabilities.py). A module whose roles are small plays them all itself
+    (`OneClassModule`); a larger one is a package whose role objects (`Role` subclasses) the four
+    properties return (modules/cassandra/)."""
 
     Options: ClassVar[type[ModuleOptions]] = ModuleOptions
     capabilities: Capabilities = Capabilities()
@@ -90,20 +243,20 @@ class DatabaseModule(abc.ABC):
 
     # -- its roles (simulator/roles.py) ----------------------------------------------------
     @property
-    def schema(self) -> Schema:
-        return self
+    @abc.abstractmethod
+    def schema(self) -> Schema: ...
 
     @property
-    def writer(self) -> Writer:
-        return self
+    @abc.abstractmethod
+    def writer(self) -> Writer: ...
 
     @property
-    def reader(self) -> Reader:
-        return self
+    @abc.abstractmethod
+    def reader(self) -> Reader: ...
 
     @property
-    def records(self) -> RecordStore:
-        return self
+    @abc.abstractmethod
+    def records(self) -> RecordStore: ...
 
     def bind(self, hooks: WorkerHooks) -> None:
         """The worker's one hand-over before its timed phase (see roles.WorkerHooks)."""
@@ -185,124 +338,26 @@ class DatabaseModule(abc.ABC):
     def close(self) -> None:
         pass
 
-    # -- collector -------------------------------------------------------------------------
-    @abc.abstractmethod
-    def setup(self) -> None:
-        """Prepare the schema: drop and create when `spec.clean`, create if missing otherwise."""
-
-    @abc.abstractmethod
-    def count(self) -> int:
-        """Events stored in all of the run's tables."""
-
-    def server_version(self) -> str | None:
-        """The database server's version as the server itself reports it (e.g. `SELECT version()`),
-        recorded with the run's figures; called by the collector once connected. None: no server."""
-        return None
-
-    def server_counters(self) -> dict[str, int] | None:
-        """The database's own insert counters, if it exposes them (for the database-side cross-check)."""
-        return None
-
-    def record_key(self) -> str:
-        """The key of the database's one record: the last insert's, whatever its tables and workload (a
-        query or scan has no --tables or --schema option: it finds the record and reads its tables)."""
-        return RECORD_KEY
-
-    def storage_bytes(self) -> int | None:
-        """Bytes used by the run's tables and their indexes, if the database exposes it."""
-        return None
-
-    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
-        """Modules whose acknowledged writes become visible later (queued ingestion) wait here until
-        `expected` events are stored or their own limit passes, and describe the wait; others: None."""
-        return None
-
-    def count_until(self, expected: int, run_ended_at: float, limit_s: float, poll_s: float) -> IngestionWait:
-        """Count until `expected` events are stored or `limit_s` passes: the `wait_for_count` of modules
-        whose acknowledged writes become visible later. `run_ended_at`: epoch end of the timed phase."""
-        started = time.time()
-        while True:
-            counted = self.count()
-            now = time.time()
-            if counted >= expected or now - started >= limit_s:
-                reached = counted >= expected
-                return IngestionWait(expected=expected, counted=counted, reached=reached, waited_s=now - started, limit_s=limit_s,
-                                     seconds_after_run=max(now - run_ended_at, 0.0) if reached else None)
-            log.info("waiting for acknowledged events to be stored: %d of %d", counted, expected)
-            time.sleep(min(poll_s, max(limit_s - (now - started), 0.0)))
-
-    # -- workers ---------------------------------------------------------------------------
-    def per_table(self, batch: EventBatch) -> list[tuple[str, EventBatch]]:
-        """The batch's events per table of the run, as (table name, events); a device always writes to
-        the same table."""
-        names = self.spec.table_names
-        return [(names[index], part) for index, part in batch.split_by_table(len(names))]
-
-    def stored_events(self, batch: EventBatch) -> EventBatch:
-        """The events as this module stores them, of which the expected answers are kept: the batch
-        itself, unless the module rewrites events (TimescaleDB's restarted timestamps)."""
-        return batch
-
-    def table_of_each(self, batch: EventBatch) -> list[str]:
-        """The table of every event of the batch, in the batch's order (as `per_table` splits them)."""
-        names = self.spec.table_names
-        if len(names) == 1:
-            return names * len(batch)
-        return np.array(names)[batch.device_index % len(names)].tolist()
-
-    def prepare_batch(self, batch: EventBatch) -> Any:
-        """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""
-        return batch
-
-    @abc.abstractmethod
-    def insert_batch(self, prepared: Any) -> None:
-        """One database call that stores a prepared batch (COPY, bulk request, batch statement...)."""
-
-    def prepare_single(self, batch: EventBatch) -> Sequence[Any]:
-        """Turn a batch into per-event items for `insert_single`, one per event in the batch's order (a
-        run that ends by --duration stops between two of them); runs outside the timed calls."""
-        return batch.rows(with_client_key=self.spec.primary_key is PrimaryKey.client)
-
-    @abc.abstractmethod
-    def insert_single(self, item: Any) -> None:
-        """One database call that stores one event and makes it durable (autocommit), or, with
-        --commit-interval, adds it to the open transaction."""
-
-    def flush(self) -> None:
-        """Wait until every call in flight has finished (async modules)."""
-
-    # -- visibility probe (--visibility) ---------------------------------------------------
-    def write_marker(self, marker: EventBatch) -> None:
-        """Store a marker event through the run's own insert path (batch call or single insert, with
-        its commit) and return once the database acknowledged it."""
-        if self.spec.batch:
-            self.insert_batch(self.prepare_batch(marker))
-        else:
-            for item in self.prepare_single(marker):
-                self.insert_single(item)
-            if self.spec.commit_interval_s:
-                self.commit()
-        self.flush()
-
-    def marker_key(self, marker: EventBatch) -> tuple[str, str, int]:
-        """(table, device id, sequence number) of a one-event marker batch."""
-        table = self.per_table(marker)[0][0]
-        return table, marker.device_id[0].decode(), int(marker.sequence_number[0])
-
-    @abc.abstractmethod
-    def queries(self) -> dict[str, Query]:
-        """The named queries (spec.QUERY_NAMES, and any variants), each fetching all its rows and
-        returning them as an `Answer` the check can read (see simulator/answers.py)."""
-
-    # -- scans -----------------------------------------------------------------------------
-    def one_table_queries(self) -> None:
-        """For modules whose queries read the table `events` alone: data written with --tables N (the
-        record's tables, which a query follows) is refused in one line rather than answered in part."""
-        tables = self.spec.table_names
-        if len(tables) > 1:
-            raise ModuleError(f"module '{self.spec.module}' queries one table, and the data is in {len(tables)} "
-                              f"({','.join(tables)}, written with --tables {len(tables)}): insert with --tables 1 to query it")
-
     def retries(self) -> int:
         """How many calls had to be retried (serialisation failures and the like)."""
         return self.retry.count if self.retry is not None else 0
+
+
+class OneClassModule(DatabaseModule, SchemaRole, WriterRole, ReaderRole, RecordsRole):
+    """A module that plays all four roles itself: each role property returns the module."""
+
+    @property
+    def schema(self) -> Schema:
+        return self
+
+    @property
+    def writer(self) -> Writer:
+        return self
+
+    @property
+    def reader(self) -> Reader:
+        return self
+
+    @property
+    def records(self) -> RecordStore:
+        return self

@@ -58,7 +58,7 @@ from iotdb_bench.simulator.capabilities import Capabilities, Location, No
 from iotdb_bench.simulator.errors import described, one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 from iotdb_bench.simulator.wire import kv_records
@@ -89,7 +89,7 @@ class BerkeleydbOptions(ModuleOptions):
         return size
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = BerkeleydbOptions
     options: BerkeleydbOptions
     capabilities = Capabilities(

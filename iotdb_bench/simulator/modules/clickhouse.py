@@ -44,7 +44,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query, timestamp_pages
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.shapes import Layout
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -145,7 +145,7 @@ class ClickhouseError(Exception):
     """The server refused a statement: its code and the first line of its message (no stack trace)."""
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
     capabilities = Capabilities(

@@ -41,7 +41,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, http_url
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query, http_url
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
@@ -114,7 +114,7 @@ FIELD_TYPES = {"timestamp": {"type": "date", "format": "epoch_millis"}, "device"
                "text": {"type": "keyword"}}
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
     capabilities = Capabilities(

@@ -39,7 +39,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, HttpUrl, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, HttpUrl, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.shapes import Column
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
@@ -70,7 +70,7 @@ class InfluxServerError(Exception):
         self.status = status
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
     capabilities = Capabilities(

@@ -50,7 +50,7 @@ from iotdb_bench.simulator.capabilities import Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import TIME_ORIGIN_MS, EventBatch, device_ids
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 log = logging.getLogger("iotdb")
@@ -75,7 +75,7 @@ class IotdbOptions(ModuleOptions):
     rpc_compression: bool = False
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = IotdbOptions
     options: IotdbOptions
     capabilities = Capabilities(

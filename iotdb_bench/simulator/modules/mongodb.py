@@ -36,7 +36,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 from iotdb_bench.simulator.wire import bson_events
 
@@ -109,7 +109,7 @@ class MongodbOptions(ModuleOptions):
     timeout_s: float = Field(30, gt=0, description="server selection and socket timeout")
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = MongodbOptions
     options: MongodbOptions
     capabilities = Capabilities(

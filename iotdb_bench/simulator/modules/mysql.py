@@ -24,7 +24,7 @@ from pydantic import Field
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
@@ -58,7 +58,7 @@ COLUMN_TYPES = {"timestamp": "DATETIME(3)", "device": f"VARCHAR({DEVICE_ID_WIDTH
 _LITERALS = {"timestamp": "'{}'", "device": "'{}'", "text": "'{}'", "float": "{!r}"}
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = MysqlOptions
     options: MysqlOptions
     capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))

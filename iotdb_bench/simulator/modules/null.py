@@ -22,7 +22,7 @@ from pydantic import Field
 from iotdb_bench.simulator.answers import Answer
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
 from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 
@@ -34,7 +34,7 @@ class NullOptions(ModuleOptions):
     call_delay_ms: float = Field(0.0, ge=0, le=10_000)
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = NullOptions
     options: NullOptions
     capabilities = Capabilities(

@@ -28,7 +28,7 @@ from pydantic import Field
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import QUERY_VARIANTS, PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
@@ -76,7 +76,7 @@ COLUMN_TYPES = {"timestamp": "TIMESTAMPTZ", "device": f"VARCHAR({DEVICE_ID_WIDTH
                 "float": "DOUBLE PRECISION", "int16": "SMALLINT", "int32": "INTEGER", "text": f"VARCHAR({TEXT_WIDTH})"}
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = PostgresOptions
     options: PostgresOptions
     capabilities = Capabilities(

@@ -54,7 +54,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query, timestamp_pages
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import PrimaryKey
 
@@ -84,7 +84,7 @@ class QuestdbOptions(ModuleOptions):
     connect_timeout: int = Field(10, ge=1)
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = QuestdbOptions
     options: QuestdbOptions
     capabilities = Capabilities(

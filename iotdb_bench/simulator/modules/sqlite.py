@@ -22,7 +22,7 @@ from pydantic import Field
 from iotdb_bench.simulator.answers import Answer
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 
@@ -44,7 +44,7 @@ COLUMN_TYPES = {"timestamp": "INTEGER", "device": "TEXT", "sensor": "INTEGER", "
                 "int16": "INTEGER", "int32": "INTEGER", "text": "TEXT"}
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = SqliteOptions
     options: SqliteOptions
     capabilities = Capabilities(

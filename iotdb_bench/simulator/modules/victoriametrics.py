@@ -64,7 +64,7 @@ from iotdb_bench.simulator.capabilities import Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import TIME_ORIGIN_MS, EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, HttpUrl, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, HttpUrl, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
@@ -99,7 +99,7 @@ class VictoriaMetricsError(Exception):
     """The server refused a call, or the call got no answer."""
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
     capabilities = Capabilities(
