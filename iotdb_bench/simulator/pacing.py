@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol
 
 from iotdb_bench.simulator.schedule import Schedule
+from iotdb_bench.simulator.timing import Pacer, clock
+
+__all__ = ["ClosedLoop", "OpenLoop", "Pacer"]
 
 
 def _sleep(seconds: float) -> bool:
@@ -16,32 +18,20 @@ def _sleep(seconds: float) -> bool:
     return False
 
 
-class Pacer(Protocol):
-    open_loop: bool
-    max_lag_s: float | None  # open loop: the most a call started after its intended start
-
-    def turn(self, events: int, deadline: float) -> float | None:
-        """Wait until the next call of `events` is due; its intended start, or None when the deadline
-        (perf_counter seconds) comes first or the wait was interrupted."""
-
-    def behind_s(self, at: float, all_sent: bool) -> float | None:
-        """Open loop: how far behind its schedule the caller is at `at`; closed loop: None."""
-
-
-class ClosedLoop:
+class ClosedLoop(Pacer):
     open_loop = False
     max_lag_s = None
 
     def turn(self, events: int, deadline: float) -> float | None:
-        now = time.perf_counter()
+        now = clock()
         return now if now < deadline else None
 
     def behind_s(self, at: float, all_sent: bool) -> float | None:
         return None
 
 
-class OpenLoop:
-    """Calls on `schedule` (its times on perf_counter). `wait(seconds)` waits for a call that is not
+class OpenLoop(Pacer):
+    """Calls on `schedule` (its times on timing.clock). `wait(seconds)` waits for a call that is not
     due yet and returns True when the wait was interrupted (a query client whose inserts stopped)."""
 
     open_loop = True
@@ -57,11 +47,11 @@ class OpenLoop:
         due = self.schedule.next_start()
         if due >= deadline:
             return None
-        now = time.perf_counter()
+        now = clock()
         if now < due:
             if self.wait(due - now):
                 return None
-            now = time.perf_counter()
+            now = clock()
         if now >= deadline:
             return None
         return self.schedule.started(events, now)

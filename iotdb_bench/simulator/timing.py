@@ -11,9 +11,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-from iotdb_bench.simulator.pacing import ClosedLoop, Pacer
 from iotdb_bench.simulator.stats import CallRecorder
 
 clock = time.perf_counter  # the monotonic clock of every measurement
@@ -23,6 +22,18 @@ T = TypeVar("T")
 def clock_at(epoch_s: float) -> float:
     """An epoch time (the collector's common start) on `clock`."""
     return epoch_s + clock() - time.time()
+
+
+class Pacer(Protocol):
+    open_loop: bool
+    max_lag_s: float | None  # open loop: the most a call started after its intended start
+
+    def turn(self, events: int, deadline: float) -> float | None:
+        """Wait until the next call of `events` is due; its intended start, or None when the deadline
+        (on `clock`) comes first or the wait was interrupted."""
+
+    def behind_s(self, at: float, all_sent: bool) -> float | None:
+        """Open loop: how far behind its schedule the caller is at `at`; closed loop: None."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,7 @@ class CallTimer:
     time; `shared`: calls end on other threads (async drivers)."""
 
     def __init__(self, pacer: Pacer | None = None, recorder: CallRecorder | None = None, shared: bool = False):
-        self.pacer = pacer or ClosedLoop()
+        self.pacer = pacer  # None: closed loop, each call as soon as the last one returned
         self.recorder = recorder
         self.intended: float | None = None  # the intended start of the call about to begin
         self._lock = threading.Lock() if shared else contextlib.nullcontext()
@@ -58,15 +69,20 @@ class CallTimer:
     def turn(self, events: int, deadline: float) -> bool:
         """Wait until the next call of `events` is due (the pacer's decision); False when the deadline
         (on `clock`) came first or the pacer was interrupted."""
-        self.intended = self.pacer.turn(events, deadline)
+        if self.pacer is None:
+            now = clock()
+            self.intended = now if now < deadline else None
+        else:
+            self.intended = self.pacer.turn(events, deadline)
         return self.intended is not None
 
     def begin(self, events: int, scheduled: bool = True) -> Callable[..., Timed]:
         """A call of `events` starts now; returns what to call when it has ended. A call off the
         schedule (a commit) counts its service time as its response time."""
         began = clock()
-        intended = self.intended if scheduled and self.intended is not None and self.pacer.open_loop else began
-        recorder, lock, to_epoch, open_loop = self.recorder, self._lock, self.epoch_offset, self.pacer.open_loop
+        open_loop = self.pacer is not None and self.pacer.open_loop
+        intended = self.intended if scheduled and self.intended is not None and open_loop else began
+        recorder, lock, to_epoch = self.recorder, self._lock, self.epoch_offset
 
         def done(counted: int | None = None) -> Timed:
             """The call has ended; `counted`: its events, when only known now (a scan's page)."""
