@@ -164,3 +164,24 @@ def test_the_progress_line_shows_the_rate_achieved_against_the_target():
     assert achieved_against_target(10_000, status, now=102.0) == ", 9,500/s of 10,000/s"
     assert achieved_against_target(10_000, status, now=100.2) == ", target 10,000/s"
     assert achieved_against_target(0, status, now=102.0) == ""
+
+
+def test_query_clients_are_paced_by_the_same_open_loop_pacer():
+    """--query-rate Q over K clients: client k's i-th query is due at start + (i + k/K) x K/Q, and a
+    wait cut short (the inserts stopped) starts no query."""
+    start, rate, clients = time.perf_counter() - 10.0, 4.0, 2  # due times in the past: no waiting
+    pacer = OpenLoop(Schedule(rate, clients, 1, 1, start))
+    intended = [pacer.turn(1, deadline=float("inf")) for _ in range(3)]
+    assert intended == pytest.approx([start + (i + 1 / clients) * clients / rate for i in range(3)])
+    interrupted = OpenLoop(Schedule(rate, clients, 0, 1, time.perf_counter() + 60), wait=lambda seconds: True)
+    assert interrupted.turn(1, deadline=float("inf")) is None
+
+
+def test_one_timer_times_any_call_and_charges_an_open_loop_wait_to_response_time():
+    closed = CallTimer()
+    answer, timed = closed.call(lambda: 42)
+    assert answer == 42 and timed.response_s == timed.service_s >= 0
+    late = CallTimer(OpenLoop(Schedule(1, 1, 0, 1, start=time.perf_counter() - 2.0)))
+    assert late.turn(1, deadline=float("inf"))
+    _, timed = late.call(lambda: None)
+    assert timed.response_s >= 2.0 > timed.service_s
