@@ -305,7 +305,7 @@ class Worker:
         halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
         pipeline = PIPELINES[module.capabilities.prepare_next](writer, batches)
         module.bind(WorkerHooks(begin_call=timer.begin, while_waiting=pipeline.while_waiting))
-        with contextlib.closing(iter(pipeline)) as prepared_batches:
+        with contextlib.closing(iter(pipeline)) as prepared_batches, self._unbound_after(module, timer):
             for batch, prepared in prepared_batches:
                 if halted():
                     self._check_stop()
@@ -319,6 +319,15 @@ class Worker:
                     done()
                 self._stored(batch)
         return True
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _unbound_after(module: DatabaseModule, timer: CallTimer) -> Iterator[None]:
+        """Once the batches stop, a late `while_waiting` (a flush) prepares nothing more."""
+        try:
+            yield
+        finally:
+            module.bind(WorkerHooks(begin_call=timer.begin))
 
     def _insert_singles(self, batches: Iterator[EventBatch], deadline: float) -> bool:
         """One call per event; with --commit-interval the events go into a transaction that is
