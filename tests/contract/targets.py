@@ -51,6 +51,31 @@ def _mongodb_wire_fake() -> Iterator[str]:
         yield address
 
 
+@contextlib.contextmanager
+def _adx_wire_fake() -> Iterator[str]:
+    from tests.modules.adx_wire_fake import FakeKustoHandler, FakeKustoState
+    from tests.modules.fake_http_service import serving
+
+    state = FakeKustoState()
+    with serving(FakeKustoHandler, state) as state.base_url:
+        yield state.base_url
+
+
+@contextlib.contextmanager
+def _arangodb_wire_fake() -> Iterator[str]:
+    from tests.modules.arangodb_wire_fake import FakeArangoHandler, FakeArangoState
+    from tests.modules.fake_http_service import serving
+
+    with serving(FakeArangoHandler, FakeArangoState()) as url:
+        yield url
+
+
+def _arango_env() -> dict[str, str]:
+    from tests.modules.arangodb_wire_fake import PASSWORD
+
+    return {"ARANGO_PASSWORD": PASSWORD}
+
+
 def _postgres_env() -> dict[str, str]:
     return dedicated_database(pg_env_or_fail(), NAMESPACE)
 
@@ -108,4 +133,10 @@ TARGETS = [
                    unreachable_says="cannot open the BerkeleyDB environment /nonexistent-folder/env"),
     ContractTarget("mongodb_wire_fake", "mongodb", "mongodb", lambda folder, address: {"uri": f"mongodb://{address}", "database": "bench", "timeout_s": 5},
                    unreachable=lambda port: {"uri": f"mongodb://{HOST}:{port}", "timeout_s": 1}, serve=_mongodb_wire_fake),
+    ContractTarget("azure_data_explorer_wire_fake", "azure_data_explorer", None,
+                   lambda folder, url: {"cluster_uri": url, "database": "iotbench", "auth": "none"},
+                   unreachable=lambda port: {"cluster_uri": f"http://{HOST}:{port}"}, serve=_adx_wire_fake),
+    ContractTarget("arangodb_wire_fake", "arangodb", None,
+                   lambda folder, url: {"url": url, "username": "root", "password": "${ARANGO_PASSWORD}", "database": "bench"},
+                   unreachable=lambda port: {"url": f"http://{HOST}:{port}"}, env=_arango_env, serve=_arangodb_wire_fake),
 ]

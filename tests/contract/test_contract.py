@@ -61,7 +61,8 @@ def test_options_it_refuses_are_one_line_before_the_run(contract):
         refusals.append((["--sensors", "2"], f"module '{name}' does not support --sensors above 1"))
     keyed = "events" if "events" in can.shapes else sorted(can.shapes)[0]
     for mode in sorted(set(PrimaryKey) - can.primary_keys, key=lambda mode: mode.value)[:1]:
-        refusals.append((["--primary-key", mode.value, "--schema", keyed], f"module '{name}' does not support --primary-key {mode.value}"))
+        # in the module's own words (why the key does not apply there), naming the option
+        refusals.append((["--primary-key", mode.value, "--schema", keyed], f"--primary-key {mode.value}"))
     for args, message in refusals:
         line = one_line(contract.run("insert", *REFUSED, *args), 2)
         assert message in line, (args, line)
