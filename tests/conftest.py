@@ -123,6 +123,10 @@ def postgres_env() -> dict[str, str]:
 @pytest.fixture
 def pg_env():
     """PG* settings for the real PostgreSQL; fails (never skips) when the server is not reachable."""
+    return pg_env_or_fail()
+
+
+def pg_env_or_fail() -> dict[str, str]:
     import psycopg
 
     env = postgres_env()

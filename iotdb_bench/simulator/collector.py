@@ -2,8 +2,8 @@
 
 One run per collector process. Workers register, report their prefill and progress, wait until
 every worker is ready, then start together at a common wall-clock time. When all results are in,
-the collector counts the events in the database and computes the run's figures; the CLI polls
-`/status` and fetches `/report`.
+the collector counts the events in the database and assembles the run's figures (report_assembly.py;
+the record of expected answers: record_keeping.py); the CLI polls `/status` and fetches `/report`.
 """
 
 from __future__ import annotations
@@ -20,135 +20,25 @@ from collections.abc import Iterator
 from fastapi import FastAPI, HTTPException
 from hdrh.histogram import HdrHistogram
 
-from iotdb_bench.simulator import conditions, open_files, scan, stats
+from iotdb_bench.simulator import conditions, open_files, record_keeping
 from iotdb_bench.simulator.errors import described
-from iotdb_bench.simulator.expected import Expected, ExpectedRecord, merge_all
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
-from iotdb_bench.simulator.query_latency import merge_query_latencies
-from iotdb_bench.simulator.report import RunReport, ServerSide, Verification
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.report_assembly import assemble_report, settled_counters
+from iotdb_bench.simulator.run_state import RunState
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.visibility import VisibilityProbe
-from iotdb_bench.simulator.wakeup import Wakeup
 
 log = logging.getLogger("collector")
 
-# Time between the last worker becoming ready and the common start: long enough for every worker
-# to learn the start time so they all begin on the clock. Workers wait for it in a held request
-# (`/ready`), answered all at once when the start is published: the lead grows with the number of
-# answers to send (1,000 took 0.15 to 0.25 s in benchmarks/collector_scale.py; the lead is twice that).
-START_LEAD_S = 0.1
-START_LEAD_PER_WORKER_S = 0.0004
 # How long `/ready` holds a worker's request before answering "not yet" (the worker asks again).
 BARRIER_HOLD_S = 10.0
 # Workers keep a connection per thread; a long keep-alive spares the main thread's, quiet during the
 # timed phase, from being closed (the client reconnects if it was anyway).
 KEEP_ALIVE_S = 300
-# Each worker's per-second series stays in the report while all of them hold at most this many values
-# (16 workers for 100 minutes, 1,000 workers for 100 s): beyond, the report would grow by megabytes
-# (1,000 workers for an hour: 22 MB) on its way through the port-forward and into results.json.
-# Their sum (figures.per_second) and every worker's own figures are always kept.
-WORKER_SERIES_BUDGET = 100_000
-# The database's counters are read until two reads this far apart agree (database-side cross-check).
-COUNTER_SETTLE_S = 0.05
-COUNTER_SETTLE_READS = 40
 # The dead-man switch looks this often (at most) whether the CLI was heard from in time.
 WATCHDOG_INTERVAL_S = 1.0
-# Phases in which nobody following the run means nobody will ever stop it.
-ACTIVE_PHASES = ("preparing", "waiting", "running")
-
-
-class RunState:
-    """The collector's one piece of mutable state, guarded by a lock (endpoints run in threads)."""
-
-    def __init__(self, spec: RunSpec):
-        self.spec = spec
-        self.lock = threading.Lock()
-        self.phase = "preparing"
-        self.error: str | None = None
-        self.registered: set[int] = set()
-        self.ready: set[int] = set()
-        self.progress: dict[int, int] = {}
-        self.prefilled: dict[int, int] = {}
-        self.interval_p99_ms: dict[int, float] = {}  # each running worker's last progress interval
-        self.results: dict[int, WorkerResult] = {}
-        self.totals = stats.Totals()  # the results' histograms and series, added up as they arrive
-        self.start_at: float | None = None
-        self.count_before: int | None = None
-        self.counters_at_start: dict[str, int] | None = None
-        self.storage_at_start: int | None = None
-        # The collector's own CPU seconds (rusage) when the start is published and when the last result is in.
-        self.cpu_at_start: float | None = None
-        self.cpu_at_end: float | None = None
-        self.record_base: ExpectedRecord | None = None  # insert runs: the record this run adds to
-        self.releasing = False
-        self.report: RunReport | None = None
-        self.changed = Wakeup()  # announced when the start is published or the run fails
-        self.conditions = conditions.RunConditions()
-        # When the CLI last asked for the status (the heartbeat of the dead-man switch); the clock
-        # starts with the collector, so a CLI that dies before its first request is noticed too.
-        self.heard_from_cli = time.monotonic()
-        self.abandoned = False
-        self.over_since: float | None = None  # when the watch first saw the run over
-
-    def heard(self) -> None:
-        with self.lock:
-            self.heard_from_cli = time.monotonic()
-
-    def abandon_if_silent(self, timeout: float) -> bool:
-        """The dead-man switch: fail the run when the CLI has been silent for `timeout` seconds while
-        the run is active. True once the run is over (abandoned or not): nothing left to watch."""
-        with self.lock:
-            if self.phase not in ACTIVE_PHASES:
-                return True
-            silent = time.monotonic() - self.heard_from_cli
-            if silent < timeout:
-                return False
-            self.abandoned = True
-        self.fail(f"run abandoned: the CLI has not asked for the run's status for {silent:.0f} s (heartbeat timeout {timeout:g} s); "
-                  "the workers stop")
-        return True
-
-    def forgotten(self, timeout: float) -> bool:
-        """The run is over and the CLI has not asked about it for `timeout` seconds since (nor since the
-        end): nobody will fetch the report. Also gives the workers of an abandoned run that long to hear it."""
-        with self.lock:
-            if self.phase in ACTIVE_PHASES:
-                return False
-            now = time.monotonic()
-            self.over_since = self.over_since or now
-            return now - max(self.heard_from_cli, self.over_since) >= timeout
-
-    def start_lead(self) -> float:
-        return START_LEAD_S + START_LEAD_PER_WORKER_S * self.spec.processes
-
-    def fail(self, message: str) -> None:
-        with self.lock:
-            if self.phase != "failed":
-                log.error("run failed: %s", message)
-                self.phase, self.error = "failed", message
-        self.changed.announce()
-
-    def status(self) -> Status:
-        with self.lock:
-            expected = self.spec.num_inserts * self.spec.workers if self.spec.task == "insert" and not self.spec.duration_s else 0
-            return Status(
-                phase=self.phase,
-                workers=self.spec.processes,  # with a mixed run's query clients: they register and wait at the barrier too
-                registered=len(self.registered),
-                ready=len(self.ready),
-                finished=len(self.results),
-                events=sum(self.progress.values()),
-                expected_events=expected,
-                prefilled=sum(self.prefilled.values()),
-                expected_prefill=self.spec.prefill if self.spec.task == "insert" else 0,
-                error=self.error,
-                start_at=self.start_at,
-                duration_s=self.spec.duration_s if self.spec.task == "insert" else 0.0,
-                interval_p99_ms=max(self.interval_p99_ms.values(), default=None),
-            )
-
-
 class Collector:
     def __init__(self, spec: RunSpec):
         self.spec = spec
@@ -168,10 +58,10 @@ class Collector:
                 # Only an insert needs the count before it (a query's or scan's collector only connects:
                 # counting a large table would delay the run, and a --query-timeout would cut it short).
                 if self.spec.task == "insert":
-                    self.module.setup()
-                    count = self.module.count()
-                    self.state.record_base = self._start_record(count)
-                elif missing := self.module.missing_tables():
+                    self.module.schema.setup()
+                    count = self.module.schema.count()
+                    self.state.record_base = record_keeping.start_record(self.spec, self.module, count)
+                elif missing := self.module.schema.missing_tables():
                     raise ModuleError(f"target '{self.spec.target}' holds none of the tool's tables ({', '.join(missing)}): "
                                       f"run insert first (python run.py insert --target {self.spec.target})")
         except ModuleError as error:
@@ -189,62 +79,20 @@ class Collector:
     def _read_conditions(self) -> None:
         """What the figures will be measured under: this build, its drivers, the server's own version."""
         found = self.state.conditions
-        found.software = conditions.software(self.module.drivers)
+        found.software = conditions.software(self.module.capabilities.drivers)
         try:
             with self.db_lock:
-                found.server_version = self.module.server_version()
+                found.server_version = self.module.schema.server_version()
         except Exception as error:  # the figures do not depend on it: say why it is missing
             found.server_version_error = described(error)
             log.warning("could not read the server's version: %s", found.server_version_error)
-
-    def _start_record(self, count: int | None) -> ExpectedRecord:
-        """The record this insert run will add to, saved at once marked incomplete: a run that does not
-        finish leaves a record that says so, and a later query does not trust it."""
-        spec = self.spec
-        tables = spec.table_names
-        workload = {"tables": tables, "shape": spec.shape, "measurements": spec.measurements, "sensors": spec.sensors}
-        if spec.clean or not count:
-            base = ExpectedRecord(complete=True, **workload)
-        else:
-            try:
-                base = ExpectedRecord.load(self.module.stored_record())
-            except NotImplementedError as reason:  # the module keeps no record: nothing to add to
-                base = ExpectedRecord(tables=tables, complete=True, problem=str(reason))
-            if base is None:
-                base = ExpectedRecord(tables=tables, complete=True, problem=(
-                    f"the tables held {count:,} events before the tool's first recorded insert (written by something else)"))
-            elif base.usable() is not None:
-                base = base.model_copy(update={"problem": base.usable()})  # stays unusable until a clean run
-            elif (base.tables, base.shape, base.measurements, base.sensors) != tuple(workload.values()):
-                base = base.model_copy(update={"problem": (
-                    f"the last recorded insert wrote {','.join(base.tables)} with {base.workload()}, not this run's tables and workload")})
-            elif base.expected.count != count:
-                base = base.model_copy(update={"problem": (
-                    f"the tables held {count:,} events before an insert run, but the record accounts for {base.expected.count:,}")})
-        base = base.model_copy(update=workload)
-        self.module.store_record(base.model_copy(update={"complete": False}).dump())
-        return base
-
-    def _finish_record(self, results: list[WorkerResult], markers: int = 0) -> str:
-        """Add the workers' tallies to the record and save it; says what was left."""
-        base = self.state.record_base
-        if base is None:
-            return "no record kept (the database was not prepared)"
-        merged = merge_all((r.expected or Expected() for r in results), base.expected)
-        record = base.model_copy(update={"complete": True, "insert_runs": base.insert_runs + 1, "expected": merged})
-        if markers and not record.problem:  # the probe's events are no worker's: no tally has them
-            record = record.model_copy(update={"problem": f"--visibility wrote {markers:,} marker events that the record does not account for"})
-        self.module.store_record(record.dump())
-        if record.problem:
-            return f"record saved, but it does not describe the data: {record.problem}"
-        return f"record saved: {len(merged.devices.device):,} devices, {merged.count:,} events over {record.insert_runs} insert run(s)"
 
     def _sample_counters_then_start(self) -> None:
         """Read the database's counters while every worker waits at the barrier (prefill done, no timed
         call yet), and only then publish the common start: the start sample is exact by construction."""
         try:
             with self.db_lock:
-                counters = self._settled_counters()
+                counters = settled_counters(self.module)
         except Exception as error:
             log.warning("could not read the database's counters: %s", described(error))
             counters = None
@@ -264,28 +112,15 @@ class Collector:
         """The data size before the timed phase (after the prefill), where the database exposes it."""
         try:
             with self.db_lock:
-                return self.module.storage_bytes()
+                return self.module.schema.storage_bytes()
         except Exception as error:
             log.warning("could not read the database's data size: %s", described(error))
             return None
 
-    def _settled_counters(self) -> dict[str, int] | None:
-        """Counters read until two reads agree: nothing is inserting, so a change means statistics of
-        a session that just ended are still arriving (PostgreSQL publishes them as a backend exits).
-        The caller holds db_lock."""
-        previous = None
-        for _ in range(COUNTER_SETTLE_READS):
-            counters = self.module.server_counters()
-            if counters is None or counters == previous:
-                return counters
-            previous = counters
-            time.sleep(COUNTER_SETTLE_S)
-        return counters
-
     def finish(self) -> None:
         try:
             with self.db_lock:
-                report = self._report()
+                report = assemble_report(self.state, self.module, self.probe)
                 self._tidy()
         except Exception as error:
             self.state.fail(f"finishing the run failed: {described(error)}")
@@ -296,73 +131,14 @@ class Collector:
                 self.state.phase = "done"
         log.info("run finished")
 
-    def _report(self) -> RunReport:
-        state, spec, module = self.state, self.spec, self.module
-        everyone = [state.results[i] for i in sorted(state.results)]
-        results = [result for result in everyone if result.role == "worker"]
-        series_kept = sum(len(result.per_second) for result in results) <= WORKER_SERIES_BUDGET
-        left_out = {"histogram": "", "response_histogram": ""} if series_kept else {"histogram": "", "response_histogram": "", "per_second": []}
-        report = RunReport(
-            run_id=spec.run_id, task=spec.task, spec=spec, start_at=state.start_at,
-            insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
-            conditions=state.conditions.model_copy(deep=True),
-            workers=[result.model_copy(update={**left_out, "expected": None}) for result in results], worker_series=series_kept,
-        )
-        if state.cpu_at_start is not None and state.cpu_at_end is not None:
-            report.collector_cpu_s = state.cpu_at_end - state.cpu_at_start
-        if spec.task == "scan":
-            report.scan = stats.scan_figures(state.start_at, results, scan.WINDOW_ROWS)
-            return report
-        if spec.task == "query":
-            report.queries = {
-                name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
-            }
-            return report
-        if spec.query_workers:
-            report.queries_under_ingest = merge_query_latencies([r.query_latencies for r in everyone if r.role == "query-client"], spec.queries)
-        markers = 0
-        if self.probe is not None:
-            self.probe.join()
-            report.visibility = self.probe.figures()
-            markers = report.visibility.markers
-        planned_s = spec.duration_s or (spec.num_inserts * spec.workers / spec.rate if spec.rate else 0.0)
-        figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row,
-                                                        rate=spec.rate, planned_s=planned_s)
-        if state.count_before is not None:
-            # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and
-            # say how long storing took; the others return None.
-            report.ingestion = module.wait_for_count(state.count_before + figures.prefilled + figures.events + markers,
-                                                     state.start_at + figures.duration_s)
-        count_after = module.count()
-        # A module that stores nothing (the null target) counts None: the check does not apply.
-        applicable = count_after is not None and state.count_before is not None
-        expected = state.count_before + figures.prefilled + figures.events + markers if applicable else None
-        report.verification = Verification(
-            count_before=state.count_before, prefilled=figures.prefilled, inserted=figures.events, markers=markers, expected=expected,
-            counted=count_after, applicable=applicable, ok=count_after == expected if applicable else None,
-        )
-        report.server = self._server_side()
-        report.expected_record = self._finish_record(results, markers)
-        return report
-
     def _tidy(self) -> None:
         """The run is over (its storage figure read): the module leaves nothing large behind and the
         collector lets go of the database (the CLI stops this process with a signal). The caller holds db_lock."""
         try:
-            self.module.tidy_after_run()
+            self.module.schema.tidy_after_run()
             self.module.close()
         except Exception as error:  # the figures stand; what is left is said in the log
             log.warning("tidying the database after the run: %s", described(error))
-
-    def _server_side(self) -> ServerSide:
-        """The database's own view of the run, where it exposes one (database-side cross-check)."""
-        server = ServerSide(counters_at_start=self.state.counters_at_start, storage_bytes_at_start=self.state.storage_at_start)
-        try:
-            server.storage_bytes = self.module.storage_bytes()
-            server.counters_at_end = self._settled_counters()
-        except Exception as error:
-            log.warning("could not read the database's own figures: %s", described(error))
-        return server
 
     # -- protocol steps, called by the HTTP endpoints ------------------------------------------
     def register(self, hello: WorkerHello) -> StartSignal:

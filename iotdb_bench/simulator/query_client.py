@@ -14,15 +14,17 @@ from __future__ import annotations
 import logging
 import math
 import threading
-import time
 from collections.abc import Callable
 
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules import DatabaseModule
+from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop, Pacer
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.query_latency import QueryLatencyRecorder
+from iotdb_bench.simulator.schedule import Schedule
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.timing import CallTimer, clock, clock_at
 
 log = logging.getLogger("query-client")
 
@@ -60,7 +62,7 @@ class QueryClient:
 
     def run(self, start_at: float) -> dict:
         """The mixed phase, then the idle phase; returns the recorder's payload."""
-        available = self.module.queries()
+        available = self.module.reader.queries()
         runnable = []
         for name in self.names:
             if name in available:
@@ -74,33 +76,40 @@ class QueryClient:
         finally:
             watcher.stopped.set()
         log.info("%d queries under ingest; now on the idle database", executions)
+        idle = CallTimer()
         for name in runnable:
             for _ in range(self.spec.query_runs):
-                self._execute(available, name, "idle", time.perf_counter())
+                self._execute(idle, available, name, "idle")
         return self.recorder.payload()
 
+    def _pacer(self, start_at: float, inserts_done: threading.Event) -> Pacer:
+        """Back to back, or (--query-rate) the K clients' queries on one schedule: client k's i-th at
+        start + (i + k/K) x K/rate; a wait for the next is cut short when the inserts stop."""
+        spec = self.spec
+        if not spec.query_rate:
+            return ClosedLoop()
+        return OpenLoop(Schedule(spec.query_rate, spec.query_workers, self.number, 1, clock_at(start_at)), wait=inserts_done.wait)
+
     def _under_ingest(self, available, runnable: list[str], start_at: float, inserts_done: threading.Event) -> int:
-        spec, clients = self.spec, self.spec.query_workers
-        end = start_at + spec.duration_s if spec.duration_s else math.inf
-        interval = clients / spec.query_rate if spec.query_rate else 0.0
+        end = clock_at(start_at + self.spec.duration_s) if self.spec.duration_s else math.inf
+        timer = CallTimer(self._pacer(start_at, inserts_done))
         executions = 0
         while runnable and not inserts_done.is_set():
+            if not timer.turn(1, end):
+                # The next query would start after the end: the inserts are still running until then.
+                if end < math.inf:
+                    inserts_done.wait(max(end - clock(), 0.0))
+                break
             name = runnable[(executions + self.number) % len(runnable)]
-            intended = start_at + (executions + self.number / clients) * interval if interval else time.time()
-            if min(intended, end) > time.time() and inserts_done.wait(min(intended, end) - time.time()):
-                break
-            now = time.time()
-            if now >= end:
-                break
-            # perf_counter for the measurement; a start scheduled in the past counts from when it was due.
-            self._execute(available, name, "ingest", time.perf_counter() - max(now - intended, 0.0) if interval else time.perf_counter())
+            # A start scheduled in the past counts from when it was due (response time).
+            self._execute(timer, available, name, "ingest")
             executions += 1
         return executions
 
-    def _execute(self, available, name: str, phase: str, since: float) -> None:
+    def _execute(self, timer: CallTimer, available, name: str, phase: str) -> None:
         self.check()
         try:
-            available[name]()
+            _, timed = timer.call(available[name])
         except Exception as error:  # recorded; the other queries go on
             message = one_line(error)
             log.warning("query %s failed: %s", name, message)
@@ -108,4 +117,4 @@ class QueryClient:
             self.module.close()
             self.module.connect()
             return
-        self.recorder.record(name, phase, time.perf_counter() - since)
+        self.recorder.record(name, phase, timed.response_s)

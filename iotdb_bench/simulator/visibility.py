@@ -18,11 +18,13 @@ from collections.abc import Callable
 
 from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules import DatabaseModule, module_class
 from iotdb_bench.simulator.query_latency import record_seconds
 from iotdb_bench.simulator.report import VisibilityLag
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.stats import latency_of, new_histogram
+from iotdb_bench.simulator.timing import CallTimer
 
 log = logging.getLogger("visibility")
 
@@ -44,6 +46,7 @@ class VisibilityProbe(threading.Thread):
         self._lag, self._acknowledged = new_histogram(), new_histogram()
         marker_spec = spec.model_copy(update={"devices": 0, "devices_per_worker": 1, "out_of_order": 0.0, "order": "round-robin"})
         self._generator = shapes.generator(marker_spec, PROBE_INDEX)
+        self.timer = CallTimer()
 
     def run(self) -> None:
         module = None
@@ -63,20 +66,18 @@ class VisibilityProbe(threading.Thread):
             if module is not None:
                 module.close()
 
-    def _probe(self, module, marker) -> None:
-        clock = time.perf_counter
-        began = clock()
-        module.write_marker(marker)
-        acknowledged = clock()
+    def _probe(self, module: DatabaseModule, marker: EventBatch) -> None:
+        timer = self.timer
+        _, written = timer.call(lambda: module.writer.write_marker(marker))
         self.markers += 1
-        record_seconds(self._acknowledged, acknowledged - began)
+        record_seconds(self._acknowledged, written.service_s)
         while True:
-            asked = clock()
-            if module.marker_visible(marker):
+            visible, look = timer.call(lambda: module.reader.marker_visible(marker))
+            if visible:
                 self.seen += 1
-                record_seconds(self._lag, asked - began)
+                record_seconds(self._lag, look.began - written.began)
                 return
-            if asked - began > (AFTER_STOP_S if self.stop.is_set() else LIMIT_S) or not self.active():
+            if look.began - written.began > (AFTER_STOP_S if self.stop.is_set() else LIMIT_S) or not self.active():
                 self.unseen += 1
                 return
             time.sleep(POLL_S)

@@ -1,9 +1,11 @@
 """One benchmark client: prefill share, wait at the barrier, timed work, report.
 
-Only the database calls are timed. The next batch is generated (and encoded by the module) while
-the current call waits for the database where the module allows it (see `prepare_next` in
-modules/base.py), otherwise between calls; time outside calls is reported as client overhead. A
+Only the database calls are timed (simulator/timing.py), paced closed or open loop (pacing.py). The
+next batch is generated (and encoded by the module) while the current call waits for the database
+where the module allows it (its capabilities' `prepare_next`), otherwise between calls; time outside calls is reported as client overhead. A
 worker that fails posts its error to the collector before exiting non-zero, so the CLI can show why.
+The insert loop is here; queries and scans are in reading.py, a mixed run's query clients in
+query_client.py.
 """
 
 from __future__ import annotations
@@ -20,18 +22,22 @@ from typing import Any
 
 from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.acknowledged import AcknowledgedPrefix
-from iotdb_bench.simulator.answers import AnswerChecker
+from iotdb_bench.simulator.capabilities import PrepareNext
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch, EventGenerator
-from iotdb_bench.simulator.expected import ExpectedRecord, Tally
+from iotdb_bench.simulator.expected import Tally
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
+from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop, Pacer
 from iotdb_bench.simulator.protocol import ProgressAnswer, QueryHistograms, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.query_client import QueryClient
-from iotdb_bench.simulator.scan import ScanCheck, scan_share
+from iotdb_bench.simulator.reading import ReadSide
+from iotdb_bench.simulator.roles import WorkerHooks, Writer
+from iotdb_bench.simulator.scan import scan_share
 from iotdb_bench.simulator.schedule import Schedule
 from iotdb_bench.simulator.spec import PREFILL_BATCH, RunSpec
 from iotdb_bench.simulator.stats import CallRecorder
+from iotdb_bench.simulator.timing import CallTimer, clock, clock_at
 
 log = logging.getLogger("worker")
 
@@ -40,49 +46,62 @@ SINGLE_MODE_CHUNK = 1000
 PROGRESS_INTERVAL_S = 1.0
 
 
-def prepared_ahead(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[EventBatch, Any]]:
-    """Yield (batch, prepared batch), generating and encoding the next batch in a helper thread while
-    the current one is in the database: the driver waits without the GIL, so the client's work
-    overlaps the call instead of leaving the connection idle between calls."""
-    def prepare_next():
-        batch = next(batches, None)
-        return None if batch is None else (batch, module.prepare_batch(batch))
+class HelperThread:
+    """Generates and encodes the next batch in a helper thread while the current one is in the
+    database: the driver waits without the GIL, so the client's work overlaps the call instead of
+    leaving the connection idle between calls."""
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") as pool:
-        upcoming = pool.submit(prepare_next)
-        while (item := upcoming.result()) is not None:
+    def __init__(self, writer: Writer, batches: Iterator[EventBatch]):
+        self.writer, self.batches = writer, batches
+
+    def while_waiting(self) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[tuple[EventBatch, Any]]:
+        def prepare_next():
+            batch = next(self.batches, None)
+            return None if batch is None else (batch, self.writer.prepare_batch(batch))
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") as pool:
             upcoming = pool.submit(prepare_next)
+            while (item := upcoming.result()) is not None:
+                upcoming = pool.submit(prepare_next)
+                yield item
+
+
+class InTurn(HelperThread):
+    """Prepares each batch between calls."""
+
+    def __iter__(self) -> Iterator[tuple[EventBatch, Any]]:
+        for batch in self.batches:
+            yield batch, self.writer.prepare_batch(batch)
+
+
+class DuringCalls(HelperThread):
+    """The module calls `while_waiting` (its hooks) once its request is sent, and the next batch is
+    prepared then, in this thread, while the database works on the current one: the overlap of a
+    helper thread without its hand-offs. Calling it again (a retried call) does nothing; if the
+    module never calls it, the next batch is prepared after the call."""
+
+    def __init__(self, writer: Writer, batches: Iterator[EventBatch]):
+        super().__init__(writer, batches)
+        self._upcoming: list[tuple[EventBatch, Any] | None] = []
+
+    def while_waiting(self) -> None:
+        if not self._upcoming:
+            batch = next(self.batches, None)
+            self._upcoming.append(None if batch is None else (batch, self.writer.prepare_batch(batch)))
+
+    def __iter__(self) -> Iterator[tuple[EventBatch, Any]]:
+        self.while_waiting()
+        while (item := self._upcoming.pop()) is not None:
             yield item
+            self.while_waiting()
 
 
-def prepared_in_turn(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[EventBatch, Any]]:
-    for batch in batches:
-        yield batch, module.prepare_batch(batch)
-
-
-def prepared_during_calls(module: DatabaseModule, batches: Iterator[EventBatch]) -> Iterator[tuple[EventBatch, Any]]:
-    """Yield (batch, prepared batch); the module calls `while_waiting` once its request is sent, and
-    the next batch is prepared then, in this thread, while the database works on the current one:
-    the overlap of a helper thread without its hand-offs. Calling it again (a retried call) does
-    nothing; if the module never calls it, the next batch is prepared after the call."""
-    upcoming: list[tuple[EventBatch, Any] | None] = []
-
-    def prepare_next() -> None:
-        if not upcoming:
-            batch = next(batches, None)
-            upcoming.append(None if batch is None else (batch, module.prepare_batch(batch)))
-
-    module.while_waiting = prepare_next
-    try:
-        prepare_next()
-        while (item := upcoming.pop()) is not None:
-            yield item
-            prepare_next()
-    finally:
-        module.while_waiting = lambda: None
-
-
-PIPELINES = {"helper_thread": prepared_ahead, "in_turn": prepared_in_turn, "during_call": prepared_during_calls}
+PIPELINES: dict[PrepareNext, type[HelperThread]] = {
+    PrepareNext.helper_thread: HelperThread, PrepareNext.in_turn: InTurn, PrepareNext.during_call: DuringCalls,
+}
 
 
 def process_cpu_s() -> float:
@@ -139,50 +158,6 @@ class ProgressReporter(threading.Thread):
             raise RunStopped(self.reason)
 
 
-class CallTimer:
-    """The one place database calls are timed (modules never read a clock). Service time runs from
-    a call's start to its end; in open-loop runs (--rate) response time runs from the call's intended
-    start on the schedule, so a call held back by a slow one before it is charged for the wait."""
-
-    def __init__(self, recorder: CallRecorder, to_epoch: float, schedule: Schedule | None, shared: bool):
-        self.recorder, self.to_epoch, self.schedule = recorder, to_epoch, schedule
-        self.intended: float | None = None  # the intended start of the call about to begin (open loop)
-        # Async modules end their calls on the driver's threads.
-        self._lock = threading.Lock() if shared else contextlib.nullcontext()
-
-    def turn(self, events: int, deadline: float) -> bool:
-        """Wait until the next call of `events` is due (open loop; closed loop: now); False when the
-        deadline has come first."""
-        clock = time.perf_counter
-        if self.schedule is None:
-            return clock() < deadline
-        due = self.schedule.next_start()
-        if due >= deadline:
-            return False
-        now = clock()
-        if now < due:
-            time.sleep(due - now)
-            now = clock()
-        if now >= deadline:
-            return False
-        self.intended = self.schedule.started(events, now)
-        return True
-
-    def begin(self, events: int, scheduled: bool = True) -> Callable[[], None]:
-        """A call of `events` starts now; returns what to call when it has ended. A call off the
-        schedule (a commit) counts its service time as its response time."""
-        clock, recorder, to_epoch = time.perf_counter, self.recorder, self.to_epoch
-        began = clock()
-        intended = None if self.schedule is None else (self.intended if scheduled and self.intended is not None else began)
-
-        def done() -> None:
-            end = clock()
-            with self._lock:
-                recorder.record(events, end - began, to_epoch + end, None if intended is None else end - intended)
-
-        return done
-
-
 class Worker:
     def __init__(self, spec: RunSpec, index: int, collector_url: str):
         self.spec, self.index = spec, index
@@ -194,6 +169,7 @@ class Worker:
         self.recorder: CallRecorder | None = None
         self.timer: CallTimer | None = None
         self.module: DatabaseModule | None = None
+        self.read_side: ReadSide | None = None
         self.cpu_at_start = 0.0
         self.reporter: ProgressReporter | None = None
         self.tally: Tally | None = None  # of the events this worker inserts: the expected answers
@@ -207,7 +183,9 @@ class Worker:
             self.module = module_class(self.spec.module)(self.spec)
             self.module.connect()
             if self.spec.task in ("query", "scan"):
-                self._follow_record()
+                self.read_side = ReadSide(self.spec, self.index, self.module, self._check_stop)
+                self.read_side.follow_record()
+                self.spec, self.module = self.read_side.spec, self.read_side.module
             reporter = self.reporter = ProgressReporter(self.client, self._progress, self.spec.heartbeat_timeout)
             reporter.start()
             try:
@@ -251,8 +229,11 @@ class Worker:
             self._prefill(generator, self.spec.stream_offset, share)
             first_timed += share
         elif self.spec.task == "scan":
-            record, missing = self._expected_record()
-            devices = scan_share(self.module.scan_devices(), record, self.index, self.spec.workers)
+            scans = self.module.capabilities.scans
+            if scans is not True:
+                raise ModuleError(f"module '{self.spec.module}' cannot scan: {scans.because}")
+            record, missing = self.read_side.expected_record()
+            devices = scan_share(self.module.reader.scan_devices(), record, self.index, self.spec.workers)
         signal = self.client.wait_for_start()
         if signal.phase == "failed":
             return None
@@ -262,21 +243,27 @@ class Worker:
         time.sleep(max(0.0, ahead))
         self.recorder = CallRecorder(signal.start_at)
         self.cpu_at_start = process_cpu_s()
+        started_at = time.time()
         if role == "query-client":
-            return self._query_client(signal.start_at)
+            latencies = QueryClient(self.spec, self.index, self.module, self.client, check=self._check_stop).run(signal.start_at)
+            return self._result(started_at, time.time(), query_latencies=latencies)
         if self.spec.task == "insert":
             return self._insert(generator, first_timed)
         if self.spec.task == "scan":
-            return self._scan(devices, record, missing)
-        return self._query()
+            outcome = self.read_side.scan(devices, record, missing, self.recorder)
+            return self._result(started_at, time.time(), scan=outcome)
+        runs = self.read_side.query()
+        self.module = self.read_side.module
+        return self._result(started_at, time.time(), queries=runs)
 
     def _prefill(self, generator: EventGenerator, start: int, count: int) -> None:
+        writer = self.module.writer
         for batch in generator.batches(start, count, PREFILL_BATCH):
             self._check_stop()
-            self.module.insert_batch(self.module.prepare_batch(batch))
+            writer.insert_batch(writer.prepare_batch(batch))
             self._stored(batch)
             self.prefilled += len(batch)
-        self.module.flush()
+        writer.flush()
         if count:
             # A new session: servers publish a session's statistics when it ends (PostgreSQL may
             # otherwise hold them up to 10 s), so the collector's start sample sees the prefill.
@@ -290,63 +277,73 @@ class Worker:
             self.stream_end = max(self.stream_end, int(batch.sequence_number.max()) + 1)
             if self.tally is None:
                 self.tally = Tally.for_worker(self.index, self.spec.devices_of(self.index))
-            self.tally.add(self.module.stored_events(batch))  # the expected answers (simulator/expected.py)
+            self.tally.add(self.module.writer.stored_events(batch))  # the expected answers (simulator/expected.py)
 
     def _insert(self, generator: EventGenerator, start: int) -> WorkerResult:
         """The timed phase: `num_inserts` events, or as many as fit until the common start + --duration
         (a call is never started after that; one in flight then finishes and counts). With --rate the
         calls start on the schedule (simulator/schedule.py) instead of each as soon as the last returned."""
         module, recorder, spec = self.module, self.recorder, self.spec
-        started_at, started_clock = time.time(), time.perf_counter()
-        to_clock = started_clock - started_at  # epoch seconds + to_clock = this process's monotonic clock
-        schedule = None
+        started_at = time.time()
+        pacer: Pacer = ClosedLoop()
         if spec.rate:
-            schedule = Schedule(spec.rate, spec.workers, self.index, spec.batch or 1, recorder.common_start + to_clock)
-        timer = self.timer = CallTimer(recorder, -to_clock, schedule, shared=module.times_own_calls)
-        module.begin_call = timer.begin
-        # The common end of a --duration run on this process's monotonic clock.
-        deadline = recorder.common_start + spec.duration_s + to_clock if spec.duration_s else math.inf
+            pacer = OpenLoop(Schedule(spec.rate, spec.workers, self.index, spec.batch or 1, clock_at(recorder.common_start)))
+        timer = self.timer = CallTimer(pacer, recorder, shared=module.capabilities.marks_own_calls)
+        # The common end of a --duration run on the timer's clock.
+        deadline = clock_at(recorder.common_start + spec.duration_s) if spec.duration_s else math.inf
         total = None if spec.duration_s else spec.num_inserts
         acknowledged = AcknowledgedPrefix(lambda: generator.batches(start, total, spec.batch))
         if spec.batch:
             all_sent = self._insert_batches(acknowledged, deadline)
         else:
+            module.bind(WorkerHooks(begin_call=timer.begin))
             all_sent = self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline)
-        module.flush()
-        behind = schedule.behind_s(min(time.perf_counter(), deadline), all_sent) if schedule else None
+        module.writer.flush()
+        behind = pacer.behind_s(min(clock(), deadline), all_sent)
         finished_at, cpu_at_end = time.time(), process_cpu_s()
         for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/acknowledged.py)
             self._stored(batch)
-        return self._result(started_at, finished_at, behind_s=behind, max_lag_s=schedule.max_lag_s if schedule else None,
-                            cpu_at_end=cpu_at_end)
+        return self._result(started_at, finished_at, behind_s=behind, max_lag_s=pacer.max_lag_s, cpu_at_end=cpu_at_end)
 
     def _insert_batches(self, acknowledged: AcknowledgedPrefix, deadline: float) -> bool:
         """Returns whether every batch was sent (False: the deadline came first). The loop only counts
         the acknowledged events; their tally follows after the timed calls."""
         module, timer, batches = self.module, self.timer, acknowledged.replay_source()
+        writer, marks_own_calls = module.writer, module.capabilities.marks_own_calls
         # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
         halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
-        with contextlib.closing(PIPELINES[module.prepare_next](module, batches)) as pipeline:
-            for batch, prepared in pipeline:
+        pipeline = PIPELINES[module.capabilities.prepare_next](writer, batches)
+        module.bind(WorkerHooks(begin_call=timer.begin, while_waiting=pipeline.while_waiting))
+        with contextlib.closing(iter(pipeline)) as prepared_batches, self._unbound_after(module, timer):
+            for batch, prepared in prepared_batches:
                 if halted():
                     self._check_stop()
                 if not timer.turn(len(batch), deadline):
                     return False
-                if module.times_own_calls:
-                    module.insert_batch(prepared)
+                if marks_own_calls:
+                    writer.insert_batch(prepared)
                 else:
                     done = timer.begin(len(batch))
-                    module.insert_batch(prepared)
+                    writer.insert_batch(prepared)
                     done()
                 acknowledged.add(len(batch))
         return True
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _unbound_after(module: DatabaseModule, timer: CallTimer) -> Iterator[None]:
+        """Once the batches stop, a late `while_waiting` (a flush) prepares nothing more."""
+        try:
+            yield
+        finally:
+            module.bind(WorkerHooks(begin_call=timer.begin))
 
     def _insert_singles(self, batches: Iterator[EventBatch], deadline: float) -> bool:
         """One call per event; with --commit-interval the events go into a transaction that is
         committed every S seconds (each commit is a call of its own, of no events). Returns whether
         every event was sent."""
         interval = self.spec.commit_interval_s
-        self._next_commit = time.perf_counter() + interval if interval else math.inf
+        self._next_commit = clock() + interval if interval else math.inf
         all_sent = True
         for batch in batches:
             self._check_stop()
@@ -361,15 +358,16 @@ class Worker:
 
     def _singles(self, batch: EventBatch, deadline: float) -> int:
         """Insert the batch's events one by one until the deadline; returns how many were inserted."""
-        module, timer, clock, interval = self.module, self.timer, time.perf_counter, self.spec.commit_interval_s
-        for done, item in enumerate(module.prepare_single(batch)):
+        module, timer, interval = self.module, self.timer, self.spec.commit_interval_s
+        writer, marks_own_calls = module.writer, module.capabilities.marks_own_calls
+        for done, item in enumerate(writer.prepare_single(batch)):
             if not timer.turn(1, deadline):
                 return done
-            if module.times_own_calls:
-                module.insert_single(item)
+            if marks_own_calls:
+                writer.insert_single(item)
             else:
                 call_done = timer.begin(1)
-                module.insert_single(item)
+                writer.insert_single(item)
                 call_done()
             if clock() >= self._next_commit:
                 self._commit()
@@ -378,121 +376,8 @@ class Worker:
 
     def _commit(self) -> None:
         done = self.timer.begin(0, scheduled=False)
-        self.module.commit()
+        self.module.writer.commit()
         done()
-
-    def _follow_record(self) -> None:
-        """A query or scan reads the tables the record's insert wrote (they have no --tables option), and
-        refuses data of a workload it cannot read. Without a record, the run's own tables are read."""
-        record, _ = self._expected_record()
-        if record is not None:
-            self._read_recorded_tables(record)
-        if self.index == 0:
-            # A count before any query is timed: a missing table or index fails the run here, in the
-            # database's own words (e.g. "no such table: events"), instead of failing every query.
-            with self._bookkeeping_session() as reader:
-                reader.count()
-
-    def _read_recorded_tables(self, record: ExpectedRecord) -> None:
-        refusal = record.unreadable()
-        if refusal:
-            raise ModuleError(f"{self.spec.task} refused: {refusal}")
-        if record.tables and record.tables != self.spec.table_names:
-            spec = self.spec.model_copy(update={"tables": len(record.tables)})
-            if spec.table_names != record.tables:
-                raise ModuleError(f"the record names tables {','.join(record.tables)}, which this version does not write")
-            self.module.close()
-            self.spec = spec
-            self.module = module_class(spec.module)(spec)
-            self.module.connect()
-
-    @contextlib.contextmanager
-    def _bookkeeping_session(self):
-        """The module, or with --query-timeout a session without it: the limit is the queries', not the
-        bookkeeping's (counts, the record)."""
-        if not self.spec.query_timeout:
-            yield self.module
-            return
-        reader = module_class(self.spec.module)(self.spec.model_copy(update={"query_timeout": 0}))
-        reader.connect()
-        try:
-            yield reader
-        finally:
-            reader.close()
-
-    def _expected_record(self) -> tuple[ExpectedRecord | None, str | None]:
-        """The record of expected answers saved with the data, or why the module keeps none."""
-        with self._bookkeeping_session() as reader:
-            try:
-                return ExpectedRecord.load(reader.stored_record()), None
-            except NotImplementedError as reason:
-                return None, str(reason)
-
-    def _query(self) -> WorkerResult:
-        checker = AnswerChecker(*self._expected_record())
-        started_at = time.time()
-        available = self.module.queries()
-        runs: dict[str, QueryRuns] = {}
-        for name in self.spec.queries:
-            runs[name] = outcome = QueryRuns()
-            if name not in available:
-                outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
-                continue
-            for _ in range(self.spec.query_runs):
-                self._check_stop()
-                begin = time.perf_counter()
-                try:
-                    answer = available[name]()
-                    seconds = time.perf_counter() - begin
-                    rows = answer.normalised()  # untimed: the common form the check reads
-                except Exception as error:  # recorded, and the other queries still run
-                    outcome.error = one_line(error)
-                    log.warning("query %s failed: %s", name, outcome.error)
-                    self._recover_after_query_error()
-                    break
-                outcome.seconds.append(seconds)
-                outcome.rows = len(rows)
-                self._check_answer(checker, name, rows, outcome)
-        return self._result(started_at, time.time(), queries=runs)
-
-    @staticmethod
-    def _check_answer(checker: AnswerChecker, name: str, rows: list[tuple], outcome: QueryRuns) -> None:
-        """Check one execution's answer; the first wrong one is kept (the others still run)."""
-        check = checker.check(name, rows)
-        if outcome.answer != "wrong":
-            outcome.answer, outcome.answer_detail = check.answer, check.detail
-        if check.answer == "wrong":
-            log.warning("query %s answered wrong: %s", name, check.detail)
-
-    def _scan(self, devices: list[str], record: ExpectedRecord | None, missing: str | None) -> WorkerResult:
-        """Read every reading of each of this worker's devices in timestamp order, a page at a time."""
-        module, recorder, clock = self.module, self.recorder, time.perf_counter
-        started_at, started_clock = time.time(), clock()
-        check = ScanCheck(record, started_clock, missing)
-        for device in devices:
-            check.start_device(device)
-            pages = module.scan(device, self.spec.scan_page_size)
-            while True:
-                begin = clock()
-                page = next(pages, None)
-                end = clock()
-                if page is None:
-                    break
-                recorder.record(len(page), end - begin, started_at + end - started_clock)
-                check.page(page, end)
-            check.end_device()
-        return self._result(started_at, time.time(), scan=check.finish())
-
-    def _query_client(self, start_at: float) -> WorkerResult:
-        """A query client of a mixed run (simulator/query_client.py)."""
-        started_at = time.time()
-        latencies = QueryClient(self.spec, self.index, self.module, self.client, check=self._check_stop).run(start_at)
-        return self._result(started_at, time.time(), query_latencies=latencies)
-
-    def _recover_after_query_error(self) -> None:
-        """A failed statement can leave the session unusable; start a fresh one."""
-        self.module.close()
-        self.module.connect()
 
     def _result(self, started_at: float, finished_at: float, queries: dict[str, QueryRuns] | None = None,
                 scan: ScanOutcome | None = None, query_latencies: dict[str, QueryHistograms] | None = None,

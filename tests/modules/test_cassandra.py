@@ -8,7 +8,6 @@ on a live session. Every test uses one throwaway keyspace, dropped at the end.
 from __future__ import annotations
 
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 
 from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules.cassandra import InsertFailed, Module
+from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import WORKLOAD_OPTIONS, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
@@ -180,18 +180,6 @@ def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(run
     check_read_side(lambda task, *args: run(task, "-r", "1", *args), change, delete, EVENTS)
 
 
-def test_unreachable_port_is_one_line_naming_host_and_port(run):
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind((HOST, 0))
-        port = probe.getsockname()[1]
-    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "100", "--batch", "100", port=port)
-    assert result.code == 1
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert f"{HOST}:{port}" in lines[0] and "Cassandra" in lines[0]
-    assert "Traceback" not in result.stderr
-
-
 def test_failed_async_insert_fails_the_run(run):
     # A single node cannot give consistency TWO: the server refuses every write, in the callbacks.
     result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "1000", "--batch", "100", "--extra-option", "max_sync_calls=8",
@@ -229,7 +217,7 @@ def module_for(keyspace: str, **options: str) -> Module:
 def test_batch_is_grouped_per_device_and_split_at_max_rows():
     module = module_for("unused", max_rows_per_batch="30")
     batch = EventGenerator(1, 0, DEVICES).batch(0, 1000)
-    groups = module._device_groups(batch)
+    groups = module.writer._device_groups(batch)
     assert all(len({row[1] for row in group}) == 1 for group in groups)  # one partition per request
     assert [len(group) for group in groups] == [30, 30, 30, 10] * DEVICES
     assert sorted(row[2] for group in groups for row in group) == list(range(1000))
@@ -241,18 +229,19 @@ def test_async_calls_report_their_latency_and_flush_waits(cassandra):
     reports: list[tuple[int, float]] = []
     module.connect()
     try:
-        module.setup()
+        module.schema.setup()
         def begin_call(events: int):  # the worker's timer stands here: a call's events and its length
             began = time.perf_counter()
             return lambda: reports.append((events, time.perf_counter() - began))
 
-        module.begin_call = begin_call
+        module.bind(WorkerHooks(begin_call=begin_call))
+        writer = module.writer
         for start in (0, 1000):
-            module.insert_batch(module.prepare_batch(EventGenerator(1, 0, DEVICES).batch(start, 1000)))
-        module.flush()
+            writer.insert_batch(writer.prepare_batch(EventGenerator(1, 0, DEVICES).batch(start, 1000)))
+        writer.flush()
         assert len(reports) == 2 * 40 and sum(events for events, _ in reports) == 2000
         assert all(seconds > 0 for _, seconds in reports)
-        assert module.count() == 2000
+        assert module.schema.count() == 2000
     finally:
         module.close()
 
@@ -262,11 +251,11 @@ def test_async_error_surfaces_on_flush(cassandra):
     module = module_for(keyspace, max_sync_calls="8", consistency_level="TWO", max_retries="0")
     module.connect()
     try:
-        module.setup()
-        prepared = module.prepare_batch(EventGenerator(1, 0, 2).batch(0, 10))
+        module.schema.setup()
+        prepared = module.writer.prepare_batch(EventGenerator(1, 0, 2).batch(0, 10))
         with pytest.raises(InsertFailed, match="consistency level TWO"):
-            module.insert_batch(prepared)
-            module.flush()
+            module.writer.insert_batch(prepared)
+            module.writer.flush()
     finally:
         module.close()
 
@@ -296,7 +285,3 @@ def test_workload_options(run, cassandra, workload):
             for worker in ("w000000", "w000001"):
                 assert sorted(row.sequence_number for row in rows if row.device_id.startswith(worker)) == list(range(1000))
 
-
-def test_slim_shape_is_refused_naming_module_and_option(run):
-    result = run("insert", "-w", "1", "--schema", "slim")
-    assert result.code == 2 and "module 'cassandra' does not support --schema slim" in result.stderr

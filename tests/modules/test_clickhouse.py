@@ -10,7 +10,6 @@ line. The suite works in its own database, dropped at the end.
 from __future__ import annotations
 
 import os
-import socket
 import time
 
 import pytest
@@ -171,17 +170,6 @@ def test_refused_up_front(run, args, message):
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-def test_unreachable_port_is_one_line_naming_host_and_port(run):
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        port = probe.getsockname()[1]
-    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "100", "--batch", "100", port=port)
-    assert result.code == 1
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert f"cannot connect to ClickHouse at {HOST}:{port}" in lines[0] and "Traceback" not in result.stderr
-
-
 def dialect(version: tuple[int, int], **options) -> ServerDialect:
     return ServerDialect.for_server(version, ClickhouseOptions(**options))
 
@@ -227,9 +215,3 @@ def test_sensors_single_inserts_and_large_shape(run, clickhouse):
     verified_workload_run(run("insert", "-w", "2", "-r", "1", "--schema", "large", "--batch", "100", "--num-inserts", "200"))
     assert clickhouse.execute(f"SELECT count(), max(length(text)) <= 200, min(i8) >= 1000 FROM {DATABASE}.events")[0] == (400, 1, 1)
 
-
-def test_commit_interval_is_refused_in_one_line(run):
-    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "10", "--commit-interval", "1")
-    assert result.code == 2
-    assert result.stderr.strip() == ("error: module 'clickhouse' does not support --commit-interval: an INSERT is ClickHouse's unit "
-                                     "of atomicity; there is no transaction to commit every S seconds"), result.stderr

@@ -11,7 +11,6 @@ the test server has 256 MiB of it.
 from __future__ import annotations
 
 import os
-import socket
 
 import numpy as np
 import pytest
@@ -205,18 +204,6 @@ def test_refused_up_front_in_one_line(run, args, message):
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-def test_unreachable_port_is_one_line_naming_host_and_port(run):
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind((HOST, 0))
-        port = probe.getsockname()[1]
-    result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "100", "--batch", "100", port=port)
-    assert result.code == 1
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert f"cannot connect to IoTDB at {HOST}:{port}" in lines[0]
-    assert "Traceback" not in result.stderr
-
-
 def module_for(model: str, workers: int = 3, clean: bool = True) -> Module:
     spec = RunSpec(run_id="iotdb-test", task="insert", target="iotdb", module="iotdb", workers=workers, batch=1000, clean=clean,
                    tables="multiple", connection={"host": HOST, "port": PORT, "database": DATABASE, "model": model, "data_region_groups": 1})
@@ -323,7 +310,6 @@ def test_sensors_are_devices_of_their_own_and_single_inserts_keep_them(run, iotd
 
 @pytest.mark.parametrize(("args", "message"), [
     (("--schema", "light"), "module 'iotdb' does not support --schema light: IoTDB stores series of devices"),
-    (("--commit-interval", "1"), "module 'iotdb' does not support --commit-interval: IoTDB has no transactions"),
 ])
 def test_workloads_iotdb_cannot_store_are_refused_in_one_line(run, args, message):
     result = run("insert", "-w", "1", "-r", "1", "--num-inserts", "10", *args)

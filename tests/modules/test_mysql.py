@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
 
-from iotdb_bench.cli.run.platforms.local import free_port
 from tests.conftest import WORKLOAD_OPTIONS, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import assert_scan_ok, check_read_side
 
@@ -173,22 +171,6 @@ def test_mysql_steps_continue_without_cleaning(cli, mysql):
     levels = [run_["report"]["verification"]["count_before"] for run_ in result.results()["runs"]]
     assert levels == [0, 200]
     assert sql("SELECT count(*), count(DISTINCT id) FROM events") == [(400, 400)]
-
-
-def test_mysql_unreachable_port_names_host_and_port(cli, mysql, tmp_path):
-    closed_port = free_port()  # a port nobody listens on
-    (tmp_path / "config.yaml").write_text(CONFIG.format(host="127.0.0.1", port=closed_port, user=USER, database=DATABASE))
-    result = run(cli, mysql, "insert", "-w", "1", "--num-inserts", "10")
-    assert result.code != 0
-    assert f"cannot connect to MySQL at 127.0.0.1:{closed_port}" in result.stderr
-    assert "Traceback" not in result.stderr
-
-
-def test_mysql_bad_option_is_a_usage_error(cli, mysql):
-    result = run(cli, mysql, "insert", "-w", "1", "--batch", "10", "--extra-option", "batch_mode=copy")
-    assert result.code == 2
-    assert re.search(r"invalid options for module 'mysql': batch_mode", result.stderr)
-    assert "Traceback" not in result.stderr
 
 
 # -- workloads (issue 10) ------------------------------------------------------------------------

@@ -277,7 +277,6 @@ def test_bad_partitioning_is_a_usage_error(cli, questdb):
 
 
 @pytest.mark.parametrize(("port_option", "message"), [
-    ("pg_port", f"cannot connect to QuestDB's PostgreSQL wire protocol at {HOST}:{UNUSED_PORT}"),
     ("http_port", f"cannot connect to QuestDB's ILP over HTTP at {HOST}:{UNUSED_PORT}"),
 ])
 def test_unreachable_port_is_one_line_naming_host_and_port(cli, questdb, port_option, message):
@@ -321,7 +320,6 @@ def test_sensors_in_rows_and_large_shape_with_dedup_on_client_keys(cli, questdb)
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--commit-interval", "1"), "module 'questdb' does not support --commit-interval: its writes (ILP over HTTP) have no transaction"),
     (("--schema", "slim", "--primary-key", "none", "--extra-option", "dedup=true"), "module 'questdb': dedup with --schema slim needs"),
 ])
 def test_workloads_questdb_cannot_store_are_refused_in_one_line(cli, questdb, args, message):

@@ -9,7 +9,7 @@ import time
 import pytest
 from fastapi import HTTPException
 
-from iotdb_bench.simulator import collector as collector_module
+from iotdb_bench.simulator import report_assembly
 from iotdb_bench.simulator.collector import Collector
 from iotdb_bench.simulator.protocol import WorkerHello, WorkerResult
 from iotdb_bench.simulator.report import RunReport
@@ -41,7 +41,7 @@ def finished_run(workers: int, series_s: int) -> RunReport:
 
 @pytest.mark.parametrize("series_s, kept", [(5, True), (6, False)])
 def test_each_workers_series_is_kept_only_within_the_budget(monkeypatch, series_s, kept):
-    monkeypatch.setattr(collector_module, "WORKER_SERIES_BUDGET", 20)  # 4 workers x 5 s
+    monkeypatch.setattr(report_assembly, "WORKER_SERIES_BUDGET", 20)  # 4 workers x 5 s
     report = finished_run(4, series_s)
     assert report.worker_series is kept
     assert [worker.per_second for worker in report.workers] == ([[w + 1] * series_s for w in range(4)] if kept else [[]] * 4)

@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from iotdb_bench.simulator import record_keeping
 from iotdb_bench.simulator.collector import Collector
 from iotdb_bench.simulator.events import EventBatch, EventGenerator
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, Expected, ExpectedRecord, Tally, merge_all
@@ -123,7 +124,7 @@ class Runs:
             results.append(WorkerResult(worker=worker, started_at=0, finished_at=1, events=events, expected=tally.result()))
         self.offset += events
         if finish:
-            collector._finish_record(results)
+            record_keeping.finish_record(collector.module, collector.state.record_base, results)
         return collector
 
     def record(self, tables: str = "single") -> ExpectedRecord | None:
@@ -131,7 +132,7 @@ class Runs:
                        connection={"path": str(self.path)})
         collector = Collector(spec)
         collector.prepare()
-        return ExpectedRecord.load(collector.module.stored_record())
+        return ExpectedRecord.load(collector.module.records.stored_record())
 
 
 def test_record_accumulates_across_no_clean_runs_and_steps_and_resets_on_clean(tmp_path):

@@ -13,9 +13,10 @@ from iotdb_bench.cli.report import tables
 from iotdb_bench.cli.results.rate_search import RateStep, answer, next_rate
 from iotdb_bench.cli.run.progress import achieved_against_target
 from iotdb_bench.simulator import stats
+from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop
 from iotdb_bench.simulator.protocol import Status, WorkerResult
 from iotdb_bench.simulator.schedule import Schedule, behind_limit_s
-from iotdb_bench.simulator.worker import CallTimer
+from iotdb_bench.simulator.timing import CallTimer
 from tests.factories import document, insert_report
 
 
@@ -56,7 +57,7 @@ def test_the_behind_limit_is_one_second_or_5_percent_of_a_short_run():
 def test_a_call_started_late_is_charged_its_wait_in_response_time_only():
     recorder = stats.CallRecorder(common_start=time.time())
     now = time.perf_counter()
-    timer = CallTimer(recorder, to_epoch=time.time() - now, schedule=Schedule(10, 1, 0, 1, start=now - 1.0), shared=False)
+    timer = CallTimer(OpenLoop(Schedule(10, 1, 0, 1, start=now - 1.0)), recorder)
     assert timer.turn(1, deadline=float("inf"))  # due a second ago: no wait
     done = timer.begin(1)
     done()
@@ -70,12 +71,12 @@ def test_a_call_started_late_is_charged_its_wait_in_response_time_only():
 
 def test_a_closed_loop_timer_records_no_response_time_and_a_due_call_waits():
     recorder = stats.CallRecorder(common_start=time.time())
-    closed = CallTimer(recorder, 0.0, None, shared=True)
+    closed = CallTimer(ClosedLoop(), recorder, shared=True)
     assert closed.turn(10, deadline=float("inf")) and not closed.turn(10, deadline=0.0)
     closed.begin(10)()
     assert recorder.calls == 1 and recorder.encoded_response_histogram() == ""
     now = time.perf_counter()
-    timer = CallTimer(recorder, 0.0, Schedule(10, 1, 0, 1, start=now + 0.05), shared=False)
+    timer = CallTimer(OpenLoop(Schedule(10, 1, 0, 1, start=now + 0.05)), recorder)
     assert timer.turn(1, deadline=float("inf")) and time.perf_counter() >= now + 0.05
     assert not timer.turn(1, deadline=now + 0.1)  # the next call (due at +0.15) would start after the deadline
 
@@ -165,3 +166,24 @@ def test_the_progress_line_shows_the_rate_achieved_against_the_target():
     assert achieved_against_target(10_000, status, now=102.0) == ", 9,500/s of 10,000/s"
     assert achieved_against_target(10_000, status, now=100.2) == ", target 10,000/s"
     assert achieved_against_target(0, status, now=102.0) == ""
+
+
+def test_query_clients_are_paced_by_the_same_open_loop_pacer():
+    """--query-rate Q over K clients: client k's i-th query is due at start + (i + k/K) x K/Q, and a
+    wait cut short (the inserts stopped) starts no query."""
+    start, rate, clients = time.perf_counter() - 10.0, 4.0, 2  # due times in the past: no waiting
+    pacer = OpenLoop(Schedule(rate, clients, 1, 1, start))
+    intended = [pacer.turn(1, deadline=float("inf")) for _ in range(3)]
+    assert intended == pytest.approx([start + (i + 1 / clients) * clients / rate for i in range(3)])
+    interrupted = OpenLoop(Schedule(rate, clients, 0, 1, time.perf_counter() + 60), wait=lambda seconds: True)
+    assert interrupted.turn(1, deadline=float("inf")) is None
+
+
+def test_one_timer_times_any_call_and_charges_an_open_loop_wait_to_response_time():
+    closed = CallTimer()
+    answer, timed = closed.call(lambda: 42)
+    assert answer == 42 and timed.response_s == timed.service_s >= 0
+    late = CallTimer(OpenLoop(Schedule(1, 1, 0, 1, start=time.perf_counter() - 2.0)))
+    assert late.turn(1, deadline=float("inf"))
+    _, timed = late.call(lambda: None)
+    assert timed.response_s >= 2.0 > timed.service_s

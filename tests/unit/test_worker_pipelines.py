@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from iotdb_bench.simulator.capabilities import PrepareNext
 from iotdb_bench.simulator.events import EventGenerator
-from iotdb_bench.simulator.modules.base import DatabaseModule
+from iotdb_bench.simulator.modules.base import OneClassModule
+from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.worker import PIPELINES, prepared_during_calls
+from iotdb_bench.simulator.worker import PIPELINES
 
 
-class RecordingFakeModule(DatabaseModule):
+class RecordingFakeModule(OneClassModule):
     """Stores sequence numbers; `signal_calls` says how often an insert calls `while_waiting`."""
 
     def __init__(self, spec, signal_calls: int = 1):
@@ -21,6 +23,7 @@ class RecordingFakeModule(DatabaseModule):
     def connect(self): pass
     def setup(self): pass
     def count(self): return len(self.stored)
+    def server_version(self): return "fake"
     def insert_single(self, item): raise AssertionError("batch mode only")
     def queries(self): return {}
 
@@ -31,7 +34,7 @@ class RecordingFakeModule(DatabaseModule):
     def insert_batch(self, prepared):
         self.log.append(("send", int(prepared.sequence_number[0])))
         for _ in range(self.signal_calls):  # more than once: a retried call
-            self.while_waiting()
+            self.hooks.while_waiting()
         self.stored.extend(prepared.sequence_number.tolist())
         self.log.append(("done", int(prepared.sequence_number[0])))
 
@@ -40,11 +43,18 @@ def _spec() -> RunSpec:
     return RunSpec(run_id="r", task="insert", target="t", module="null", workers=1, num_inserts=2500, batch=1000)
 
 
-@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def _pipeline(kind: PrepareNext, module: RecordingFakeModule):
+    """The worker's pipeline of that kind, bound to the module as the worker binds it."""
+    pipeline = PIPELINES[kind](module, EventGenerator(1, 0, 10).batches(0, 2500, 1000))
+    module.bind(WorkerHooks(while_waiting=pipeline.while_waiting))
+    return pipeline
+
+
+@pytest.mark.parametrize("pipeline", list(PrepareNext))
 @pytest.mark.parametrize("signal_calls", [0, 1, 3])
 def test_every_event_is_stored_once_in_stream_order(pipeline, signal_calls):
     module = RecordingFakeModule(_spec(), signal_calls)
-    for batch, prepared in PIPELINES[pipeline](module, EventGenerator(1, 0, 10).batches(0, 2500, 1000)):
+    for batch, prepared in _pipeline(pipeline, module):
         assert batch.sequence_number.tolist() == prepared.sequence_number.tolist()
         module.insert_batch(prepared)
     assert module.stored == list(range(2500))
@@ -52,7 +62,7 @@ def test_every_event_is_stored_once_in_stream_order(pipeline, signal_calls):
 
 def test_during_calls_the_next_batch_is_prepared_while_the_current_one_is_in_the_database():
     module = RecordingFakeModule(_spec(), signal_calls=2)
-    for _, prepared in prepared_during_calls(module, EventGenerator(1, 0, 10).batches(0, 2500, 1000)):
+    for _, prepared in _pipeline(PrepareNext.during_call, module):
         module.insert_batch(prepared)
     assert module.log == [
         ("prepare", 0),
@@ -60,5 +70,5 @@ def test_during_calls_the_next_batch_is_prepared_while_the_current_one_is_in_the
         ("send", 1000), ("prepare", 2000), ("done", 1000),
         ("send", 2000), ("done", 2000),
     ]
-    module.while_waiting()  # released after the run: a late call prepares nothing
+    module.hooks.while_waiting()  # after the run: a late call prepares nothing
     assert module.log[-1] == ("done", 2000)

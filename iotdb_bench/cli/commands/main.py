@@ -294,13 +294,13 @@ def _resolve(config_path: Path | None, target: str, platform: str | None) -> tup
     config = load_config(config_path)
     target_config = config.target(target)
     # A target with no database to reach (null) has nothing to deploy: it runs here unless told otherwise.
-    nothing_to_reach = module_class(target_config.module).database_location == "none"
+    nothing_to_reach = module_class(target_config.module).capabilities.location.value == "none"
     chosen = platform or target_config.platform or ("local" if nothing_to_reach else config.platform)
     if target_config.platform == "local" and chosen != "local":
         raise UsageProblem(f"target '{target}' runs only on the local platform")
-    local_only = module_class(target_config.module).local_only
-    if local_only and chosen != "local":
-        raise UsageProblem(f"target '{target}' runs only on the local platform: {local_only}")
+    kubernetes = module_class(target_config.module).capabilities.kubernetes
+    if kubernetes is not True and chosen != "local":
+        raise UsageProblem(f"target '{target}' runs only on the local platform: {kubernetes.because}")
     return config, target_config, chosen
 
 

@@ -32,10 +32,11 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 # The six queries in AQL, over the single-table collection like the SQL ones.
@@ -95,13 +96,13 @@ class ArangoOptions(ModuleOptions):
     key_order: Literal["device", "time"] = Field("device", description="--primary-key client: _key led by the device id, or by the timestamp")
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = ArangoOptions
     options: ArangoOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client, PrimaryKey.uuid})
-    drivers = ("python-arango",)
-    shapes = frozenset({"events", "slim", "light", "large"})
-    many_measurements = many_sensors = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client, PrimaryKey.uuid}),
+        measurements=True, sensors=True, drivers=("python-arango",),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -115,7 +116,7 @@ class Module(DatabaseModule):
         self.check_query_indices(self.options.create_indices)
         if self.options.key_order != "device" and self.spec.primary_key is not PrimaryKey.client:
             raise ModuleError("module 'arangodb': key_order orders the client's keys: it needs --primary-key client")
-        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
+        if self.spec.primary_key not in self.capabilities.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'arangodb' does not support --primary-key {self.spec.primary_key.value}: every ArangoDB document has "
                 "a _key; use db (ArangoDB generates it), client (the event's key as _key) or uuid (ArangoDB's uuid generator)"

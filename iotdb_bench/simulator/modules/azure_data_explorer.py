@@ -38,10 +38,11 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer, with_times
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query, timestamp_pages
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
@@ -96,14 +97,13 @@ class AdxOptions(ModuleOptions):
     ingestion_poll_s: float = Field(5, gt=0)
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = AdxOptions
-    database_location = "managed"
-    drivers = ("azure-kusto-data", "azure-kusto-ingest")
     options: AdxOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
-    shapes = frozenset({"events", "slim", "light", "large"})
-    many_measurements = many_sensors = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        location=Location.managed, drivers=("azure-kusto-data", "azure-kusto-ingest"),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -113,7 +113,7 @@ class Module(DatabaseModule):
 
     def validate(self) -> None:
         self.validate_workload()
-        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
+        if self.spec.primary_key not in self.capabilities.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'azure_data_explorer' does not support --primary-key {self.spec.primary_key.value}: Kusto tables have no "
                 "primary key (use db or none, which mean the same)"

@@ -1,12 +1,12 @@
-"""The one small interface every database module implements.
+"""The base of every database module: options, connection, roles (simulator/roles.py) and capabilities.
 
 A module is built from the run spec. Its options (the target's connection options from config.yaml,
 overridden by `--extra-option key=value`) are validated by the module's own pydantic model, so a typo
 or a bad value is reported up front, field by field, before anything starts. Drivers are imported
 lazily inside `connect()`, so a missing driver only affects its own targets.
 
-The collector calls `setup()`, `count()` and, with issue-5 style cross-checks, `server_counters()`;
-workers call `insert_batch()` / `insert_single()` and the query callables.
+The collector uses the `schema` and `records` roles, the workers the `writer` and `reader` roles;
+which optional parts a module has is its `capabilities` record (simulator/capabilities.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
@@ -22,9 +22,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from iotdb_bench.simulator import env_references, shapes
 from iotdb_bench.simulator.answers import Query
+from iotdb_bench.simulator.capabilities import Capabilities
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.retry import Retry
+from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, WorkerHooks, Writer
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 from iotdb_bench.simulator.validation import validation_problems
 
@@ -68,54 +70,209 @@ RECORD_NAME = "iotbench_expected"
 RECORD_KEY = "last-insert"
 
 
+class Part:
+    """What every role reads: the run's spec, its layout (simulator/shapes.py) and the module's options."""
+
+    spec: RunSpec
+    layout: shapes.Layout
+    options: ModuleOptions
+
+    def per_table(self, batch: EventBatch) -> list[tuple[str, EventBatch]]:
+        """The batch's events per table of the run, as (table name, events); a device always writes to
+        the same table."""
+        names = self.spec.table_names
+        return [(names[index], part) for index, part in batch.split_by_table(len(names))]
+
+    def table_of_each(self, batch: EventBatch) -> list[str]:
+        """The table of every event of the batch, in the batch's order (as `per_table` splits them)."""
+        names = self.spec.table_names
+        if len(names) == 1:
+            return names * len(batch)
+        return np.array(names)[batch.device_index % len(names)].tolist()
+
+
+class SchemaRole(Part, abc.ABC):
+    """The `Schema` role (simulator/roles.py): what a module must write, and defaults for the rest."""
+
+    @abc.abstractmethod
+    def setup(self) -> None:
+        """Prepare the schema: drop and create when `spec.clean`, create if missing otherwise."""
+
+    @abc.abstractmethod
+    def count(self) -> int:
+        """Events stored in all of the run's tables."""
+
+    @abc.abstractmethod
+    def server_version(self) -> str:
+        """The database server's version as the server itself reports it (e.g. `SELECT version()`),
+        recorded with the run's figures; called by the collector once connected."""
+
+    def server_counters(self) -> dict[str, int] | None:
+        """The database's own insert counters, if it exposes them (for the database-side cross-check)."""
+        return None
+
+    def storage_bytes(self) -> int | None:
+        """Bytes used by the run's tables and their indexes, if the database exposes it."""
+        return None
+
+    def missing_tables(self) -> list[str] | None:
+        """For a query or scan: the run's tables when the database holds neither them nor the tool's
+        record (nothing was inserted here: the database is empty, or another program's); [] when
+        something is there; None where the module cannot tell cheaply (its queries then fail with
+        the database's own words)."""
+        return None
+
+    def tidy_after_run(self) -> None:
+        """Called by the collector once every worker has ended its work and the run's figures are
+        read: an embedded database leaves nothing large beside its data (SQLite's write-ahead log,
+        BerkeleyDB's transaction logs)."""
+
+    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
+        """Modules whose acknowledged writes become visible later (queued ingestion) wait here until
+        `expected` events are stored or their own limit passes, and describe the wait; others: None."""
+        return None
+
+    def count_until(self, expected: int, run_ended_at: float, limit_s: float, poll_s: float) -> IngestionWait:
+        """Count until `expected` events are stored or `limit_s` passes: the `wait_for_count` of modules
+        whose acknowledged writes become visible later. `run_ended_at`: epoch end of the timed phase."""
+        started = time.time()
+        while True:
+            counted = self.count()
+            now = time.time()
+            if counted >= expected or now - started >= limit_s:
+                reached = counted >= expected
+                return IngestionWait(expected=expected, counted=counted, reached=reached, waited_s=now - started, limit_s=limit_s,
+                                     seconds_after_run=max(now - run_ended_at, 0.0) if reached else None)
+            log.info("waiting for acknowledged events to be stored: %d of %d", counted, expected)
+            time.sleep(min(poll_s, max(limit_s - (now - started), 0.0)))
+
+
+class WriterRole(Part, abc.ABC):
+    """The `Writer` role (simulator/roles.py): what a module must write, and defaults for the rest."""
+
+    def stored_events(self, batch: EventBatch) -> EventBatch:
+        """The events as this module stores them, of which the expected answers are kept: the batch
+        itself, unless the module rewrites events (TimescaleDB's restarted timestamps)."""
+        return batch
+
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""
+        return batch
+
+    @abc.abstractmethod
+    def insert_batch(self, prepared: Any) -> None:
+        """One database call that stores a prepared batch (COPY, bulk request, batch statement...)."""
+
+    def prepare_single(self, batch: EventBatch) -> Sequence[Any]:
+        """Turn a batch into per-event items for `insert_single`, one per event in the batch's order (a
+        run that ends by --duration stops between two of them); runs outside the timed calls."""
+        return batch.rows(with_client_key=self.spec.primary_key is PrimaryKey.client)
+
+    @abc.abstractmethod
+    def insert_single(self, item: Any) -> None:
+        """One database call that stores one event and makes it durable (autocommit), or, with
+        --commit-interval, adds it to the open transaction."""
+
+    def flush(self) -> None:
+        """Wait until every call in flight has finished (async modules)."""
+
+    def write_marker(self, marker: EventBatch) -> None:
+        """Store a marker event through the run's own insert path (batch call or single insert, with
+        its commit) and return once the database acknowledged it."""
+        if self.spec.batch:
+            self.insert_batch(self.prepare_batch(marker))
+        else:
+            for item in self.prepare_single(marker):
+                self.insert_single(item)
+            if self.spec.commit_interval_s:
+                self.commit()
+        self.flush()
+
+
+class ReaderRole(Part, abc.ABC):
+    """The `Reader` role (simulator/roles.py): the queries; `scan_devices`, `scan` and
+    `marker_visible` where the capabilities say so."""
+
+    @abc.abstractmethod
+    def queries(self) -> dict[str, Query]:
+        """The named queries (spec.QUERY_NAMES, and any variants), each fetching all its rows and
+        returning them as an `Answer` the check can read (see simulator/answers.py)."""
+
+    def one_table_queries(self) -> None:
+        """For modules whose queries read the table `events` alone: data written with --tables N (the
+        record's tables, which a query follows) is refused in one line rather than answered in part."""
+        tables = self.spec.table_names
+        if len(tables) > 1:
+            raise ModuleError(f"module '{self.spec.module}' queries one table, and the data is in {len(tables)} "
+                              f"({','.join(tables)}, written with --tables {len(tables)}): insert with --tables 1 to query it")
+
+    def marker_key(self, marker: EventBatch) -> tuple[str, str, int]:
+        """(table, device id, sequence number) of a one-event marker batch."""
+        table = self.per_table(marker)[0][0]
+        return table, marker.device_id[0].decode(), int(marker.sequence_number[0])
+
+
+class RecordsRole(Part):
+    """The `RecordStore` role (simulator/roles.py): `store_record` and `stored_record` where the
+    capabilities say so."""
+
+    def record_key(self) -> str:
+        """The key of the database's one record: the last insert's, whatever its tables and workload (a
+        query or scan has no --tables or --schema option: it finds the record and reads its tables)."""
+        return RECORD_KEY
+
+
+class Role(Part):
+    """A role object of a module split into roles (e.g. modules/cassandra/): it reads the module's
+    spec, layout, options, connection and the worker's hooks through `module`."""
+
+    def __init__(self, module: DatabaseModule):
+        self.module, self.spec, self.layout, self.options = module, module.spec, module.layout, module.options
+
+    @property
+    def hooks(self) -> WorkerHooks:
+        return self.module.hooks
+
+
 class DatabaseModule(abc.ABC):
-    """Base class; subclasses set `Options` and implement the operations they support."""
+    """A database module: its options, its connection, and its roles (simulator/roles.py: `schema`,
+    `writer`, `reader`, `records`), with one `capabilities` record saying what it can do
+    (simulator/capabilities.py). A module whose roles are small plays them all itself
+    (`OneClassModule`); a larger one is a package whose role objects (`Role` subclasses) the four
+    properties return (modules/cassandra/)."""
 
     Options: ClassVar[type[ModuleOptions]] = ModuleOptions
-    # Primary-key modes the module can honour; others are rejected before the run starts.
-    primary_keys: ClassVar[frozenset[PrimaryKey]] = frozenset(PrimaryKey)
-    # True when the module keeps several calls in flight and marks each call's start and end itself
-    # (async drivers): `done = self.begin_call(events)` when a call is sent, `done()` when it has ended;
-    # the worker's timer reads the clock, and times neither `insert_batch` nor `insert_single` then.
-    times_own_calls: ClassVar[bool] = False
-    # When the worker prepares the next batch: "helper_thread" (while the current call is in flight,
-    # in a second thread), "in_turn" (between calls), or "during_call": the module calls
-    # `self.while_waiting()` once its request is on the wire, and the next batch is prepared in the
-    # same thread while the database works on the current one.
-    prepare_next: ClassVar[str] = "helper_thread"
-    # Why the module runs only on the local platform (an embedded database whose processes share one
-    # machine's files, a driver that cannot go into the image); empty: it runs anywhere. The CLI
-    # refuses other platforms with this reason.
-    local_only: ClassVar[str] = ""
-    # Where the database's work happens, for the resource figures: "server" (processes or pods of
-    # their own, found from `server_address()`), "embedded" (inside the worker processes), "managed"
-    # (a cloud service whose machines the tool cannot see), "none".
-    database_location: ClassVar[str] = "server"
-    # The distributions (as pip names them) of the drivers this module imports: their versions are
-    # recorded with every run's figures.
-    drivers: ClassVar[tuple[str, ...]] = ()
-    # What of the workload the module can store (see simulator/shapes.py); a run asking for more is
-    # refused before it starts, in one line naming the module and the option. New modules opt in.
-    shapes: ClassVar[frozenset[str]] = frozenset({"events"})
-    many_measurements: ClassVar[bool] = False  # --measurements N > 1
-    many_sensors: ClassVar[bool] = False  # --sensors M > 1
-    # True when single inserts can run inside a transaction committed by `commit()` (--commit-interval),
-    # else why not (the refusal's reason).
-    transactions: ClassVar[bool] = False
-    no_transactions_because: ClassVar[str] = "its database has no transactions to commit"
-    # True when `marker_visible()` can ask the database whether a marker event is visible to queries
-    # (--visibility); modules opt in.
-    finds_markers: ClassVar[bool] = False
+    capabilities: Capabilities = Capabilities()
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
         self.layout = shapes.layout(spec)
         self.options = self.parse_options(spec)
-        self.begin_call: Callable[[int], Callable[[], None]] = lambda events: lambda: None
-        self.while_waiting: Callable[[], None] = lambda: None
+        self.hooks = WorkerHooks()
         # Modules that retry calls set a Retry here; its count is the run's retries.
         self.retry: Retry | None = None
         self.validate()
+
+    # -- its roles (simulator/roles.py) ----------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def schema(self) -> Schema: ...
+
+    @property
+    @abc.abstractmethod
+    def writer(self) -> Writer: ...
+
+    @property
+    @abc.abstractmethod
+    def reader(self) -> Reader: ...
+
+    @property
+    @abc.abstractmethod
+    def records(self) -> RecordStore: ...
+
+    def bind(self, hooks: WorkerHooks) -> None:
+        """The worker's one hand-over before its timed phase (see roles.WorkerHooks)."""
+        self.hooks = hooks
 
     @classmethod
     def parse_options(cls, spec: RunSpec) -> ModuleOptions:
@@ -130,24 +287,22 @@ class DatabaseModule(abc.ABC):
     def validate(self) -> None:
         """Reject combinations of spec and options this module cannot run; raise ModuleError."""
         self.validate_workload()
-        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
-            allowed = ", ".join(sorted(mode.value for mode in self.primary_keys))
+        keys = self.capabilities.primary_keys
+        if self.spec.primary_key not in keys and self.layout.has_key:
+            allowed = ", ".join(sorted(mode.value for mode in keys))
             raise ModuleError(f"module '{self.spec.module}' does not support --primary-key {self.spec.primary_key.value} (supported: {allowed})")
 
     def validate_workload(self) -> None:
         """Refuse the workload options this module cannot store (ModuleError naming module and option)."""
-        spec, name = self.spec, self.spec.module
-        if spec.shape not in self.shapes:
-            supported = ", ".join(sorted(self.shapes))
+        spec, name, can = self.spec, self.spec.module, self.capabilities
+        if spec.shape not in can.shapes:
+            supported = ", ".join(sorted(can.shapes))
             raise ModuleError(f"module '{name}' does not support --schema {spec.shape} (supported: {supported})")
-        if spec.measurements > 1 and not self.many_measurements:
-            raise ModuleError(f"module '{name}' does not support --measurements above 1")
-        if spec.sensors > 1 and not self.many_sensors:
-            raise ModuleError(f"module '{name}' does not support --sensors above 1")
-        if spec.commit_interval_s and not self.transactions:
-            raise ModuleError(f"module '{name}' does not support --commit-interval: {self.no_transactions_because}")
-        if spec.visibility and not self.finds_markers:
-            raise ModuleError(f"module '{name}' does not support --visibility (it cannot look up one event by device and sequence number)")
+        asked = [("--measurements above 1", spec.measurements > 1, can.measurements), ("--sensors above 1", spec.sensors > 1, can.sensors),
+                 ("--commit-interval", bool(spec.commit_interval_s), can.transactions), ("--visibility", spec.visibility, can.markers)]
+        for option, wanted, ability in asked:
+            if wanted and ability is not True:
+                raise ModuleError(f"module '{name}' does not support {option}: {ability.because}")
         if spec.visibility and spec.shape != "events":
             raise ModuleError(f"--visibility needs --schema events (markers are found by device id and sequence number), not {spec.shape}")
 
@@ -195,167 +350,26 @@ class DatabaseModule(abc.ABC):
     def close(self) -> None:
         pass
 
-    # -- collector -------------------------------------------------------------------------
-    def tidy_after_run(self) -> None:
-        """Called by the collector once every worker has ended its work and the run's figures are
-        read: an embedded database leaves nothing large beside its data (SQLite's write-ahead log,
-        BerkeleyDB's transaction logs)."""
-
-    @abc.abstractmethod
-    def setup(self) -> None:
-        """Prepare the schema: drop and create when `spec.clean`, create if missing otherwise."""
-
-    @abc.abstractmethod
-    def count(self) -> int:
-        """Events stored in all of the run's tables."""
-
-    def server_version(self) -> str | None:
-        """The database server's version as the server itself reports it (e.g. `SELECT version()`),
-        recorded with the run's figures; called by the collector once connected. None: no server."""
-        return None
-
-    def server_counters(self) -> dict[str, int] | None:
-        """The database's own insert counters, if it exposes them (for the database-side cross-check)."""
-        return None
-
-    def store_record(self, text: str) -> None:
-        """Save the record of expected answers (JSON text) with the data of the run's tables, replacing
-        the one saved before for the same tables (see simulator/expected.py). A module that cannot
-        keeps nothing, and its answers are reported as not checked (see `stored_record`)."""
-
-    def stored_record(self) -> str | None:
-        """The record saved by `store_record` for the run's tables; None when there is none. A module
-        that keeps no record raises NotImplementedError saying so (the reason answers are not checked)."""
-        raise NotImplementedError(f"module '{self.spec.module}' keeps no record of expected answers")
-
-    def record_key(self) -> str:
-        """The key of the database's one record: the last insert's, whatever its tables and workload (a
-        query or scan has no --tables or --schema option: it finds the record and reads its tables)."""
-        return RECORD_KEY
-
-    def missing_tables(self) -> list[str] | None:
-        """For a query or scan: the run's tables when the database holds neither them nor the tool's
-        record (nothing was inserted here: the database is empty, or another program's); [] when
-        something is there; None where the module cannot tell cheaply (its queries then fail with
-        the database's own words)."""
-        return None
-
-    def storage_bytes(self) -> int | None:
-        """Bytes used by the run's tables and their indexes, if the database exposes it."""
-        return None
-
-    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
-        """Modules whose acknowledged writes become visible later (queued ingestion) wait here until
-        `expected` events are stored or their own limit passes, and describe the wait; others: None."""
-        return None
-
-    def count_until(self, expected: int, run_ended_at: float, limit_s: float, poll_s: float) -> IngestionWait:
-        """Count until `expected` events are stored or `limit_s` passes: the `wait_for_count` of modules
-        whose acknowledged writes become visible later. `run_ended_at`: epoch end of the timed phase."""
-        started = time.time()
-        while True:
-            counted = self.count()
-            now = time.time()
-            if counted >= expected or now - started >= limit_s:
-                reached = counted >= expected
-                return IngestionWait(expected=expected, counted=counted, reached=reached, waited_s=now - started, limit_s=limit_s,
-                                     seconds_after_run=max(now - run_ended_at, 0.0) if reached else None)
-            log.info("waiting for acknowledged events to be stored: %d of %d", counted, expected)
-            time.sleep(min(poll_s, max(limit_s - (now - started), 0.0)))
-
-    # -- workers ---------------------------------------------------------------------------
-    def per_table(self, batch: EventBatch) -> list[tuple[str, EventBatch]]:
-        """The batch's events per table of the run, as (table name, events); a device always writes to
-        the same table."""
-        names = self.spec.table_names
-        return [(names[index], part) for index, part in batch.split_by_table(len(names))]
-
-    def stored_events(self, batch: EventBatch) -> EventBatch:
-        """The events as this module stores them, of which the expected answers are kept: the batch
-        itself, unless the module rewrites events (TimescaleDB's restarted timestamps)."""
-        return batch
-
-    def table_of_each(self, batch: EventBatch) -> list[str]:
-        """The table of every event of the batch, in the batch's order (as `per_table` splits them)."""
-        names = self.spec.table_names
-        if len(names) == 1:
-            return names * len(batch)
-        return np.array(names)[batch.device_index % len(names)].tolist()
-
-    def prepare_batch(self, batch: EventBatch) -> Any:
-        """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""
-        return batch
-
-    @abc.abstractmethod
-    def insert_batch(self, prepared: Any) -> None:
-        """One database call that stores a prepared batch (COPY, bulk request, batch statement...)."""
-
-    def prepare_single(self, batch: EventBatch) -> Sequence[Any]:
-        """Turn a batch into per-event items for `insert_single`, one per event in the batch's order (a
-        run that ends by --duration stops between two of them); runs outside the timed calls."""
-        return batch.rows(with_client_key=self.spec.primary_key is PrimaryKey.client)
-
-    @abc.abstractmethod
-    def insert_single(self, item: Any) -> None:
-        """One database call that stores one event and makes it durable (autocommit), or, with
-        --commit-interval, adds it to the open transaction."""
-
-    def commit(self) -> None:
-        """Commit the open transaction of single inserts (--commit-interval); the next insert opens
-        the next one. Only modules with `transactions = True` are asked (validation refuses the others)."""
-        raise NotImplementedError(f"module '{self.spec.module}' has no transactions to commit")
-
-    def flush(self) -> None:
-        """Wait until every call in flight has finished (async modules)."""
-
-    # -- visibility probe (--visibility) ---------------------------------------------------
-    def write_marker(self, marker: EventBatch) -> None:
-        """Store a marker event through the run's own insert path (batch call or single insert, with
-        its commit) and return once the database acknowledged it."""
-        if self.spec.batch:
-            self.insert_batch(self.prepare_batch(marker))
-        else:
-            for item in self.prepare_single(marker):
-                self.insert_single(item)
-            if self.spec.commit_interval_s:
-                self.commit()
-        self.flush()
-
-    def marker_visible(self, marker: EventBatch) -> bool:
-        """Whether a query sees the marker event now (found by its table, device id and sequence
-        number), without forcing the database to make it visible (no refresh, no flush). Only modules
-        with `finds_markers = True` are asked (--visibility is refused for the others)."""
-        raise NotImplementedError(f"module '{self.spec.module}' cannot look marker events up")
-
-    def marker_key(self, marker: EventBatch) -> tuple[str, str, int]:
-        """(table, device id, sequence number) of a one-event marker batch."""
-        table = self.per_table(marker)[0][0]
-        return table, marker.device_id[0].decode(), int(marker.sequence_number[0])
-
-    @abc.abstractmethod
-    def queries(self) -> dict[str, Query]:
-        """The named queries (spec.QUERY_NAMES, and any variants), each fetching all its rows and
-        returning them as an `Answer` the check can read (see simulator/answers.py)."""
-
-    # -- scans -----------------------------------------------------------------------------
-    def one_table_queries(self) -> None:
-        """For modules whose queries read the table `events` alone: data written with --tables N (the
-        record's tables, which a query follows) is refused in one line rather than answered in part."""
-        tables = self.spec.table_names
-        if len(tables) > 1:
-            raise ModuleError(f"module '{self.spec.module}' queries one table, and the data is in {len(tables)} "
-                              f"({','.join(tables)}, written with --tables {len(tables)}): insert with --tables 1 to query it")
-
-    def scan_devices(self) -> list[str]:
-        """Every device that has readings in the run's tables, sorted (untimed: before the scan)."""
-        raise NotImplementedError(f"module '{self.spec.module}' cannot scan")
-
-    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
-        """Every reading of `device`, in timestamp order as the database returns it, streamed: a page
-        (server-side cursor, paging, export chunk) at a time of about `page_size` readings, each
-        page the readings' timestamps as int64 epoch milliseconds. Memory must not grow with the data."""
-        raise NotImplementedError(f"module '{self.spec.module}' cannot scan")
-
     def retries(self) -> int:
         """How many calls had to be retried (serialisation failures and the like)."""
         return self.retry.count if self.retry is not None else 0
+
+
+class OneClassModule(DatabaseModule, SchemaRole, WriterRole, ReaderRole, RecordsRole):
+    """A module that plays all four roles itself: each role property returns the module."""
+
+    @property
+    def schema(self) -> Schema:
+        return self
+
+    @property
+    def writer(self) -> Writer:
+        return self
+
+    @property
+    def reader(self) -> Reader:
+        return self
+
+    @property
+    def records(self) -> RecordStore:
+        return self

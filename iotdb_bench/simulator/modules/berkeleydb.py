@@ -56,10 +56,11 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import Capabilities, Location, No
 from iotdb_bench.simulator.errors import described, one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 from iotdb_bench.simulator.wire import kv_records
@@ -90,18 +91,19 @@ class BerkeleydbOptions(ModuleOptions):
         return size
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = BerkeleydbOptions
     options: BerkeleydbOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
-    # BerkeleyDB runs inside the worker processes: their CPU is the database's work too.
-    database_location = "embedded"
-    local_only = "BerkeleyDB is embedded: the run's processes share one environment folder, and its bindings are not in the image"
-    drivers = ("berkeleydb",)
-    # The key is seed 004's (device, sensor, timestamp): the events shape, with any sensors and measurements.
-    many_measurements = many_sensors = True
-    no_transactions_because = ("a writer chosen as a deadlock victim would lose the whole interval's events, which cannot be sent again; "
-                               "batches are one transaction each")
+    capabilities = Capabilities(
+        # The key is seed 004's (device, sensor, timestamp): the events shape, with any sensors and measurements.
+        primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True,
+        transactions=No("a writer chosen as a deadlock victim would lose the whole interval's events, which cannot be sent again; "
+                        "batches are one transaction each"),
+        # BerkeleyDB runs inside the worker processes: their CPU is the database's work too.
+        location=Location.embedded,
+        kubernetes=No("BerkeleyDB is embedded: the run's processes share one environment folder, and its bindings are not in the image"),
+        drivers=("berkeleydb",),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -120,7 +122,7 @@ class Module(DatabaseModule):
             raise ModuleError("the berkeleydb target needs its optional driver, which compiles against Berkeley DB: "
                               "apt install libdb5.3-dev gcc, then BERKELEYDB_DIR=/usr pip install -r requirements-berkeleydb.txt") from None
         self.validate_workload()
-        if self.spec.primary_key not in self.primary_keys:
+        if self.spec.primary_key not in self.capabilities.primary_keys:
             raise ModuleError(
                 f"module 'berkeleydb' does not support --primary-key {self.spec.primary_key.value}: a record's key is built from "
                 "the event (device, sensor, timestamp); use db or client, which mean the same"

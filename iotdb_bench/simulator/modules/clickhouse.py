@@ -40,10 +40,11 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query, timestamp_pages
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.shapes import Layout
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -144,14 +145,13 @@ class ClickhouseError(Exception):
     """The server refused a statement: its code and the first line of its message (no stack trace)."""
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
-    shapes = frozenset({"events", "slim", "light", "large"})
-    many_measurements = many_sensors = True
-    finds_markers = True
-    no_transactions_because = "an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -163,7 +163,7 @@ class Module(DatabaseModule):
 
     def validate(self) -> None:
         self.validate_workload()
-        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
+        if self.spec.primary_key not in self.capabilities.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'clickhouse' stores events in a MergeTree sorted by (device_id, timestamp), which has no unique key: "
                 f"--primary-key {self.spec.primary_key.value} does not apply; use db (the default) or none"

@@ -37,10 +37,11 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, http_url
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query, http_url
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
@@ -113,14 +114,13 @@ FIELD_TYPES = {"timestamp": {"type": "date", "format": "epoch_millis"}, "device"
                "text": {"type": "keyword"}}
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
-    drivers = ("httpx",)
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.client})
-    shapes = frozenset({"events", "slim", "light", "large"})
-    finds_markers = True
-    many_measurements = many_sensors = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
+        drivers=("httpx",),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)

@@ -35,10 +35,11 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer, with_times
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, HttpUrl, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, HttpUrl, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.shapes import Column
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
@@ -69,14 +70,13 @@ class InfluxServerError(Exception):
         self.status = status
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
-    drivers = ("influxdb-client",)
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
-    shapes = frozenset({"events", "slim", "light", "large"})
-    finds_markers = True
-    many_measurements = many_sensors = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        drivers=("influxdb-client",),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)

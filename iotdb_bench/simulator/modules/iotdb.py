@@ -46,10 +46,11 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer, with_times
+from iotdb_bench.simulator.capabilities import Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import TIME_ORIGIN_MS, EventBatch, device_ids
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME, PrimaryKey
 
 log = logging.getLogger("iotdb")
@@ -74,12 +75,13 @@ class IotdbOptions(ModuleOptions):
     rpc_compression: bool = False
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = IotdbOptions
     options: IotdbOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
-    many_measurements = many_sensors = True
-    no_transactions_because = "IoTDB has no transactions to commit every S seconds"
+    capabilities = Capabilities(
+        primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        transactions=No("IoTDB has no transactions to commit every S seconds"),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -97,7 +99,7 @@ class Module(DatabaseModule):
                 "device (rows of different workers with equal timestamps would overwrite each other; use --schema events)"
             )
         self.validate_workload()
-        if self.spec.primary_key not in self.primary_keys:
+        if self.spec.primary_key not in self.capabilities.primary_keys:
             raise ModuleError(
                 f"module 'iotdb' identifies a point by its series and time and has no key column: "
                 f"--primary-key {self.spec.primary_key.value} does not apply; use db (the default) or none"

@@ -22,8 +22,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
@@ -57,13 +58,10 @@ COLUMN_TYPES = {"timestamp": "DATETIME(3)", "device": f"VARCHAR({DEVICE_ID_WIDTH
 _LITERALS = {"timestamp": "'{}'", "device": "'{}'", "text": "'{}'", "float": "{!r}"}
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = MysqlOptions
     options: MysqlOptions
-    drivers = ("PyMySQL",)
-    shapes = frozenset({"events", "slim", "light", "large"})
-    finds_markers = True
-    many_measurements = many_sensors = transactions = True
+    capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
 
     def __init__(self, spec):
         super().__init__(spec)

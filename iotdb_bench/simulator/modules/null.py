@@ -20,8 +20,9 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
 from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 
@@ -33,15 +34,16 @@ class NullOptions(ModuleOptions):
     call_delay_ms: float = Field(0.0, ge=0, le=10_000)
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = NullOptions
     options: NullOptions
-    # Its calls send nothing, so there is no wait to overlap: a helper thread would only add its
-    # hand-off to what this target measures, the client's own work per event.
-    prepare_next = "in_turn"
-    database_location = "none"
-    shapes = frozenset({"events", "slim", "light", "large"})
-    many_measurements = many_sensors = transactions = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, record=No("the null target stores nothing"),
+        location=Location.none,
+        # Its calls send nothing, so there is no wait to overlap: a helper thread would only add its
+        # hand-off to what this target measures, the client's own work per event.
+        prepare_next=PrepareNext.in_turn,
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -84,12 +86,6 @@ class Module(DatabaseModule):
     def insert_single(self, item: tuple[str, tuple]) -> None:
         if self.options.call_delay_ms:
             time.sleep(self.options.call_delay_ms / 1000)
-
-    def store_record(self, text: str) -> None:
-        """Nothing is stored, so there is nothing to describe."""
-
-    def stored_record(self) -> str | None:
-        raise NotImplementedError("the null target stores nothing")
 
     def commit(self) -> None:
         pass

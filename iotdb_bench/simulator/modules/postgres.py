@@ -17,6 +17,7 @@ transaction. The record of expected answers is a table of its own, `iotbench_exp
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -24,9 +25,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import QUERY_VARIANTS, PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
@@ -74,13 +76,16 @@ COLUMN_TYPES = {"timestamp": "TIMESTAMPTZ", "device": f"VARCHAR({DEVICE_ID_WIDTH
                 "float": "DOUBLE PRECISION", "int16": "SMALLINT", "int32": "INTEGER", "text": f"VARCHAR({TEXT_WIDTH})"}
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = PostgresOptions
     options: PostgresOptions
-    drivers = ("psycopg", "psycopg-binary")
-    shapes = frozenset({"events", "slim", "light", "large"})
-    finds_markers = True
-    many_measurements = many_sensors = transactions = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
+        # COPY sends the rows before it waits for the server, which leaves time to prepare the next
+        # batch (about 50 us per 1000 events against milliseconds of server work); the other batch
+        # modes prepare it in a helper thread (see __init__).
+        prepare_next=PrepareNext.during_call,
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -94,6 +99,8 @@ class Module(DatabaseModule):
         }
         self._copy_statement_bytes = {table: statement.encode() for table, statement in self._copy_statements.items()}
         self._single_statements = {table: sql_common.insert_statement(table, self._columns, 1, "%s") for table in self.spec.table_names}
+        if self.batch_mode != "copy":
+            self.capabilities = dataclasses.replace(self.capabilities, prepare_next=PrepareNext.helper_thread)
 
     def validate(self) -> None:
         super().validate()
@@ -252,7 +259,7 @@ class Module(DatabaseModule):
     def insert_batch(self, prepared: Any) -> None:
         if self._one_copy_per_batch and self._conn.autocommit:
             [(table, buffer)] = prepared
-            self.retry.call(lambda: copy_in(self._conn, self._copy_statement_bytes[table], buffer, self.while_waiting))
+            self.retry.call(lambda: copy_in(self._conn, self._copy_statement_bytes[table], buffer, self.hooks.while_waiting))
             return
         insert = {"copy": self._copy, "values": self._values_lists, "transaction": self._transaction}[self.batch_mode]
 
@@ -282,16 +289,10 @@ class Module(DatabaseModule):
     def _row_params(self, batch: EventBatch) -> list[tuple]:
         return self.layout.python_rows(batch, timestamp=_datetimes, key=batch.client_key if self._with_key else None)
 
-    @property
-    def prepare_next(self) -> str:
-        # COPY sends the rows before it waits for the server, which leaves time to prepare the next
-        # batch (about 50 us per 1000 events against milliseconds of server work).
-        return "during_call" if self.batch_mode == "copy" else "helper_thread"
-
     def _copy(self, cursor, table: str, buffer: bytes) -> None:
         with cursor.copy(self._copy_statements[table]) as copy:
             copy.write(buffer)
-            self.while_waiting()
+            self.hooks.while_waiting()
 
     def _values_lists(self, cursor, table: str, rows: list[tuple]) -> None:
         per_statement = MAX_BIND_PARAMETERS // len(self._columns)

@@ -50,10 +50,11 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer, with_times
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query, timestamp_pages
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query, timestamp_pages
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import PrimaryKey
 
@@ -83,14 +84,13 @@ class QuestdbOptions(ModuleOptions):
     connect_timeout: int = Field(10, ge=1)
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = QuestdbOptions
     options: QuestdbOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client})
-    shapes = frozenset({"events", "slim", "light", "large"})
-    many_measurements = many_sensors = True
-    finds_markers = True
-    no_transactions_because = "its writes (ILP over HTTP) have no transaction to commit every S seconds"
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
+        markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -103,7 +103,7 @@ class Module(DatabaseModule):
         if self.options.dedup and not (self.layout.has("device") or self.spec.primary_key is PrimaryKey.client):
             raise ModuleError(f"module 'questdb': dedup with --schema {self.layout.shape} needs --primary-key client (the rows have "
                               "no device: rows of different workers with equal timestamps would replace each other)")
-        if self.spec.primary_key not in self.primary_keys and self.layout.has_key:
+        if self.spec.primary_key not in self.capabilities.primary_keys and self.layout.has_key:
             raise ModuleError(
                 f"module 'questdb' does not support --primary-key {self.spec.primary_key.value}: QuestDB generates no keys "
                 "(db and none mean the same: no key column; client stores the worker's key)"

@@ -27,8 +27,9 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 
@@ -50,14 +51,14 @@ COLUMN_TYPES = {"timestamp": "INTEGER", "device": "TEXT", "sensor": "INTEGER", "
                 "int16": "INTEGER", "int32": "INTEGER", "text": "TEXT"}
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = SqliteOptions
     options: SqliteOptions
-    # SQLite runs inside the worker processes: their CPU is the database's work too.
-    database_location = "embedded"
-    shapes = frozenset({"events", "slim", "light", "large"})
-    many_measurements = many_sensors = transactions = True
-    finds_markers = True
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True,
+        # SQLite runs inside the worker processes: their CPU is the database's work too.
+        location=Location.embedded,
+    )
 
     def __init__(self, spec):
         super().__init__(spec)

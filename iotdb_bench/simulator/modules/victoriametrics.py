@@ -60,10 +60,11 @@ import numpy as np
 from pydantic import Field
 
 from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.capabilities import Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import TIME_ORIGIN_MS, EventBatch
 from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, HttpUrl, ModuleError, ModuleOptions, Query
+from iotdb_bench.simulator.modules.base import RECORD_NAME, HttpUrl, ModuleError, ModuleOptions, OneClassModule, Query
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
@@ -99,12 +100,13 @@ class VictoriaMetricsError(Exception):
     """The server refused a call, or the call got no answer."""
 
 
-class Module(DatabaseModule):
+class Module(OneClassModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
-    primary_keys = frozenset({PrimaryKey.db, PrimaryKey.none})
-    many_measurements = many_sensors = True
-    no_transactions_because = "a metrics store has no transactions to commit every S seconds"
+    capabilities = Capabilities(
+        primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        transactions=No("a metrics store has no transactions to commit every S seconds"),
+    )
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -125,7 +127,7 @@ class Module(DatabaseModule):
                 "named by their labels, and these rows have no device to name a series by (use --schema events)"
             )
         self.validate_workload()
-        if self.spec.primary_key not in self.primary_keys:
+        if self.spec.primary_key not in self.capabilities.primary_keys:
             raise ModuleError(
                 f"module 'victoriametrics' does not support --primary-key {self.spec.primary_key.value}: a sample is identified by its "
                 "series and time only (db and none mean the same)"

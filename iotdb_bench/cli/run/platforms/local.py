@@ -91,7 +91,7 @@ def database_sampler(spec: RunSpec, database_process: str | int | None) -> tuple
         module = module_class(spec.module)(spec)
     except ModuleError as error:
         return LocalSampler(None, f"the module's options cannot be read here: {error}"), False
-    location = module.database_location
+    location = module.capabilities.location.value
     if location == "embedded":
         return LocalSampler(None, "an embedded database: its work is inside the worker processes (see the workers' figures)"), True
     if location == "none":

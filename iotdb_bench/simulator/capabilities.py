@@ -1,0 +1,77 @@
+"""What a database module can do, declared once: one frozen, typed record per module.
+
+"Optional" has one idiom here: an ability is either `True` or `No("the reason")`, and the reason is
+what the user reads when a run asks for it ("module 'x' does not support --commit-interval: <reason>").
+The simulator only calls a role's method for an ability that is `True`; nothing signals a missing
+ability by raising. The CLI, the worker, the collector and the capability tables of README.md and
+docs/workloads.md (tests/unit/test_capability_tables.py) all read this record.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Literal
+
+from iotdb_bench.simulator.spec import PrimaryKey
+
+
+@dataclass(frozen=True)
+class No:
+    """An ability the module lacks, and why (shown to the user as is)."""
+
+    because: str
+
+    def __bool__(self) -> bool:
+        return False
+
+
+Ability = Literal[True] | No
+
+
+class PrepareNext(enum.Enum):
+    """When the worker prepares (generates and encodes) the next batch."""
+
+    helper_thread = "helper_thread"  # in a second thread while the current call is in flight
+    in_turn = "in_turn"  # between calls (nothing to overlap)
+    # in the worker's thread once the module's request is on the wire: the module calls
+    # `hooks.while_waiting()` (see roles.WorkerHooks) and the database works meanwhile
+    during_call = "during_call"
+
+
+class Location(enum.Enum):
+    """Where the database's work happens, for the resource figures."""
+
+    server = "server"  # processes or pods of its own, found from the module's server address
+    embedded = "embedded"  # inside the worker processes
+    managed = "managed"  # a cloud service whose machines the tool cannot see
+    none = "none"  # nothing stores anything (the null target)
+
+
+ALL_SHAPES = frozenset({"events", "slim", "light", "large"})
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    # What of the workload it can store (simulator/shapes.py); a run asking for more is refused before it starts.
+    shapes: frozenset[str] = frozenset({"events"})
+    primary_keys: frozenset[PrimaryKey] = frozenset(PrimaryKey)
+    measurements: Ability = No("it stores one measurement per event")  # --measurements N > 1
+    sensors: Ability = No("it stores one sensor per device")  # --sensors M > 1
+    # Single inserts inside a transaction committed every S seconds (--commit-interval).
+    transactions: Ability = No("its database has no transactions to commit")
+    # Whether one event can be looked up by table, device id and sequence number (--visibility).
+    markers: Ability = No("it cannot look up one event by device and sequence number")
+    # Whether it keeps the record of expected answers with the data (else answers are not checked).
+    record: Ability = True
+    # Whether it reads every reading of a device back in time order (`scan`).
+    scans: Ability = True
+    # Whether it runs on Kubernetes too (else: local only, and why).
+    kubernetes: Ability = True
+    location: Location = Location.server
+    # The distributions (as pip names them) of its drivers: their versions are recorded with every run.
+    drivers: tuple[str, ...] = ()
+    prepare_next: PrepareNext = PrepareNext.helper_thread
+    # True when it keeps several calls in flight (async drivers) and marks each call's start and end
+    # through `hooks.begin_call` itself; the worker then times neither insert call.
+    marks_own_calls: bool = False

@@ -1,0 +1,137 @@
+"""The cassandra module's read side: the six queries (device-downsample grouped by `floor(timestamp,
+1m)` on the server, or bucketed on the client for YugabyteDB YCQL), the scan of one partition at a
+time in ascending time order, and the visibility probe's look-up of one row by its whole key."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from iotdb_bench.simulator.answers import Answer, epoch_ms, with_times
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.cassandra.options import DOWNSAMPLE_END_MS, QUERY_FETCH_SIZE
+from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
+
+
+class CassandraReader(Role, ReaderRole):
+    def __init__(self, module):
+        super().__init__(module)
+        self._scans: dict[str, Any] = {}  # table -> prepared scan of one device
+
+    def forget_statements(self) -> None:
+        """The session closed: its prepared statements go with it."""
+        self._scans = {}
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """The marker's row by its whole key, at the run's consistency level (ONE on a cluster may miss it)."""
+        table, device, sequence = self.marker_key(marker)
+        statement = f"SELECT sequence_number FROM {self.options.keyspace}.{table} WHERE device_id = %s AND timestamp = %s AND sequence_number = %s"
+        return self.module.session.execute(statement, (device, int(marker.timestamp_ms[0]), sequence)).one() is not None
+
+    def queries(self) -> dict[str, Query]:
+        self.one_table_queries()
+        table = f"{self.options.keyspace}.{SINGLE_TABLE_NAME}"
+        hour = f"device_id = '{DOWNSAMPLE_DEVICE}' AND timestamp >= {DOWNSAMPLE_START_MS} AND timestamp < {DOWNSAMPLE_END_MS}"
+        whole_table = {
+            "count-events": f"SELECT count(*) FROM {table}",
+            "temperature-min-max": f"SELECT min(temperature), max(temperature) FROM {table}",
+            "temperature-stats": f"SELECT min(temperature), avg(temperature), max(temperature) FROM {table}",
+        }
+        queries: dict[str, Query] = {name: self._query(statement) for name, statement in whole_table.items()}
+        if self.options.per_device_queries == "server":
+            queries["temperature-stats-per-device"] = self._query(
+                f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id"
+            )
+            queries["newest-per-device"] = self._query(
+                f"SELECT device_id, timestamp, temperature FROM {table} PER PARTITION LIMIT 1", times=(1,)
+            )
+            queries["device-downsample"] = self._query(
+                f"SELECT floor(timestamp, 1m), min(temperature), avg(temperature), max(temperature) FROM {table} "
+                f"WHERE {hour} GROUP BY device_id, floor(timestamp, 1m)", times=(0,)
+            )
+        else:
+            queries["temperature-stats-per-device"] = self._per_device_query(
+                f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} WHERE device_id = ?"
+            )
+            queries["newest-per-device"] = self._per_device_query(
+                f"SELECT device_id, timestamp, temperature FROM {table} WHERE device_id = ? LIMIT 1", times=(1,)
+            )
+            queries["device-downsample"] = self._bucketed_on_client(f"SELECT timestamp, temperature FROM {table} WHERE {hour}")
+        return queries
+
+    def _timeout(self) -> float | None:
+        return self.spec.query_timeout or None
+
+    def _query(self, cql: str, times: tuple[int, ...] = ()) -> Query:
+        def run() -> Answer:
+            from cassandra.query import SimpleStatement
+
+            result = self.module.session.execute(SimpleStatement(cql, fetch_size=QUERY_FETCH_SIZE), timeout=self._timeout())
+            return Answer(list(result), with_times(*times))
+
+        return run
+
+    def _bucketed_on_client(self, cql: str) -> Query:
+        """device-downsample where CQL cannot group by time (YugabyteDB YCQL): the hour's readings,
+        bucketed per minute here, as part of the query's time."""
+
+        def run() -> Answer:
+            from cassandra.query import SimpleStatement
+
+            buckets: dict[int, list[float]] = {}
+            for timestamp, value in self.module.session.execute(SimpleStatement(cql, fetch_size=QUERY_FETCH_SIZE), timeout=self._timeout()):
+                minute = epoch_ms(timestamp) // MINUTE_MS * MINUTE_MS
+                bucket = buckets.setdefault(minute, [value, 0.0, value, 0])
+                bucket[0], bucket[1], bucket[2], bucket[3] = min(bucket[0], value), bucket[1] + value, max(bucket[2], value), bucket[3] + 1
+            return Answer([(minute, low, total / count, high) for minute, (low, total, high, count) in sorted(buckets.items())])
+
+        return run
+
+    def _per_device_query(self, cql: str, times: tuple[int, ...] = ()) -> Query:
+        """Lists the partitions (SELECT DISTINCT), then runs `cql` once per device, concurrently."""
+
+        def run() -> Answer:
+            from cassandra.concurrent import execute_concurrent_with_args
+            from cassandra.query import SimpleStatement
+
+            table = f"{self.options.keyspace}.{SINGLE_TABLE_NAME}"
+            listing = SimpleStatement(f"SELECT DISTINCT device_id FROM {table}", fetch_size=QUERY_FETCH_SIZE)
+            devices = [(row[0],) for row in self.module.session.execute(listing, timeout=self._timeout())]
+            statement = self.module.session.prepare(cql)
+            results = execute_concurrent_with_args(self.module.session, statement, devices, concurrency=32, raise_on_first_error=True)
+            return Answer([row for _ok, rows in results for row in rows], with_times(*times))
+
+        return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        from cassandra.query import SimpleStatement
+
+        devices: set[str] = set()
+        for table in self.spec.table_names:
+            listing = SimpleStatement(f"SELECT DISTINCT device_id FROM {self.options.keyspace}.{table}", fetch_size=QUERY_FETCH_SIZE)
+            devices.update(row[0] for row in self.module.session.execute(listing, timeout=self.options.count_timeout))
+        return sorted(devices)
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # One partition per device: ascending timestamps are the clustering order reversed, which
+        # Cassandra reads without sorting. A device lives in one table; the others return nothing.
+        for table in self.spec.table_names:
+            if table not in self._scans:
+                self._scans[table] = self.module.session.prepare(
+                    f"SELECT toUnixTimestamp(timestamp), temperature FROM {self.options.keyspace}.{table} "
+                    "WHERE device_id = ? ORDER BY timestamp ASC")
+            statement = self._scans[table].bind((device,))
+            statement.fetch_size = page_size
+            result = self.module.session.execute(statement, timeout=self.options.request_timeout)
+            while True:
+                rows = result.current_rows
+                if rows:
+                    yield np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+                if not result.has_more_pages:
+                    break
+                result.fetch_next_page()

@@ -1,0 +1,137 @@
+"""The read side of a worker: the named queries (`query`) and the scan (`scan`), and the record of
+expected answers they check against. A query or scan reads the tables the record's insert wrote
+(it has no --tables option) and refuses data of a workload it cannot read. Every query and every
+scan page is timed by the one timer (timing.py); the query clients of a mixed run are beside this
+file (query_client.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Callable, Iterator
+
+from iotdb_bench.simulator.answers import AnswerChecker
+from iotdb_bench.simulator.errors import one_line
+from iotdb_bench.simulator.expected import ExpectedRecord
+from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
+from iotdb_bench.simulator.protocol import QueryRuns, ScanOutcome
+from iotdb_bench.simulator.scan import ScanCheck
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.stats import CallRecorder
+from iotdb_bench.simulator.timing import CallTimer, clock
+
+log = logging.getLogger("worker")
+
+
+class ReadSide:
+    """`module` may be replaced (`follow_record`): read it from here after that."""
+
+    def __init__(self, spec: RunSpec, index: int, module: DatabaseModule, check_stop: Callable[[], None]):
+        self.spec, self.index, self.module, self.check_stop = spec, index, module, check_stop
+        self.timer = CallTimer()
+
+    # -- the record of expected answers ---------------------------------------------------
+    def follow_record(self) -> None:
+        """Read the record's tables, refusing data of a workload this module cannot read. Without a
+        record, the run's own tables are read."""
+        record, _ = self.expected_record()
+        if record is not None:
+            self._read_recorded_tables(record)
+        if self.index == 0:
+            # A count before any query is timed: a missing table or index fails the run here, in the
+            # database's own words (e.g. "no such table: events"), instead of failing every query.
+            with self._bookkeeping_session() as reader:
+                reader.schema.count()
+
+    def _read_recorded_tables(self, record: ExpectedRecord) -> None:
+        refusal = record.unreadable()
+        if refusal:
+            raise ModuleError(f"{self.spec.task} refused: {refusal}")
+        if record.tables and record.tables != self.spec.table_names:
+            spec = self.spec.model_copy(update={"tables": len(record.tables)})
+            if spec.table_names != record.tables:
+                raise ModuleError(f"the record names tables {','.join(record.tables)}, which this version does not write")
+            self.module.close()
+            self.spec = spec
+            self.module = module_class(spec.module)(spec)
+            self.module.connect()
+
+    @contextlib.contextmanager
+    def _bookkeeping_session(self) -> Iterator[DatabaseModule]:
+        """The module, or with --query-timeout a session without it: the limit is the queries', not the
+        bookkeeping's (counts, the record)."""
+        if not self.spec.query_timeout:
+            yield self.module
+            return
+        reader = module_class(self.spec.module)(self.spec.model_copy(update={"query_timeout": 0}))
+        reader.connect()
+        try:
+            yield reader
+        finally:
+            reader.close()
+
+    def expected_record(self) -> tuple[ExpectedRecord | None, str | None]:
+        """The record of expected answers saved with the data, or why there is none to check against."""
+        keeps = self.module.capabilities.record
+        if keeps is not True:
+            return None, f"module '{self.spec.module}' keeps no record of expected answers: {keeps.because}"
+        with self._bookkeeping_session() as reader:
+            return ExpectedRecord.load(reader.records.stored_record()), None
+
+    # -- queries ----------------------------------------------------------------------------
+    def query(self) -> dict[str, QueryRuns]:
+        checker = AnswerChecker(*self.expected_record())
+        available = self.module.reader.queries()
+        runs: dict[str, QueryRuns] = {}
+        for name in self.spec.queries:
+            runs[name] = outcome = QueryRuns()
+            if name not in available:
+                outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
+                continue
+            for _ in range(self.spec.query_runs):
+                self.check_stop()
+                try:
+                    answer, timed = self.timer.call(available[name])
+                    rows = answer.normalised()  # untimed: the common form the check reads
+                except Exception as error:  # recorded, and the other queries still run
+                    outcome.error = one_line(error)
+                    log.warning("query %s failed: %s", name, outcome.error)
+                    self.recover()
+                    break
+                outcome.seconds.append(timed.service_s)
+                outcome.rows = len(rows)
+                self._check_answer(checker, name, rows, outcome)
+        return runs
+
+    @staticmethod
+    def _check_answer(checker: AnswerChecker, name: str, rows: list[tuple], outcome: QueryRuns) -> None:
+        """Check one execution's answer; the first wrong one is kept (the others still run)."""
+        check = checker.check(name, rows)
+        if outcome.answer != "wrong":
+            outcome.answer, outcome.answer_detail = check.answer, check.detail
+        if check.answer == "wrong":
+            log.warning("query %s answered wrong: %s", name, check.detail)
+
+    def recover(self) -> None:
+        """A failed statement can leave the session unusable; start a fresh one."""
+        self.module.close()
+        self.module.connect()
+
+    # -- the scan ---------------------------------------------------------------------------
+    def scan(self, devices: list[str], record: ExpectedRecord | None, missing: str | None, recorder: CallRecorder) -> ScanOutcome:
+        """Read every reading of each of these devices in timestamp order, a page at a time (each
+        page a timed call)."""
+        reader, timer = self.module.reader, CallTimer(recorder=recorder)
+        check = ScanCheck(record, clock(), missing)
+        for device in devices:
+            check.start_device(device)
+            next_page = functools.partial(next, reader.scan(device, self.spec.scan_page_size), None)
+            while True:
+                done = timer.begin(0)
+                page = next_page()
+                if page is None:  # the end of the device's readings: no page, not a call
+                    break
+                check.page(page, done(len(page)).ended)
+            check.end_device()
+        return check.finish()

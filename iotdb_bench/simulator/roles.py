@@ -1,0 +1,112 @@
+"""The roles a database module plays, each a small typed protocol (in the manner of TSBS's target
+interfaces). A module (modules/base.py) is its options, its connection and these four roles, plus one
+`Capabilities` record (capabilities.py) saying which optional parts it has:
+
+- `Schema`: prepares the tables and counts what they hold (the collector);
+- `Writer`: stores batches and single events (the workers, the visibility probe);
+- `Reader`: the named queries, the scan, the visibility probe's look-up (the read side);
+- `RecordStore`: keeps the record of expected answers with the data (simulator/expected.py).
+
+The simulator calls a method marked "only when" only where the capabilities say yes. Everything a
+role needs from the worker arrives through one call, `DatabaseModule.bind(WorkerHooks(...))`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from iotdb_bench.simulator.answers import Query
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.report import IngestionWait
+
+
+def _no_call(events: int) -> Callable[[], None]:
+    return _nothing
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class WorkerHooks:
+    """What the worker hands a module for its timed phase (one explicit `bind`, never assigned):
+    `begin_call(events)` marks a call sent and returns what to call once it has ended (modules whose
+    capabilities say `marks_own_calls`); `while_waiting()` prepares the next batch once the module's
+    request is on the wire (`prepare_next = during_call`; calling it again does nothing)."""
+
+    begin_call: Callable[[int], Callable[[], None]] = _no_call
+    while_waiting: Callable[[], None] = _nothing
+
+
+class Schema(Protocol):
+    def setup(self) -> None:
+        """Prepare the tables: drop and create when `spec.clean`, create if missing otherwise."""
+
+    def count(self) -> int | None:
+        """Events stored in all of the run's tables (None: nothing is stored, the null target)."""
+
+    def server_version(self) -> str:
+        """The server's version in its own words (e.g. `SELECT version()`), recorded with the figures."""
+
+    def server_counters(self) -> dict[str, int] | None:
+        """The database's own insert counters, where it exposes them (else None)."""
+
+    def storage_bytes(self) -> int | None:
+        """Bytes used by the run's tables and indexes, where it exposes them (else None)."""
+
+    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
+        """Queued ingestion only: wait, bounded, until `expected` events are stored (else None)."""
+
+
+class Writer(Protocol):
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        """Encode a batch for `insert_batch`; runs outside the timed calls."""
+
+    def insert_batch(self, prepared: Any) -> None:
+        """One database call that stores a prepared batch."""
+
+    def prepare_single(self, batch: EventBatch) -> Sequence[Any]:
+        """Per-event items for `insert_single`, in the batch's order; outside the timed calls."""
+
+    def insert_single(self, item: Any) -> None:
+        """One database call that stores one event (autocommit, or into the open transaction)."""
+
+    def commit(self) -> None:
+        """Only when `capabilities.transactions`: commit the open transaction of single inserts."""
+
+    def flush(self) -> None:
+        """Wait until every call in flight has finished (async modules)."""
+
+    def stored_events(self, batch: EventBatch) -> EventBatch:
+        """The events as stored (the batch itself unless the module rewrites events)."""
+
+    def write_marker(self, marker: EventBatch) -> None:
+        """Store one marker event through the run's insert path and return once acknowledged."""
+
+
+class Reader(Protocol):
+    def queries(self) -> dict[str, Query]:
+        """The named queries, each returning its rows as an `Answer` (simulator/answers.py)."""
+
+    def scan_devices(self) -> list[str]:
+        """Only when `capabilities.scans`: every device with readings in the run's tables, sorted."""
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        """Only when `capabilities.scans`: the device's readings' timestamps (int64 epoch ms) in
+        time order, streamed a page of about `page_size` at a time."""
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """Only when `capabilities.markers`: whether a query sees the marker event now."""
+
+
+class RecordStore(Protocol):
+    def store_record(self, text: str) -> None:
+        """Only when `capabilities.record`: save the record (JSON text), replacing the last one."""
+
+    def stored_record(self) -> str | None:
+        """Only when `capabilities.record`: the saved record; None when none is saved yet."""

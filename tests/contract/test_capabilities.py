@@ -1,0 +1,100 @@
+"""Every module's capabilities match what it implements, and the capability tables of README.md and
+docs/workloads.md match the capabilities (no server needed). A module that declares an ability
+without the role method behind it, or a table row that says otherwise, fails here by name."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
+from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
+from iotdb_bench.simulator.modules.base import OneClassModule
+from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, Writer
+
+ROOT = Path(__file__).resolve().parents[2]
+# The role methods behind each optional ability (simulator/roles.py).
+METHODS = {"transactions": ("commit",), "markers": ("marker_visible",), "record": ("store_record", "stored_record"),
+           "scans": ("scan_devices", "scan")}
+ROLES = {"schema": Schema, "writer": Writer, "reader": Reader, "records": RecordStore}
+ROLE_OF = {"commit": "writer", "marker_visible": "reader", "store_record": "records", "stored_record": "records", "scan_devices": "reader",
+           "scan": "reader"}
+
+
+def role_class(module: type[DatabaseModule], role: str) -> type:
+    """The class that plays `role` (schema, writer, reader, records): the module itself, or the role
+    class its property is annotated to return (a module split into roles)."""
+    if issubclass(module, OneClassModule):
+        return module
+    return typing.get_type_hints(getattr(module, role).fget)["return"]
+
+
+@pytest.mark.parametrize("name", module_names())
+def test_each_ability_has_its_methods_and_each_method_its_ability(name):
+    module = module_class(name)
+    can = module.capabilities
+    assert isinstance(can, Capabilities), f"module '{name}': capabilities must be a Capabilities record"
+    assert not module.__abstractmethods__, f"module '{name}' does not implement {sorted(module.__abstractmethods__)}"
+    for role, protocol in ROLES.items():
+        played = role_class(module, role)
+        assert not getattr(played, "__abstractmethods__", None), f"module '{name}': its {role} does not implement {sorted(played.__abstractmethods__)}"
+        required = [method for method in protocol.__dict__ if not method.startswith("_") and callable(protocol.__dict__[method])]
+        optional = {method for methods in METHODS.values() for method in methods}
+        missing = [method for method in required if method not in optional and not callable(getattr(played, method, None))]
+        assert not missing, f"module '{name}': its {role} lacks {missing}"
+    for ability, methods in METHODS.items():
+        declared = getattr(can, ability) is True
+        for method in methods:
+            owner = role_class(module, ROLE_OF[method])
+            implemented = callable(getattr(owner, method, None))
+            assert implemented == declared, (f"module '{name}' declares {ability}={getattr(can, ability)!r} but "
+                                             f"{'does not implement' if declared else 'implements'} {method}()")
+    assert can.shapes <= ALL_SHAPES and can.shapes, f"module '{name}': unknown or no shapes {sorted(can.shapes)}"
+    assert (can.location is Location.none) == (name == "null")
+
+
+def table_rows(path: Path, header_start: str) -> list[list[str]]:
+    """The rows of the markdown table whose header row starts with `header_start`."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def modules_of(cell: str) -> list[str]:
+    return [name for name in re.findall(r"`([a-z_]+)`", cell) if name in module_names()]
+
+
+def test_readme_capability_table_matches_the_capabilities():
+    rows = table_rows(ROOT / "README.md", "| module | shapes |")
+    named = set()
+    for first, shapes, _, commit_interval, _ in rows:
+        for name in modules_of(first):
+            named.add(name)
+            can = module_class(name).capabilities
+            listed = ALL_SHAPES if shapes.startswith("all four") else set(re.findall(r"\b(events|slim|light|large)\b", shapes.split("(")[0]))
+            assert listed == can.shapes, f"README.md: {name}'s shapes say {shapes!r}; it declares {sorted(can.shapes)}"
+            assert commit_interval.startswith("yes") == (can.transactions is True), f"README.md: {name}'s --commit-interval says {commit_interval!r}"
+    assert named == set(module_names()), f"README.md's capability table misses {sorted(set(module_names()) - named)}"
+
+
+def test_workloads_capability_table_matches_the_capabilities():
+    rows = table_rows(ROOT / "docs" / "workloads.md", "| module | `events` |")
+    named = set()
+    for first, *shapes, measurements, sensors, commit_interval, _ in rows:
+        for name in modules_of(first):
+            named.add(name)
+            can = module_class(name).capabilities
+            for shape, cell in zip(["events", "slim", "light", "large"], shapes):
+                assert cell.startswith("yes") == (shape in can.shapes), f"docs/workloads.md: {name}'s {shape} says {cell!r}"
+            assert (not measurements.startswith("refused")) == (can.measurements is True), f"docs/workloads.md: {name}'s --measurements"
+            assert (not sensors.startswith("refused")) == (can.sensors is True), f"docs/workloads.md: {name}'s --sensors"
+            assert commit_interval.startswith("yes") == (can.transactions is True), f"docs/workloads.md: {name}'s --commit-interval says {commit_interval!r}"
+    assert named == set(module_names()), f"docs/workloads.md's capability table misses {sorted(set(module_names()) - named)}"
