@@ -128,7 +128,7 @@ step "tests without the cluster ($jobs processes), and the cluster's tests as so
 # The first half writes to a file (shown when it ends) so the two never interleave on the terminal.
 first_log=$(mktemp)
 first_t0=$(date +%s)
-run_pytest -m "not cluster" -n "$jobs" --dist loadfile --durations=25 >"$first_log" 2>&1 &
+run_pytest -m "not cluster" -n "$jobs" --dist loadfile --durations=25 -v >"$first_log" 2>&1 &
 first_pid=$!
 if wait_for_cluster; then
     step "the cluster's tests (beside the others)"
