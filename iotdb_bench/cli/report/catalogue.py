@@ -344,7 +344,7 @@ CROSSCHECKS = Catalogue(
         Figure("Storage MB", lambda check: f.DASH if check.storage_bytes is None else f"{check.storage_bytes / 1e6:,.1f}", MORE,
                label="Storage, MB"),
         Figure("B/event", lambda check: f.bytes_per_event(check.bytes_per_event), BOTH | MORE, label="Storage bytes per event",
-               explain="B/event = tables and indexes / events stored"),
+               explain="B/event = what the run's tables take on disk (indexes, and an embedded database's write-ahead log while the run holds it) / events stored"),
     ),
 )
 
