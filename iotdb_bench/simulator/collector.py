@@ -237,7 +237,8 @@ class Collector:
             raise HTTPException(status_code=400, detail=f"worker {result.worker}'s histogram cannot be decoded: {described(error)}") from None
 
     def record_failure(self, failure: WorkerFailure) -> None:
-        self.state.fail(f"worker {failure.worker} failed: {failure.error}")
+        # A refusal is the module's answer to the workload, the same for every worker: said as such.
+        self.state.fail(failure.error if failure.refused else f"worker {failure.worker} failed: {failure.error}")
 
     def _check_worker(self, worker: int) -> None:
         if worker >= self.spec.processes:

@@ -25,6 +25,8 @@ class WorkerProgress(BaseModel):
 class WorkerFailure(BaseModel):
     worker: int = Field(ge=0)
     error: str
+    # The module refused what it was asked (a ModuleError: e.g. data it cannot query), not a crash.
+    refused: bool = False
 
 
 class QueryRuns(BaseModel):

@@ -203,7 +203,7 @@ class Worker:
             message = one_line(error)
             log.error("worker %d failed: %s", self.index, message)
             try:
-                self.client.post("/failure", WorkerFailure(worker=self.index, error=message))
+                self.client.post("/failure", WorkerFailure(worker=self.index, error=message, refused=isinstance(error, ModuleError)))
             except CollectorError:
                 log.error("could not report the failure to the collector")
             return 1

@@ -120,3 +120,4 @@ def test_query_and_scan_refuse_data_of_a_workload_they_cannot_read(cli):
         lines = refused.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in refused.stderr, refused.stderr
         assert f"{command} refused: the data in events was written with --schema light, --measurements 1, --sensors 1" in lines[0]
+        assert "worker 0 failed" not in lines[0]  # a refusal is the module's answer, not a worker's crash
