@@ -9,8 +9,8 @@
 #   cluster    in the background from then on: the local Kubernetes (cold: a 15-minute compile), the
 #              simulator image and KWOK
 #   servers    the database servers, while the test environment (venv) is made beside them
-#   tests      the suites that need no cluster, in parallel (pytest-xdist, one module at a time per
-#              server: tests/conftest.py), from as soon as the servers are up; the cluster's suites
+#   tests      the suites that need no cluster, in parallel (pytest-xdist; the tests of one server in one
+#              process, one after another: tests/conftest.py), from as soon as the servers are up; the cluster's suites
 #              beside them from as soon as the cluster is up
 # Each phase's time is printed at the end. IOTBENCH_TEST_JOBS=N sets pytest-xdist's processes (default 3).
 set -euo pipefail
@@ -128,7 +128,7 @@ step "tests without the cluster ($jobs processes), and the cluster's tests as so
 # The first half writes to a file (shown when it ends) so the two never interleave on the terminal.
 first_log=$(mktemp)
 first_t0=$(date +%s)
-run_pytest -m "not cluster" -n "$jobs" --dist loadfile --durations=25 -v >"$first_log" 2>&1 &
+run_pytest -m "not cluster" -n "$jobs" --dist loadgroup --durations=25 -v >"$first_log" 2>&1 &
 first_pid=$!
 if wait_for_cluster; then
     step "the cluster's tests (beside the others)"

@@ -181,13 +181,12 @@ def dedicated_database(env: dict[str, str], name: str) -> dict[str, str]:
     return {**env, "PGDATABASE": name}
 
 
-# --- Suites side by side (scripts/test.sh runs pytest-xdist and two pytest processes at once) ---------
-# The suites of one server share its database and tables, so a module holds a lock per server it uses
-# for as long as it runs: across xdist workers and across pytest processes, one module at a time per
-# server, and every module its whole set at once, in one order (no two can wait on each other).
+# --- Suites side by side (scripts/test.sh runs the suites without the cluster under pytest-xdist) -----
+# The suites of one server share its database and tables, so every test of a server goes to one
+# xdist group (`--dist loadgroup`: one process, one after another, in file order); tests of no server
+# are spread freely. A test of several servers goes with the first of them.
 SERVER_MARKERS = ("berkeleydb", "cassandra", "clickhouse", "elasticsearch", "influxdb", "iotdb", "kubernetes", "mysql",
                   "postgres", "questdb", "timescaledb", "victoriametrics")
-LOCKS = Path(os.environ.get("IOTBENCH_TEST_LOCKS", "/tmp/iotbench-test-locks"))
 # Tests that need the local Kubernetes or its helm binary (built with the cluster): scripts/test.sh
 # runs them once the cluster is up, and the rest meanwhile.
 CLUSTER_FOLDERS = ("kubernetes", "chart")
@@ -197,22 +196,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).parent.name in CLUSTER_FOLDERS:
             item.add_marker(pytest.mark.cluster)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _servers_held_by_this_module(request):
-    import fcntl
-
-    servers = sorted({marker.name for item in request.session.items if item.module is request.module
-                      for marker in item.iter_markers() if marker.name in SERVER_MARKERS})
-    LOCKS.mkdir(parents=True, exist_ok=True)
-    held = []
-    try:
-        for server in servers:
-            handle = open(LOCKS / f"{server}.lock", "w")  # noqa: SIM115  (held until the module ends)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            held.append(handle)
-        yield servers
-    finally:
-        for handle in reversed(held):
-            handle.close()
+        servers = sorted({marker.name for marker in item.iter_markers() if marker.name in SERVER_MARKERS})
+        if servers:
+            item.add_marker(pytest.mark.xdist_group(name=servers[0]))
