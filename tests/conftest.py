@@ -192,6 +192,7 @@ SERVER_MARKERS = ("berkeleydb", "cassandra", "clickhouse", "elasticsearch", "inf
 CLUSTER_FOLDERS = ("kubernetes", "chart")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).parent.name in CLUSTER_FOLDERS:
