@@ -65,10 +65,12 @@ def test_what_the_cli_itself_is_doing_replaces_the_phase():
 
     spec = RunSpec(run_id="r", task="insert", target="null", module="null", workers=2, num_inserts=100)
     screen = io.StringIO()
-    with RunProgress(Console(file=screen, width=160)) as progress:
+    with RunProgress(Console(file=screen, width=160, force_terminal=True)) as progress:
         on_status = progress.start(PlannedRun(label="2 workers", spec=spec, workers=2, run=1))
         on_status(Status(phase="running", workers=2, registered=2, ready=2, finished=0, events=120, expected_events=200,
                          prefilled=0, expected_prefill=0))
         on_status(Notice("reconnecting to the collector (3 s: the Kubernetes API server is unreachable: connection refused)"))
+        # drawn at once, not at the next status (none comes while the collector is out of reach)
+        assert "reconnecting to the collector" in screen.getvalue()
     shown = " ".join(screen.getvalue().split())
     assert "120/200" in shown and "reconnecting to the collector (3 s: the Kubernetes API server is unreachable" in shown

@@ -67,6 +67,7 @@ class RunProgress:
         def on_status(status: Status | Notice) -> None:
             if isinstance(status, Notice):  # the CLI's own doing (reconnecting, cleaning up): the figures stay as they were
                 self.progress.update(task, phase=status.text)
+                self.progress.refresh()  # drawn now: nothing else redraws while the collector is out of reach
                 return
             live = live_figures(current.add(self.clock(), status.events), status.interval_p99_ms) if status.phase == "running" else ""
             if status.phase == "waiting" and status.expected_prefill:
