@@ -365,7 +365,7 @@ COMPARED_QUERIES = Catalogue(
         Figure("Rows", lambda row: f.count(row.rows), MORE, label="Rows returned"),
         Figure("Answer", lambda row: {"wrong": "WRONG", None: f.DASH}.get(row.answer, row.answer), BOTH, text=True,
                explain="Answer = every execution's rows checked against what the tool inserted"),
-        Figure("Errors", lambda row: row.errors or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors)),
+        Figure("Errors", lambda row: getattr(row, "errors", None) or f.DASH, BOTH, text=True, show_if=_any(lambda row: getattr(row, "errors", None))),
     ),
     "Milliseconds per execution, over every worker's executions.",
 )

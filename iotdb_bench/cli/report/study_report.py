@@ -129,12 +129,12 @@ def markdown(document: StudyDocument, sources: Sources) -> str:
         parts += ["## Inserts/s by target, workload and worker count\n", _markdown_table(columns, rows),
                   "Inserts/s = events / (last worker end - common start), mean over the runs.\n"]
     insert_rows = comparison.insert_rows(sources)
-    query_rows, _ = comparison.query_rows(sources)
+    _, query_detail = comparison.query_rows(sources)
     scan_rows = comparison.scan_rows(sources)
     if insert_rows:
         parts += ["## Every insert cell\n", comparison.insert_markdown(insert_rows)]
-    if query_rows:
-        parts += ["## Queries (mean seconds per execution)\n", comparison.query_markdown(query_rows)]
+    if query_detail:
+        parts += ["## Queries\n", comparison.query_markdown(query_detail)]
     if scan_rows:
         parts += ["## Scans\n", comparison.scan_markdown(scan_rows)]
     parts += ["## Cells\n", _markdown_table(CELL_COLUMNS, cell_rows(document))]
