@@ -122,6 +122,8 @@ def resource_lines(document: ResultsDocument) -> list[str]:
                 database += f", {r.written_bytes_per_event:,.0f} bytes written per event"
         client = "" if r.client_cpu_s_per_million is None else f"; client {r.client_cpu_s_per_million:.3g} CPU s per million events"
         share = "" if r.client_share is None else f" (share {r.client_share:.0%})"
+        if r.client_machine_share is not None:
+            share += f", {r.client_machine_share:.0%} of the machine's {r.client_cores:g} cores"
         lines.append(f"Resources, {who}: {database}{client}{share}")
         if r.client_may_be_bottleneck:
             lines.append(f"[bold]Client may be the bottleneck[/bold], {who}: {r.bottleneck_reason}")
