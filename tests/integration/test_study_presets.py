@@ -63,7 +63,7 @@ def test_seed_002_strategies_and_shapes_with_storage_cpu_and_memory(tmp_path, pg
         assert cell["inserts"][0]["throughput"]["avg"] > 0
     assert ranking(document, "transaction-light", "storage_bytes_per_event")["rows"][0]["rank"] == 1
     assert document["scores"][0]["score"] == pytest.approx(100.0)
-    assert "Storage bytes/event" in markdown and "DB peak memory (MB)" in markdown
+    assert "storage_bytes_per_event" in markdown and "db_memory_peak_mb" in markdown  # the score's inputs, named
 
 
 @pytest.mark.postgres
