@@ -101,7 +101,7 @@ def test_compare_postgres_and_sqlite_into_chosen_folder(cli, pg_env, tmp_path):
 def test_a_folder_without_results_is_a_one_line_error(cli, tmp_path, command):
     (tmp_path / "empty").mkdir()
     for folder in (tmp_path / "empty", tmp_path / "missing"):
-        result = cli(command, str(folder))
+        result = cli(command, str(folder), env={"COLUMNS": "400"})  # the long path on one line, to find it whole
         assert result.code == 2
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
         if command == "report" or folder.name == "missing":

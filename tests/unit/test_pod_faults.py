@@ -66,3 +66,10 @@ def test_a_collector_that_ended_before_the_report_is_a_problem(tmp_path):
     found._read_log = lambda pod, **options: "run abandoned: the CLI has not asked ...\n"
     assert found._judge([]) == "collector (pod c-1) ended (exit code 0) before the run's report was fetched; log: run abandoned: the CLI has not asked ..."
     assert watch(tmp_path, pod("w-0", "worker", terminated=0))._judge([]) is None  # a worker done is no problem
+
+
+def test_the_evicted_worker_is_named_before_the_one_its_failed_job_deleted(tmp_path):
+    evicted = pod("w-1", "worker", "1", deleted=True,
+                  conditions=[V1PodCondition(type="DisruptionTarget", status="True", reason="EvictionByEvictionAPI")])
+    found = watch(tmp_path, pod("c-1", "collector"), pod("w-0", "worker", "0", deleted=True), evicted)
+    assert found._judge([]) == "worker 1 (pod w-1) was evicted (a node drain or the eviction API) on node node-a"

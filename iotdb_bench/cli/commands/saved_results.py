@@ -44,7 +44,7 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     FOLDERS are results folders (each holds results.json), of any targets; insert and query runs may be mixed."""
     documents, skipped = _readable(folders)
     for line in skipped:
-        console.print(line, highlight=False, soft_wrap=True)  # one line each, however long the path
+        console.print(line, highlight=False)
     insert_rows = comparison.insert_rows(documents)
     query_table_rows, query_detail = comparison.query_rows(documents)
     scan_rows = comparison.scan_rows(documents)

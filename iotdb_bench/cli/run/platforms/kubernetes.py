@@ -411,12 +411,17 @@ class PodWatch:
         present = {pod.metadata.uid for pod in self.pods}
         gone = [label for uid, label in self._seen.items() if uid not in present]
         self._seen.update({pod.metadata.uid: _label(pod) for pod in self.pods})
-        if gone:
-            return f"{gone[0]} was deleted"
+        # A pod that fails takes the others with it (its Job fails and deletes its other pods): the
+        # one with a cause (evicted, preempted, crashed) is named before those merely deleted.
+        plainly_deleted = [f"{label} was deleted" for label in gone]
         for pod in sorted(self.pods, key=_pod_order):
             problem = self._pod_problem(pod)
-            if problem:
+            if problem and _plainly_deleted(pod):
+                plainly_deleted.append(problem)
+            elif problem:
                 return problem
+        if plainly_deleted:
+            return plainly_deleted[0]
         problem = self._node_problem()
         if problem:
             return problem
@@ -594,6 +599,12 @@ DISRUPTIONS = {
 }
 
 
+def _plainly_deleted(pod: V1Pod) -> bool:
+    """Deleted with no reason Kubernetes gives (a user, or a Job controller ending its pods)."""
+    return pod.metadata.deletion_timestamp is not None and not any(
+        c.type == "DisruptionTarget" and c.status == "True" for c in pod.status.conditions or [])
+
+
 def _disruption(pod: V1Pod) -> str:
     for condition in pod.status.conditions or []:
         if condition.type == "DisruptionTarget" and condition.status == "True":
@@ -677,11 +688,12 @@ def _load_kubeconfig(context: str | None) -> Configuration:
     """The kubeconfig (KUBECONFIG or ~/.kube/config) and its current or the given context; in a pod
     without kubeconfig, the pod's service account."""
     configuration = Configuration()
+    # Named here: the client reads KUBECONFIG once, when it is first imported, not at each call.
+    where = os.environ.get("KUBECONFIG") or "~/.kube/config"
     try:
-        kubeconfig.load_kube_config(context=context, client_configuration=configuration)
+        kubeconfig.load_kube_config(config_file=where, context=context, client_configuration=configuration)
     except kubeconfig.ConfigException as error:
         if context or "KUBERNETES_SERVICE_HOST" not in os.environ:
-            where = os.environ.get("KUBECONFIG") or "~/.kube/config"
             raise UsageProblem(f"cannot use the kubeconfig {where}: {' '.join(str(error).split())}") from None
         kubeconfig.load_incluster_config(client_configuration=configuration)
     # Fail fast when the API server is unreachable; the followers retry on their own.
