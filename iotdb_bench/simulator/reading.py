@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Iterator
 
 from iotdb_bench.simulator.answers import AnswerChecker
-from iotdb_bench.simulator.errors import one_line
+from iotdb_bench.simulator.errors import described, one_line
 from iotdb_bench.simulator.expected import ExpectedRecord
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import QueryRuns, ScanOutcome
@@ -42,7 +42,20 @@ class ReadSide:
             # A count before any query is timed: a missing table or index fails the run here, in the
             # database's own words (e.g. "no such table: events"), instead of failing every query.
             with self._bookkeeping_session() as reader:
-                reader.schema.count()
+                self._count_something(reader, record)
+
+    def _count_something(self, reader: DatabaseModule, record: ExpectedRecord | None) -> None:
+        """Every module's way to say the database holds nothing of this tool: its count fails (no such
+        table) or, with no record either, finds no event. Either way the user is told to insert first."""
+        first = f"run insert first (python run.py insert --target {self.spec.target})"
+        try:
+            count = reader.schema.count()
+        except ModuleError as error:
+            raise ModuleError(f"{error}: if nothing was inserted there yet, {first}") from None
+        except Exception as error:  # the database's own words: a missing table, index or series
+            raise ModuleError(f"counting the events failed ({described(error)}): if nothing was inserted there yet, {first}") from None
+        if count == 0 and record is None:
+            raise ModuleError(f"target '{self.spec.target}' holds no events of this tool: {first}")
 
     def _read_recorded_tables(self, record: ExpectedRecord) -> None:
         refusal = record.unreadable()

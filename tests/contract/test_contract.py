@@ -115,3 +115,16 @@ def test_queries_and_scan_answer_ok_and_an_event_behind_its_back_is_wrong(contra
     assert (verdict, detail) == ("wrong", f"count is {WORKERS * EVENTS + 1}, expected {WORKERS * EVENTS}")
     scanned = contract.run("scan")
     assert scanned.code == 1 and "scan check failed" in scanned.stderr and "Traceback" not in scanned.stderr
+
+
+def test_a_query_of_an_empty_database_says_to_insert_first(contract):
+    if contract.capabilities.location.value == "none":
+        return  # stores nothing: its queries have nothing to find either way
+    module = contract.module(clean=True)
+    module.connect()
+    try:
+        module.schema.setup()  # the run's tables, emptied: what a database nobody inserted into holds
+    finally:
+        module.close()
+    line = one_line(contract.run("query"), 1)
+    assert "run insert first (python run.py insert --target contract)" in line, line
