@@ -64,6 +64,7 @@ SPLIT_MODULES = {
     "cassandra": lambda folder: {},
     "berkeleydb": lambda folder: {"home": str(folder / "env")},
     "mongodb": lambda folder: {},
+    "arangodb": lambda folder: {},
 }
 ROLE_BASES = {"schema": SchemaRole, "writer": WriterRole, "reader": ReaderRole, "records": RecordsRole}
 ROLE_CLASS_MOST_LINES = 200  # a role class beyond this is no longer small: split out what it uses (e.g. berkeleydb/walks.py)
