@@ -65,6 +65,7 @@ SPLIT_MODULES = {
     "berkeleydb": lambda folder: {"home": str(folder / "env")},
     "mongodb": lambda folder: {},
     "arangodb": lambda folder: {},
+    "azure_data_explorer": lambda folder: {"cluster_uri": "http://127.0.0.1:8080", "database": "iotbench", "auth": "none"},
 }
 ROLE_BASES = {"schema": SchemaRole, "writer": WriterRole, "reader": ReaderRole, "records": RecordsRole}
 ROLE_CLASS_MOST_LINES = 200  # a role class beyond this is no longer small: split out what it uses (e.g. berkeleydb/walks.py)
