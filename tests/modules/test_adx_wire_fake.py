@@ -130,15 +130,15 @@ def test_adx_wire_fake_queued_ingestion_uploads_blobs_and_queues_messages(fake_k
     adx_module = module(fake_kusto.base_url, flush_immediately=True, batching_max_seconds=30, ingestion_poll_s=0.2)
     adx_module.connect()
     try:
-        adx_module.setup()
+        adx_module.schema.setup()
         from iotdb_bench.simulator.events import EventGenerator
 
         for batch in EventGenerator(1, 0, 10).batches(0, 300, 100):
-            adx_module.insert_batch(adx_module.prepare_batch(batch))
+            adx_module.writer.insert_batch(adx_module.writer.prepare_batch(batch))
         ended = time.time()
         # Acknowledged, not yet stored: that is what queued ingestion means.
-        assert adx_module.count() == 0
-        wait = adx_module.wait_for_count(300, ended)
+        assert adx_module.schema.count() == 0
+        wait = adx_module.schema.wait_for_count(300, ended)
     finally:
         adx_module.close()
     assert wait.reached and wait.counted == 300 and 1.0 <= wait.seconds_after_run <= 10
@@ -159,12 +159,12 @@ def test_adx_wire_fake_wait_for_count_gives_up_at_the_limit(fake_kusto):
     adx_module = module(fake_kusto.base_url, ingestion_wait_s=0.6, ingestion_poll_s=0.2)
     adx_module.connect()
     try:
-        adx_module.setup()
+        adx_module.schema.setup()
         from iotdb_bench.simulator.events import EventGenerator
 
-        adx_module.insert_batch(adx_module.prepare_batch(EventGenerator(1, 0, 10).batch(0, 50)))
+        adx_module.writer.insert_batch(adx_module.writer.prepare_batch(EventGenerator(1, 0, 10).batch(0, 50)))
         started = time.time()
-        wait = adx_module.wait_for_count(50, started)
+        wait = adx_module.schema.wait_for_count(50, started)
     finally:
         adx_module.close()
     assert not wait.reached and wait.counted == 0 and wait.seconds_after_run is None

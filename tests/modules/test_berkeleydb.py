@@ -212,10 +212,10 @@ def test_a_killed_process_leaves_a_usable_environment(bdb, tmp_path):
                        connection={"home": sys.argv[1]}, batch=500)
         module = module_class("berkeleydb")(spec)
         module.connect()
-        module.insert_batch(module.prepare_batch(EventGenerator(1, 7, 10).batch(0, 500)))
-        txn = module._env.txn_begin()
-        for key, value in zip(*module.prepare_batch(EventGenerator(1, 7, 10).batch(500, 500))[0][1:]):
-            module._tables["events"].put(key, value, txn=txn)
+        module.writer.insert_batch(module.writer.prepare_batch(EventGenerator(1, 7, 10).batch(0, 500)))
+        txn = module.env.txn_begin()
+        for key, value in zip(*module.writer.prepare_batch(EventGenerator(1, 7, 10).batch(500, 500))[0][1:]):
+            module.tables["events"].put(key, value, txn=txn)
         print("in transaction", flush=True)
         time.sleep(600)
     """)

@@ -1,0 +1,53 @@
+"""The mongodb module's read side: the aggregation pipelines of queries.py (bounded by `maxTimeMS`
+for a query run), and scans as `find` per device sorted by timestamp, a driver batch at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from iotdb_bench.simulator.answers import Answer, epoch_ms
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.mongodb.queries import ANSWER_FIELDS, TIME_FIELDS, pipelines
+from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
+
+
+class MongodbReader(Role, ReaderRole):
+    def queries(self) -> dict[str, Query]:
+        self.one_table_queries()
+        return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
+
+    def _query(self, name: str, pipeline: list[dict]) -> Query:
+        def rows(documents: list[dict]) -> list[tuple]:
+            found = [[document.get(field) for field in ANSWER_FIELDS[name]] for document in documents]
+            if name in TIME_FIELDS:
+                for row in found:
+                    row[TIME_FIELDS[name]] = epoch_ms(row[TIME_FIELDS[name]])
+            return [tuple(row) for row in found] or ([(0,)] if name == "count-events" else [])  # $count of nothing: no document
+
+        def run() -> Answer:
+            limit = {"maxTimeMS": int(self.spec.query_timeout * 1000)} if self.spec.task == "query" and self.spec.query_timeout else {}
+            return Answer(list(self.module.db.get_collection(SINGLE_TABLE_NAME).aggregate(pipeline, allowDiskUse=True, **limit)), rows)
+
+        return run
+
+    def scan_devices(self) -> list[str]:
+        devices: set[str] = set()
+        for collection in self.module.collections.values():
+            devices.update(group["_id"] for group in collection.aggregate([{"$group": {"_id": "$device_id"}}], allowDiskUse=True))
+        return sorted(devices)
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        """The device's documents sorted by timestamp; each driver batch (find, then getMore) is a page."""
+        for collection in self.module.collections.values():  # a device lives in one collection
+            cursor = collection.find({"device_id": device}, {"_id": 0, "timestamp": 1}, sort=[("timestamp", 1)], batch_size=page_size)
+            with cursor:
+                page: list[int] = []
+                for document in cursor:
+                    page.append(epoch_ms(document["timestamp"]))
+                    if len(page) == page_size:
+                        yield np.array(page, dtype=np.int64)
+                        page = []
+                if page:
+                    yield np.array(page, dtype=np.int64)
