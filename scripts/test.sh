@@ -127,13 +127,14 @@ fi
 step "tests without the cluster ($jobs processes), and the cluster's tests as soon as it is up"
 # The first half writes to a file (shown when it ends) so the two never interleave on the terminal.
 first_log=$(mktemp)
+times_dir=$(mktemp -d)   # JUnit XML of both halves: the seconds per test file, printed at the end
 first_t0=$(date +%s)
-run_pytest -m "not cluster" -n "$jobs" --dist loadgroup --durations=25 -v >"$first_log" 2>&1 &
+run_pytest -m "not cluster" -n "$jobs" --dist loadgroup --durations=25 -v --junitxml="$times_dir/first.xml" >"$first_log" 2>&1 &
 first_pid=$!
 if wait_for_cluster; then
     step "the cluster's tests (beside the others)"
     second_t0=$(date +%s)
-    run_pytest -m cluster --durations=15
+    run_pytest -m cluster --durations=15 --junitxml="$times_dir/cluster.xml"
     second=$?
     done_phase "tests on the cluster" "$second_t0"
 else
@@ -145,6 +146,8 @@ done_phase "tests without the cluster" "$first_t0"
 step "tests without the cluster: their output"
 cat "$first_log"
 rm -f "$first_log"
+"$python" scripts/test_times.py "$times_dir"/*.xml >&2
+rm -rf "$times_dir"
 set -e
 echo "tests without the cluster: exit $first; on the cluster: exit $second" >&2
 [ "$first" -eq 0 ] && [ "$second" -eq 0 ]
