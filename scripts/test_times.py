@@ -19,8 +19,9 @@ def file_times(paths: list[str]) -> Counter:
             print(f"(no test times from {path}: {error})")
             continue
         for case in root.iter("testcase"):
-            module = case.get("classname", "?").rpartition(".")[0] or case.get("classname", "?")
-            times[module.replace(".", "/") + ".py"] += float(case.get("time") or 0)
+            parts = case.get("classname", "?").split(".")  # module path, then a test class if any
+            module = [part for part in parts if not part[:1].isupper()]
+            times["/".join(module) + ".py"] += float(case.get("time") or 0)
     return times
 
 

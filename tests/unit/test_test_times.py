@@ -20,7 +20,7 @@ def test_seconds_are_summed_per_file_and_a_missing_file_is_said(tmp_path, capsys
     (tmp_path / "a.xml").write_text(
         '<testsuites><testsuite name="pytest">'
         '<testcase classname="tests.unit.test_x" name="test_a[1]" time="1.5"/>'
-        '<testcase classname="tests.unit.test_x" name="test_a[2]" time="2.0"/>'
+        '<testcase classname="tests.unit.test_x.TestGroup" name="test_a[2]" time="2.0"/>'
         '<testcase classname="tests.integration.test_y" name="test_b" time="0.25"/>'
         '</testsuite></testsuites>')
     times = load().file_times([str(tmp_path / "a.xml"), str(tmp_path / "absent.xml")])
