@@ -184,7 +184,8 @@ def dedicated_database(env: dict[str, str], name: str) -> dict[str, str]:
 # --- Suites side by side (scripts/test.sh runs the suites without the cluster under pytest-xdist) -----
 # The suites of one server share its database and tables, so every test of a server goes to one
 # xdist group (`--dist loadgroup`: one process, one after another, in file order); tests of no server
-# are spread freely. A test of several servers goes with the first of them.
+# are spread freely. A test of several servers goes with the first of them, unless it names its group
+# (`xdist_group`): the server whose tables it shares with that server's suites.
 SERVER_MARKERS = ("berkeleydb", "cassandra", "clickhouse", "elasticsearch", "influxdb", "iotdb", "kubernetes", "mysql",
                   "postgres", "questdb", "timescaledb", "victoriametrics")
 # Tests that need the local Kubernetes or its helm binary (built with the cluster): scripts/test.sh
@@ -198,5 +199,5 @@ def pytest_collection_modifyitems(config, items):
         if Path(str(item.fspath)).parent.name in CLUSTER_FOLDERS:
             item.add_marker(pytest.mark.cluster)
         servers = sorted({marker.name for marker in item.iter_markers() if marker.name in SERVER_MARKERS})
-        if servers:
+        if servers and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(name=servers[0]))

@@ -68,6 +68,7 @@ def test_seed_002_strategies_and_shapes_with_storage_cpu_and_memory(tmp_path, pg
 
 @pytest.mark.postgres
 @pytest.mark.questdb
+@pytest.mark.xdist_group("questdb")  # its own PostgreSQL database, but QuestDB's tables are the questdb suite's
 def test_seed_003_points_downsampling_storage_cost_and_score(tmp_path, pg_env):
     env = dedicated_database(pg_env, "iotbench_seed003")
     targets = f"targets=[{{name: questdb-local, {COST}}}, {{name: postgresql-local, {COST}}}]"
