@@ -16,6 +16,7 @@ from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, QueryUnderIngestRow, ResultsDocument, ScanRow
 from iotdb_bench.simulator import stats
 from tests import factories
+from tests.conftest import REPO_ROOT
 from tests.csv_checks import assert_round_trip, names, read_csv
 from tests.unit.test_comparison import query_document
 
@@ -135,3 +136,21 @@ def test_compares_csv_names_each_rows_source_and_round_trips_its_results_json(tm
     saved = {row["query"]: row for row in json.loads((tmp_path / "queries" / "results.json").read_text())["queries"]}
     assert float(by_query["count-events"]["avg_s"]) == saved["count-events"]["avg_s"]  # seconds, exactly
     assert by_query["temperature-stats"]["avg_s"] == "" and by_query["temperature-stats"]["errors"] == "timeout"
+
+
+def test_docs_name_every_column_of_every_csv_file():
+    """docs/csv-files.md lists each file's columns in the files' order: a figure added to the catalogue
+    without a line in the docs fails here."""
+    sections = {
+        "`summary.csv` of an insert run, `inserts.csv` of compare": csv_files.insert_tables(),
+        "`summary.csv` of a query run": (catalogue.QUERIES,),
+        "`queries.csv` of compare": (catalogue.COMPARED_QUERIES,),
+        "`summary.csv` of a scan run, `scans.csv` of compare": (catalogue.SCANS,),
+        "`queries-under-ingest.csv` (insert runs with `--query-workers`, and compare)": (catalogue.UNDER_INGEST,),
+        "`crosscheck.csv` of an insert run": (catalogue.CROSSCHECKS,),
+    }
+    documented: dict[str, list[str]] = {}
+    for part in (REPO_ROOT / "docs" / "csv-files.md").read_text().split("\n### ")[1:]:
+        title, _, body = part.partition("\n")
+        documented[title] = [line.split("`")[1] for line in body.splitlines() if line.startswith("| `")]
+    assert documented == {title: names(tables, compared=True) for title, tables in sections.items()}
