@@ -14,6 +14,7 @@ from iotdb_bench.cli.report import catalogue, csv_files, results_files
 from iotdb_bench.cli.report.catalogue import Figure
 from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, QueryUnderIngestRow, ResultsDocument, ScanRow
+from iotdb_bench.cli.results.rate_search import MaxRateSearch, RateStep
 from iotdb_bench.simulator import stats
 from tests import factories
 from tests.conftest import REPO_ROOT
@@ -22,12 +23,17 @@ from tests.unit.test_comparison import query_document
 
 
 def insert_document() -> ResultsDocument:
-    """Two worker counts, two runs each, with figures that are not round in binary (1/3, 0.1)."""
+    """Two worker counts, two runs each, with figures that are not round in binary (1/3, 0.1), and a
+    --find-max-rate search."""
     reports = [(1, factories.insert_report([1000, 1000], 2 / 3, p99_ms=0.1, counters=(0, 2000))),
                (1, factories.insert_report([1000, 1001], 0.7, p99_ms=0.3, counters=(0, 2001))),
                (2, factories.insert_report([2000, 1999], 1 / 3, workers=2, counters=(0, 3999))),
                (2, factories.insert_report([2000, 2000], 0.35, workers=2, counters=(0, 4000)))]
-    return factories.document(reports)
+    document = factories.document(reports)
+    document.max_rate = MaxRateSearch(latency_p99_ms=10.0, step_s=5.0, finished=True, answer=1000.0, steps=[
+        RateStep(run_id="run-1", target_rate=1000.0, achieved_rate=2000 / 3, response_p50_ms=0.1, response_p99_ms=3.3,
+                 service_p99_ms=1.1, sustained=True, passed=True)])
+    return document
 
 
 def saved_document(task: str) -> ResultsDocument:
@@ -56,6 +62,17 @@ def test_summary_csv_is_the_catalogues_columns_and_round_trips_results_json(tmp_
     assert header == names(tables)
     assert "database" not in header and "source" not in header  # a compared row's columns only in compare's files
     assert_round_trip(header, rows, json.loads((tmp_path / "results.json").read_text())[key])
+
+
+def test_runs_and_rate_steps_csv_are_their_catalogues_and_round_trip(tmp_path):
+    results_files.save(tmp_path, insert_document())
+    saved = json.loads((tmp_path / "results.json").read_text())
+    header, rows = read_csv(tmp_path / "runs.csv")
+    assert header == names((catalogue.EVERY_RUN,)) and [row["label"] for row in rows] == [run["label"] for run in saved["runs"]]
+    assert_round_trip(header, rows, saved["runs"])
+    header, rows = read_csv(tmp_path / "rate-steps.csv")
+    assert header == names((catalogue.RATE_STEPS,)) and [row["number"] for row in rows] == ["1"]
+    assert_round_trip(header[1:], rows, saved["max_rate"]["steps"])
 
 
 def test_cells_are_plain_numbers_in_the_unit_the_name_gives(tmp_path):
@@ -91,6 +108,8 @@ def _with_fake_figure(monkeypatch, name: str) -> str:
     ("SCANS", "scan", "summary.csv"),
     ("UNDER_INGEST", "insert", "queries-under-ingest.csv"),
     ("CROSSCHECKS", "insert", "crosscheck.csv"),
+    ("EVERY_RUN", "insert", "runs.csv"),
+    ("RATE_STEPS", "insert", "rate-steps.csv"),
 ])
 def test_a_figure_added_to_the_catalogue_is_in_the_run_csv(tmp_path, monkeypatch, name, task, file):
     column = _with_fake_figure(monkeypatch, name)
@@ -148,6 +167,8 @@ def test_docs_name_every_column_of_every_csv_file():
         "`summary.csv` of a scan run, `scans.csv` of compare": (catalogue.SCANS,),
         "`queries-under-ingest.csv` (insert runs with `--query-workers`, and compare)": (catalogue.UNDER_INGEST,),
         "`crosscheck.csv` of an insert run": (catalogue.CROSSCHECKS,),
+        "`runs.csv` of an insert run": (catalogue.EVERY_RUN,),
+        "`rate-steps.csv` of `--find-max-rate`": (catalogue.RATE_STEPS,),
     }
     documented: dict[str, list[str]] = {}
     for part in (REPO_ROOT / "docs" / "csv-files.md").read_text().split("\n### ")[1:]:

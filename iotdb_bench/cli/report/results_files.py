@@ -1,5 +1,6 @@
 """Results folders: one per invocation, with results.json (everything, typed), summary.csv (the rows
-of the table, every figure of the catalogue) and, drawn after the runs, plots and the cross-check file."""
+of the table, every figure of the catalogue), runs.csv (every insert run) and, drawn after the runs,
+plots and the cross-check file."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.report import catalogue, csv_files, html_report, plots
+from iotdb_bench.cli.report import catalogue, csv_files, html_report, plots, tables
 from iotdb_bench.cli.results import crosscheck, summary
 from iotdb_bench.cli.results.document import FORMAT_VERSION, ResultsDocument
 from iotdb_bench.cli.terminal import warning_line
@@ -33,10 +34,14 @@ def results_folder(output: Path, target: str, task: str) -> Path:
 
 def save(folder: Path, document: ResultsDocument) -> None:
     (folder / "results.json").write_text(document.model_dump_json(indent=2))
-    tables, rows = summary_tables(document)
-    csv_files.write(folder / "summary.csv", tables, rows)
+    summary_catalogues, rows = summary_tables(document)
+    csv_files.write(folder / "summary.csv", summary_catalogues, rows)
     if document.queries_under_ingest:
         csv_files.write(folder / "queries-under-ingest.csv", catalogue.UNDER_INGEST, document.queries_under_ingest)
+    if document.task == "insert":
+        csv_files.write(folder / "runs.csv", catalogue.EVERY_RUN, document.insert_runs())
+    if document.max_rate is not None:
+        csv_files.write(folder / "rate-steps.csv", catalogue.RATE_STEPS, tables.rate_steps(document.max_rate))
 
 
 def summary_tables(document: ResultsDocument) -> tuple[tuple[catalogue.Catalogue, ...], list]:
