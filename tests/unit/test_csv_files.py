@@ -142,10 +142,10 @@ def test_compares_csv_names_each_rows_source_and_round_trips_its_results_json(tm
     assert result.exit_code == 0, result.output
 
     header, rows = read_csv(tmp_path / "out" / "inserts.csv")
-    assert header == names(csv_files.insert_tables(), compared=True) and header[:3] == ["database", "source", "workers"]
+    assert header == names(csv_files.insert_tables(), compared=True) and header[:4] == ["database", "differs", "source", "workers"]
     assert {row["source"] for row in rows} == {"inserts"} and {row["database"] for row in rows} == {"sqlite"}
     saved = json.loads((tmp_path / "inserts" / "results.json").read_text())["inserts"]
-    own = [column for column in header if column not in ("database", "source", "primary_key", "crosscheck", "status", "workload")]
+    own = [column for column in header if column not in ("database", "differs", "source", "primary_key", "crosscheck", "status", "workload")]
     assert_round_trip(own, rows, saved)
 
     header, rows = read_csv(tmp_path / "out" / "queries.csv")
@@ -175,3 +175,17 @@ def test_docs_name_every_column_of_every_csv_file():
         title, _, body = part.partition("\n")
         documented[title] = [line.split("`")[1] for line in body.splitlines() if line.startswith("| `")]
     assert documented == {title: names(tables, compared=True) for title, tables in sections.items()}
+
+
+def test_compares_insert_csv_names_the_conditions_a_row_differs_in(tmp_path):
+    for folder, batch in (("batch-1000", 1000), ("batch-100", 100)):
+        document = insert_document()
+        document.spec = document.spec.model_copy(update={"batch": batch})
+        (tmp_path / folder).mkdir()
+        results_files.save(tmp_path / folder, document)
+    result = CliRunner().invoke(compare, [str(tmp_path / "batch-1000"), str(tmp_path / "batch-100"), "--output", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    _, rows = read_csv(tmp_path / "out" / "inserts.csv")
+    # the first folder's batch is the usual one on a tie: the other folder's rows are marked
+    assert [(row["source"], row["differs"]) for row in rows] == [("batch-1000", ""), ("batch-1000", ""),
+                                                                 ("batch-100", "batch 100 (others: 1000)"), ("batch-100", "batch 100 (others: 1000)")]

@@ -163,6 +163,9 @@ def _compare_crosscheck(row) -> str:
 
 DATABASE = Figure("Database", _database, COMPARED, key=True, text=True, compare_only=True,
                   explain="† = measured under other conditions than the other rows (listed below)", csv=("database",))
+# Compared insert and scan rows carry the conditions they differ in (the †): a column of their own.
+DATABASE_DIFFERS = Figure(DATABASE.header, DATABASE.read, DATABASE.levels, key=True, text=True, compare_only=True, explain=DATABASE.explain,
+                          csv=("database", "differs"))
 SOURCE = Figure("Source", lambda row: row.source, COMPARED, key=True, text=True, compare_only=True, label="Source (results folder)",
                 csv=("source",))
 # A flagged row's worker count carries FLAG_MARK; the flags' words (cli/results/row_flags.py) follow the table.
@@ -175,7 +178,7 @@ INSERT_WORKERS = Figure(WORKERS.header, WORKERS.read, key=True, csv=("workers", 
 INSERTS = Catalogue(
     "Inserts per second across runs",
     (
-        DATABASE, SOURCE, INSERT_WORKERS,
+        DATABASE_DIFFERS, SOURCE, INSERT_WORKERS,
         Figure("Level", lambda row: f.count(row.level), BOTH, label="Fill level (events before the step)",
                show_if=_any(lambda row: row.level), key=True, explain="Level = events in the table before the step", csv=("step", "level")),
         Figure("Runs", lambda row: str(row.runs), BOTH, csv=("runs",)),
@@ -288,7 +291,7 @@ QUERIES = Catalogue(
 SCANS = Catalogue(
     "Scans",
     (
-        DATABASE, SOURCE, WORKERS,
+        DATABASE_DIFFERS, SOURCE, WORKERS,
         Figure("Runs", lambda row: str(row.runs), RUN, csv=("runs",)),
         Figure("Devices", lambda row: f.count(row.devices), MORE, csv=("devices",)),
         Figure("Rows", lambda row: f.count(row.rows), BOTH, label="Rows read per run", csv=("rows",)),
