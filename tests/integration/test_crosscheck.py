@@ -9,6 +9,9 @@ import csv
 import psycopg
 import pytest
 
+from iotdb_bench.cli.report import catalogue
+from tests.csv_checks import names
+
 TEST_DATABASE = "iotbench_crosscheck"
 
 
@@ -95,6 +98,7 @@ def test_sqlite_row_counts_at_the_barrier_and_at_the_end(cli):
     assert report["server"]["counters_at_end"] == {"rows": 9000}
     [row] = crosscheck_rows(result)
     assert float(row["difference"]) == 0.0 and row["count_check"] == "ok"
+    assert list(row) == names((catalogue.CROSSCHECKS,))  # the catalogue's columns
     page_bytes = report["server"]["storage_bytes"]
     assert page_bytes > 9000 * 20  # four columns and a key per event
     assert float(row["bytes_per_event"]) == pytest.approx(page_bytes / 9000)

@@ -8,7 +8,9 @@ import sqlite3
 
 import pytest
 
+from iotdb_bench.cli.report import catalogue
 from iotdb_bench.simulator.visibility import PROBE_INDEX
+from tests.csv_checks import assert_round_trip, names, read_csv
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +75,12 @@ def test_compare_idle_runs_each_count_again_without_query_clients(cli, tmp_path)
     assert compared.code == 0, compared.stderr
     markdown = (tmp_path / "compared" / "compare.md").read_text()
     assert "## Queries under ingest" in markdown and "## Inserts with and without queries" in markdown
-    assert "count-events" in (tmp_path / "compared" / "queries-under-ingest.csv").read_text()
+    header, rows = read_csv(tmp_path / "compared" / "queries-under-ingest.csv")
+    assert header == names((catalogue.UNDER_INGEST,), compared=True)
+    assert [row["query"] for row in rows] == ["count-events"] and {row["source"] for row in rows} == {folder.name}
+    assert_round_trip([name for name in header if name not in ("database", "source")], rows, document["queries_under_ingest"])
+    header, rows = read_csv(tmp_path / "compared" / "inserts.csv")
+    assert float(rows[0]["throughput_without_queries.avg"]) == row["throughput_without_queries"]["avg"]
     page = (folder / "report.html").read_text()
     assert "Queries under ingest" in page and "Inserts/s without the query clients (--compare-idle)" in page
     assert "Queries under ingest" in (tmp_path / "compared" / "compare.html").read_text()

@@ -10,7 +10,9 @@ import time
 import psycopg
 import pytest
 
+from iotdb_bench.cli.report import catalogue
 from tests.conftest import dedicated_database, pg_connect
+from tests.csv_checks import assert_round_trip, names, read_csv
 
 DATABASE = "iotbench_openloop"
 RATE = 2000  # events/s: 2 workers x 50 calls/s of 20 events, far below what PostgreSQL (and a busy CI machine) holds
@@ -109,6 +111,9 @@ def test_find_max_rate_finds_a_throttled_targets_ceiling_within_10_percent(cli):
     assert (result.results_folders()[-1] / "latency-throughput.png").is_file()
     page = (result.results_folders()[-1] / "report.html").read_text()
     assert "Highest sustainable rate (--find-max-rate)" in page and f"{search['answer']:,.0f} events/s" in page
+    header, rows = read_csv(result.results_folders()[-1] / "rate-steps.csv")  # the table's rows for machines
+    assert header == names((catalogue.RATE_STEPS,)) and [row["number"] for row in rows] == [str(n) for n in range(1, len(search["steps"]) + 1)]
+    assert_round_trip(header[1:], rows, search["steps"])
 
 
 @pytest.mark.parametrize(("options", "message"), [

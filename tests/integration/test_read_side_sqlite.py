@@ -3,11 +3,14 @@ expected answers across runs, steps, prefill and cleaning."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
 
+from iotdb_bench.cli.report import catalogue
 from tests.conftest import downsample_minutes, rows_per_query
+from tests.csv_checks import assert_round_trip, names, read_csv
 from tests.read_side import assert_scan_ok, check_read_side
 
 pytestmark = pytest.mark.slow
@@ -52,7 +55,14 @@ def test_readings_stored_out_of_order_scan_in_order(cli, tmp_path):
     assert again.code == 0 and "Win min" in again.stdout and "Report written" in again.stdout
     compared = cli("compare", str(scan_folder), str(queried.results_folders()[-1]), "--output", "compared")
     assert compared.code == 0, compared.stderr
-    assert "## Scans" in (tmp_path / "compared" / "compare.md").read_text() and (tmp_path / "compared" / "scans.csv").exists()
+    assert "## Scans" in (tmp_path / "compared" / "compare.md").read_text()
+    header, rows = read_csv(tmp_path / "compared" / "scans.csv")
+    assert header == names((catalogue.SCANS,), compared=True) and {row["source"] for row in rows} == {scan_folder.name}
+    saved = json.loads((scan_folder / "results.json").read_text())["scans"]
+    assert_round_trip([name for name in header if name not in ("database", "differs", "source", "status")], rows, saved)
+    header, rows = read_csv(scan_folder / "summary.csv")
+    assert header == names((catalogue.SCANS,))
+    assert_round_trip(header, rows, saved)
     page = (tmp_path / "compared" / "compare.html").read_text()
     assert "Scans across runs" in page and "Mean window rate" in page and f"{scan['rows']:,}" in page
     assert "Mean window rate" in (scan_folder / "report.html").read_text()

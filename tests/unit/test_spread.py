@@ -70,13 +70,13 @@ def _document(throughputs):
 
 
 def test_compare_output_carries_the_flag(tmp_path):
-    from iotdb_bench.cli.report import results_files
+    from iotdb_bench.cli.report import csv_files
 
     rows = comparison.insert_rows([("a", _document([100.0, 150.0])), ("b", _document([100.0, 101.0]))])
     assert [row.throughput.unstable for row in rows] == [True, False]
     markdown = comparison.insert_markdown(rows)
     assert [line.count("unstable") for line in markdown.splitlines() if line.startswith("| sqlite |")] == [1, 0]
-    results_files.write_csv(tmp_path / "inserts.csv", rows)
+    csv_files.write(tmp_path / "inserts.csv", csv_files.insert_tables(), rows, compared=True)
     assert "throughput.unstable" in (tmp_path / "inserts.csv").read_text().splitlines()[0]
     assert "unstable" in _text(tables.compare_insert_table(rows))
     assert "| sqlite | a |" in markdown and "| sqlite | b |" in markdown  # every row names its source

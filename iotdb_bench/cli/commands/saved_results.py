@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.report import comparison, formats, html_report, plots, results_files, tables
+from iotdb_bench.cli.report import catalogue, comparison, csv_files, formats, html_report, plots, results_files, tables
 from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryRow, CompareScanRow, Sources
 from iotdb_bench.cli.report.render import show
 from iotdb_bench.cli.results import run_conditions
@@ -60,18 +60,18 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
     queries = comparison.query_columns(query_table_rows)
     if insert_rows:
         console.print(_with_differences(tables.compare_insert_table(insert_rows), insert_rows))
-        results_files.write_csv(output / "inserts.csv", insert_rows)
+        csv_files.write(output / "inserts.csv", csv_files.insert_tables(), insert_rows, compared=True)
     if mixed_rows:
         console.print(tables.query_under_ingest_table(mixed_rows, databases=True))
-        results_files.write_csv(output / "queries-under-ingest.csv", mixed_rows)
+        csv_files.write(output / "queries-under-ingest.csv", catalogue.UNDER_INGEST, mixed_rows, compared=True)
     if any(row.visibility_unseen is not None for row in insert_rows):
         console.print(tables.visibility_table(insert_rows, compared=True))
     if query_table_rows:
         console.print(_with_differences(tables.compare_query_table(query_detail), query_table_rows))
-        results_files.write_csv(output / "queries.csv", query_detail)
+        csv_files.write(output / "queries.csv", catalogue.COMPARED_QUERIES, query_detail, compared=True)
     if scan_rows:
         console.print(_with_differences(tables.compare_scan_table(scan_rows), scan_rows))
-        results_files.write_csv(output / "scans.csv", scan_rows)
+        csv_files.write(output / "scans.csv", catalogue.SCANS, scan_rows, compared=True)
     (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows, query_detail, scan_rows, mixed_rows))
     drawn = plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")
     page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn], scan_rows, mixed_rows)

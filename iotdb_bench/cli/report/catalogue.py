@@ -8,9 +8,14 @@ abbreviation in its header means, and at which levels it is shown:
 - DETAILS: --details in the terminal, the expandable part of report.html (every figure of the rows);
 - COMPARE: compare's table in the terminal, compare.html's main table and compare.md.
 
+Every figure also names its CSV columns (`csv`): the paths of its values in the typed row, which are
+also their paths in results.json (`throughput.avg`, `p99_ms.avg`, `avg_s`), written as plain numbers in
+the unit the name gives (cli/report/csv_files.py). Every CSV file takes every column of its
+catalogue's figures, whatever their levels, so a figure added here is in the CSV files too.
+
 Views (cli/report/tables.py for the terminal, html_report.py, comparison.py for Markdown) decide the
 layout only: what fits the width, what goes into expandable details. Adding a figure is the typed
-field, the code that fills it (cli/results/) and one entry here.
+field, the code that fills it (cli/results/) and one entry here, with its CSV columns.
 """
 
 from __future__ import annotations
@@ -29,6 +34,11 @@ COMPARED = frozenset({COMPARE})     # compare's main table (and every compare vi
 MORE_COMPARED = frozenset({DETAILS, COMPARE})
 
 
+# A CSV column: the dotted path of a value in the typed row (its name is the path), or a name and how
+# to compute the value when no single field holds it.
+Column = str | tuple[str, Callable[[Any], Any]]
+
+
 @dataclass(frozen=True)
 class Figure:
     header: str
@@ -40,6 +50,11 @@ class Figure:
     text: bool = False              # words rather than a number: left-aligned, may wrap in the terminal
     show_if: Callable[[Sequence[Any]], bool] | None = None  # shown only when some row has it
     compare_only: bool = False      # a column of compared rows (Database, Source): absent from a run's views
+    csv: tuple[Column, ...] = ()    # the figure's values for machines (see the module's docstring); required
+
+    def __post_init__(self) -> None:
+        if not self.csv:
+            raise ValueError(f"figure {self.header!r} names no CSV column: every figure is in the CSV files")
 
     @property
     def title(self) -> str:
@@ -147,84 +162,90 @@ def _compare_crosscheck(row) -> str:
 
 
 DATABASE = Figure("Database", _database, COMPARED, key=True, text=True, compare_only=True,
-                  explain="† = measured under other conditions than the other rows (listed below)")
-SOURCE = Figure("Source", lambda row: row.source, COMPARED, key=True, text=True, compare_only=True, label="Source (results folder)")
+                  explain="† = measured under other conditions than the other rows (listed below)", csv=("database",))
+# Compared insert and scan rows carry the conditions they differ in (the †): a column of their own.
+DATABASE_DIFFERS = Figure(DATABASE.header, DATABASE.read, DATABASE.levels, key=True, text=True, compare_only=True, explain=DATABASE.explain,
+                          csv=("database", "differs"))
+SOURCE = Figure("Source", lambda row: row.source, COMPARED, key=True, text=True, compare_only=True, label="Source (results folder)",
+                csv=("source",))
 # A flagged row's worker count carries FLAG_MARK; the flags' words (cli/results/row_flags.py) follow the table.
 FLAG_MARK = "!"
-WORKERS = Figure("Workers", lambda row: f"{row.workers}{FLAG_MARK if getattr(row, 'flags', None) else ''}", key=True)
+WORKERS = Figure("Workers", lambda row: f"{row.workers}{FLAG_MARK if getattr(row, 'flags', None) else ''}", key=True, csv=("workers",))
+# Insert rows carry flags: their kinds are a column of their own beside the worker count.
+INSERT_WORKERS = Figure(WORKERS.header, WORKERS.read, key=True, csv=("workers", "flags.kind"))
 
 
 INSERTS = Catalogue(
     "Inserts per second across runs",
     (
-        DATABASE, SOURCE, WORKERS,
+        DATABASE_DIFFERS, SOURCE, INSERT_WORKERS,
         Figure("Level", lambda row: f.count(row.level), BOTH, label="Fill level (events before the step)",
-               show_if=_any(lambda row: row.level), key=True, explain="Level = events in the table before the step"),
-        Figure("Runs", lambda row: str(row.runs), BOTH),
-        Figure("Mode", lambda row: row.insert_mode or "not recorded", MORE_COMPARED, label="Insert mode", text=True),
-        Figure("Key", lambda row: row.primary_key, COMPARED, label="Primary key", text=True, compare_only=True),
+               show_if=_any(lambda row: row.level), key=True, explain="Level = events in the table before the step", csv=("step", "level")),
+        Figure("Runs", lambda row: str(row.runs), BOTH, csv=("runs",)),
+        Figure("Mode", lambda row: row.insert_mode or "not recorded", MORE_COMPARED, label="Insert mode", text=True, csv=("insert_mode",)),
+        Figure("Key", lambda row: row.primary_key, COMPARED, label="Primary key", text=True, compare_only=True, csv=("primary_key",)),
         Figure("Workload", lambda row: row.workload or "default", COMPARED, text=True, compare_only=True,
-               show_if=_any(lambda row: getattr(row, "workload", ""))),
-        Figure("Target/s", lambda row: f.rate(row.target_rate), BOTH, label="Target rate (--rate), events/s", show_if=_open_loop),
+               show_if=_any(lambda row: getattr(row, "workload", "")), csv=("workload",)),
+        Figure("Target/s", lambda row: f.rate(row.target_rate), BOTH, label="Target rate (--rate), events/s", show_if=_open_loop, csv=("target_rate",)),
         Figure("Inserts/s", lambda row: f.rate(row.throughput.avg), BOTH, label="Inserts/s (average over runs)",
-               explain="Inserts/s = events / (last worker end - common start), average over runs"),
+               explain="Inserts/s = events / (last worker end - common start), average over runs", csv=("throughput.avg", "throughput.n")),
         Figure("Values/s", lambda row: f.rate(row.values_throughput.avg if row.values_throughput else None), BOTH,
-               label="Values/s (inserts/s x values per row)", show_if=_values, explain="Values/s = inserts/s x values per row"),
-        Figure("Min–Max", lambda row: f.min_max(row.throughput), RUN, label="Inserts/s min–max over runs"),
-        Figure("Min", lambda row: f.rate(row.throughput.min), MORE, label="Inserts/s, slowest run"),
-        Figure("Max", lambda row: f.rate(row.throughput.max), MORE, label="Inserts/s, fastest run"),
-        Figure("Stdev", lambda row: f.DASH if row.throughput.n < 2 else f.rate(row.throughput.stdev), MORE, label="Standard deviation over runs"),
+               label="Values/s (inserts/s x values per row)", show_if=_values, explain="Values/s = inserts/s x values per row", csv=("values_per_row", "values_throughput.avg")),
+        Figure("Min–Max", lambda row: f.min_max(row.throughput), RUN, label="Inserts/s min–max over runs", csv=("throughput.min", "throughput.max")),
+        Figure("Min", lambda row: f.rate(row.throughput.min), MORE, label="Inserts/s, slowest run", csv=("throughput.min",)),
+        Figure("Max", lambda row: f.rate(row.throughput.max), MORE, label="Inserts/s, fastest run", csv=("throughput.max",)),
+        Figure("Stdev", lambda row: f.DASH if row.throughput.n < 2 else f.rate(row.throughput.stdev), MORE, label="Standard deviation over runs", csv=("throughput.stdev",)),
         Figure("CV", lambda row: f.cv(row.throughput), BOTH, label="Coefficient of variation",
-               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)"),
+               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)", csv=("throughput.cv", "throughput.unstable")),
         Figure("95% CI", lambda row: f.ci(row.throughput), MORE_COMPARED, label="95% confidence interval, ±",
-               explain="95% CI = half width of the average's confidence interval (Student t)"),
+               explain="95% CI = half width of the average's confidence interval (Student t)", csv=("throughput.ci95_low", "throughput.ci95_high")),
         Figure("Seed formula", lambda row: f.rate(row.seed_formula_throughput.avg), MORE, label="Seed formula inserts/s",
-               explain="Seed formula = events / mean worker duration (the original tool's figure)"),
-        Figure("p50 ms", lambda row: f.ms(row.p50_ms), MORE, label="Latency p50, ms per call"),
-        Figure("p95 ms", lambda row: f.ms(row.p95_ms), MORE, label="Latency p95, ms per call"),
+               explain="Seed formula = events / mean worker duration (the original tool's figure)", csv=("seed_formula_throughput.avg",)),
+        Figure("p50 ms", lambda row: f.ms(row.p50_ms), MORE, label="Latency p50, ms per call", csv=("p50_ms",)),
+        Figure("p95 ms", lambda row: f.ms(row.p95_ms), MORE, label="Latency p95, ms per call", csv=("p95_ms",)),
         Figure("p99 ms", lambda row: f.ms(row.p99_ms.avg), BOTH, label="Latency p99, ms per call",
-               explain="p99 ms = 99th percentile of the service time per database call"),
-        Figure("p99 range", lambda row: f.min_max(row.p99_ms, f.ms), MORE, label="Latency p99 min–max over runs, ms"),
-        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest call, ms"),
+               explain="p99 ms = 99th percentile of the service time per database call", csv=("p99_ms.avg",)),
+        Figure("p99 range", lambda row: f.min_max(row.p99_ms, f.ms), MORE, label="Latency p99 min–max over runs, ms", csv=("p99_ms.min", "p99_ms.max")),
+        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest call, ms", csv=("max_ms",)),
         Figure("Resp p99", lambda row: f.ms(row.response_p99_ms.avg if row.response_p99_ms else None), BOTH, show_if=_open_loop,
                label="Response time p99, ms",
-               explain="Resp = response time in ms, from each call's intended start on the schedule (--rate)"),
-        Figure("Resp p50", lambda row: f.ms(row.response_p50_ms), MORE, show_if=_open_loop, label="Response time p50, ms"),
-        Figure("Resp p95", lambda row: f.ms(row.response_p95_ms), MORE, show_if=_open_loop, label="Response time p95, ms"),
-        Figure("Resp max", lambda row: f.ms(row.response_max_ms), MORE, show_if=_open_loop, label="Slowest response, ms"),
+               explain="Resp = response time in ms, from each call's intended start on the schedule (--rate)", csv=("response_p99_ms.avg",)),
+        Figure("Resp p50", lambda row: f.ms(row.response_p50_ms), MORE, show_if=_open_loop, label="Response time p50, ms", csv=("response_p50_ms",)),
+        Figure("Resp p95", lambda row: f.ms(row.response_p95_ms), MORE, show_if=_open_loop, label="Response time p95, ms", csv=("response_p95_ms",)),
+        Figure("Resp max", lambda row: f.ms(row.response_max_ms), MORE, show_if=_open_loop, label="Slowest response, ms", csv=("response_max_ms",)),
         Figure("Sustained", lambda row: f.text(row.sustained), BOTH, show_if=_open_loop, text=True,
-               explain="Sustained = no run ended behind its schedule by more than 1 s (5% of a run shorter than 20 s)"),
-        Figure("Behind s", lambda row: f.seconds(row.behind_s), MORE, show_if=_open_loop, label="Behind schedule at the end, s"),
-        Figure("Max lag s", lambda row: f.seconds(row.max_lag_s), MORE, show_if=_open_loop, label="Latest call start after schedule, s"),
+               explain="Sustained = no run ended behind its schedule by more than 1 s (5% of a run shorter than 20 s)", csv=("sustained",)),
+        Figure("Behind s", lambda row: f.seconds(row.behind_s), MORE, show_if=_open_loop, label="Behind schedule at the end, s", csv=("behind_s",)),
+        Figure("Max lag s", lambda row: f.seconds(row.max_lag_s), MORE, show_if=_open_loop, label="Latest call start after schedule, s", csv=("max_lag_s",)),
         Figure("Overhead", lambda row: f.share(row.client_overhead, 1), MORE, label="Client overhead",
-               explain="Overhead = share of the timed phase spent outside database calls"),
-        Figure("Skew ms", lambda row: f"{row.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms"),
-        Figure("Retries", lambda row: str(row.retries), MORE),
+               explain="Overhead = share of the timed phase spent outside database calls", csv=("client_overhead",)),
+        Figure("Skew ms", lambda row: f"{row.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms", csv=("start_skew_s",)),
+        Figure("Retries", lambda row: str(row.retries), MORE, csv=("retries",)),
         Figure("DB CPU s/M", _db_cpu, BOTH, label="Database CPU s per million events",
-               explain="DB CPU s/M = database CPU seconds per million events (n/m: not measured)"),
-        Figure("DB cores", lambda row: f.figure(_resources(row).db_cores), MORE, label="Database cores busy"),
-        Figure("DB peak MB", lambda row: f.megabytes(_resources(row).db_memory_peak_bytes), MORE, label="Database memory peak, MB"),
+               explain="DB CPU s/M = database CPU seconds per million events (n/m: not measured)", csv=("resources.db_cpu_s_per_million", "resources.database_in_workers")),
+        Figure("DB cores", lambda row: f.figure(_resources(row).db_cores), MORE, label="Database cores busy", csv=("resources.db_cores",)),
+        Figure("DB peak MB", lambda row: f.megabytes(_resources(row).db_memory_peak_bytes), MORE, label="Database memory peak, MB", csv=("resources.db_memory_peak_bytes",)),
         Figure("Written B/ev", lambda row: f.figure(_resources(row).written_bytes_per_event), MORE, label="Bytes written per event",
-               explain="B/ev = bytes per event"),
+               explain="B/ev = bytes per event", csv=("resources.written_bytes_per_event",)),
         Figure("Storage B/ev", lambda row: f.bytes_per_event(_resources(row).storage_bytes_per_event), MORE,
-               label="Storage bytes per event", explain="B/ev = bytes per event"),
+               label="Storage bytes per event", explain="B/ev = bytes per event", csv=("resources.storage_bytes_per_event",)),
         Figure("Client CPU s/M", lambda row: f.figure(_resources(row).client_cpu_s_per_million), MORE,
-               label="Client CPU s per million events (workers + collector + CLI)"),
+               label="Client CPU s per million events (workers + collector + CLI)", csv=("resources.client_cpu_s_per_million",)),
         Figure("Client share", lambda row: f.share(_resources(row).client_share), MORE, label="Client share of CPU",
-               explain="Client share = client CPU / (client + database CPU)"),
-        Figure("Client limit?", _bottleneck, MORE, label="Client may be the bottleneck", text=True),
-        Figure("Query clients", lambda row: str(row.query_workers), MORE, show_if=_any(lambda row: row.query_workers)),
+               explain="Client share = client CPU / (client + database CPU)", csv=("resources.client_share",)),
+        Figure("Client limit?", _bottleneck, MORE, label="Client may be the bottleneck", text=True, csv=("resources.client_may_be_bottleneck", "resources.bottleneck_reason")),
+        Figure("Query clients", lambda row: str(row.query_workers), MORE, show_if=_any(lambda row: row.query_workers), csv=("query_workers",)),
         Figure("Without queries/s", lambda row: f.rate(row.throughput_without_queries.avg if row.throughput_without_queries else None),
-               BOTH, label="Inserts/s without the query clients (--compare-idle)", show_if=_any(lambda row: row.throughput_without_queries)),
+               BOTH, label="Inserts/s without the query clients (--compare-idle)", show_if=_any(lambda row: row.throughput_without_queries), csv=("throughput_without_queries.avg",)),
         Figure("Cost/M", lambda row: f.DASH if row.cost is None else f"{f.figure(row.cost.per_million_inserts)} {row.cost.currency}",
-               MORE_COMPARED, label="Cost per million inserts", show_if=_currency),
+               MORE_COMPARED, label="Cost per million inserts", show_if=_currency, csv=("cost.per_million_inserts", "cost.currency")),
         Figure("Inserts/cost", lambda row: f.DASH if row.cost is None else f.figure(row.cost.inserts_per_unit), MORE,
-               label="Inserts per unit of money", show_if=_currency),
+               label="Inserts per unit of money", show_if=_currency, csv=("cost.inserts_per_unit",)),
         Figure("Count check", lambda row: row.count_check, RUN, text=True,
-               explain="Count check = the database holds the events the workers reported"),
+               explain="Count check = the database holds the events the workers reported", csv=("count_check",)),
         Figure("Cross-check", _compare_crosscheck, COMPARED, text=True, compare_only=True, label="Database-side check",
-               explain="Cross-check = rows the database counted against the workers' report (flagged above 2%)"),
-        Figure("Status", lambda row: row.status, MORE, text=True, compare_only=True, label="Invocation status"),
+               explain="Cross-check = rows the database counted against the workers' report (flagged above 2%)", csv=("crosscheck",)),
+        Figure("Status", lambda row: row.status, MORE, text=True, compare_only=True, label="Invocation status", csv=("status",)),
     ),
 )
 
@@ -232,35 +253,37 @@ VISIBILITY = Catalogue(
     "Visibility lag",
     (
         DATABASE, SOURCE, WORKERS,
-        Figure("p50 ms", lambda row: f.ms(row.visibility_p50_ms), BOTH | MORE, label="Visibility lag p50, ms"),
-        Figure("p99 ms", lambda row: f.ms(row.visibility_p99_ms), BOTH | MORE, label="Visibility lag p99, ms"),
-        Figure("max ms", lambda row: f.ms(row.visibility_max_ms), BOTH | MORE, label="Longest visibility lag, ms"),
-        Figure("Unseen", lambda row: str(row.visibility_unseen), BOTH | MORE, label="Markers never seen"),
+        Figure("p50 ms", lambda row: f.ms(row.visibility_p50_ms), BOTH | MORE, label="Visibility lag p50, ms", csv=("visibility_p50_ms",)),
+        Figure("p99 ms", lambda row: f.ms(row.visibility_p99_ms), BOTH | MORE, label="Visibility lag p99, ms", csv=("visibility_p99_ms",)),
+        Figure("max ms", lambda row: f.ms(row.visibility_max_ms), BOTH | MORE, label="Longest visibility lag, ms", csv=("visibility_max_ms",)),
+        Figure("Unseen", lambda row: str(row.visibility_unseen), BOTH | MORE, label="Markers never seen", csv=("visibility_unseen",)),
     ),
     "From the start of a marker's write (same insert path) to the start of the first query that saw it; means of the runs' p50 "
     "and p99, the longest of all runs; unseen = not seen within the probe's limit.",
 )
 
+QUERY_COST = Figure("Cost/1000", lambda row: f.DASH if row.cost is None else f"{f.figure(row.cost.per_thousand_queries)} {row.cost.currency}",
+                    MORE, label="Cost per 1000 queries", show_if=_currency, csv=("cost.per_thousand_queries", "cost.currency"))
+
 QUERIES = Catalogue(
     "Queries",
     (
         WORKERS,
-        Figure("Query", lambda row: row.query, RUN | COMPARED, key=True, text=True),
-        Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions"),
-        Figure("Avg ms", lambda row: f.ms_of_seconds(row.avg_s), BOTH, label="Average ms per execution"),
-        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), RUN, label="Fastest execution, ms"),
-        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), MORE, label="Slowest execution, ms"),
-        Figure("p95 ms", lambda row: f.ms_of_seconds(row.p95_s), RUN, label="p95 per execution, ms"),
+        Figure("Query", lambda row: row.query, RUN | COMPARED, key=True, text=True, csv=("query",)),
+        Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions", csv=("executions",)),
+        Figure("Avg ms", lambda row: f.ms_of_seconds(row.avg_s), BOTH, label="Average ms per execution", csv=("avg_s",)),
+        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), RUN, label="Fastest execution, ms", csv=("min_s",)),
+        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), MORE, label="Slowest execution, ms", csv=("max_s",)),
+        Figure("p95 ms", lambda row: f.ms_of_seconds(row.p95_s), RUN, label="p95 per execution, ms", csv=("p95_s",)),
         Figure("Cold ms", lambda row: f.ms_of_seconds(row.cold_avg_s), MORE, label="Cold (first execution per worker), ms",
-               explain="Cold = first execution on each worker, warm = the others"),
+               explain="Cold = first execution on each worker, warm = the others", csv=("cold_avg_s",)),
         Figure("Warm ms", lambda row: f.ms_of_seconds(row.warm_avg_s), MORE, label="Warm (later executions), ms",
-               explain="Cold = first execution on each worker, warm = the others"),
-        Figure("Rows", lambda row: f.count(row.rows), RUN, label="Rows returned"),
+               explain="Cold = first execution on each worker, warm = the others", csv=("warm_avg_s",)),
+        Figure("Rows", lambda row: f.count(row.rows), RUN, label="Rows returned", csv=("rows",)),
         Figure("Answer", lambda row: {"wrong": "WRONG", None: f.DASH}.get(row.answer, row.answer), RUN, text=True,
-               explain="Answer = every execution's rows checked against what the tool inserted"),
-        Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, RUN, text=True, show_if=_any(lambda row: row.errors)),
-        Figure("Cost/1000", lambda row: f.DASH if row.cost is None else f"{f.figure(row.cost.per_thousand_queries)} {row.cost.currency}",
-               MORE, label="Cost per 1000 queries", show_if=_currency),
+               explain="Answer = every execution's rows checked against what the tool inserted", csv=("answer", "answer_detail")),
+        Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, RUN, text=True, show_if=_any(lambda row: row.errors), csv=("errors",)),
+        QUERY_COST,
     ),
     "Milliseconds per execution.",
 )
@@ -268,26 +291,26 @@ QUERIES = Catalogue(
 SCANS = Catalogue(
     "Scans",
     (
-        DATABASE, SOURCE, WORKERS,
-        Figure("Runs", lambda row: str(row.runs), RUN),
-        Figure("Devices", lambda row: f.count(row.devices), MORE),
-        Figure("Rows", lambda row: f.count(row.rows), BOTH, label="Rows read per run"),
+        DATABASE_DIFFERS, SOURCE, WORKERS,
+        Figure("Runs", lambda row: str(row.runs), RUN, csv=("runs",)),
+        Figure("Devices", lambda row: f.count(row.devices), MORE, csv=("devices",)),
+        Figure("Rows", lambda row: f.count(row.rows), BOTH, label="Rows read per run", csv=("rows",)),
         Figure("Rows/s", lambda row: f.rate(row.rows_per_s.avg), BOTH, label="Rows read per second",
-               explain="Rows/s = rows read by all workers / run duration, average over runs"),
+               explain="Rows/s = rows read by all workers / run duration, average over runs", csv=("rows_per_s.avg", "rows_per_s.n")),
         Figure("CV", lambda row: f.cv(row.rows_per_s), BOTH, label="Coefficient of variation",
-               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)"),
+               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)", csv=("rows_per_s.cv", "rows_per_s.unstable")),
         Figure("Win min", lambda row: f.rate(row.window_min), RUN | COMPARED, label="Slowest 10,000-row window, rows/s",
-               explain="Win = each worker's rate over every 10,000 rows it read"),
-        Figure("Win avg", lambda row: f.rate(row.window_avg), MORE_COMPARED, label="Mean window rate, rows/s"),
-        Figure("Win max", lambda row: f.rate(row.window_max), MORE_COMPARED, label="Fastest window, rows/s"),
-        Figure("p50 ms", lambda row: f.ms(row.page_p50_ms), MORE, label="p50 per page or fetch, ms"),
-        Figure("p99 ms", lambda row: f.ms(row.page_p99_ms), BOTH, label="p99 per page or fetch, ms"),
-        Figure("max ms", lambda row: f.ms(row.page_max_ms), MORE, label="Slowest page, ms"),
+               explain="Win = each worker's rate over every 10,000 rows it read", csv=("window_min",)),
+        Figure("Win avg", lambda row: f.rate(row.window_avg), MORE_COMPARED, label="Mean window rate, rows/s", csv=("window_avg",)),
+        Figure("Win max", lambda row: f.rate(row.window_max), MORE_COMPARED, label="Fastest window, rows/s", csv=("window_max",)),
+        Figure("p50 ms", lambda row: f.ms(row.page_p50_ms), MORE, label="p50 per page or fetch, ms", csv=("page_p50_ms",)),
+        Figure("p99 ms", lambda row: f.ms(row.page_p99_ms), BOTH, label="p99 per page or fetch, ms", csv=("page_p99_ms",)),
+        Figure("max ms", lambda row: f.ms(row.page_max_ms), MORE, label="Slowest page, ms", csv=("page_max_ms",)),
         Figure("Check", lambda row: row.check, BOTH, text=True,
-               explain="Check = timestamps never decrease within a device, and each device holds as many readings as the tool wrote"),
+               explain="Check = timestamps never decrease within a device, and each device holds as many readings as the tool wrote", csv=("check",)),
         Figure("Problem", lambda row: f.text(row.problem), MORE, text=True, label="First problem, or why counts were not checked",
-               show_if=_any(lambda row: row.problem)),
-        Figure("Status", lambda row: row.status, MORE, text=True, compare_only=True, label="Invocation status"),
+               show_if=_any(lambda row: row.problem), csv=("problem",)),
+        Figure("Status", lambda row: row.status, MORE, text=True, compare_only=True, label="Invocation status", csv=("status",)),
     ),
 )
 
@@ -295,18 +318,18 @@ UNDER_INGEST = Catalogue(
     "Queries under ingest",
     (
         DATABASE, SOURCE, WORKERS,
-        Figure("Clients", lambda row: str(row.query_workers), BOTH, label="Query clients"),
-        Figure("Query", lambda row: row.query, BOTH, key=True, text=True),
-        Figure("Execs", lambda row: f.count(row.executions), BOTH, label="Executions under ingest"),
-        Figure("p50 ms", lambda row: f.ms(row.p50_ms), BOTH, label="p50 under ingest, ms"),
-        Figure("p99 ms", lambda row: f.ms(row.p99_ms), BOTH, label="p99 under ingest, ms"),
-        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest under ingest, ms"),
-        Figure("Idle execs", lambda row: f.count(row.idle_executions), MORE, label="Idle executions"),
-        Figure("Idle p50", lambda row: f.ms(row.idle_p50_ms), BOTH, label="p50 idle, ms"),
-        Figure("Idle p99", lambda row: f.ms(row.idle_p99_ms), BOTH, label="p99 idle, ms"),
+        Figure("Clients", lambda row: str(row.query_workers), BOTH, label="Query clients", csv=("query_workers",)),
+        Figure("Query", lambda row: row.query, BOTH, key=True, text=True, csv=("query",)),
+        Figure("Execs", lambda row: f.count(row.executions), BOTH, label="Executions under ingest", csv=("executions",)),
+        Figure("p50 ms", lambda row: f.ms(row.p50_ms), BOTH, label="p50 under ingest, ms", csv=("p50_ms",)),
+        Figure("p99 ms", lambda row: f.ms(row.p99_ms), BOTH, label="p99 under ingest, ms", csv=("p99_ms",)),
+        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest under ingest, ms", csv=("max_ms",)),
+        Figure("Idle execs", lambda row: f.count(row.idle_executions), MORE, label="Idle executions", csv=("idle_executions",)),
+        Figure("Idle p50", lambda row: f.ms(row.idle_p50_ms), BOTH, label="p50 idle, ms", csv=("idle_p50_ms",)),
+        Figure("Idle p99", lambda row: f.ms(row.idle_p99_ms), BOTH, label="p99 idle, ms", csv=("idle_p99_ms",)),
         Figure("Ratio", lambda row: f.ratio(row.slowdown), BOTH, label="Slowdown (p50 under ingest / idle)",
-               explain="Ratio = p50 under ingest / p50 idle"),
-        Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors)),
+               explain="Ratio = p50 under ingest / p50 idle", csv=("slowdown",)),
+        Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors), csv=("errors",)),
     ),
     "Milliseconds per execution under ingest (while the workers inserted) and idle (the same data right after the timed phase); "
     "means over the runs.",
@@ -315,36 +338,36 @@ UNDER_INGEST = Catalogue(
 RATE_STEPS = Catalogue(
     "Highest sustainable rate",
     (
-        Figure("Step", lambda step: str(step.number), key=True),
-        Figure("Target/s", lambda step: f.rate(step.target_rate), BOTH | MORE, label="Target rate, events/s"),
-        Figure("Achieved/s", lambda step: f.rate(step.achieved_rate), BOTH | MORE, label="Achieved, events/s"),
-        Figure("Resp p50", lambda step: f.ms(step.response_p50_ms), BOTH | MORE, label="Response time p50, ms"),
+        Figure("Step", lambda step: str(step.number), key=True, csv=("number", "run_id")),
+        Figure("Target/s", lambda step: f.rate(step.target_rate), BOTH | MORE, label="Target rate, events/s", csv=("target_rate",)),
+        Figure("Achieved/s", lambda step: f.rate(step.achieved_rate), BOTH | MORE, label="Achieved, events/s", csv=("achieved_rate",)),
+        Figure("Resp p50", lambda step: f.ms(step.response_p50_ms), BOTH | MORE, label="Response time p50, ms", csv=("response_p50_ms",)),
         Figure("Resp p99", lambda step: f.ms(step.response_p99_ms), BOTH | MORE, label="Response time p99, ms",
-               explain="Resp = response time in ms from each call's intended start"),
+               explain="Resp = response time in ms from each call's intended start", csv=("response_p99_ms",)),
         Figure("Svc p99", lambda step: f.ms(step.service_p99_ms), BOTH | MORE, label="Service time p99, ms",
-               explain="Svc = service time in ms, the call itself"),
+               explain="Svc = service time in ms, the call itself", csv=("service_p99_ms",)),
         Figure("Verdict", lambda step: "pass" if step.passed else ("p99 over target" if step.sustained else "fell behind"),
-               BOTH | MORE, text=True),
+               BOTH | MORE, text=True, csv=("passed", "sustained")),
     ),
 )
 
 CROSSCHECKS = Catalogue(
     "Count checks and database-side cross-check",
     (
-        Figure("Run", lambda check: check.label, key=True, text=True),
-        Figure("Count check", lambda check: check.count_check, BOTH | MORE, text=True),
-        Figure("Client/s", lambda check: f.rate(check.client_rate), BOTH | MORE, label="Client inserts/s"),
+        Figure("Run", lambda check: check.label, key=True, text=True, csv=("label", "workers", "step")),
+        Figure("Count check", lambda check: check.count_check, BOTH | MORE, text=True, csv=("count_check",)),
+        Figure("Client/s", lambda check: f.rate(check.client_rate), BOTH | MORE, label="Client inserts/s", csv=("client_rate",)),
         Figure("Database/s", lambda check: "not exposed" if check.db_rate is None else f.rate(check.db_rate), BOTH | MORE,
-               label="Database inserts/s", explain="Database/s = rows the database counted during the timed phase / run duration"),
+               label="Database inserts/s", explain="Database/s = rows the database counted during the timed phase / run duration", csv=("db_rate",)),
         Figure("Difference", lambda check: f.signed_share(check.difference) + (" FLAGGED" if check.flagged else ""), BOTH | MORE,
-               explain="a difference over 2% is flagged (a counter named *_server_wide also counts other clients' writes)"),
-        Figure("Counter", lambda check: f.text(check.counter), MORE, text=True, label="Database counter"),
-        Figure("Client events", lambda check: f.count(check.client_events), MORE),
-        Figure("Database events", lambda check: f.count(check.db_events), MORE),
+               explain="a difference over 2% is flagged (a counter named *_server_wide also counts other clients' writes)", csv=("difference", "flagged")),
+        Figure("Counter", lambda check: f.text(check.counter), MORE, text=True, label="Database counter", csv=("counter",)),
+        Figure("Client events", lambda check: f.count(check.client_events), MORE, csv=("client_events",)),
+        Figure("Database events", lambda check: f.count(check.db_events), MORE, csv=("db_events",)),
         Figure("Storage MB", lambda check: f.DASH if check.storage_bytes is None else f"{check.storage_bytes / 1e6:,.1f}", MORE,
-               label="Storage, MB"),
+               label="Storage, MB", csv=("storage_bytes",)),
         Figure("B/event", lambda check: f.bytes_per_event(check.bytes_per_event), BOTH | MORE, label="Storage bytes per event",
-               explain="B/event = what the run's tables take on disk (indexes, and an embedded database's write-ahead log while the run holds it) / events stored"),
+               explain="B/event = what the run's tables take on disk (indexes, and an embedded database's write-ahead log while the run holds it) / events stored", csv=("bytes_per_event",)),
     ),
 )
 
@@ -352,20 +375,21 @@ COMPARED_QUERIES = Catalogue(
     "Queries across runs",
     (
         DATABASE, SOURCE, WORKERS,
-        Figure("Query", lambda row: row.query, BOTH, key=True, text=True),
-        Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions"),
-        Figure("Avg ms", lambda row: f.ms_of_seconds(row.avg_s), BOTH, label="Average ms per execution"),
-        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), MORE, label="Fastest execution, ms"),
-        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), BOTH, label="Slowest execution, ms"),
-        Figure("Cold ms", lambda row: f.ms_of_seconds(row.cold_avg_s), MORE, label="Cold (first execution per worker), ms"),
-        Figure("Warm ms", lambda row: f.ms_of_seconds(row.warm_avg_s), MORE, label="Warm (later executions), ms"),
+        Figure("Query", lambda row: row.query, BOTH, key=True, text=True, csv=("query",)),
+        Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions", csv=("executions",)),
+        Figure("Avg ms", lambda row: f.ms_of_seconds(row.avg_s), BOTH, label="Average ms per execution", csv=("avg_s",)),
+        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), MORE, label="Fastest execution, ms", csv=("min_s",)),
+        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), BOTH, label="Slowest execution, ms", csv=("max_s",)),
+        Figure("Cold ms", lambda row: f.ms_of_seconds(row.cold_avg_s), MORE, label="Cold (first execution per worker), ms", csv=("cold_avg_s",)),
+        Figure("Warm ms", lambda row: f.ms_of_seconds(row.warm_avg_s), MORE, label="Warm (later executions), ms", csv=("warm_avg_s",)),
         Figure("CV", lambda row: f.DASH if row.cv is None or row.executions < 2 else f"{row.cv:.1%}" + (" unstable" if row.unstable else ""),
                BOTH, label="Coefficient of variation over the executions",
-               explain="CV = stdev / average over the executions, unstable above 10%"),
-        Figure("Rows", lambda row: f.count(row.rows), MORE, label="Rows returned"),
+               explain="CV = stdev / average over the executions, unstable above 10%", csv=("cv", "unstable")),
+        Figure("Rows", lambda row: f.count(row.rows), MORE, label="Rows returned", csv=("rows",)),
         Figure("Answer", lambda row: {"wrong": "WRONG", None: f.DASH}.get(row.answer, row.answer), BOTH, text=True,
-               explain="Answer = every execution's rows checked against what the tool inserted"),
-        Figure("Errors", lambda row: getattr(row, "errors", None) or f.DASH, BOTH, text=True, show_if=_any(lambda row: getattr(row, "errors", None))),
+               explain="Answer = every execution's rows checked against what the tool inserted", csv=("answer", "answer_detail")),
+        Figure("Errors", lambda row: getattr(row, "errors", None) or f.DASH, BOTH, text=True, show_if=_any(lambda row: getattr(row, "errors", None)), csv=("errors",)),
+        QUERY_COST,
     ),
     "Milliseconds per execution, over every worker's executions.",
 )
@@ -379,29 +403,29 @@ def _counted(run) -> str:
 EVERY_RUN = Catalogue(
     "Every run",
     (
-        Figure("Run", lambda run: run.label, key=True, text=True),
-        Figure("Run id", lambda run: run.report.run_id, RUN, text=True),
-        Figure("Workers", lambda run: str(run.workers), RUN),
+        Figure("Run", lambda run: run.label, key=True, text=True, csv=("label",)),
+        Figure("Run id", lambda run: run.report.run_id, RUN, text=True, csv=("report.run_id",)),
+        Figure("Workers", lambda run: str(run.workers), RUN, csv=("workers",)),
         Figure("Target/s", lambda run: f.rate(run.report.spec.rate), RUN, label="Target rate (--rate), events/s",
-               show_if=_any(lambda run: run.report.spec.rate)),
-        Figure("Events", lambda run: f.count(run.report.figures.events), RUN, label="Events inserted"),
-        Figure("Prefilled", lambda run: f.count(run.report.figures.prefilled), MORE, label="Events before the timed phase"),
-        Figure("Duration s", lambda run: f"{run.report.figures.duration_s:.3f}", RUN, label="Timed phase, s"),
-        Figure("Inserts/s", lambda run: f.rate(run.report.figures.throughput), RUN),
-        Figure("Seed formula", lambda run: f.rate(run.report.figures.seed_formula_throughput), MORE, label="Seed formula inserts/s"),
-        Figure("Calls", lambda run: f.count(run.report.figures.latency.calls), MORE, label="Database calls"),
-        Figure("mean ms", lambda run: f.ms(run.report.figures.latency.mean_ms), MORE, label="Mean latency, ms"),
-        Figure("p50 ms", lambda run: f.ms(run.report.figures.latency.p50_ms), MORE, label="Latency p50, ms"),
-        Figure("p95 ms", lambda run: f.ms(run.report.figures.latency.p95_ms), MORE, label="Latency p95, ms"),
-        Figure("p99 ms", lambda run: f.ms(run.report.figures.latency.p99_ms), RUN, label="Latency p99, ms"),
-        Figure("max ms", lambda run: f.ms(run.report.figures.latency.max_ms), MORE, label="Slowest call, ms"),
-        Figure("Overhead", lambda run: f.share(run.report.figures.client_overhead, 1), MORE, label="Client overhead"),
-        Figure("Skew ms", lambda run: f"{run.report.figures.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms"),
-        Figure("Retries", lambda run: str(run.report.figures.retries), MORE),
-        Figure("Count check", lambda run: run.report.verification.verdict() if run.report.verification else f.DASH, RUN, text=True),
-        Figure("Counted", _counted, MORE, label="Counted / expected", text=True),
+               show_if=_any(lambda run: run.report.spec.rate), csv=("report.spec.rate",)),
+        Figure("Events", lambda run: f.count(run.report.figures.events), RUN, label="Events inserted", csv=("report.figures.events",)),
+        Figure("Prefilled", lambda run: f.count(run.report.figures.prefilled), MORE, label="Events before the timed phase", csv=("report.figures.prefilled",)),
+        Figure("Duration s", lambda run: f"{run.report.figures.duration_s:.3f}", RUN, label="Timed phase, s", csv=("report.figures.duration_s",)),
+        Figure("Inserts/s", lambda run: f.rate(run.report.figures.throughput), RUN, csv=("report.figures.throughput",)),
+        Figure("Seed formula", lambda run: f.rate(run.report.figures.seed_formula_throughput), MORE, label="Seed formula inserts/s", csv=("report.figures.seed_formula_throughput",)),
+        Figure("Calls", lambda run: f.count(run.report.figures.latency.calls), MORE, label="Database calls", csv=("report.figures.latency.calls",)),
+        Figure("mean ms", lambda run: f.ms(run.report.figures.latency.mean_ms), MORE, label="Mean latency, ms", csv=("report.figures.latency.mean_ms",)),
+        Figure("p50 ms", lambda run: f.ms(run.report.figures.latency.p50_ms), MORE, label="Latency p50, ms", csv=("report.figures.latency.p50_ms",)),
+        Figure("p95 ms", lambda run: f.ms(run.report.figures.latency.p95_ms), MORE, label="Latency p95, ms", csv=("report.figures.latency.p95_ms",)),
+        Figure("p99 ms", lambda run: f.ms(run.report.figures.latency.p99_ms), RUN, label="Latency p99, ms", csv=("report.figures.latency.p99_ms",)),
+        Figure("max ms", lambda run: f.ms(run.report.figures.latency.max_ms), MORE, label="Slowest call, ms", csv=("report.figures.latency.max_ms",)),
+        Figure("Overhead", lambda run: f.share(run.report.figures.client_overhead, 1), MORE, label="Client overhead", csv=("report.figures.client_overhead",)),
+        Figure("Skew ms", lambda run: f"{run.report.figures.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms", csv=("report.figures.start_skew_s",)),
+        Figure("Retries", lambda run: str(run.report.figures.retries), MORE, csv=("report.figures.retries",)),
+        Figure("Count check", lambda run: run.report.verification.verdict() if run.report.verification else f.DASH, RUN, text=True, csv=("report.verification.ok",)),
+        Figure("Counted", _counted, MORE, label="Counted / expected", text=True, csv=("report.verification.counted", "report.verification.expected")),
         Figure("Storing", lambda run: run.report.ingestion.sentence() if run.report.ingestion else f.DASH, MORE, text=True,
-               label="Storing after the timed phase", show_if=_any(lambda run: run.report.ingestion)),
+               label="Storing after the timed phase", show_if=_any(lambda run: run.report.ingestion), csv=("report.ingestion.reached", "report.ingestion.seconds_after_run")),
     ),
     "One row per run, with the conditions it ran under: the figures the rows above are computed from.",
 )

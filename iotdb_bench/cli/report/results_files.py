@@ -1,18 +1,18 @@
 """Results folders: one per invocation, with results.json (everything, typed), summary.csv (the rows
-of the table) and, drawn after the runs, plots and the cross-check file."""
+of the table, every figure of the catalogue), runs.csv (every insert run) and, drawn after the runs,
+plots and the cross-check file."""
 
 from __future__ import annotations
 
-import csv
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.report import html_report, plots
+from iotdb_bench.cli.report import catalogue, csv_files, html_report, plots, tables
 from iotdb_bench.cli.results import crosscheck, summary
 from iotdb_bench.cli.results.document import FORMAT_VERSION, ResultsDocument
 from iotdb_bench.cli.terminal import warning_line
@@ -34,9 +34,23 @@ def results_folder(output: Path, target: str, task: str) -> Path:
 
 def save(folder: Path, document: ResultsDocument) -> None:
     (folder / "results.json").write_text(document.model_dump_json(indent=2))
-    write_csv(folder / "summary.csv", document.inserts or document.queries or document.scans)
+    summary_catalogues, rows = summary_tables(document)
+    csv_files.write(folder / "summary.csv", summary_catalogues, rows)
     if document.queries_under_ingest:
-        write_csv(folder / "queries-under-ingest.csv", document.queries_under_ingest)
+        csv_files.write(folder / "queries-under-ingest.csv", catalogue.UNDER_INGEST, document.queries_under_ingest)
+    if document.task == "insert":
+        csv_files.write(folder / "runs.csv", catalogue.EVERY_RUN, document.insert_runs())
+    if document.max_rate is not None:
+        csv_files.write(folder / "rate-steps.csv", catalogue.RATE_STEPS, tables.rate_steps(document.max_rate))
+
+
+def summary_tables(document: ResultsDocument) -> tuple[tuple[catalogue.Catalogue, ...], list]:
+    """The catalogues of summary.csv and its rows, by the invocation's task."""
+    if document.task == "query":
+        return (catalogue.QUERIES,), document.queries
+    if document.task == "scan":
+        return (catalogue.SCANS,), document.scans
+    return csv_files.insert_tables(), document.inserts
 
 
 def read(folder: Path) -> ResultsDocument:
@@ -73,29 +87,6 @@ def _upgraded(raw: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def flatten(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dicts become dotted columns (throughput.avg); lists are joined with ';'."""
-    flat: dict[str, Any] = {}
-    for key, value in row.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{name}."))
-        elif isinstance(value, list):
-            flat[name] = ";".join(str(item) for item in value)
-        else:
-            flat[name] = value
-    return flat
-
-
-def write_csv(path: Path, rows: list[BaseModel] | list[dict[str, Any]]) -> None:
-    flat_rows = [flatten(row.model_dump(mode="json") if isinstance(row, BaseModel) else row) for row in rows]
-    columns = list(dict.fromkeys(column for row in flat_rows for column in row))
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(flat_rows)
-
-
 def write_figures(folder: Path, document: ResultsDocument) -> None:
     """Plots, the cross-check file and report.html of a finished invocation; a problem here is
     reported as a warning and never hides the outcome of the runs themselves."""
@@ -103,7 +94,7 @@ def write_figures(folder: Path, document: ResultsDocument) -> None:
     try:
         checks = crosscheck.run_checks(document)
         if checks:
-            write_csv(folder / "crosscheck.csv", checks)
+            csv_files.write(folder / "crosscheck.csv", catalogue.CROSSCHECKS, checks)
         drawn = plots.draw(document, folder)
     except Exception as error:  # the figures are already saved; the plots are a bonus
         warning_line(f"could not draw the plots: {type(error).__name__}: {error}")
