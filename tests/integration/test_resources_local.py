@@ -106,7 +106,8 @@ def test_database_cpu_and_storage_against_independent_readings(cli, resources_en
         size = db.execute("SELECT pg_total_relation_size('events')").fetchone()[0]
         stored = db.execute("SELECT count(*) FROM events").fetchone()[0]
     assert stored == 600_000
-    assert row["resources"]["storage_bytes_per_event"] == pytest.approx(size / stored, rel=1e-6)
+    # within a few 8 kB pages of ~50 MB: autovacuum may add the visibility and free-space maps after the run
+    assert row["resources"]["storage_bytes_per_event"] == pytest.approx(size / stored, rel=1e-3)
     assert row["resources"]["db_cpu_s_per_million"] == pytest.approx(database["cpu_s"] / 0.6, rel=1e-6)
     workers = document["runs"][0]["report"]["workers"]
     assert all(worker["cpu_s"] > 0 for worker in workers)
