@@ -95,7 +95,7 @@ def test_search_servers_report_product_and_version(url, product):
 def test_influxdb_reports_the_ping_header():
     url = os.environ.get("INFLUXDB_URL", "http://127.0.0.1:8086")
     version = httpx.get(f"{url}/ping", timeout=10).headers["X-Influxdb-Version"]
-    assert module("influxdb", url=url, token="-", org="-", bucket="versions/autogen").server_version() == f"InfluxDB {version}"
+    assert module("influxdb", url=url, token="-", org="-", bucket="versions/autogen").schema.server_version() == f"InfluxDB {version}"
 
 
 @pytest.mark.questdb
