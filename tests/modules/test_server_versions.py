@@ -129,7 +129,7 @@ def test_iotdb_reports_show_version():
             version = str(data.todf().iloc[0, 0])
     finally:
         session.close()
-    reported = module("iotdb", host=host, port=port).server_version()
+    reported = module("iotdb", host=host, port=port).schema.server_version()
     assert reported.startswith(f"IoTDB {version}") and version[0].isdigit()
 
 
