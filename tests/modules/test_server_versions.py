@@ -88,7 +88,7 @@ def test_cassandra_reports_release_version():
 def test_search_servers_report_product_and_version(url, product):
     nodes = httpx.get(f"{url}/_nodes/_local", timeout=10).json()["nodes"]
     [version] = {node["version"] for node in nodes.values()}
-    assert module("elasticsearch", hosts=url).server_version() == f"{product} {version}"
+    assert module("elasticsearch", hosts=url).schema.server_version() == f"{product} {version}"
 
 
 @pytest.mark.influxdb
