@@ -138,5 +138,5 @@ def test_victoriametrics_reports_its_version_label():
     url = os.environ.get("VICTORIAMETRICS_URL", "http://127.0.0.1:8428")
     line = next(line for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines() if line.startswith("vm_app_version{"))
     label = line.split('version="', 1)[1].split('"', 1)[0]
-    reported = module("victoriametrics", url=url).server_version()
+    reported = module("victoriametrics", url=url).schema.server_version()
     assert reported == (f"VictoriaMetrics {label}" if label else "VictoriaMetrics (this build does not report its version)")
