@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from iotdb_bench.simulator.events import EventGenerator
-from iotdb_bench.simulator.modules.iotdb import Module, _encoded_tablet_class
+from iotdb_bench.simulator.modules.iotdb import Module
+from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
 from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
@@ -215,15 +216,15 @@ def test_setup_creates_every_device_before_the_first_insert(iotdb):
     module = module_for("tree")
     module.connect()
     try:
-        module.setup()
-        assert module.count() == 0
+        module.schema.setup()
+        assert module.schema.count() == 0
         devices = sorted(device for device, *_ in fetch(tree, f"SHOW DEVICES root.{DATABASE}.events1.*"))
         assert devices == sorted(f"root.{DATABASE}.events1.`w{w:06d}-d{d:06d}`" for w in range(3) for d in (1, 5, 9))
         # Without clean the existing devices stay and only the missing ones are created.
         module.close()
         module = module_for("tree", workers=4, clean=False)
         module.connect()
-        module.setup()
+        module.schema.setup()
         assert len(fetch(tree, f"SHOW DEVICES root.{DATABASE}.events1.*")) == 4 * 3
     finally:
         module.close()
@@ -236,7 +237,7 @@ def test_tablets_encode_like_the_driver(model):
 
     module = module_for(model)
     batch = EventGenerator(7, 2, 6).batch(123, 500)
-    for tablet in module.prepare_batch(batch):
+    for tablet in module.writer.prepare_batch(batch):
         values = tablet.get_values()
         if model == "table":
             values = [batch.device_id[np.isin(batch.timestamp_ms, tablet.get_timestamps())].astype(str), *values[1:]]
@@ -251,8 +252,8 @@ def test_unsorted_table_tablet_keeps_rows_together():
     from iotdb.utils.IoTDBConstants import TSDataType
 
     devices = np.array([b"b", b"a", b"c"], dtype="S1")
-    tablet = _encoded_tablet_class()("t", ["device_id", "v"], [TSDataType.STRING, TSDataType.INT64],
-                                     [devices, np.array([2, 1, 3], dtype=">i8")], np.array([20, 10, 30], dtype=">i8"))
+    tablet = encoded_tablet_class()("t", ["device_id", "v"], [TSDataType.STRING, TSDataType.INT64],
+                                    [devices, np.array([2, 1, 3], dtype=">i8")], np.array([20, 10, 30], dtype=">i8"))
     assert tablet.get_timestamps().tolist() == [10, 20, 30]
     assert tablet.get_binary_values() == b"".join(len(d).to_bytes(4, "big") + d for d in (b"a", b"b", b"c")) + np.array([1, 2, 3], ">i8").tobytes()
 

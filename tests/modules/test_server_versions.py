@@ -88,14 +88,14 @@ def test_cassandra_reports_release_version():
 def test_search_servers_report_product_and_version(url, product):
     nodes = httpx.get(f"{url}/_nodes/_local", timeout=10).json()["nodes"]
     [version] = {node["version"] for node in nodes.values()}
-    assert module("elasticsearch", hosts=url).server_version() == f"{product} {version}"
+    assert module("elasticsearch", hosts=url).schema.server_version() == f"{product} {version}"
 
 
 @pytest.mark.influxdb
 def test_influxdb_reports_the_ping_header():
     url = os.environ.get("INFLUXDB_URL", "http://127.0.0.1:8086")
     version = httpx.get(f"{url}/ping", timeout=10).headers["X-Influxdb-Version"]
-    assert module("influxdb", url=url, token="-", org="-", bucket="versions/autogen").server_version() == f"InfluxDB {version}"
+    assert module("influxdb", url=url, token="-", org="-", bucket="versions/autogen").schema.server_version() == f"InfluxDB {version}"
 
 
 @pytest.mark.questdb
@@ -129,7 +129,7 @@ def test_iotdb_reports_show_version():
             version = str(data.todf().iloc[0, 0])
     finally:
         session.close()
-    reported = module("iotdb", host=host, port=port).server_version()
+    reported = module("iotdb", host=host, port=port).schema.server_version()
     assert reported.startswith(f"IoTDB {version}") and version[0].isdigit()
 
 
@@ -138,5 +138,5 @@ def test_victoriametrics_reports_its_version_label():
     url = os.environ.get("VICTORIAMETRICS_URL", "http://127.0.0.1:8428")
     line = next(line for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines() if line.startswith("vm_app_version{"))
     label = line.split('version="', 1)[1].split('"', 1)[0]
-    reported = module("victoriametrics", url=url).server_version()
+    reported = module("victoriametrics", url=url).schema.server_version()
     assert reported == (f"VictoriaMetrics {label}" if label else "VictoriaMetrics (this build does not report its version)")

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from iotdb_bench.simulator.events import TIME_ORIGIN_MS, EventGenerator
-from iotdb_bench.simulator.modules.victoriametrics import _retention_seconds
+from iotdb_bench.simulator.modules.victoriametrics.schema import retention_seconds
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import AFFECTED_BY_CHANGE, CHANGED_DEVICE, CHANGED_VALUE, assert_scan_ok, assert_wrong, report_page, scan_row
 
@@ -218,11 +218,11 @@ def test_deduplication_is_refused(cli, tmp_path, second_server):
 
 
 def test_retention_values_as_victoriametrics_reads_them():
-    assert _retention_seconds("1") == 31 * 86_400  # a bare number counts months
-    assert _retention_seconds("100y") == 100 * 365 * 86_400
-    assert _retention_seconds("2w") == 14 * 86_400
-    assert _retention_seconds("36h") == 36 * 3600
-    assert _retention_seconds("soon") is None
+    assert retention_seconds("1") == 31 * 86_400  # a bare number counts months
+    assert retention_seconds("100y") == 100 * 365 * 86_400
+    assert retention_seconds("2w") == 14 * 86_400
+    assert retention_seconds("36h") == 36 * 3600
+    assert retention_seconds("soon") is None
 
 
 @pytest.mark.parametrize("mode", ["sql", "client", "uuid"])

@@ -1,0 +1,99 @@
+"""Elasticsearch (7, 8, 9) and OpenSearch (1, 2, 3) through their common REST API.
+
+The official Python clients refuse servers of the "wrong" product or major version (elasticsearch-py
+9 rejects Elasticsearch 8, elasticsearch-py >= 7.14 rejects OpenSearch), so this module speaks the
+REST API that all of them share through one plain HTTP client (httpx, already a dependency of the
+simulator). Only APIs present in every one of them are used: index create/delete, _bulk, _doc,
+_refresh, _count, _search aggregations (min, max, stats, composite, top_hits) and _stats.
+
+Insert modes:
+- single (no --batch): one index request per event (`refresh=false`): it returns once the event is
+  in the translog of every active copy (fsync'ed per request with `translog_durability=request`, the
+  default), so it is durable, but it becomes visible to searches only at the next refresh;
+- batch: one _bulk request per batch (NDJSON, built outside the timed call); events that the server
+  rejected with 429 (queue full) are retried, a bounded number of times.
+Primary keys: `db` lets the server generate ids, `client` uses the event's client key as `_id` (with
+the `create` operation, so a duplicate key is an error, as with a SQL primary key).
+
+Reading back: device-downsample is a `date_histogram` (fixed_interval 1m) under a term and range
+filter; scans use the scroll API (a search context paged `size` hits at a time, sorted by
+timestamp). The record of expected answers is a document in an index of its own,
+`iotbench_expected`, whose mapping indexes nothing.
+"""
+
+from __future__ import annotations
+
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.elasticsearch.connection import SearchConnection, SearchServerError
+from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, PRODUCT, ElasticsearchOptions
+from iotdb_bench.simulator.modules.elasticsearch.reader import SearchReader
+from iotdb_bench.simulator.modules.elasticsearch.records import SearchRecords
+from iotdb_bench.simulator.modules.elasticsearch.schema import SearchSchema
+from iotdb_bench.simulator.modules.elasticsearch.writer import Rejected, SearchWriter
+from iotdb_bench.simulator.spec import PrimaryKey
+
+__all__ = ["Module", "Rejected", "SearchServerError"]
+
+
+class Module(DatabaseModule):
+    Options = ElasticsearchOptions
+    options: ElasticsearchOptions
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
+        drivers=("httpx",),
+    )
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.connection = SearchConnection(self.options)  # the HTTP client to one node, shared by the roles
+        self.indices = ",".join(spec.table_names)  # the run's indices, as a request path names them
+        self._schema, self._writer = SearchSchema(self), SearchWriter(self)
+        self._reader, self._records = SearchReader(self), SearchRecords(self)
+        self.retry = self._writer.retry
+
+    # -- its roles -------------------------------------------------------------------------
+    @property
+    def schema(self) -> SearchSchema:
+        return self._schema
+
+    @property
+    def writer(self) -> SearchWriter:
+        return self._writer
+
+    @property
+    def reader(self) -> SearchReader:
+        return self._reader
+
+    @property
+    def records(self) -> SearchRecords:
+        return self._records
+
+    def validate(self) -> None:
+        super().validate()
+        if (self.options.username is None) != (self.options.password is None):
+            raise ModuleError("options 'username' and 'password' of the elasticsearch module go together")
+        if self.options.key_order != "device" and self.spec.primary_key is not PrimaryKey.client:
+            raise ModuleError("module 'elasticsearch': key_order orders the client's keys: it needs --primary-key client")
+        if self.spec.task == "scan" and self.spec.scan_page_size > MAX_PAGE:
+            raise ModuleError(f"{PRODUCT} returns at most {MAX_PAGE:,} hits per scroll page (index.max_result_window): "
+                              f"use --page-size {MAX_PAGE} or less")
+
+    def notes(self) -> list[str]:
+        if self.layout.shape in ("slim", "light"):
+            index = "lack of an index" if self.layout.shape == "slim" else "one secondary index"
+            return [f"Elasticsearch indexes every field: --schema {self.layout.shape}'s {index} does not apply"]
+        return []
+
+    def batch_kind(self) -> str:
+        return "_bulk request"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        return self.url_address(self.options.hosts[0], 9200)
+
+    def connect(self) -> None:
+        self.connection.connect()
+
+    def close(self) -> None:
+        self.connection.close()

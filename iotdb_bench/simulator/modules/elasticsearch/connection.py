@@ -1,0 +1,100 @@
+"""The elasticsearch module's connection: one plain HTTP client to one of the nodes (the official
+clients refuse servers of the "wrong" product or major version), its requests and their errors."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import ssl
+from typing import Any
+
+from iotdb_bench.simulator.modules.base import ModuleError
+from iotdb_bench.simulator.modules.elasticsearch.options import CONNECT_TIMEOUT_S, PRODUCT, ElasticsearchOptions
+from iotdb_bench.simulator.modules.elasticsearch.wording import reason
+
+log = logging.getLogger("elasticsearch")
+
+
+class SearchServerError(Exception):
+    """The server answered a request with an error."""
+
+
+class SearchConnection:
+    def __init__(self, options: ElasticsearchOptions):
+        self.options = options
+        self._http = None
+        self._host = random.choice(options.hosts)
+
+    def connect(self) -> None:
+        import httpx
+
+        headers = {"accept": "application/json"}
+        if self.options.api_key:
+            headers["authorization"] = f"ApiKey {self.options.api_key}"
+        auth = (self.options.username, self.options.password) if self.options.username is not None else None
+        self._http = httpx.Client(
+            base_url=self._host, auth=auth, headers=headers, verify=self._tls(),
+            timeout=httpx.Timeout(self.options.request_timeout, connect=CONNECT_TIMEOUT_S),
+        )
+        # GET / is not used: the ES 8 integ-test build answers 405 there.
+        try:
+            self.request("GET", "/_cluster/health", accept=(200, 403, 408, 503))
+        except SearchServerError as error:
+            raise ModuleError(f"the server at {self.address()} does not answer like {PRODUCT}: {error}") from None
+        log.info("connected to %s at %s", PRODUCT, self._host)
+
+    def _tls(self) -> ssl.SSLContext | bool:
+        if self.options.ca_certs:
+            return ssl.create_default_context(cafile=self.options.ca_certs)
+        return self.options.verify_certs
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+    def address(self) -> str:
+        import httpx
+
+        url = httpx.URL(self._host)
+        return f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+
+    def request(self, method: str, path: str, *, body: Any = None, content: bytes | None = None,
+                params: dict[str, str] | None = None, accept: tuple[int, ...] = (200, 201),
+                timeout: float | None = None) -> tuple[int, dict]:
+        """One HTTP call; returns (status, parsed JSON). Unreachable server or bad credentials: ModuleError."""
+        import httpx
+
+        headers = {}
+        if body is not None:
+            content, headers["content-type"] = json.dumps(body).encode(), "application/json"
+        elif content is not None:
+            headers["content-type"] = "application/x-ndjson"
+        extra = {} if timeout is None else {"timeout": httpx.Timeout(timeout, connect=CONNECT_TIMEOUT_S)}
+        try:
+            response = self._http.request(method, path, content=content, params=params, headers=headers, **extra)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+            raise ModuleError(f"cannot connect to {PRODUCT} at {self.address()}: {error or type(error).__name__}") from None
+        if response.status_code == 401:
+            raise ModuleError(f"{PRODUCT} at {self.address()} refused the credentials (401): check username/password or api_key")
+        parsed = _json(response)
+        if response.status_code not in accept:
+            raise SearchServerError(f"{method} {path} answered {response.status_code}: {reason(parsed, response.text)}")
+        return response.status_code, parsed
+
+    def refresh(self, indices: str) -> None:
+        """Make every acknowledged event of `indices` searchable; a missing index is the user's to fix."""
+        status, answer = self.request("POST", f"/{indices}/_refresh", accept=(200, 404))
+        if status == 404:
+            error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+            missing = error.get("index", indices)
+            raise ModuleError(f"index {missing} does not exist in {PRODUCT} at {self.address()} (insert events first)")
+
+
+def _json(response) -> dict:
+    try:
+        parsed = response.json()
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}

@@ -1,0 +1,84 @@
+"""InfluxDB through the v2 API (influxdb-client): InfluxDB 2.x, and InfluxDB 1.8 in its v2-compatible mode.
+
+Events are points of the measurement `events` (events0..eventsN-1 with --tables N), tag `device_id`
+(and `sensor` with --sensors), fields `temperature` (and m1.. with --measurements) and
+`sequence_number`, timestamps in milliseconds. Other shapes (simulator/shapes.py) keep the device tag
+(a point is identified by its series and time: without it, the points of workers with equal
+timestamps would overwrite each other); light's indexed column val1 is a tag (InfluxDB indexes tags
+only, so that is its secondary index), the other values are fields, large's text a string field. A point is
+identified by its series (measurement + tags) and time, so there is no primary key: `--primary-key db`
+(the default) and `none` are accepted and mean the same, every other mode is rejected.
+
+Insert modes, both with the synchronous write API (the call returns once the server acknowledged):
+- single (no --batch): one point per write call;
+- batch: one write call per batch, its line protocol built outside the timed call.
+
+Setup: on InfluxDB 2 the bucket is deleted and recreated (clean) or created when missing through the
+buckets API. InfluxDB 1.8 has no buckets API: there `bucket` is "database/retention-policy", and the
+1.x query API creates the database and drops the run's measurements (clean). Which API applies is
+read from the server's version (the /ping header), or forced with `v1_compat`.
+
+Reading back: device-downsample is `aggregateWindow(every: 1m)` (min, mean, max, windows labelled by
+their start); scans stream each device's series as CSV (the query API's streaming response) and
+cut it into pages. The record of expected answers is kept in the measurement `iotbench_expected`
+(tag `tables`): string fields are limited to 64 KB, so the JSON is split into parts, one point each.
+"""
+
+from __future__ import annotations
+
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
+from iotdb_bench.simulator.modules.base import DatabaseModule
+from iotdb_bench.simulator.modules.influxdb.connection import InfluxConnection, InfluxServerError
+from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
+from iotdb_bench.simulator.modules.influxdb.reader import InfluxReader
+from iotdb_bench.simulator.modules.influxdb.records import InfluxRecords
+from iotdb_bench.simulator.modules.influxdb.schema import InfluxSchema
+from iotdb_bench.simulator.modules.influxdb.writer import InfluxWriter
+from iotdb_bench.simulator.spec import PrimaryKey
+
+__all__ = ["InfluxServerError", "Module"]
+
+
+class Module(DatabaseModule):
+    Options = InfluxdbOptions
+    options: InfluxdbOptions
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        drivers=("influxdb-client",),
+    )
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.connection = InfluxConnection(spec, self.options)  # the clients, shared by the roles
+        self._schema, self._writer = InfluxSchema(self), InfluxWriter(self)
+        self._reader, self._records = InfluxReader(self), InfluxRecords(self)
+
+    # -- its roles -------------------------------------------------------------------------
+    @property
+    def schema(self) -> InfluxSchema:
+        return self._schema
+
+    @property
+    def writer(self) -> InfluxWriter:
+        return self._writer
+
+    @property
+    def reader(self) -> InfluxReader:
+        return self._reader
+
+    @property
+    def records(self) -> InfluxRecords:
+        return self._records
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def batch_kind(self) -> str:
+        return "line protocol write"
+
+    def server_address(self) -> tuple[str, int] | None:
+        return self.url_address(self.options.url, 8086)
+
+    def connect(self) -> None:
+        self.connection.connect()
+
+    def close(self) -> None:
+        self.connection.close()

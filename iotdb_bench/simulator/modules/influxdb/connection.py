@@ -1,0 +1,140 @@
+"""The influxdb module's connection: the clients of the v2 API (a second one for the queries with
+--query-timeout), the write API, the 1.x query API of InfluxDB 1.8, and the wording of their errors."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from iotdb_bench.simulator.errors import one_line
+from iotdb_bench.simulator.modules.base import ModuleError
+from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
+from iotdb_bench.simulator.spec import RunSpec
+
+log = logging.getLogger("influxdb")
+
+
+class InfluxServerError(Exception):
+    """The server answered a call with an error (status None: the call did not get an answer)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class InfluxConnection:
+    def __init__(self, spec: RunSpec, options: InfluxdbOptions):
+        self.spec, self.options = spec, options
+        self.client = None
+        self._query_client = None
+        self._write = None
+        self._query = None
+        self.v1: bool | None = options.v1_compat
+        self.version: str | None = None
+
+    def connect(self) -> None:
+        from influxdb_client import InfluxDBClient
+        from influxdb_client.client.write_api import SYNCHRONOUS
+
+        def client(seconds: float) -> InfluxDBClient:
+            return InfluxDBClient(
+                url=self.options.url, token=self.options.token, org=self.options.org, timeout=max(1, round(seconds * 1000)),
+                verify_ssl=self.options.verify_ssl, enable_gzip=self.options.enable_gzip,
+            )
+
+        self.client = client(self.options.timeout)
+        try:
+            version = self.version = self.call("GET /ping", self.client.version)
+        except InfluxServerError as error:
+            raise ModuleError(f"the server at {self.address()} does not answer like InfluxDB: {error}") from None
+        if self.v1 is None:
+            self.v1 = version.lstrip("v").startswith("1.")
+        log.info("connected to InfluxDB %s at %s (%s API)", version, self.options.url, "1.x" if self.v1 else "2.x")
+        self._write = self.client.write_api(write_options=SYNCHRONOUS)
+        # --query-timeout bounds the queries only: they get a client of their own with that timeout.
+        if self.spec.task == "query" and self.spec.query_timeout:
+            self._query_client = client(self.spec.query_timeout)
+        self._query = (self._query_client or self.client).query_api()
+
+    def close(self) -> None:
+        for client in (self.client, self._query_client):
+            if client is not None:
+                client.close()
+        self.client = self._query_client = self._write = self._query = None
+
+    def address(self) -> str:
+        parts = urlsplit(self.options.url)
+        return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+    def call(self, what: str, function, *args, **kwargs) -> Any:
+        """Run a client call; an unreachable server or bad token becomes a ModuleError, a refusal an InfluxServerError."""
+        from influxdb_client.rest import ApiException
+        from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ReadTimeoutError
+
+        try:
+            return function(*args, **kwargs)
+        except ApiException as error:
+            if error.status == 401:
+                raise ModuleError(f"InfluxDB at {self.address()} refused the token (401)") from None
+            raise InfluxServerError(f"{what} failed with {error.status}: {_api_message(error)}", error.status) from None
+        except (HTTPError, OSError) as error:
+            cause = error.reason if isinstance(error, MaxRetryError) else error
+            if isinstance(cause, ReadTimeoutError):
+                raise InfluxServerError(f"{what} timed out") from None
+            reason = one_line(cause).split("new connection: ")[-1]
+            if isinstance(cause, ConnectTimeoutError):  # refused, unresolvable or silent host
+                raise ModuleError(f"cannot connect to InfluxDB at {self.address()}: {reason}") from None
+            raise InfluxServerError(f"{what} failed: {reason}") from None  # connection reset and the like
+
+    def write_lines(self, lines: bytes) -> None:
+        from influxdb_client import WritePrecision
+
+        self.call("write", self._write.write, bucket=self.options.bucket, org=self.options.org, record=lines,
+                  write_precision=WritePrecision.MS)
+
+    def flux(self, query: str) -> list:
+        """A Flux query through the queries' client (--query-timeout)."""
+        return self.call("Flux query", self._query.query, query, org=self.options.org)
+
+    def flux_csv(self, query: str) -> Any:
+        """A Flux query's plain CSV (no header, no annotations), streamed."""
+        from influxdb_client import Dialect
+
+        return self.call("Flux scan", self._query.query_csv, query, org=self.options.org, dialect=Dialect(header=False, annotations=[]))
+
+    def influxql(self, statement: str, database: str | None = None) -> None:
+        """One statement through the 1.x query API (InfluxDB 1.8 has no buckets API)."""
+        import httpx
+
+        user, _, password = self.options.token.partition(":")
+        auth = (user, password) if password else None
+        data = {"q": statement, **({"db": database} if database else {})}
+        try:
+            response = httpx.post(f"{self.options.url}/query", data=data, auth=auth, timeout=self.options.timeout,
+                                  verify=self.options.verify_ssl)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+            raise ModuleError(f"cannot connect to InfluxDB at {self.address()}: {one_line(error)}") from None
+        except httpx.TransportError as error:
+            raise InfluxServerError(f"{statement} failed: {one_line(error)}") from None
+        if response.status_code == 401:
+            raise ModuleError(f"InfluxDB at {self.address()} refused the credentials (401): token must be 'user:password'")
+        errors = [r["error"] for r in _results(response) if "error" in r]
+        if response.status_code != 200 or errors:
+            raise InfluxServerError(f"{statement} failed with {response.status_code}: {'; '.join(errors) or response.text.strip()}")
+
+
+def _results(response) -> list[dict]:
+    try:
+        return response.json().get("results", [])
+    except ValueError:
+        return []
+
+
+def _api_message(error) -> str:
+    import json
+
+    try:
+        return json.loads(error.body).get("message") or error.reason
+    except (TypeError, ValueError, AttributeError):
+        return one_line(error.body or error.reason or "", limit=300)

@@ -1,0 +1,127 @@
+"""Apache IoTDB 2.x through its Python Session (`apache-iotdb`, Thrift RPC on port 6667).
+
+Two data models, chosen with the option `model`:
+- tree (default): one aligned device per simulated device, path root.<database>.<table>.`<device id>`,
+  measurements sequence_number (INT64) and temperature (DOUBLE). A batch is one aligned tablet
+  (NumPy columns) per device of the batch, all sent in one `insert_aligned_tablets` call; a single
+  insert is one `insert_aligned_record`. setup() creates every device's aligned timeseries of the
+  run, so the schema is not created by the first timed insert.
+- table: the table model of IoTDB 2 (database <database>, table events with device_id as TAG and
+  the two FIELDs). A batch is one tablet per table with all its devices; a single insert is a
+  one-row tablet. Devices are registered by the first insert that names them.
+
+IoTDB identifies a point by its series and time (a later write at the same time overwrites), so
+there is no key column: --primary-key db (the default) and none are accepted and mean the same.
+Tablets are encoded (big-endian columns, the device ids' STRING column) in prepare_batch, outside
+the timed call. IoTDB counts data points (rows x measurements, seed 003's unit): see notes().
+
+Workloads (simulator/shapes.py): `--measurements N` adds the measurements m1..m{N-1} (DOUBLE) to each
+device beside temperature (tree: the aligned device's timeseries; table: FIELDs), so a row holds N
+data points; `--sensors M` makes each sensor a device of its own under its device's node
+(tree: root.<database>.<table>.`<device id>`.s<k>; table: a second TAG `sensor`). Seed 002's shapes
+(slim, light, large) are refused: their rows have no device to make a series of (a point being its
+series and time, the rows of different workers with equal timestamps would overwrite each other), and
+light's auto-increment key and secondary index have no counterpart. --commit-interval is refused: IoTDB
+has no transactions. Single inserts go in the batch's order.
+
+Reading back: the six queries in either model (tree: GROUP BY LEVEL, ALIGN BY DEVICE, SELECT LAST and,
+for device-downsample, GROUP BY ([start, end), 1m) on the device; table: SQL with last_by and
+date_bin), and scans of one device's points in time order, fetched a page (the query's fetch size)
+at a time as DataFrames. IoTDB keeps one point per series and time, so a device's readings at one
+instant are one point (the count check then says so). The record of expected answers lives beside
+the tables: tree root.<database>.iotbench_expected (TEXT series `tables` and `record`, one point per
+table layout), table <database>.iotbench_expected.
+"""
+
+from __future__ import annotations
+
+from iotdb_bench.simulator.capabilities import Capabilities, No
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.iotdb.connection import IotdbConnection
+from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbOptions
+from iotdb_bench.simulator.modules.iotdb.reader import IotdbReader
+from iotdb_bench.simulator.modules.iotdb.records import IotdbRecords
+from iotdb_bench.simulator.modules.iotdb.schema import IotdbSchema
+from iotdb_bench.simulator.modules.iotdb.series import Series
+from iotdb_bench.simulator.modules.iotdb.writer import IotdbWriter
+from iotdb_bench.simulator.spec import PrimaryKey
+
+__all__ = ["Module"]
+
+
+class Module(DatabaseModule):
+    Options = IotdbOptions
+    options: IotdbOptions
+    capabilities = Capabilities(
+        primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        transactions=No("IoTDB has no transactions to commit every S seconds"),
+    )
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.connection = IotdbConnection(self.options)  # the driver's session, shared by the roles
+        self.series = Series(spec, self.layout, self.options)  # measurements and device paths, shared too
+        self._schema, self._writer = IotdbSchema(self), IotdbWriter(self)
+        self._reader, self._records = IotdbReader(self), IotdbRecords(self)
+
+    # -- its roles -------------------------------------------------------------------------
+    @property
+    def schema(self) -> IotdbSchema:
+        return self._schema
+
+    @property
+    def writer(self) -> IotdbWriter:
+        return self._writer
+
+    @property
+    def reader(self) -> IotdbReader:
+        return self._reader
+
+    @property
+    def records(self) -> IotdbRecords:
+        return self._records
+
+    def validate(self) -> None:
+        if self.spec.shape != "events":
+            raise ModuleError(
+                f"module 'iotdb' does not support --schema {self.spec.shape}: IoTDB stores series of devices, and these rows have no "
+                "device (rows of different workers with equal timestamps would overwrite each other; use --schema events)"
+            )
+        self.validate_workload()
+        if self.spec.primary_key not in self.capabilities.primary_keys:
+            raise ModuleError(
+                f"module 'iotdb' identifies a point by its series and time and has no key column: "
+                f"--primary-key {self.spec.primary_key.value} does not apply; use db (the default) or none"
+            )
+
+    # -- how the module describes its runs -------------------------------------------------
+    def batch_kind(self) -> str:
+        return "aligned tablets, one per device" if self.series.tree else "tablet per table"
+
+    def insert_mode(self) -> str:
+        if not self.spec.batch:
+            return "single inserts (insert_aligned_record)" if self.series.tree else "single inserts (one-row tablets)"
+        return super().insert_mode()
+
+    def notes(self) -> list[str]:
+        names = self.series.measurement_names
+        values = len(names) - 1
+        notes = [
+            f"IoTDB counts data points (rows x measurements, seed 003's unit): an event is one row with {values} measured "
+            f"value{'s' if values > 1 else ''} ({', '.join(names[1:])}), so points/s = {values} x inserts/s; "
+            f"sequence_number is stored beside them as one more series ({values + 1} values per row on disk)",
+        ]
+        if self.series.tree:
+            notes.append("tree model: setup creates the devices' aligned timeseries and the database's data regions (one "
+                         f"point in root.{self.options.database}.{SETUP_MARKER}) before the timed phase")
+        else:
+            notes.append(f"table model: setup creates the database's data regions (one row in {SETUP_MARKER}); a device is "
+                         "registered by the first insert that names it, inside the timed phase (--prefill absorbs it)")
+        return notes
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        self.connection.connect()
+
+    def close(self) -> None:
+        self.connection.close()

@@ -1,0 +1,28 @@
+"""The iotdb module's options and the constants its roles share."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from iotdb_bench.simulator.modules.base import ModuleOptions
+
+# Status codes of IoTDB 2.0 (TSStatusCode) the module handles.
+PATH_NOT_EXIST = 508
+# setup() writes one point here (outside the run's tables) so the database's data regions exist
+# before the timed phase: IoTDB creates them with the first write, which takes 0.2-1 s.
+SETUP_MARKER = "iotbench_setup"
+
+
+class IotdbOptions(ModuleOptions):
+    host: str = "127.0.0.1"
+    port: int = Field(6667, ge=1, le=65535)
+    user: str = "root"
+    password: str = "root"
+    model: Literal["tree", "table"] = Field("tree", description="tree: aligned devices under root.<database>; table: IoTDB 2's table model")
+    database: str = Field("iotbench", pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$", description="tree: root.<database>; table: <database>")
+    data_region_groups: int | None = Field(None, ge=1, le=64, description="DATA_REGION_GROUP_NUM of a database the module creates; unset = the server's default")
+    connect_timeout: float = Field(10.0, gt=0, description="seconds; also the socket timeout of every call")
+    fetch_size: int = Field(5000, ge=1, description="rows per fetch of a query")
+    rpc_compression: bool = False

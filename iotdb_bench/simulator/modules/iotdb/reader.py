@@ -1,0 +1,108 @@
+"""The iotdb module's read side: the six queries in either model (tree: GROUP BY LEVEL, ALIGN BY
+DEVICE, SELECT LAST and GROUP BY time on the device; table: SQL with last_by and date_bin), and scans
+of one device's points in time order, fetched a page at a time as DataFrames."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+from iotdb_bench.simulator.answers import Answer, with_times
+from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.iotdb.connection import literal
+from iotdb_bench.simulator.modules.iotdb.series import device_of
+from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
+
+
+class IotdbReader(Role, ReaderRole):
+    def queries(self) -> dict[str, Query]:
+        self.one_table_queries()
+        end = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
+        if self.module.series.tree:
+            # The queries read the table `events`, as every module's do. GROUP BY LEVEL = 1 merges the
+            # devices' series into one (the tree model has no other cross-series aggregate).
+            series = f"root.{self.options.database}.{SINGLE_TABLE_NAME}.*"
+            downsample_device = self.module.series.path(self.spec.table_names[0], DOWNSAMPLE_DEVICE.encode())
+            return {
+                "count-events": self._rows(f"SELECT count(temperature) FROM {series} GROUP BY LEVEL = 1"),
+                "temperature-min-max": self._rows(f"SELECT min_value(temperature), max_value(temperature) FROM {series} GROUP BY LEVEL = 1"),
+                "temperature-stats": self._rows(
+                    f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {series} GROUP BY LEVEL = 1"),
+                "temperature-stats-per-device": self._rows(
+                    f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {series} ALIGN BY DEVICE", _per_device),
+                # One row per series: the device's newest time and value (served from IoTDB's last cache).
+                "newest-per-device": self._rows(f"SELECT LAST temperature FROM {series}", _last_points),
+                # One row per minute of the hour, empty minutes as NaN: those are left out.
+                "device-downsample": self._rows(
+                    f"SELECT min_value(temperature), avg(temperature), max_value(temperature) FROM {downsample_device} "
+                    f"GROUP BY ([{DOWNSAMPLE_START_MS}, {end}), 1m)", _minutes_with_readings),
+            }
+        table = SINGLE_TABLE_NAME
+        return {
+            "count-events": self._rows(f"SELECT count(*) FROM {table}"),
+            "temperature-min-max": self._rows(f"SELECT min(temperature), max(temperature) FROM {table}"),
+            "temperature-stats": self._rows(f"SELECT min(temperature), avg(temperature), max(temperature) FROM {table}"),
+            "temperature-stats-per-device": self._rows(
+                f"SELECT device_id, min(temperature), avg(temperature), max(temperature) FROM {table} GROUP BY device_id"),
+            "newest-per-device": self._rows(f"SELECT device_id, last(time), last_by(temperature, time) FROM {table} GROUP BY device_id",
+                                            with_times(1)),
+            "device-downsample": self._rows(
+                f"SELECT date_bin(1m, time) AS minute, min(temperature), avg(temperature), max(temperature) FROM {self.spec.table_names[0]} "
+                f"WHERE device_id = '{DOWNSAMPLE_DEVICE}' AND time >= {DOWNSAMPLE_START_MS} AND time < {end} GROUP BY 1 ORDER BY 1",
+                with_times(0)),
+        }
+
+    def _rows(self, statement: str, convert=None) -> Query:
+        def run() -> Answer:
+            return Answer(self.module.connection.fetch(statement, timeout_s=self.spec.query_timeout), convert)
+
+        return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        connection = self.module.connection
+        if self.module.series.tree:
+            paths = [path for table in self.spec.table_names
+                     for path in connection.column(f"SHOW DEVICES root.{self.options.database}.{table}.*", "Device")]
+            return sorted({device_of(path) for path in paths})
+        return sorted({str(device) for table in self.spec.table_names
+                       for (device,) in connection.fetch(f"SELECT DISTINCT device_id FROM {table}")})
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # A device always writes to the same table; the others hold none of its points.
+        for table in self.spec.table_names:
+            if self.module.series.tree:
+                statement = f"SELECT temperature FROM {self.module.series.path(table, device.encode())}"  # in time order
+            else:
+                statement = f"SELECT time FROM {table} WHERE device_id = {literal(device)} ORDER BY time"
+            with self.module.connection.session.execute_query_statement(statement) as data:
+                data.set_fetch_size(page_size)
+                while data.has_next_df():
+                    frame = data.next_df()
+                    if frame is not None and len(frame):
+                        yield _epoch_ms(frame.iloc[:, 0])
+
+
+def _per_device(rows: list[list]) -> list[tuple]:
+    """ALIGN BY DEVICE rows (path, min, avg, max) with the device id instead of its path."""
+    return [(device_of(path), *values) for path, *values in rows]
+
+
+def _last_points(rows: list[list]) -> list[tuple]:
+    """SELECT LAST rows (time, series path, value as text, type) as (device id, time, value)."""
+    return [(device_of(series.rsplit(".", 1)[0]), int(time), float(value)) for time, series, value, _ in rows]
+
+
+def _minutes_with_readings(rows: list[list]) -> list[tuple]:
+    """GROUP BY time rows (minute, min, avg, max), the minutes without readings (NaN or None) left out."""
+    return [(int(minute), *values) for minute, *values in rows if values[0] is not None and not math.isnan(values[0])]
+
+
+def _epoch_ms(column) -> np.ndarray:
+    """A page's time column as int64 epoch ms: numbers in the tree model, timestamps in the table model."""
+    if column.dtype.kind == "M":
+        return column.dt.as_unit("ms").astype("int64").to_numpy()
+    return column.to_numpy().astype(np.int64)

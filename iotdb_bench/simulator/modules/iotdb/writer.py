@@ -1,0 +1,85 @@
+"""The iotdb module's write path: tablets encoded outside the timed call (tree: one aligned tablet per
+device, all in one insert_aligned_tablets call; table model: one tablet per table), and single inserts
+(tree: insert_aligned_record; table model: one-row tablets) in the batch's order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
+
+
+class IotdbWriter(Role, WriterRole):
+    def prepare_batch(self, batch: EventBatch) -> list[Any]:
+        if self.module.series.tree:
+            return [tablet for table, part in self.per_table(batch) for tablet in self._device_tablets(table, part)]
+        return [self._table_tablet(table, part) for table, part in self.per_table(batch)]
+
+    def insert_batch(self, prepared: list[Any]) -> None:
+        session = self.module.connection.session
+        if self.module.series.tree:
+            session.insert_aligned_tablets(prepared)
+        else:
+            for tablet in prepared:
+                session.insert_relational_tablet(tablet)
+
+    def prepare_single(self, batch: EventBatch) -> list[Any]:
+        """One item per event, in the batch's order (a --duration run may stop between two)."""
+        series = self.module.series
+        tables = self.table_of_each(batch)
+        if not series.tree:
+            return [self._table_tablet(table, batch.select(slice(i, i + 1))) for i, table in enumerate(tables)]
+        sensors = batch.sensor_index.tolist() if batch.sensor_index is not None else [0] * len(batch)
+        values = list(zip(*(column.values(batch).tolist() for column in series.measurements)))
+        return [(series.path(table, device, sensor), timestamp, list(row))
+                for table, device, sensor, timestamp, row in zip(tables, batch.device_id.tolist(), sensors, batch.timestamp_ms.tolist(), values)]
+
+    def insert_single(self, item: Any) -> None:
+        series, session = self.module.series, self.module.connection.session
+        if series.tree:
+            path, timestamp, values = item
+            session.insert_aligned_record(path, timestamp, series.measurement_names, series.types(), values)
+        else:
+            session.insert_relational_tablet(item)
+
+    def _big_endian(self, batch: EventBatch) -> list[np.ndarray]:
+        return [column.values(batch).astype(">i8" if column.kind == "sequence" else ">f8") for column in self.module.series.measurements]
+
+    def _device_tablets(self, table: str, part: EventBatch) -> list[Any]:
+        """One aligned tablet per device (with --sensors: per sensor) of `part`, each in time order,
+        columns already big-endian."""
+        names = self.module.series
+        series = part.device_index if part.sensor_index is None else part.device_index * self.spec.sensors + part.sensor_index
+        order = np.argsort(series, kind="stable")
+        ordered = series[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        timestamps = part.timestamp_ms[order].astype(">i8")
+        columns = [column[order] for column in self._big_endian(part)]
+        sensors = part.sensor_index[order].tolist() if part.sensor_index is not None else [0] * len(order)
+        tablet, types = encoded_tablet_class(), names.types()
+        return [
+            tablet(names.path(table, bytes(part.device_id[order[start]]), sensors[start]), names.measurement_names, types,
+                   [column[start:end] for column in columns], timestamps[start:end])
+            for start, end in zip(starts.tolist(), ends.tolist())
+        ]
+
+    def _table_tablet(self, table: str, part: EventBatch) -> Any:
+        """One tablet of the table model holding every device of `part` (time order within a device is kept)."""
+        from iotdb.utils.IoTDBConstants import TSDataType
+        from iotdb.utils.Tablet import ColumnType
+
+        names = self.module.series
+        tags, tag_values = ["device_id"], [part.device_id]
+        if part.sensor_index is not None:
+            tags.append("sensor")
+            tag_values.append(np.char.add(b"s", np.char.zfill(part.sensor_index.astype("S4"), 4)))
+        return encoded_tablet_class()(
+            table, [*tags, *names.measurement_names], [TSDataType.STRING] * len(tags) + names.types(),
+            [*tag_values, *self._big_endian(part)], part.timestamp_ms.astype(">i8"),
+            column_types=[ColumnType.TAG] * len(tags) + [ColumnType.FIELD] * len(names.measurements),
+        )

@@ -1,0 +1,123 @@
+"""The victoriametrics module's connection: an httpx client for every call but the timed writes,
+which go through the standard library's client (simulator/wire/http_post.py); MetricsQL queries and
+the streamed export, each refusal a VictoriaMetricsError naming the call."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from iotdb_bench.simulator.errors import one_line
+from iotdb_bench.simulator.events import TIME_ORIGIN_MS
+from iotdb_bench.simulator.modules.base import ModuleError
+from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, ENDPOINTS, FUTURE_LIMIT_S, VictoriametricsOptions
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.wire.http_post import HttpPoster, PostFailed
+
+
+class VictoriaMetricsError(Exception):
+    """The server refused a call, or the call got no answer."""
+
+
+class VmConnection:
+    def __init__(self, spec: RunSpec, options: VictoriametricsOptions):
+        self.spec, self.options = spec, options
+        self._client = None
+        self._poster: HttpPoster | None = None
+
+    def connect(self) -> None:
+        import httpx
+
+        self._client = httpx.Client(base_url=self.options.url, timeout=self.options.timeout)
+        try:
+            self._client.get("/health").raise_for_status()
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+            self.close()
+            raise ModuleError(f"cannot connect to VictoriaMetrics at {self.address()}: {one_line(error)}") from None
+        except httpx.HTTPError as error:
+            self.close()
+            raise ModuleError(f"the server at {self.address()} does not answer like VictoriaMetrics: {one_line(error)}") from None
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._poster is not None:
+            self._poster.close()
+            self._poster = None
+
+    def address(self) -> str:
+        parts = urlsplit(self.options.url)
+        return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+    def request(self, what: str, method: str, path: str, **kwargs) -> Any:
+        """One call; a refusal or a call without answer raises VictoriaMetricsError naming `what`."""
+        import httpx
+
+        try:
+            response = self._client.request(method, path, **kwargs)
+        except httpx.TimeoutException:
+            raise VictoriaMetricsError(f"{what} timed out") from None
+        except httpx.TransportError as error:
+            raise VictoriaMetricsError(f"{what} failed: {one_line(error)}") from None
+        if response.status_code >= 300:
+            raise VictoriaMetricsError(f"{what} failed with {response.status_code}: {one_line(response.text, limit=300)}")
+        return response
+
+    def flush(self) -> None:
+        """Make the samples buffered in memory searchable."""
+        self.request("flushing", "GET", "/internal/force_flush")
+
+    def write(self, body: bytes) -> None:
+        # The timed call: through the standard library's client (simulator/wire/http_post.py), a
+        # tenth of httpx's client CPU per request; the other calls keep httpx.
+        if self._poster is None:
+            self._poster = HttpPoster(str(self.options.url), self.options.timeout)
+        try:
+            self._poster.post(ENDPOINTS[self.options.ingestion], body, {"precision": "ms"} if self.options.ingestion == "influx" else None)
+        except PostFailed as error:
+            raise VictoriaMetricsError(f"write {error}") from None
+
+    def export(self, selector: str, rows_per_line: int) -> Iterator[dict]:
+        """/api/v1/export of the series `selector` selects, streamed: one JSON line (one series' samples,
+        at most `rows_per_line`, in time order) at a time."""
+        import httpx
+
+        params = {"match[]": selector, "max_rows_per_line": str(rows_per_line), "start": str(TIME_ORIGIN_MS // 1000 - DAY_S),
+                  "end": f"{time.time() + FUTURE_LIMIT_S:.0f}"}
+        try:
+            with self._client.stream("GET", "/api/v1/export", params=params) as response:
+                if response.status_code >= 300:
+                    raise VictoriaMetricsError(f"export failed with {response.status_code}: {one_line(response.read().decode(), limit=300)}")
+                for line in response.iter_lines():
+                    if line:
+                        yield json.loads(line)
+        except httpx.TransportError as error:
+            raise VictoriaMetricsError(f"export failed: {one_line(error)}") from None
+
+    def instant(self, expression: str, bounded: bool = False) -> list[dict]:
+        """An instant MetricsQL query evaluated after the newest possible event, `{window}` in the
+        expression replaced by a window reaching back before the oldest (the data lies in the past).
+        `bounded`: one of the run's queries, which --query-timeout limits (counts are not)."""
+        at = time.time() + FUTURE_LIMIT_S
+        window_s = int(at - TIME_ORIGIN_MS / 1000) + DAY_S
+        params = {"query": expression.replace("{window}", f"{window_s}s"), "time": f"{at:.3f}", "nocache": "1"}
+        return self.answer(params, "/api/v1/query", bounded)
+
+    def answer(self, params: dict[str, str], path: str, bounded: bool) -> list[dict]:
+        """The result of a MetricsQL query; `bounded`: one of the run's queries, which --query-timeout limits."""
+        limit = self.spec.query_timeout if bounded and self.spec.task == "query" else 0
+        if limit:  # the server stops the query; the client gives up waiting at the same time
+            params["timeout"] = f"{max(1, round(limit * 1000))}ms"
+        started = time.perf_counter()
+        response = self.request("MetricsQL query", "GET", path, params=params, **({"timeout": limit} if limit else {}))
+        # httpx limits each socket operation, not the call: an answer that came in late is late all the same.
+        if limit and time.perf_counter() - started > limit:
+            raise VictoriaMetricsError("MetricsQL query timed out")
+        answer = response.json()
+        if answer.get("status") != "success":
+            raise VictoriaMetricsError(f"MetricsQL query failed: {one_line(answer.get('error') or answer, limit=300)}")
+        return answer["data"]["result"]

@@ -1,0 +1,108 @@
+"""The victoriametrics module's read side: the six queries as MetricsQL (instant queries whose window
+covers every time an event can have; device-downsample a range query, step 1m, whose window at each
+minute m is exactly [m, m + 1 min)), and scans streaming /api/v1/export a page per line."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.events import TIME_ORIGIN_MS
+from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S
+from iotdb_bench.simulator.modules.victoriametrics.series import selector
+
+
+class VmReader(Role, ReaderRole):
+    def queries(self) -> dict[str, Query]:
+        temperature = self.module.series.temperature
+        series = selector(temperature)
+
+        def over(function: str) -> str:
+            return f"{function}({series}[{{window}}])"
+
+        def named(**expressions: str) -> str:
+            """Several results in one answer, each series labelled `stat` with its name."""
+            return "union(" + ", ".join(f'label_set({expression}, "stat", "{name}")' for name, expression in expressions.items()) + ")"
+
+        # Each minute m's window is (m + 59,999 ms - 1 min, m + 59,999 ms]: [m, m + 1 min) in milliseconds.
+        device = '{__name__=~"' + "|".join(temperature) + f'", device_id="{DOWNSAMPLE_DEVICE}"}}'
+        minute = {name: f"{name}_over_time({device}[1m] offset -59999ms)" for name in ("min", "avg", "max")}
+        return {
+            "count-events": self._query(f"sum({over('count_over_time')})", lambda result: [(round(value),) for (value,) in one_row(result)]),
+            "temperature-min-max": self._query(named(min=f"min({over('min_over_time')})", max=f"max({over('max_over_time')})"),
+                                               ordered("min", "max")),
+            "temperature-stats": self._query(named(
+                min=f"min({over('min_over_time')})",
+                avg=f"sum({over('sum_over_time')}) / sum({over('count_over_time')})",
+                max=f"max({over('max_over_time')})"), ordered("min", "avg", "max")),
+            "temperature-stats-per-device": self._query(named(
+                min=over("min_over_time"), avg=over("avg_over_time"), max=over("max_over_time")), ordered("min", "avg", "max", per_device=True)),
+            # The newest sample of each series: its value and (tlast_over_time) its own time, in seconds.
+            "newest-per-device": self._query(named(value=over("last_over_time"), time=over("tlast_over_time")),
+                                             lambda result: [(d, round(t * 1000), v) for d, t, v in ordered("time", "value", per_device=True)(result)]),
+            "device-downsample": self._range_query(named(**minute), DOWNSAMPLE_START_MS, DOWNSAMPLE_START_MS + (DOWNSAMPLE_MINUTES - 1) * MINUTE_MS),
+        }
+
+    def _query(self, expression: str, rows: Callable[[list[dict]], list[tuple]]) -> Query:
+        def run() -> Answer:
+            return Answer(self.module.connection.instant(expression, bounded=True), rows)
+
+        return run
+
+    def _range_query(self, expression: str, start_ms: int, end_ms: int) -> Query:
+        def run() -> Answer:
+            params = {"query": expression, "start": f"{start_ms / 1000:.3f}", "end": f"{end_ms / 1000:.3f}", "step": "60s", "nocache": "1"}
+            return Answer(self.module.connection.answer(params, "/api/v1/query_range", bounded=True), per_minute)
+
+        return run
+
+    # -- scans -----------------------------------------------------------------------------
+    def scan_devices(self) -> list[str]:
+        connection = self.module.connection
+        connection.flush()
+        params = {"match[]": selector(self.module.series.temperature), "start": str(TIME_ORIGIN_MS // 1000 - DAY_S),
+                  "end": f"{time.time() + FUTURE_LIMIT_S:.0f}"}
+        # The series API, not label values: those may still list the labels of deleted series.
+        answer = connection.request("listing the devices", "GET", "/api/v1/series", params=params).json()
+        return sorted({series["device_id"] for series in answer["data"]})
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # A device is one series (a device always writes to the same table): one line per page.
+        selected = '{__name__=~"' + "|".join(self.module.series.temperature) + f'", device_id="{device}"}}'
+        for line in self.module.connection.export(selected, page_size):
+            yield np.array(line["timestamps"], dtype=np.int64)
+
+
+def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], list[tuple]]:
+    """The `stat`-labelled results as rows with the stats in the order of `names` (the common form),
+    one row in all, or one per device (device id first)."""
+
+    def convert(result: list[dict]) -> list[tuple]:
+        groups: dict[str, dict[str, float]] = {}
+        for series in result:
+            key = series["metric"].get("device_id", "") if per_device else ""
+            groups.setdefault(key, {})[series["metric"]["stat"]] = float(series["value"][1])
+        rows = [tuple(stats.get(name) for name in names) for stats in (groups[key] for key in sorted(groups))]
+        return [(key, *row) for key, row in zip(sorted(groups), rows)] if per_device else rows
+
+    return convert
+
+
+def per_minute(result: list[dict]) -> list[tuple]:
+    """A range query's `stat`-labelled series (min, avg, max) as rows (minute ms, min, avg, max)."""
+    minutes: dict[int, dict[str, float]] = {}
+    for series in result:
+        for at, value in series["values"]:
+            minutes.setdefault(round(float(at) * 1000), {})[series["metric"]["stat"]] = float(value)
+    return [(minute, stats.get("min"), stats.get("avg"), stats.get("max")) for minute, stats in sorted(minutes.items())]
+
+
+def one_row(result: list[dict]) -> list[tuple]:
+    """The `stat`-labelled results of a global aggregation as one row (none when there is no data)."""
+    values = {series["metric"].get("stat", "value"): float(series["value"][1]) for series in result}
+    return [tuple(values[name] for name in sorted(values))] if values else []

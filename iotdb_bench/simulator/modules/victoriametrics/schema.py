@@ -1,0 +1,94 @@
+"""The victoriametrics module's schema and counting: the server's flags checked (a retention that
+reaches back to the events, no deduplication), the run's series deleted when clean, counts of the
+temperature samples after a flush (and the bounded wait until every acknowledged one is found)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+
+from iotdb_bench.simulator.events import TIME_ORIGIN_MS
+from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
+from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S
+from iotdb_bench.simulator.modules.victoriametrics.series import selector
+from iotdb_bench.simulator.report import IngestionWait
+
+log = logging.getLogger("victoriametrics")
+
+
+class VmSchema(Role, SchemaRole):
+    def setup(self) -> None:
+        connection = self.module.connection
+        self._check_flags(_flags(connection.request("reading /metrics", "GET", "/metrics").text))
+        if self.spec.clean:
+            connection.request("deleting the run's series", "POST", "/api/v1/admin/tsdb/delete_series",
+                               data={"match[]": selector(self.module.series.metrics)})
+
+    def _check_flags(self, flags: dict[str, str]) -> None:
+        """Refuse a server that would drop the run's samples: a retention that does not reach back to
+        the events' times, or deduplication."""
+        address = self.module.connection.address()
+        retention = flags.get("retentionPeriod")
+        if retention is None:
+            log.warning("VictoriaMetrics at %s does not show its flags on /metrics: retention not checked", address)
+        else:
+            kept_s = retention_seconds(retention)
+            needed_s = time.time() - TIME_ORIGIN_MS / 1000
+            if kept_s is not None and kept_s < needed_s:
+                raise ModuleError(
+                    f"VictoriaMetrics at {address} keeps samples for -retentionPeriod={retention}, but the events start at "
+                    f"2026-01-01 ({needed_s / DAY_S:.0f} days ago) and would be dropped: start it with -retentionPeriod=100y"
+                )
+        dedup = flags.get("dedup.minScrapeInterval", "0s")
+        if dedup not in ("0s", "0", ""):
+            raise ModuleError(f"VictoriaMetrics at {address} deduplicates samples (-dedup.minScrapeInterval={dedup}), which merges a "
+                              "device's events: run it without that flag")
+
+    def server_version(self) -> str | None:
+        """From the vm_app_version metric; Debian's build leaves its version label empty and says so."""
+        metrics = self.module.connection.request("reading /metrics", "GET", "/metrics").text
+        found = re.search(r'^vm_app_version\{version="([^"]*)"', metrics, re.MULTILINE)
+        version = found.group(1) if found else ""
+        return f"VictoriaMetrics {version}" if version else "VictoriaMetrics (this build does not report its version)"
+
+    def count(self) -> int:
+        """Temperature samples of the run's series, after the server flushed its in-memory buffers."""
+        self.module.connection.flush()
+        result = self.module.connection.instant(f"sum(count_over_time({selector(self.module.series.temperature)}[{{window}}]))")
+        return round(float(result[0]["value"][1])) if result else 0
+
+    def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
+        """Acknowledged samples are searchable after a flush, but series the run created were seen to
+        stay unfound for up to 10 s: count (each time after a flush) until all are there, bounded."""
+        return self.count_until(expected, run_ended_at, self.options.visible_wait_s, self.options.visible_poll_s)
+
+    def server_counters(self) -> dict[str, int] | None:
+        """Events as the server counted them: its samples received over the run's protocol (server-wide,
+        so other clients' writes count too) divided by the samples per event. VictoriaMetrics renders
+        /metrics at most once a second and serves that copy meanwhile: the second of two reads a
+        second apart is rendered after the first was asked for."""
+        connection = self.module.connection
+        connection.request("reading /metrics", "GET", "/metrics")
+        time.sleep(METRICS_CACHE_S + 0.05)
+        metrics = connection.request("reading /metrics", "GET", "/metrics").text
+        name = INSERTED_COUNTER[self.options.ingestion]
+        for line in metrics.splitlines():
+            if line.startswith(name + " "):
+                return {"events_inserted_server_wide": int(float(line.split()[-1])) // self.module.series.samples_per_event}
+        return None
+
+
+def _flags(metrics: str) -> dict[str, str]:
+    """The server's command-line flags, as /metrics lists them: `flag{name="...", value="..."} 1`."""
+    return dict(re.findall(r'^flag\{name="([^"]+)", value="([^"]*)"', metrics, flags=re.MULTILINE))
+
+
+def retention_seconds(value: str) -> float | None:
+    """A -retentionPeriod value in seconds: a number with a unit (s, m, h, d, w, y), months without one."""
+    match = re.fullmatch(r"([0-9.]+)([smhdwy]?)", value.strip())
+    if not match:
+        return None
+    number, unit = float(match.group(1)), match.group(2)
+    return number * (RETENTION_UNITS_S[unit] if unit else MONTH_S)
+
