@@ -4,6 +4,7 @@ without the role method behind it, or a table row that says otherwise, fails her
 
 from __future__ import annotations
 
+import inspect
 import re
 import typing
 from pathlib import Path
@@ -12,8 +13,9 @@ import pytest
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
-from iotdb_bench.simulator.modules.base import OneClassModule
+from iotdb_bench.simulator.modules.base import OneClassModule, ReaderRole, RecordsRole, SchemaRole, WriterRole
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, Writer
+from iotdb_bench.simulator.spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 # The role methods behind each optional ability (simulator/roles.py).
@@ -54,6 +56,47 @@ def test_each_ability_has_its_methods_and_each_method_its_ability(name):
                                              f"{'does not implement' if declared else 'implements'} {method}()")
     assert can.shapes <= ALL_SHAPES and can.shapes, f"module '{name}': unknown or no shapes {sorted(can.shapes)}"
     assert (can.location is Location.none) == (name == "null")
+
+
+def split_modules() -> list[str]:
+    """The modules split into role classes (the others still play every role in one class)."""
+    return [name for name in module_names() if not issubclass(module_class(name), OneClassModule)]
+
+
+def protocol_methods(protocol: type) -> set[str]:
+    return {method for method, value in protocol.__dict__.items() if not method.startswith("_") and callable(value)}
+
+
+# The base each role class builds on (modules/base.py), and the options a module cannot be built without.
+ROLE_BASES = {"schema": SchemaRole, "writer": WriterRole, "reader": ReaderRole, "records": RecordsRole}
+REQUIRED_OPTIONS = {"azure_data_explorer": {"cluster_uri": "https://example.invalid", "database": "bench"}}
+# A role class is small: one job, a screenful or three (the largest, Cassandra's writer, is about 150 lines).
+MOST_LINES_PER_ROLE = 200
+
+
+@pytest.mark.parametrize("name", split_modules())
+def test_a_split_module_plays_each_role_with_a_small_class_of_its_own(name):
+    """Built as a worker builds it (no connection needed), each role property returns an object of its
+    own class: the class the property is annotated with, built on the role's base, holding the role's
+    protocol methods and none of another role's."""
+    spec = RunSpec(run_id="roles", task="insert", target=name, module=name, workers=1, batch=100, connection=REQUIRED_OPTIONS.get(name, {}))
+    module = module_class(name)(spec)
+    played = {role: getattr(module, role) for role in ROLES}
+    assert len({type(role) for role in played.values()}) == len(ROLES), f"module '{name}': roles share a class: {played}"
+    optional = {method for methods in METHODS.values() for method in methods}
+    for role, found in played.items():
+        cls = type(found)
+        assert not isinstance(found, DatabaseModule), f"module '{name}': its {role} is the module itself"
+        assert cls is role_class(type(module), role), f"module '{name}': its {role} property is annotated with another class than {cls.__name__}"
+        assert isinstance(found, ROLE_BASES[role]) and getattr(found, "module", None) is module
+        own = protocol_methods(ROLES[role])
+        missing = sorted(method for method in own - optional if not callable(getattr(found, method, None)))
+        assert not missing, f"module '{name}': its {role} ({cls.__name__}) lacks {missing}"
+        others = set().union(*(protocol_methods(protocol) for other, protocol in ROLES.items() if other != role))
+        foreign = sorted(method for method in others if callable(getattr(found, method, None)))
+        assert not foreign, f"module '{name}': its {role} ({cls.__name__}) also plays another role: {foreign}"
+        lines = len(inspect.getsource(cls).splitlines())
+        assert lines <= MOST_LINES_PER_ROLE, f"module '{name}': its {role} ({cls.__name__}) has {lines} lines"
 
 
 def table_rows(path: Path, header_start: str) -> list[list[str]]:

@@ -27,7 +27,7 @@ def test_sqlite_reports_the_library_it_runs(tmp_path):
 
 
 def test_null_says_there_is_no_server():
-    assert module("null").server_version().startswith("none")
+    assert module("null").schema.server_version().startswith("none")
 
 
 @pytest.mark.postgres
