@@ -23,7 +23,7 @@ def module(name: str, task: str = "insert", **connection) -> DatabaseModule:
 
 
 def test_sqlite_reports_the_library_it_runs(tmp_path):
-    assert module("sqlite", path=str(tmp_path / "db.sqlite3")).server_version() == f"SQLite {sqlite3.sqlite_version}"
+    assert module("sqlite", path=str(tmp_path / "db.sqlite3")).schema.server_version() == f"SQLite {sqlite3.sqlite_version}"
 
 
 def test_null_says_there_is_no_server():
