@@ -41,14 +41,14 @@ def test_postgres_family_reports_version_and_leaves_no_transaction_open(pg_env, 
         version = direct.execute("SELECT version()").fetchone()[0]
         extension = direct.execute("SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'").fetchone()
     found = module(name, connection_string=connection_string, password=env["PGPASSWORD"])
-    reported = found.server_version()
+    reported = found.schema.server_version()
     assert reported.startswith(version) and version.startswith("PostgreSQL ")
     if name == "timescaledb":
         assert reported.endswith(f"; TimescaleDB {extension[0]}" if extension else "; TimescaleDB extension not installed")
     # Batch mode runs without autocommit: reading the version must not leave a transaction behind
     # (setup switches autocommit on, which psycopg refuses inside one).
-    assert found._conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    found._conn.autocommit = True
+    assert found.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    found.conn.autocommit = True
     found.close()
 
 
