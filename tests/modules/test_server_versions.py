@@ -62,7 +62,7 @@ def test_mysql_reports_version():
     with pymysql.connect(password=password, **options) as direct, direct.cursor() as cursor:
         cursor.execute("SELECT VERSION()")
         version = cursor.fetchone()[0]
-    assert module("mysql", password=password, **options).server_version() == version
+    assert module("mysql", password=password, **options).schema.server_version() == version
 
 
 @pytest.mark.cassandra
