@@ -114,7 +114,7 @@ def test_clickhouse_reports_version():
     http_port = int(os.environ.get("CLICKHOUSE_HTTP_PORT", "18123"))
     version = httpx.get(f"http://{host}:{http_port}/", params={"query": "SELECT version()"}, timeout=10).text.strip()
     found = module("clickhouse", host=host, port=int(os.environ.get("CLICKHOUSE_PORT", "19000")))
-    assert found.server_version() == f"ClickHouse {version}"
+    assert found.schema.server_version() == f"ClickHouse {version}"
 
 
 @pytest.mark.iotdb
