@@ -104,7 +104,7 @@ def test_questdb_reports_its_build():
     http_port = int(os.environ.get("QUESTDB_HTTP_PORT", "9000"))
     answer = httpx.get(f"http://{host}:{http_port}/exec", params={"query": "SELECT build()"}, timeout=10).json()
     build = answer["dataset"][0][0]
-    reported = module("questdb", host=host, http_port=http_port, pg_port=int(os.environ.get("QUESTDB_PG_PORT", "8812"))).server_version()
+    reported = module("questdb", host=host, http_port=http_port, pg_port=int(os.environ.get("QUESTDB_PG_PORT", "8812"))).schema.server_version()
     assert reported.startswith("QuestDB ") and build.endswith(reported)
 
 
