@@ -1,7 +1,6 @@
 """Every module's capabilities match what it implements, and the capability tables of README.md and
 docs/workloads.md match the capabilities (no server needed). A module that declares an ability
-without the role method behind it, or a table row that says otherwise, fails here by name. A module
-split into roles plays each with a small class of its own."""
+without the role method behind it, or a table row that says otherwise, fails here by name."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ import pytest
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
-from iotdb_bench.simulator.modules.base import OneClassModule, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole
+from iotdb_bench.simulator.modules.base import ReaderRole, RecordsRole, SchemaRole, WriterRole
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, Writer
 from iotdb_bench.simulator.spec import RunSpec
 
@@ -28,10 +27,8 @@ ROLE_OF = {"commit": "writer", "marker_visible": "reader", "store_record": "reco
 
 
 def role_class(module: type[DatabaseModule], role: str) -> type:
-    """The class that plays `role` (schema, writer, reader, records): the module itself, or the role
-    class its property is annotated to return (a module split into roles)."""
-    if issubclass(module, OneClassModule):
-        return module
+    """The class that plays `role` (schema, writer, reader, records): the role class its property is
+    annotated to return."""
     return typing.get_type_hints(getattr(module, role).fget)["return"]
 
 
@@ -59,50 +56,40 @@ def test_each_ability_has_its_methods_and_each_method_its_ability(name):
     assert (can.location is Location.none) == (name == "null")
 
 
-# The modules split into role classes (a package each), with options that build them without a server.
-SPLIT_MODULES = {
-    "cassandra": lambda folder: {},
-    "berkeleydb": lambda folder: {"home": str(folder / "env")},
-    "mongodb": lambda folder: {},
-    "arangodb": lambda folder: {},
-    "azure_data_explorer": lambda folder: {"cluster_uri": "http://127.0.0.1:8080", "database": "iotbench", "auth": "none"},
-}
+def protocol_methods(protocol: type) -> set[str]:
+    return {method for method, value in protocol.__dict__.items() if not method.startswith("_") and callable(value)}
+
+
+# The base each role class builds on (modules/base.py), and the options a module cannot be built without.
 ROLE_BASES = {"schema": SchemaRole, "writer": WriterRole, "reader": ReaderRole, "records": RecordsRole}
-ROLE_CLASS_MOST_LINES = 200  # a role class beyond this is no longer small: split out what it uses (e.g. berkeleydb/walks.py)
+REQUIRED_OPTIONS = {"azure_data_explorer": {"cluster_uri": "http://127.0.0.1:8080", "database": "bench", "auth": "none"}}
+# A role class is small: one job, a screenful or three (the largest, Cassandra's writer, is about 150 lines).
+MOST_LINES_PER_ROLE = 200
 
 
-def test_every_module_without_one_class_is_checked_as_split():
-    split = {name for name in module_names() if not issubclass(module_class(name), OneClassModule)}
-    assert split == set(SPLIT_MODULES), f"split modules {sorted(split)}, checked here {sorted(SPLIT_MODULES)}"
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=[pytest.mark.berkeleydb] if name == "berkeleydb" else [])
-                                  for name in SPLIT_MODULES])
-def test_a_split_module_plays_each_role_with_a_small_class_of_its_own(name, tmp_path):
-    module_type = module_class(name)
-    assert not issubclass(module_type, OneClassModule), f"module '{name}' still plays every role in one class"
-    module = module_type(RunSpec(run_id="roles", task="insert", target=name, module=name, workers=1, connection=SPLIT_MODULES[name](tmp_path)))
+@pytest.mark.parametrize("name", module_names())
+def test_every_module_plays_each_role_with_a_small_class_of_its_own(name):
+    """Built as a worker builds it (no connection needed), each role property returns an object of its
+    own class: the class the property is annotated with, built on the role's base, holding the role's
+    protocol methods and none of another role's."""
+    spec = RunSpec(run_id="roles", task="insert", target=name, module=name, workers=1, batch=100, connection=REQUIRED_OPTIONS.get(name, {}))
+    module = module_class(name)(spec)
     played = {role: getattr(module, role) for role in ROLES}
-    assert len({id(part) for part in played.values()}) == 4, f"module '{name}': one object plays several roles"
-    assert len({type(part) for part in played.values()}) == 4, f"module '{name}': one class plays several roles"
-    assert len({type(part).__module__ for part in played.values()}) == 4, f"module '{name}': two role classes share a file"
-    can = module.capabilities
-    optional = {method for ability, methods in METHODS.items() if getattr(can, ability) is not True for method in methods}
-    for role, part in played.items():
-        kind = type(part)
-        assert getattr(module, role) is part, f"module '{name}': its {role} is a new object each time"
-        assert kind is role_class(module_type, role), f"module '{name}': its {role} property is annotated to return another class"
-        assert kind.__module__.startswith(f"iotdb_bench.simulator.modules.{name}."), f"module '{name}': its {role} lives outside its package"
-        assert isinstance(part, Role) and part.module is module and part.spec is module.spec and part.options is module.options
-        assert not isinstance(part, DatabaseModule), f"module '{name}': its {role} is a whole module"
-        others = [base.__name__ for other, base in ROLE_BASES.items() if other != role and isinstance(part, base)]
-        assert isinstance(part, ROLE_BASES[role]) and not others, f"module '{name}': its {role} ({kind.__name__}) also plays {others}"
-        protocol = ROLES[role]
-        required = [method for method in protocol.__dict__ if not method.startswith("_") and callable(protocol.__dict__[method])]
-        missing = [method for method in required if method not in optional and not callable(getattr(part, method, None))]
-        assert not missing, f"module '{name}': its {role} ({kind.__name__}) lacks {missing}"
-        lines = len(inspect.getsource(kind).splitlines())
-        assert lines <= ROLE_CLASS_MOST_LINES, f"module '{name}': its {role} ({kind.__name__}) is {lines} lines"
+    assert len({type(role) for role in played.values()}) == len(ROLES), f"module '{name}': roles share a class: {played}"
+    optional = {method for methods in METHODS.values() for method in methods}
+    for role, found in played.items():
+        cls = type(found)
+        assert not isinstance(found, DatabaseModule), f"module '{name}': its {role} is the module itself"
+        assert cls is role_class(type(module), role), f"module '{name}': its {role} property is annotated with another class than {cls.__name__}"
+        assert isinstance(found, ROLE_BASES[role]) and getattr(found, "module", None) is module
+        own = protocol_methods(ROLES[role])
+        missing = sorted(method for method in own - optional if not callable(getattr(found, method, None)))
+        assert not missing, f"module '{name}': its {role} ({cls.__name__}) lacks {missing}"
+        others = set().union(*(protocol_methods(protocol) for other, protocol in ROLES.items() if other != role))
+        foreign = sorted(method for method in others if callable(getattr(found, method, None)))
+        assert not foreign, f"module '{name}': its {role} ({cls.__name__}) also plays another role: {foreign}"
+        lines = len(inspect.getsource(cls).splitlines())
+        assert lines <= MOST_LINES_PER_ROLE, f"module '{name}': its {role} ({cls.__name__}) has {lines} lines"
 
 
 def table_rows(path: Path, header_start: str) -> list[list[str]]:

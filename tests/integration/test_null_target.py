@@ -62,8 +62,8 @@ def test_encodes_exactly_what_postgres_would_send():
     null = module_class("null")(spec)
     postgres = module_class("postgres")(spec.model_copy(update={"module": "postgres"}))
     batch = EventGenerator(7, 0, 10).batch(0, 1000)
-    assert null.prepare_batch(batch) == postgres.prepare_batch(batch)
-    assert sum(len(payload) for _, payload in null.prepare_batch(batch)) > 1000 * 60
+    assert null.writer.prepare_batch(batch) == postgres.writer.prepare_batch(batch)
+    assert sum(len(payload) for _, payload in null.writer.prepare_batch(batch)) > 1000 * 60
 
 
 def test_null_target_is_not_tied_to_the_local_platform():

@@ -37,15 +37,15 @@ def test_the_storage_figure_counts_the_log_and_the_end_of_a_run_empties_it(tmp_p
     module = module_class("sqlite")(spec)
     module.connect()
     try:
-        module.setup()
+        module.schema.setup()
         for batch in EventGenerator(1, 0, 10).batches(0, 2000, 100):
-            module.insert_batch(module.prepare_batch(batch))
+            module.writer.insert_batch(module.writer.prepare_batch(batch))
         held = wal_bytes(tmp_path)
         assert held > 0  # fewer pages than an automatic checkpoint waits for: the rows are in the log
-        assert module.storage_bytes() == data_bytes(tmp_path) + held
-        module.tidy_after_run()
-        assert wal_bytes(tmp_path) == 0 and module.count() == 2000
-        assert module.storage_bytes() == data_bytes(tmp_path)
+        assert module.schema.storage_bytes() == data_bytes(tmp_path) + held
+        module.schema.tidy_after_run()
+        assert wal_bytes(tmp_path) == 0 and module.schema.count() == 2000
+        assert module.schema.storage_bytes() == data_bytes(tmp_path)
     finally:
         module.close()
 

@@ -72,7 +72,7 @@ def insert(cli, env, target: str, *args: str):
 def prepare_failing_table(env, failures: int, message: str, sqlstate: str) -> None:
     """The run's table created ahead (the run keeps it with --no-clean), with the failing trigger."""
     spec = RunSpec(run_id="prepare", task="insert", target="pg", module="postgres", workers=1)
-    sql(env, postgres.Module(spec).create_table_statement("events"))
+    sql(env, postgres.Module(spec).schema.create_table_statement("events"))
     sql(env, FAILING_TRIGGER.format(failures=failures, message=message, sqlstate=sqlstate))
 
 
@@ -144,7 +144,7 @@ def test_loose_index_scan_variant_sits_beside_the_canonical_query(cli, family):
     module = postgres.Module(spec)
     module.connect()
     try:
-        queries = module.queries()
+        queries = module.reader.queries()
     finally:
         module.close()
     # The canonical query is untouched and the variant has its own name, outside the default set.

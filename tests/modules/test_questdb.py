@@ -168,7 +168,7 @@ def _module(**options: str) -> object:
                    connection={"host": HOST, "http_port": HTTP_PORT, "pg_port": PG_PORT}, extra=options)
     module = module_class("questdb")(spec)
     module.connect()
-    module.setup()
+    module.schema.setup()
     return module
 
 
@@ -176,9 +176,9 @@ def _stored_after_two_writes(**options: str) -> int:
     module = _module(**options)
     try:
         batch = EventGenerator(7, 0, 10).batch(0, 1000)
-        module.insert_batch(module.prepare_batch(batch))
-        module.insert_batch(module.prepare_batch(batch))  # the same events again
-        wait = module.wait_for_count(2000, time.time())
+        module.writer.insert_batch(module.writer.prepare_batch(batch))
+        module.writer.insert_batch(module.writer.prepare_batch(batch))  # the same events again
+        wait = module.schema.wait_for_count(2000, time.time())
         return wait.counted
     finally:
         module.close()
@@ -194,9 +194,9 @@ def test_dedup_replaces_repeated_events_and_without_it_they_add_up(questdb):
 def test_commit_wait_is_bounded(questdb):
     module = _module(commit_wait_s="0.3", commit_poll_s="0.05")
     try:
-        module.insert_batch(module.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
+        module.writer.insert_batch(module.writer.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
         started = time.time()
-        wait = module.wait_for_count(1001, started)
+        wait = module.schema.wait_for_count(1001, started)
     finally:
         module.close()
     assert not wait.reached and wait.counted == 1000 and wait.limit_s == 0.3
@@ -213,7 +213,7 @@ def test_query_timeout_reaches_the_server(questdb):
     try:
         started = time.perf_counter()
         with pytest.raises(psycopg.DatabaseError, match="timeout, query aborted"):
-            module._conn.execute("SELECT sum(x * x) FROM long_sequence(5000000000)").fetchall()
+            module.conn.execute("SELECT sum(x * x) FROM long_sequence(5000000000)").fetchall()
         assert time.perf_counter() - started < 5
     finally:
         module.close()
@@ -237,9 +237,9 @@ def test_row_encoding_needs_no_pandas(questdb):
         except ModuleError as error:
             print("refused:", error)
         rows = module(batch_encoding="rows")
-        rows.connect(); rows.setup()
-        rows.insert_batch(rows.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
-        print("stored:", rows.wait_for_count(1000, 0).counted)
+        rows.connect(); rows.schema.setup()
+        rows.writer.insert_batch(rows.writer.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
+        print("stored:", rows.schema.wait_for_count(1000, 0).counted)
     """)
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -23,11 +23,11 @@ def module(name: str, task: str = "insert", **connection) -> DatabaseModule:
 
 
 def test_sqlite_reports_the_library_it_runs(tmp_path):
-    assert module("sqlite", path=str(tmp_path / "db.sqlite3")).server_version() == f"SQLite {sqlite3.sqlite_version}"
+    assert module("sqlite", path=str(tmp_path / "db.sqlite3")).schema.server_version() == f"SQLite {sqlite3.sqlite_version}"
 
 
 def test_null_says_there_is_no_server():
-    assert module("null").server_version().startswith("none")
+    assert module("null").schema.server_version().startswith("none")
 
 
 @pytest.mark.postgres
@@ -41,14 +41,14 @@ def test_postgres_family_reports_version_and_leaves_no_transaction_open(pg_env, 
         version = direct.execute("SELECT version()").fetchone()[0]
         extension = direct.execute("SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'").fetchone()
     found = module(name, connection_string=connection_string, password=env["PGPASSWORD"])
-    reported = found.server_version()
+    reported = found.schema.server_version()
     assert reported.startswith(version) and version.startswith("PostgreSQL ")
     if name == "timescaledb":
         assert reported.endswith(f"; TimescaleDB {extension[0]}" if extension else "; TimescaleDB extension not installed")
     # Batch mode runs without autocommit: reading the version must not leave a transaction behind
     # (setup switches autocommit on, which psycopg refuses inside one).
-    assert found._conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    found._conn.autocommit = True
+    assert found.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    found.conn.autocommit = True
     found.close()
 
 
@@ -62,7 +62,7 @@ def test_mysql_reports_version():
     with pymysql.connect(password=password, **options) as direct, direct.cursor() as cursor:
         cursor.execute("SELECT VERSION()")
         version = cursor.fetchone()[0]
-    assert module("mysql", password=password, **options).server_version() == version
+    assert module("mysql", password=password, **options).schema.server_version() == version
 
 
 @pytest.mark.cassandra
@@ -104,7 +104,7 @@ def test_questdb_reports_its_build():
     http_port = int(os.environ.get("QUESTDB_HTTP_PORT", "9000"))
     answer = httpx.get(f"http://{host}:{http_port}/exec", params={"query": "SELECT build()"}, timeout=10).json()
     build = answer["dataset"][0][0]
-    reported = module("questdb", host=host, http_port=http_port, pg_port=int(os.environ.get("QUESTDB_PG_PORT", "8812"))).server_version()
+    reported = module("questdb", host=host, http_port=http_port, pg_port=int(os.environ.get("QUESTDB_PG_PORT", "8812"))).schema.server_version()
     assert reported.startswith("QuestDB ") and build.endswith(reported)
 
 
@@ -114,7 +114,7 @@ def test_clickhouse_reports_version():
     http_port = int(os.environ.get("CLICKHOUSE_HTTP_PORT", "18123"))
     version = httpx.get(f"http://{host}:{http_port}/", params={"query": "SELECT version()"}, timeout=10).text.strip()
     found = module("clickhouse", host=host, port=int(os.environ.get("CLICKHOUSE_PORT", "19000")))
-    assert found.server_version() == f"ClickHouse {version}"
+    assert found.schema.server_version() == f"ClickHouse {version}"
 
 
 @pytest.mark.iotdb

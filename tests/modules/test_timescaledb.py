@@ -107,7 +107,7 @@ def test_single_inserts_every_query_with_time_bucket_and_a_scan(cli, timescale):
     queries = run(cli, timescale, "query")
     assert queries.query_rows() == rows_per_query(6)  # every answer checked and right, device-downsample included
     spec = RunSpec(run_id="t", task="query", target="timescaledb-local", module="timescaledb", workers=1)
-    assert "SELECT time_bucket('1 minute', timestamp) AS minute" in timescaledb.Module(spec).downsample_statement()
+    assert "SELECT time_bucket('1 minute', timestamp) AS minute" in timescaledb.Module(spec).reader.downsample_statement()
     scan = run(cli, timescale, "scan", "-w", "2")
     assert scan.code == 0, scan.stderr
     assert scan.results()["scans"][0]["check"] == "ok" and scan.results()["scans"][0]["rows"] == 120

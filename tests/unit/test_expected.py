@@ -120,7 +120,7 @@ class Runs:
             tally = Tally.for_worker(worker, 10)
             for batch in EventGenerator(1, worker, 10).batches(self.offset, events, 1000):
                 tally.add(batch)
-                module.insert_batch(module.prepare_batch(batch))
+                module.writer.insert_batch(module.writer.prepare_batch(batch))
             results.append(WorkerResult(worker=worker, started_at=0, finished_at=1, events=events, expected=tally.result()))
         self.offset += events
         if finish:

@@ -7,14 +7,17 @@ import pytest
 
 from iotdb_bench.simulator.capabilities import PrepareNext
 from iotdb_bench.simulator.events import EventGenerator
-from iotdb_bench.simulator.modules.base import OneClassModule
+from iotdb_bench.simulator.modules.base import DatabaseModule, ReaderRole, RecordsRole, SchemaRole, WriterRole
 from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.worker import PIPELINES
 
 
-class RecordingFakeModule(OneClassModule):
-    """Stores sequence numbers; `signal_calls` says how often an insert calls `while_waiting`."""
+class RecordingFakeModule(DatabaseModule, SchemaRole, WriterRole, ReaderRole, RecordsRole):
+    """Stores sequence numbers; `signal_calls` says how often an insert calls `while_waiting`. Plays
+    every role itself (a real module gives each role a class of its own)."""
+
+    schema = writer = reader = records = property(lambda self: self)
 
     def __init__(self, spec, signal_calls: int = 1):
         super().__init__(spec)

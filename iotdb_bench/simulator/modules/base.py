@@ -237,9 +237,8 @@ class Role(Part):
 class DatabaseModule(abc.ABC):
     """A database module: its options, its connection, and its roles (simulator/roles.py: `schema`,
     `writer`, `reader`, `records`), with one `capabilities` record saying what it can do
-    (simulator/capabilities.py). A module whose roles are small plays them all itself
-    (`OneClassModule`); a larger one is a package whose role objects (`Role` subclasses) the four
-    properties return (modules/cassandra/)."""
+    (simulator/capabilities.py). The four properties return its role objects (`Role` subclasses,
+    each a small class of its own: modules/null.py in one file, modules/cassandra/ as a package)."""
 
     Options: ClassVar[type[ModuleOptions]] = ModuleOptions
     capabilities: Capabilities = Capabilities()
@@ -353,23 +352,3 @@ class DatabaseModule(abc.ABC):
     def retries(self) -> int:
         """How many calls had to be retried (serialisation failures and the like)."""
         return self.retry.count if self.retry is not None else 0
-
-
-class OneClassModule(DatabaseModule, SchemaRole, WriterRole, ReaderRole, RecordsRole):
-    """A module that plays all four roles itself: each role property returns the module."""
-
-    @property
-    def schema(self) -> Schema:
-        return self
-
-    @property
-    def writer(self) -> Writer:
-        return self
-
-    @property
-    def reader(self) -> Reader:
-        return self
-
-    @property
-    def records(self) -> RecordStore:
-        return self

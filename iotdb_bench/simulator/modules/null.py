@@ -8,6 +8,9 @@ alone: the ceiling any database figure of the same machine can reach.
 There is no database to count in, so the collector's count check is reported as not applicable
 (never as passed), and there are no server-side counters or sizes. Nothing is stored, so no record
 of expected answers is kept either: query answers are "not checked", a scan reads nothing.
+
+Its roles are small, so they live here side by side: a schema that counts nothing, a writer that
+encodes and (with `call_delay_ms`) sleeps, a reader of empty answers, and an empty record store.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pydantic import Field
 from iotdb_bench.simulator.answers import Answer
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
 from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.modules.base import ModuleOptions, OneClassModule, Query
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole
 from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 
@@ -34,33 +37,7 @@ class NullOptions(ModuleOptions):
     call_delay_ms: float = Field(0.0, ge=0, le=10_000)
 
 
-class Module(OneClassModule):
-    Options = NullOptions
-    options: NullOptions
-    capabilities = Capabilities(
-        shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, record=No("the null target stores nothing"),
-        location=Location.none,
-        # Its calls send nothing, so there is no wait to overlap: a helper thread would only add its
-        # hand-off to what this target measures, the client's own work per event.
-        prepare_next=PrepareNext.in_turn,
-    )
-
-    def __init__(self, spec):
-        super().__init__(spec)
-        self._with_key = spec.primary_key is PrimaryKey.client
-        self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
-
-    def batch_kind(self) -> str:
-        return f"nothing sent ({self.options.encoding} encoding)"
-
-    def notes(self) -> list[str]:
-        if self.options.call_delay_ms:
-            return [f"the null target stores nothing; each call sleeps {self.options.call_delay_ms:g} ms (call_delay_ms)"]
-        return ["the null target stores nothing: its figures are the client's own ceiling on this machine"]
-
-    def connect(self) -> None:
-        pass
-
+class NullSchema(Role, SchemaRole):
     def setup(self) -> None:
         pass
 
@@ -70,6 +47,15 @@ class Module(OneClassModule):
     def count(self) -> None:
         """None: nothing was stored, so the collector reports the count check as not applicable."""
         return None
+
+
+class NullWriter(Role, WriterRole):
+    options: NullOptions
+
+    def __init__(self, module: DatabaseModule):
+        super().__init__(module)
+        self._with_key = self.spec.primary_key is PrimaryKey.client
+        self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
 
     def prepare_batch(self, batch: EventBatch) -> Any:
         if self.options.encoding == "copy":
@@ -93,6 +79,8 @@ class Module(OneClassModule):
     def _rows(self, batch: EventBatch) -> list[tuple]:
         return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
 
+
+class NullReader(Role, ReaderRole):
     def queries(self) -> dict[str, Query]:
         return {name: (lambda: Answer([])) for name in QUERY_NAMES}
 
@@ -101,3 +89,51 @@ class Module(OneClassModule):
 
     def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
         return iter(())
+
+
+class NullRecords(Role, RecordsRole):
+    """Nothing is stored, so no record is kept (capabilities.record says why)."""
+
+
+class Module(DatabaseModule):
+    Options = NullOptions
+    options: NullOptions
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, record=No("the null target stores nothing"),
+        location=Location.none,
+        # Its calls send nothing, so there is no wait to overlap: a helper thread would only add its
+        # hand-off to what this target measures, the client's own work per event.
+        prepare_next=PrepareNext.in_turn,
+    )
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self._schema, self._writer, self._reader, self._records = NullSchema(self), NullWriter(self), NullReader(self), NullRecords(self)
+
+    # -- its roles -------------------------------------------------------------------------
+    @property
+    def schema(self) -> NullSchema:
+        return self._schema
+
+    @property
+    def writer(self) -> NullWriter:
+        return self._writer
+
+    @property
+    def reader(self) -> NullReader:
+        return self._reader
+
+    @property
+    def records(self) -> NullRecords:
+        return self._records
+
+    def batch_kind(self) -> str:
+        return f"nothing sent ({self.options.encoding} encoding)"
+
+    def notes(self) -> list[str]:
+        if self.options.call_delay_ms:
+            return [f"the null target stores nothing; each call sleeps {self.options.call_delay_ms:g} ms (call_delay_ms)"]
+        return ["the null target stores nothing: its figures are the client's own ceiling on this machine"]
+
+    def connect(self) -> None:
+        pass

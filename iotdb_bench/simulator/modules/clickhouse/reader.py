@@ -1,0 +1,51 @@
+"""The clickhouse module's read side: the six queries in the server's dialect (answers fetched as
+columns), scans streamed block by block with `execute_iter`, and the visibility probe's look-up."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
+
+
+class ClickhouseReader(Role, ReaderRole):
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """The marker's row: visible when the insert returned, or, with async_insert and no wait, once the
+        server has flushed its insert buffer."""
+        table, device, sequence = self.marker_key(marker)
+        statement = f"SELECT 1 FROM {self.module.tables[table]} WHERE device_id = %(device)s AND sequence_number = %(sequence)s LIMIT 1"
+        return bool(self.module.execute(statement, {"device": device, "sequence": sequence}))
+
+    def queries(self) -> dict[str, Query]:
+        tables = list(self.module.tables.values())
+        # With --tables N, each query reads the union of the tables.
+        source = tables[0] if len(tables) == 1 else "(" + " UNION ALL ".join(
+            f"SELECT timestamp, device_id, temperature FROM {qualified}" for qualified in tables) + ")"
+        return {name: self._rows(statement) for name, statement in self.module.dialect.queries(source).items()}
+
+    def _rows(self, statement: str) -> Query:
+        def run() -> Answer:
+            # Columns (the client reads NumPy): turned into rows of Python values after the timed call.
+            return Answer(self.module.execute(statement, columnar=True), _rows_of_columns)
+
+        return run
+
+    def scan_devices(self) -> list[str]:
+        statement = " UNION ALL ".join(f"SELECT DISTINCT device_id FROM {qualified}" for qualified in self.module.tables.values())
+        columns = self.module.execute(statement, columnar=True)
+        return sorted(set(columns[0].tolist())) if columns else []
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # A device always writes to the same table; the others hold none of its rows.
+        for qualified in self.module.tables.values():
+            rows = self.module.client.execute_iter(self.module.dialect.scan(qualified), {"device": device},
+                                                   settings={"max_block_size": page_size})
+            yield from timestamp_pages((row[0] for row in rows), page_size)
+
+
+def _rows_of_columns(columns: list[np.ndarray]) -> list[tuple]:
+    return list(zip(*(column.tolist() for column in columns)))

@@ -1,0 +1,36 @@
+"""The clickhouse module's write path: a batch as one INSERT whose rows travel as NumPy columns, one
+block per table; a single insert as a one-row INSERT."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+
+
+class ClickhouseWriter(Role, WriterRole):
+    def __init__(self, module: DatabaseModule):
+        super().__init__(module)
+        self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in module.tables.items()}
+
+    def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
+        return [(self._inserts[table], self._columns(part)) for table, part in self.per_table(batch)]
+
+    def insert_batch(self, prepared: list[tuple[str, list[np.ndarray]]]) -> None:
+        for statement, columns in prepared:
+            self.module.execute(statement, columns, columnar=True)
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
+        """One one-row INSERT per event, in the batch's order (a --duration run may stop between two)."""
+        columns = self._columns(batch)
+        return [(self._inserts[table], [column[i : i + 1] for column in columns]) for i, table in enumerate(self.table_of_each(batch))]
+
+    def _columns(self, batch: EventBatch) -> list[np.ndarray]:
+        """The layout's columns in INSERT order; timestamps as epoch ms, which is also how DateTime64(3)
+        takes them (the driver writes integers as the column's raw ticks)."""
+        return [column.values(batch) for column in self.layout.columns]
+
+    def insert_single(self, item: tuple[str, list[np.ndarray]]) -> None:
+        statement, columns = item
+        self.module.execute(statement, columns, columnar=True)

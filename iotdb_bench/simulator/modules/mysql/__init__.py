@@ -1,0 +1,120 @@
+"""MySQL and MariaDB through PyMySQL (pure Python, no client library needed).
+
+Insert modes, after the blog post that compared them (naive vs transaction inserts):
+- single (no --batch): one INSERT per event with autocommit, durable per message;
+- batch, transaction (default): one single-row INSERT per event, one COMMIT per batch;
+- batch, values lists (`use_values_lists=true` or `batch_mode=values`): multi-row INSERTs, one COMMIT.
+Statements are rendered to SQL text while preparing (outside the timed calls): every value is a
+generated number, timestamp or fixed-alphabet id, so no escaping is needed and a timed call is
+only the round trips to the server. Deadlocks and lock wait timeouts are retried.
+
+Reading back: the six queries (device-downsample buckets with TIMESTAMPDIFF in minutes) and scans
+through an unbuffered cursor (SSCursor: rows stream from the server as they are fetched). The record
+of expected answers is a table of its own, `iotbench_expected`.
+
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
+from iotdb_bench.simulator.modules.mysql.reader import MysqlReader
+from iotdb_bench.simulator.modules.mysql.records import MysqlRecords
+from iotdb_bench.simulator.modules.mysql.schema import MysqlSchema
+from iotdb_bench.simulator.modules.mysql.writer import MysqlWriter
+
+__all__ = ["Module", "MysqlOptions"]
+
+
+class Module(DatabaseModule):
+    Options = MysqlOptions
+    options: MysqlOptions
+    capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.conn = None  # the driver's connection, shared by the roles
+        self.version = ""  # SELECT VERSION() at connect
+        self._schema, self._writer = MysqlSchema(self), MysqlWriter(self)
+        self._reader, self._records = MysqlReader(self), MysqlRecords(self)
+        self.retry = self._writer.retry
+
+    # -- its roles -------------------------------------------------------------------------
+    @property
+    def schema(self) -> MysqlSchema:
+        return self._schema
+
+    @property
+    def writer(self) -> MysqlWriter:
+        return self._writer
+
+    @property
+    def reader(self) -> MysqlReader:
+        return self._reader
+
+    @property
+    def records(self) -> MysqlRecords:
+        return self._records
+
+    def validate(self) -> None:
+        super().validate()
+        self.check_query_indices(self.options.create_indices)
+
+    def notes(self) -> list[str]:
+        if (self.options.engine or "").lower() == "myisam" and (self.spec.batch or self.spec.commit_interval_s):
+            return ["MyISAM has no transactions: every statement is stored on its own and COMMIT does nothing"]
+        return []
+
+    @property
+    def batch_mode(self) -> str:
+        return self.options.chosen_batch_mode
+
+    def batch_kind(self) -> str:
+        return "values lists" if self.batch_mode == "values" else "single-row INSERTs in one transaction"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def connect(self) -> None:
+        import pymysql
+
+        options = self.options
+        try:
+            self.conn = pymysql.connect(
+                host=options.host, port=options.port, user=options.user, password=options.password or "",
+                database=options.database, connect_timeout=options.connect_timeout, charset="utf8mb4",
+                autocommit=not self.spec.batch and not self.spec.commit_interval_s,
+            )
+        except pymysql.err.OperationalError as error:
+            reason = error.args[1] if len(error.args) > 1 else str(error)
+            raise ModuleError(f"cannot connect to MySQL at {options.host}:{options.port}: {reason}") from None
+        with self.conn.cursor() as cursor:
+            # The handshake's version may carry MariaDB's "5.5.5-" compatibility prefix; VERSION() does not.
+            cursor.execute("SELECT VERSION()")
+            self.version = cursor.fetchone()[0]
+            cursor.execute("SET time_zone = '+00:00'")
+            if self.spec.task == "query" and self.spec.query_timeout:
+                if self.is_mariadb:
+                    cursor.execute(f"SET SESSION max_statement_time = {self.spec.query_timeout}")
+                else:
+                    cursor.execute(f"SET SESSION max_execution_time = {int(self.spec.query_timeout * 1000)}")
+
+    def server_address(self) -> tuple[str, int] | None:
+        return self.options.host, self.options.port
+
+    @property
+    def is_mariadb(self) -> bool:
+        return "MariaDB" in self.version
+
+    def fresh_snapshot(self) -> None:
+        """Outside autocommit, end the open transaction so the next read sees committed data."""
+        if not self.conn.get_autocommit():
+            self.conn.commit()
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):  # already gone (server closed it): nothing left to release
+                self.conn.close()
+            self.conn = None

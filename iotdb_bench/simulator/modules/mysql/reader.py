@@ -1,0 +1,60 @@
+"""The mysql module's read side: the six queries (device-downsample buckets with TIMESTAMPDIFF in
+minutes), scans through an unbuffered cursor (SSCursor: rows stream from the server as they are
+fetched), and the visibility probe's look-up of one event; each reads a fresh snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.wire import sql as sql_common
+
+
+class MysqlReader(Role, ReaderRole):
+    def marker_visible(self, marker: EventBatch) -> bool:
+        table, device, sequence = self.marker_key(marker)
+        self.module.fresh_snapshot()
+        with self.module.conn.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {table} WHERE device_id = %s AND sequence_number = %s LIMIT 1", (device, sequence))
+            return cursor.fetchone() is not None
+
+    def queries(self) -> dict[str, Query]:
+        epoch = "'1970-01-01 00:00:00'"
+        statements = {**sql_common.QUERIES, "device-downsample": sql_common.downsample_query(
+            f"TIMESTAMPDIFF(MINUTE, {epoch}, timestamp) * 60000", _datetime(sql_common.DOWNSAMPLE_START_MS),
+            _datetime(sql_common.DOWNSAMPLE_END_MS))}
+        return {name: self._query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
+
+    def _query(self, name: str, statement: str) -> Query:
+        def run():
+            self.module.fresh_snapshot()
+            with self.module.conn.cursor() as cursor:
+                cursor.execute(statement)
+                return sql_common.answer(name, cursor.fetchall())
+
+        return run
+
+    def scan_devices(self) -> list[str]:
+        self.module.fresh_snapshot()
+        with self.module.conn.cursor() as cursor:
+            cursor.execute(sql_common.devices_statement(self.spec.table_names))
+            return [row[0] for row in cursor.fetchall()]
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        import pymysql.cursors
+
+        self.module.fresh_snapshot()
+        milliseconds = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', timestamp) DIV 1000"
+        statement, binds = sql_common.scan_statement(self.spec.table_names, milliseconds, "%s")
+        with self.module.conn.cursor(pymysql.cursors.SSCursor) as cursor:
+            cursor.execute(statement, (device,) * binds)
+            while rows := cursor.fetchmany(page_size):
+                yield np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+
+
+def _datetime(ms: int) -> str:
+    """A DATETIME literal (UTC, the session's time zone) for epoch milliseconds."""
+    return "'" + np.datetime_as_string(np.datetime64(ms, "ms")).replace("T", " ") + "'"

@@ -1,0 +1,99 @@
+"""The postgres module's schema and counting: extensions, one table per run table (with the query
+indices when asked), counts, the server's own insert statistics and the tables' size."""
+
+from __future__ import annotations
+
+from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH
+from iotdb_bench.simulator.modules.base import RECORD_NAME, Role, SchemaRole
+from iotdb_bench.simulator.modules.postgres.options import COLUMN_TYPES, PostgresOptions
+from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.wire import sql as sql_common
+
+
+class PostgresSchema(Role, SchemaRole):
+    options: PostgresOptions
+
+    def setup(self) -> None:
+        conn = self.module.conn
+        conn.autocommit = True
+        with conn.cursor() as cursor:
+            for extension in filter(None, (e.strip() for e in self.options.install_extensions.split(","))):
+                cursor.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
+            for table in self.spec.table_names:
+                if self.spec.clean:
+                    cursor.execute(f"DROP TABLE IF EXISTS {table}")
+                cursor.execute(self.create_table_statement(table))
+                if self.options.create_indices:
+                    for statement in sql_common.index_statements(table):
+                        cursor.execute(statement)
+                for statement in sql_common.shape_index_statements(table, self.layout):
+                    cursor.execute(statement)
+                self.after_create_table(cursor, table)
+
+    def after_create_table(self, cursor, table: str) -> None:
+        """Hook for relatives that turn the table into something more (TimescaleDB hypertables)."""
+
+    def create_table_statement(self, table: str) -> str:
+        key_column = {
+            PrimaryKey.db: "id BIGSERIAL",
+            PrimaryKey.sql: f"id BIGINT GENERATED ALWAYS AS IDENTITY (CACHE {max(self.spec.batch, 1)})",
+            PrimaryKey.client: f"id VARCHAR({CLIENT_KEY_WIDTH})",
+            PrimaryKey.uuid: "id UUID DEFAULT gen_random_uuid()",
+            PrimaryKey.none: None,
+        }[self.spec.primary_key]
+        default_constraint = None if key_column is None else "PRIMARY KEY (id)"
+        constraint = self.options.primary_key_constraint or default_constraint
+        parts = [key_column] if key_column else []
+        parts += [f"{column.name} {COLUMN_TYPES[column.kind]} NOT NULL" for column in self.layout.columns]
+        if constraint:
+            parts.append(constraint)
+        return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
+
+    def missing_tables(self) -> list[str] | None:
+        import psycopg
+
+        conn = self.module.conn
+        names = [*self.spec.table_names, RECORD_NAME]
+        try:
+            with conn.cursor() as cursor:
+                found = cursor.execute(f"SELECT {', '.join(['to_regclass(%s) IS NOT NULL'] * len(names))}", names).fetchone()
+        except psycopg.Error:  # a wire-compatible server without to_regclass: its queries will say it
+            return None
+        finally:
+            if not conn.autocommit:
+                conn.rollback()
+        return [] if any(found) else list(self.spec.table_names)
+
+    def count(self) -> int:
+        with self.module.conn.cursor() as cursor:
+            return sum(cursor.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in self.spec.table_names)
+
+    def server_version(self) -> str | None:
+        # version() rather than server_version: wire-compatible servers name themselves there.
+        return str(self.read_one("SELECT version()")[0])
+
+    def read_one(self, statement: str) -> tuple | None:
+        """One row of a read-only statement, leaving no transaction open (batch mode turns autocommit off)."""
+        conn = self.module.conn
+        with conn.cursor() as cursor:
+            row = cursor.execute(statement).fetchone()
+        if not conn.autocommit:
+            conn.rollback()
+        return row
+
+    def server_counters(self) -> dict[str, int] | None:
+        """Rows inserted into the run's tables according to the server's statistics."""
+        with self.module.conn.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            row = cursor.execute(
+                "SELECT coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+                (self.spec.table_names,),
+            ).fetchone()
+        return {"rows_inserted": int(row[0])}
+
+    def storage_bytes(self) -> int | None:
+        with self.module.conn.cursor() as cursor:
+            return sum(
+                cursor.execute("SELECT pg_total_relation_size(%s)", (table,)).fetchone()[0] or 0
+                for table in self.spec.table_names
+            )

@@ -1,0 +1,113 @@
+"""The postgres module's write path: a batch as one binary COPY (in autocommit into one table, through
+the driver's libpq wrapper), as values lists or as pipelined single-row INSERTs, each committed on its
+own; single INSERTs in autocommit or in the --commit-interval transaction; retries of serialisation
+failures, deadlocks and CockroachDB's restart errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.postgres.options import PostgresOptions
+from iotdb_bench.simulator.retry import Retry
+from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
+from iotdb_bench.simulator.wire.pg_copy_call import copy_in
+
+# SQLSTATEs worth retrying: serialization_failure, deadlock_detected.
+RETRYABLE_SQLSTATES = {"40001", "40P01"}
+MAX_BIND_PARAMETERS = 65_535
+
+
+class PostgresWriter(Role, WriterRole):
+    options: PostgresOptions
+
+    def __init__(self, module: DatabaseModule):
+        super().__init__(module)
+        self.retry = Retry(self.options.max_retries, _is_retryable)
+        self._with_key = self.spec.primary_key is PrimaryKey.client
+        self._columns = self.layout.names + (("id",) if self._with_key else ())
+        self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
+        self._copy_statements = {
+            table: f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)" for table in self.spec.table_names
+        }
+        self._copy_statement_bytes = {table: statement.encode() for table, statement in self._copy_statements.items()}
+        self._single_statements = {table: sql_common.insert_statement(table, self._columns, 1, "%s") for table in self.spec.table_names}
+
+    @property
+    def one_copy_per_batch(self) -> bool:
+        """A batch is one COPY statement (into the one table), which commits by itself in autocommit."""
+        return self.options.chosen_batch_mode == "copy" and len(self.spec.table_names) == 1
+
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        encode = self._copy_rows.encode if self.options.chosen_batch_mode == "copy" else self._row_params
+        return [(table, encode(part)) for table, part in self.per_table(batch)]
+
+    def insert_batch(self, prepared: Any) -> None:
+        conn = self.module.conn
+        if self.one_copy_per_batch and conn.autocommit:
+            [(table, buffer)] = prepared
+            self.retry.call(lambda: copy_in(conn, self._copy_statement_bytes[table], buffer, self.hooks.while_waiting))
+            return
+        insert = {"copy": self._copy, "values": self._values_lists, "transaction": self._transaction}[self.options.chosen_batch_mode]
+
+        def transaction() -> None:
+            with conn.cursor() as cursor:
+                for table, payload in prepared:
+                    insert(cursor, table, payload)
+            if not conn.autocommit:
+                conn.commit()
+
+        self.retry.call(transaction, before_retry=conn.rollback)
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+        return list(zip(self.table_of_each(batch), self._row_params(batch)))
+
+    def insert_single(self, item: tuple[str, tuple]) -> None:
+        table, row = item
+        statement, conn = self._single_statements[table], self.module.conn
+        if conn.autocommit:
+            self.retry.call(lambda: conn.execute(statement, row))
+        else:  # inside the --commit-interval transaction: a failed statement spoils it, nothing to retry
+            conn.execute(statement, row)
+
+    def commit(self) -> None:
+        self.module.conn.commit()
+
+    def _row_params(self, batch: EventBatch) -> list[tuple]:
+        return self.layout.python_rows(batch, timestamp=_datetimes, key=batch.client_key if self._with_key else None)
+
+    def _copy(self, cursor, table: str, buffer: bytes) -> None:
+        with cursor.copy(self._copy_statements[table]) as copy:
+            copy.write(buffer)
+            self.hooks.while_waiting()
+
+    def _values_lists(self, cursor, table: str, rows: list[tuple]) -> None:
+        per_statement = MAX_BIND_PARAMETERS // len(self._columns)
+        for first in range(0, len(rows), per_statement):
+            chunk = rows[first : first + per_statement]
+            statement = sql_common.insert_statement(table, self._columns, len(chunk), "%s")
+            cursor.execute(statement, [value for row in chunk for value in row])
+
+    def _transaction(self, cursor, table: str, rows: list[tuple]) -> None:
+        cursor.executemany(sql_common.insert_statement(table, self._columns, 1, "%s"), rows)
+
+
+def _datetimes(timestamp_ms) -> list:
+    return timestamp_ms.astype("datetime64[ms]").tolist()
+
+
+def _is_retryable(error: BaseException) -> bool:
+    """Serialisation failures, deadlocks and CockroachDB's restart errors: the transaction can run again."""
+    import psycopg
+
+    if not isinstance(error, psycopg.Error):
+        return False
+    message = str(error)
+    return (
+        getattr(error, "sqlstate", None) in RETRYABLE_SQLSTATES
+        or "restart transaction" in message
+        or "TransactionRetryWithProtoRefreshError" in message
+    )

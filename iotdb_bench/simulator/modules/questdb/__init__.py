@@ -1,0 +1,163 @@
+"""QuestDB: writes over InfluxDB line protocol (ILP) over HTTP with the official `questdb` client,
+tables, counts and queries over the PostgreSQL wire protocol with psycopg.
+
+Insert modes:
+- single (no --batch): one event per HTTP request, added with the sender's `row()` and flushed;
+- batch: one HTTP request per batch. The batch is encoded outside the timed call into a client
+  buffer, by default through the client's DataFrame path (`Buffer.dataframe`, pandas, no pyarrow);
+  `batch_encoding=rows` fills the buffer with `row()` per event instead (NumPy only, no pandas).
+  The timed call is `Sender.flush(buffer)`: the request and the server's answer.
+
+Tables are created first, over the PostgreSQL wire protocol, so that the designated timestamp and the
+partitioning are the run's choice (ILP would auto-create `timestamp`-named, day-partitioned tables):
+WAL tables partitioned by `partition_by` (default DAY; QuestDB refuses ILP writes into non-WAL
+tables, and WAL tables need partitions, so there is no NONE). `dedup=true` adds `DEDUP UPSERT KEYS(timestamp, device_id)` (with `--primary-key
+client`: the key column too), so a repeated event replaces the stored one instead of adding a row.
+
+Commits are asynchronous on WAL tables: the HTTP answer means the rows are in the table's write-ahead
+log, and they become visible when QuestDB has applied it, a few milliseconds later. The count check
+therefore waits (bounded by `commit_wait_s`) and the report says how long after the run every event
+was visible, like queued ingestion elsewhere.
+
+Reading back: the six queries over the PostgreSQL wire protocol (device-downsample with `SAMPLE BY
+1m ALIGN TO CALENDAR`, newest-per-device with `LATEST ON`), and scans streamed with psycopg's
+`Cursor.stream()` (QuestDB has no DECLARE CURSOR; the rows come as the server sends them, one at a
+time, and are grouped into pages on the client). The record of expected answers is a table of its own,
+`iotbench_expected` (not partitioned, hence not WAL: a written record is visible at once).
+
+QuestDB has no primary keys or generated ids: `--primary-key db` (the default) and `none` mean the
+same (no key column); `client` stores the worker's key in a VARCHAR column `id`; `sql` and `uuid` are
+refused.
+
+Shapes (simulator/shapes.py), columns in the layout's order: `events` with `sensor` (SHORT) and the
+measurements m1.. (DOUBLE) as further columns; `slim` (value INT), `light` (val1, val2 SHORT) and
+`large` (text VARCHAR, i1..i8 INT), each with the designated timestamp. Light's secondary index is not
+made: QuestDB indexes SYMBOL columns only (and orders rows by the designated timestamp). `dedup` needs
+a column that tells events apart beside the timestamp: the device (events) or the client's key
+(light and large with `--primary-key client`); otherwise the rows of different workers with equal
+timestamps would replace each other, so it is refused. --commit-interval is refused: ILP has no
+transactions to commit.
+
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
+from iotdb_bench.simulator.errors import one_line
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
+from iotdb_bench.simulator.modules.questdb.reader import QuestdbReader
+from iotdb_bench.simulator.modules.questdb.records import QuestdbRecords
+from iotdb_bench.simulator.modules.questdb.schema import QuestdbSchema
+from iotdb_bench.simulator.modules.questdb.writer import QuestdbWriter
+from iotdb_bench.simulator.spec import PrimaryKey
+
+log = logging.getLogger("questdb")
+
+__all__ = ["Module", "QuestdbOptions"]
+
+
+class Module(DatabaseModule):
+    Options = QuestdbOptions
+    options: QuestdbOptions
+    capabilities = Capabilities(
+        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
+        markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
+    )
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.conn = None  # PostgreSQL wire protocol: tables, counts, queries, the record
+        self.sender = None  # ILP over HTTP: the writes (insert runs only)
+        self._schema, self._writer = QuestdbSchema(self), QuestdbWriter(self)
+        self._reader, self._records = QuestdbReader(self), QuestdbRecords(self)
+
+    # -- its roles -------------------------------------------------------------------------
+    @property
+    def schema(self) -> QuestdbSchema:
+        return self._schema
+
+    @property
+    def writer(self) -> QuestdbWriter:
+        return self._writer
+
+    @property
+    def reader(self) -> QuestdbReader:
+        return self._reader
+
+    @property
+    def records(self) -> QuestdbRecords:
+        return self._records
+
+    def validate(self) -> None:
+        self.validate_workload()
+        if self.options.dedup and not (self.layout.has("device") or self.spec.primary_key is PrimaryKey.client):
+            raise ModuleError(f"module 'questdb': dedup with --schema {self.layout.shape} needs --primary-key client (the rows have "
+                              "no device: rows of different workers with equal timestamps would replace each other)")
+        if self.spec.primary_key not in self.capabilities.primary_keys and self.layout.has_key:
+            raise ModuleError(
+                f"module 'questdb' does not support --primary-key {self.spec.primary_key.value}: QuestDB generates no keys "
+                "(db and none mean the same: no key column; client stores the worker's key)"
+            )
+
+    # -- how the module describes its runs -------------------------------------------------
+    def batch_kind(self) -> str:
+        return f"ILP/HTTP request ({'DataFrame' if self.options.batch_encoding == 'dataframe' else 'rows'})"
+
+    def notes(self) -> list[str]:
+        notes = ["QuestDB commits WAL tables asynchronously: inserts/s counts acknowledged events; "
+                 "the time until all were visible is reported separately"]
+        if self.layout.indexed:
+            notes.append(f"--schema {self.layout.shape}: no index on {', '.join(self.layout.indexed)} (QuestDB indexes SYMBOL columns only)")
+        return notes
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def server_address(self) -> tuple[str, int] | None:
+        return self.options.host, self.options.http_port
+
+    def connect(self) -> None:
+        import psycopg
+
+        options = self.options
+        startup = None
+        if self.spec.task == "query" and self.spec.query_timeout:  # QuestDB honours statement_timeout (ms) given at startup only
+            startup = f"-c statement_timeout={max(1, round(self.spec.query_timeout * 1000))}"
+        try:
+            self.conn = psycopg.connect(host=options.host, port=options.pg_port, user=options.user, password=options.password,
+                                        dbname=options.database, connect_timeout=options.connect_timeout, autocommit=True,
+                                        options=startup)
+        except psycopg.OperationalError as error:
+            reason = one_line(str(error).strip().splitlines()[-1] if str(error).strip() else error)
+            raise ModuleError(f"cannot connect to QuestDB's PostgreSQL wire protocol at {options.host}:{options.pg_port}: {reason}") from None
+        if self.spec.task == "insert":
+            self.sender = self._new_sender()
+            if self.spec.batch and self.options.batch_encoding == "dataframe":
+                # Imported now, not in the first timed batch: importing pandas takes about a second.
+                try:
+                    import pandas  # noqa: F401
+                except ImportError:
+                    raise ModuleError("questdb: batch_encoding dataframe needs pandas; install it or use batch_encoding=rows") from None
+
+    def _new_sender(self):
+        from questdb import QuestDBError, Sender
+
+        options = self.options
+        conf = (f"http::addr={options.host}:{options.http_port};auto_flush=off;"
+                f"request_timeout={round(options.request_timeout_s * 1000)};retry_timeout={round(options.client_retry_s * 1000)};")
+        sender = Sender.from_conf(conf)
+        try:
+            sender.establish()  # asks the server for its line protocol versions: fails here when unreachable
+        except QuestDBError as error:
+            raise ModuleError(f"cannot connect to QuestDB's ILP over HTTP at {options.host}:{options.http_port}: {one_line(error)}") from None
+        return sender
+
+    def close(self) -> None:
+        if self.sender is not None:
+            self.sender.close()
+            self.sender = None
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None

@@ -1,0 +1,88 @@
+"""The questdb module's write path: ILP over HTTP with the official client. A batch is encoded outside
+the timed call into a client buffer (through the client's DataFrame path, or `row()` per event) and
+sent as one request by `Sender.flush(buffer)`; a single insert is one `row()` and its own flush."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
+from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
+from iotdb_bench.simulator.spec import PrimaryKey
+
+
+class QuestdbWriter(Role, WriterRole):
+    options: QuestdbOptions
+
+    def __init__(self, module: DatabaseModule):
+        super().__init__(module)
+        self._with_key = self.spec.primary_key is PrimaryKey.client
+
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        """A client buffer holding the batch's ILP rows (one request); built here, outside the timed call."""
+        buffer = self.module.sender.new_buffer()
+        for table, part in self.per_table(batch):
+            if self.options.batch_encoding == "dataframe":
+                buffer.dataframe(self._frame(part), table_name=table, symbols=self._symbols, at="timestamp")
+            else:
+                for row in self._rows(table, part):
+                    self._add_row(buffer, row)
+        return buffer
+
+    def insert_batch(self, prepared: Any) -> None:
+        self.module.sender.flush(prepared)
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple]:
+        """(table, event...) per event, in the batch's order."""
+        return [(table, *row) for table, row in zip(self.table_of_each(batch), self._python_rows(batch))]
+
+    @property
+    def _symbols(self) -> list[str]:
+        return [column.name for column in self.layout.columns if column.kind == "device"]
+
+    def _python_rows(self, batch: EventBatch) -> list[tuple]:
+        return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
+
+    def insert_single(self, item: tuple) -> None:
+        sender = self.module.sender
+        self._add_row(sender, item)
+        sender.flush()
+
+    def _frame(self, batch: EventBatch):
+        """The batch as a DataFrame the client's DataFrame path reads without pyarrow: object strings,
+        a naive datetime64[ns] column (UTC)."""
+        import pandas as pd
+
+        widths = {"device": DEVICE_ID_WIDTH, "text": TEXT_WIDTH}
+        columns = {}
+        for column in self.layout.columns:
+            values = column.values(batch)
+            if column.kind == "timestamp":
+                values = values.astype("datetime64[ms]").astype("datetime64[ns]")
+            elif column.kind in widths:
+                values = values.astype(f"U{widths[column.kind]}").astype(object)
+            columns[column.name] = values
+        if self._with_key:
+            columns["id"] = batch.client_key.astype(f"U{CLIENT_KEY_WIDTH}").astype(object)
+        return pd.DataFrame(columns, copy=False)
+
+    def _rows(self, table: str, batch: EventBatch) -> list[tuple]:
+        return [(table, *row) for row in self._python_rows(batch)]
+
+    def _add_row(self, target, row: tuple) -> None:
+        """One event with `row()` on a buffer or the sender: (table, the layout's columns..., [id])."""
+        from questdb import TimestampNanos
+
+        table, *values = row
+        symbols, columns, at = {}, {}, None
+        for column, value in zip(self.layout.columns, values):
+            if column.kind == "timestamp":
+                at = TimestampNanos(value * 1_000_000)
+            elif column.kind == "device":
+                symbols[column.name] = value
+            else:
+                columns[column.name] = value
+        if self._with_key:
+            columns["id"] = values[-1]
+        target.row(table, symbols=symbols, columns=columns, at=at)

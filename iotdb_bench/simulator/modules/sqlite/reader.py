@@ -1,0 +1,41 @@
+"""The sqlite module's read side: the six queries (device-downsample buckets epoch milliseconds by
+the minute), scans stepped a page at a time, and the visibility probe's look-up of one event."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.wire import sql as sql_common
+
+
+class SqliteReader(Role, ReaderRole):
+    def marker_visible(self, marker: EventBatch) -> bool:
+        table, device, sequence = self.marker_key(marker)
+        statement = f"SELECT 1 FROM {table} WHERE device_id = ? AND sequence_number = ? LIMIT 1"
+        return self.module.conn.execute(statement, (device, sequence)).fetchone() is not None
+
+    def queries(self) -> dict[str, Query]:
+        def query(name: str, statement: str) -> Query:
+            return lambda: Answer(self.module.conn.execute(statement).fetchall())
+
+        statements = {**sql_common.QUERIES, "device-downsample": sql_common.downsample_query(
+            "timestamp - timestamp % 60000", str(sql_common.DOWNSAMPLE_START_MS), str(sql_common.DOWNSAMPLE_END_MS))}
+        return {name: query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
+
+    def scan_devices(self) -> list[str]:
+        return [row[0] for row in self.module.conn.execute(sql_common.devices_statement(self.spec.table_names))]
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        # SQLite steps the statement as rows are fetched: a page at a time, nothing read ahead.
+        statement, binds = sql_common.scan_statement(self.spec.table_names, "timestamp", "?")
+        cursor = self.module.conn.execute(statement, (device,) * binds)
+        try:
+            while rows := cursor.fetchmany(page_size):
+                yield np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        finally:
+            cursor.close()

@@ -1,0 +1,66 @@
+"""The sqlite module's write path: a batch in one BEGIN IMMEDIATE transaction (single-row INSERTs
+through executemany, or values lists), single INSERTs in autocommit or in the --commit-interval
+transaction, which holds the write lock until the worker commits it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.sqlite.options import MAX_VARIABLES, SqliteOptions
+from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.wire import sql as sql_common
+
+
+class SqliteWriter(Role, WriterRole):
+    options: SqliteOptions
+
+    def __init__(self, module: DatabaseModule):
+        super().__init__(module)
+        self._in_transaction = False
+        self._with_key = self.spec.primary_key is PrimaryKey.client
+        self._columns = self.layout.names + (("id",) if self._with_key else ())
+        self._single_statements = {table: sql_common.insert_statement(table, self._columns, 1, "?") for table in self.spec.table_names}
+
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        return [(table, self._rows(part)) for table, part in self.per_table(batch)]
+
+    def _rows(self, batch: EventBatch) -> list[tuple]:
+        return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
+
+    def insert_batch(self, prepared: Any) -> None:
+        conn = self.module.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for table, rows in prepared:
+                if self.options.use_values_lists:
+                    self._values_lists(table, rows)
+                else:
+                    conn.executemany(sql_common.insert_statement(table, self._columns, 1, "?"), rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _values_lists(self, table: str, rows: list[tuple]) -> None:
+        per_statement = MAX_VARIABLES // len(self._columns)
+        for first in range(0, len(rows), per_statement):
+            chunk = rows[first : first + per_statement]
+            statement = sql_common.insert_statement(table, self._columns, len(chunk), "?")
+            self.module.conn.execute(statement, [value for row in chunk for value in row])
+
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+        return list(zip(self.table_of_each(batch), self._rows(batch)))
+
+    def insert_single(self, item: tuple[str, tuple]) -> None:
+        table, row = item
+        if self.spec.commit_interval_s and not self._in_transaction:
+            self.module.conn.execute("BEGIN IMMEDIATE")  # waits (busy timeout) while another worker's transaction is open
+            self._in_transaction = True
+        self.module.conn.execute(self._single_statements[table], row)
+
+    def commit(self) -> None:
+        if self._in_transaction:
+            self.module.conn.execute("COMMIT")
+            self._in_transaction = False

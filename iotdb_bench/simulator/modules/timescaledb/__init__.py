@@ -1,0 +1,77 @@
+"""TimescaleDB: the PostgreSQL module, with every events table turned into a hypertable.
+
+Everything else (COPY, values lists, single inserts, retries, the queries, scans) is PostgreSQL's:
+the queries stay the same SQL so TimescaleDB's figures sit beside PostgreSQL's unchanged, except
+device-downsample, which buckets with TimescaleDB's own `time_bucket`.
+
+TimescaleDB only accepts unique keys that contain the partitioning column, so the default primary
+key is `(id, timestamp)` instead of `(id)`.
+
+Storage is `hypertable_size()`: the hypertable with every chunk, their indexes and TOAST (the parent
+table that pg_total_relation_size sees is empty).
+
+`compression_policy` turns on TimescaleDB's native compression, which (like continuous aggregates,
+time_bucket_gapfill and retention policies) is Timescale-License code: a server built with only its
+Apache-2 part (`SHOW timescaledb.license` = apache) is refused in one line before anything changes.
+
+`restart_timestamps_each_step=true` reproduces the seed tool's fill-level observation: each
+`--steps` step starts its timestamps at the origin again, so every step writes into the chunks the
+first step created (insert speed then degrades), instead of the realistic ever-increasing
+timestamps that add new chunks (the default).
+
+Each role builds on PostgreSQL's (modules/postgres/): schema.py (extension, hypertables, sizes),
+writer.py (restarted timestamps), reader.py (time_bucket); the record is PostgreSQL's as it is.
+"""
+
+from __future__ import annotations
+
+from iotdb_bench.simulator.modules import postgres
+from iotdb_bench.simulator.modules.base import ModuleError
+from iotdb_bench.simulator.modules.postgres.records import PostgresRecords
+from iotdb_bench.simulator.modules.timescaledb.options import INTERVAL, TimescaleOptions
+from iotdb_bench.simulator.modules.timescaledb.reader import TimescaleReader
+from iotdb_bench.simulator.modules.timescaledb.schema import TimescaleSchema
+from iotdb_bench.simulator.modules.timescaledb.writer import TimescaleWriter
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+
+__all__ = ["Module", "TimescaleOptions"]
+
+
+class Module(postgres.Module):
+    Options = TimescaleOptions
+    options: TimescaleOptions
+    schema_class = TimescaleSchema
+    writer_class = TimescaleWriter
+    reader_class = TimescaleReader
+
+    @classmethod
+    def parse_options(cls, spec: RunSpec) -> TimescaleOptions:
+        options = super().parse_options(spec)
+        # TimescaleDB only accepts unique keys that contain the partitioning column.
+        if spec.primary_key is not PrimaryKey.none and not options.primary_key_constraint:
+            options = options.model_copy(update={"primary_key_constraint": "PRIMARY KEY (id, timestamp)"})
+        return options
+
+    # -- its roles (PostgreSQL's record as it is) ----------------------------------------------
+    @property
+    def schema(self) -> TimescaleSchema:
+        return self._schema
+
+    @property
+    def writer(self) -> TimescaleWriter:
+        return self._writer
+
+    @property
+    def reader(self) -> TimescaleReader:
+        return self._reader
+
+    @property
+    def records(self) -> PostgresRecords:
+        return self._records
+
+    def validate(self) -> None:
+        super().validate()
+        if not INTERVAL.match(self.options.chunk_interval):
+            raise ModuleError(f"chunk_interval '{self.options.chunk_interval}' is not an interval like '1 day' or '6 hours'")
+        if self.options.compression_policy and not INTERVAL.match(self.options.compression_policy):
+            raise ModuleError(f"compression_policy '{self.options.compression_policy}' is not an interval like '1 hour' or '1 day'")
