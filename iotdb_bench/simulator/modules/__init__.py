@@ -1,7 +1,8 @@
-"""Database modules: one file per database family, all behind `DatabaseModule` (see base.py).
+"""Database modules: one package (or, for the tiny null module, one file) per database family, each a
+`DatabaseModule` (see base.py) with its role classes.
 
-Every file here except base.py is a database module that a target can name; shared wire formats
-live in simulator/wire/, so nothing else can be selected by mistake.
+Every package and file here except base.py is a database module that a target can name; shared
+wire formats live in simulator/wire/, so nothing else can be selected by mistake.
 """
 
 from __future__ import annotations
