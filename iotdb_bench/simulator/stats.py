@@ -367,7 +367,10 @@ def spread(values: Sequence[float]) -> Spread:
     t = _T95[n - 2] if 2 <= n <= 30 else 1.96
     half_width = t * stdev / math.sqrt(n) if n > 1 else 0.0
     cv = stdev / avg if avg else 0.0
+    low = avg - half_width
+    if min(values) >= 0:  # rates and durations: two wide runs must not give a negative rate
+        low = max(low, 0.0)
     return Spread(
         n=n, min=min(values), avg=avg, max=max(values), stdev=stdev, cv=cv,
-        ci95_low=avg - half_width, ci95_high=avg + half_width, unstable=cv > UNSTABLE_CV,
+        ci95_low=low, ci95_high=avg + half_width, unstable=cv > UNSTABLE_CV,
     )

@@ -33,6 +33,12 @@ def test_two_runs_use_the_wide_t_quantile():
     assert s.unstable
 
 
+def test_the_interval_of_a_figure_that_cannot_be_negative_stops_at_zero():
+    s = stats.spread([317_113.7, 371_177.3, 10_000.0])  # three runs far apart: the t interval reaches below 0
+    assert s.ci95_low == 0.0 and s.ci95_high - s.avg == pytest.approx(4.303 * s.stdev / math.sqrt(3))
+    assert stats.spread([-5.0, 5.0]).ci95_low < -5  # a figure that can be negative keeps its interval
+
+
 def test_one_run_has_no_spread():
     s = stats.spread([7.0])
     assert (s.stdev, s.cv, s.ci95_low, s.ci95_high, s.unstable) == (0.0, 0.0, 7.0, 7.0, False)

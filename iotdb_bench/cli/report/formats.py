@@ -92,7 +92,7 @@ def min_max(spread: Spread, form=rate) -> str:
 
 
 def ci(spread: Spread) -> str:
-    return DASH if spread.n < 2 else f"±{rate((spread.ci95_high - spread.ci95_low) / 2)}"
+    return DASH if spread.n < 2 else f"±{rate(spread.ci95_high - spread.avg)}"
 
 
 def unstable(spread: Spread | None) -> bool:
