@@ -27,7 +27,7 @@ def title(document: ResultsDocument) -> str:
     extra = ", ".join(f"{key}={value}" for key, value in spec.extra.items())
     length = f"{spec.duration_s:g} s" if spec.duration_s else f"{spec.num_inserts:,} events/worker"
     workload = shapes.describe(spec)
-    return (f"{document.target}: inserts/s, {mode}, key {spec.primary_key.value}, {len(spec.table_names)} table(s), "
+    return (f"{document.target}: inserts/s, {mode}, key {spec.primary_key.value}, {formats.plural(len(spec.table_names), 'table')}, "
             f"{length}" + (f", {workload}" if workload else "") + (f", {extra}" if extra else ""))
 
 
