@@ -83,6 +83,13 @@ def shape_index_statements(table: str, layout: Layout) -> list[str]:
     return [f"CREATE INDEX IF NOT EXISTS {table}_{name} ON {table} ({name})" for name in layout.indexed]
 
 
+def table_setup_statements(table: str, create_table: str, clean: bool, create_indices: bool, layout: Layout) -> list[str]:
+    """What sets one table up, in order: dropped when `clean`, created, the query indices when asked
+    for, the shape's own indices."""
+    return [*([f"DROP TABLE IF EXISTS {table}"] if clean else []), create_table,
+            *(index_statements(table) if create_indices else []), *shape_index_statements(table, layout)]
+
+
 def insert_statement(table: str, columns: tuple[str, ...], rows: int, placeholder: str) -> str:
     """INSERT with a VALUES list of `rows` tuples of placeholders."""
     one_row = "(" + ", ".join([placeholder] * len(columns)) + ")"

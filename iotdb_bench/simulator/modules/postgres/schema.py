@@ -20,13 +20,8 @@ class PostgresSchema(Role, SchemaRole):
             for extension in filter(None, (e.strip() for e in self.options.install_extensions.split(","))):
                 cursor.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
             for table in self.spec.table_names:
-                if self.spec.clean:
-                    cursor.execute(f"DROP TABLE IF EXISTS {table}")
-                cursor.execute(self.create_table_statement(table))
-                if self.options.create_indices:
-                    for statement in sql_common.index_statements(table):
-                        cursor.execute(statement)
-                for statement in sql_common.shape_index_statements(table, self.layout):
+                for statement in sql_common.table_setup_statements(table, self.create_table_statement(table), self.spec.clean,
+                                                                   self.options.create_indices, self.layout):
                     cursor.execute(statement)
                 self.after_create_table(cursor, table)
 

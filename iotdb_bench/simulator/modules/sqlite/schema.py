@@ -19,13 +19,8 @@ class SqliteSchema(Role, SchemaRole):
     def setup(self) -> None:
         conn = self.module.conn
         for table in self.spec.table_names:
-            if self.spec.clean:
-                conn.execute(f"DROP TABLE IF EXISTS {table}")
-            conn.execute(self.create_table_statement(table))
-            if self.options.create_indices:
-                for statement in sql_common.index_statements(table):
-                    conn.execute(statement)
-            for statement in sql_common.shape_index_statements(table, self.layout):
+            for statement in sql_common.table_setup_statements(table, self.create_table_statement(table), self.spec.clean,
+                                                               self.options.create_indices, self.layout):
                 conn.execute(statement)
         if self.spec.clean:
             self._truncate_wal()  # a log left by an earlier run that did not end cleanly starts over empty
