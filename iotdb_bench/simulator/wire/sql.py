@@ -83,6 +83,17 @@ def shape_index_statements(table: str, layout: Layout) -> list[str]:
     return [f"CREATE INDEX IF NOT EXISTS {table}_{name} ON {table} ({name})" for name in layout.indexed]
 
 
+def create_table_statement(table: str, key_column: str | None, layout: Layout, column_types: dict, constraint: str | None) -> str:
+    """CREATE TABLE for the run's shape: the key column (None: no key), every column NOT NULL, and the
+    key constraint (the user's, or PRIMARY KEY (id) when there is a key column)."""
+    constraint = constraint or (None if key_column is None else "PRIMARY KEY (id)")
+    parts = [key_column] if key_column else []
+    parts += [f"{column.name} {column_types[column.kind]} NOT NULL" for column in layout.columns]
+    if constraint:
+        parts.append(constraint)
+    return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
+
+
 def table_setup_statements(table: str, create_table: str, clean: bool, create_indices: bool, layout: Layout) -> list[str]:
     """What sets one table up, in order: dropped when `clean`, created, the query indices when asked
     for, the shape's own indices."""

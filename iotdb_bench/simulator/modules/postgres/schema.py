@@ -36,13 +36,7 @@ class PostgresSchema(Role, SchemaRole):
             PrimaryKey.uuid: "id UUID DEFAULT gen_random_uuid()",
             PrimaryKey.none: None,
         }[self.spec.primary_key]
-        default_constraint = None if key_column is None else "PRIMARY KEY (id)"
-        constraint = self.options.primary_key_constraint or default_constraint
-        parts = [key_column] if key_column else []
-        parts += [f"{column.name} {COLUMN_TYPES[column.kind]} NOT NULL" for column in self.layout.columns]
-        if constraint:
-            parts.append(constraint)
-        return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
+        return sql_common.create_table_statement(table, key_column, self.layout, COLUMN_TYPES, self.options.primary_key_constraint)
 
     def missing_tables(self) -> list[str] | None:
         import psycopg

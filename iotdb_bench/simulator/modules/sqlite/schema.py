@@ -44,12 +44,7 @@ class SqliteSchema(Role, SchemaRole):
             PrimaryKey.uuid: "id TEXT DEFAULT (lower(hex(randomblob(16))))",
             PrimaryKey.none: None,
         }[self.spec.primary_key]
-        constraint = self.options.primary_key_constraint or (None if key_column is None else "PRIMARY KEY (id)")
-        parts = [key_column] if key_column else []
-        parts += [f"{column.name} {COLUMN_TYPES[column.kind]} NOT NULL" for column in self.layout.columns]
-        if constraint:
-            parts.append(constraint)
-        return f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(parts)})"
+        return sql_common.create_table_statement(table, key_column, self.layout, COLUMN_TYPES, self.options.primary_key_constraint)
 
     def missing_tables(self) -> list[str] | None:
         present = {row[0] for row in self.module.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
