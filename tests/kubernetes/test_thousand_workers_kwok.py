@@ -10,25 +10,30 @@ uninstall. The figures are printed (pytest -s) for docs/kubernetes.md.
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
 
-from iotdb_bench.cli.run.platforms.kubernetes import POD_CHECK_INTERVAL_S, PodWatch, release_name
+from iotdb_bench.cli.run.platforms.kubernetes import JOB_TRACKING_FINALIZER, PodWatch, POD_CHECK_INTERVAL_S, release_name
 from tests.kubernetes.simulated_nodes import CLIENT_NODES, PLACEMENT, RUN_NAMESPACE, installed, is_running, run_spec
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.kwok, pytest.mark.slow]
 
 WORKERS = 1000
 SEEN_LIMIT_S = 600
-CLEANUP_GOAL_S = 60.0
-# The CLI's own CPU per check (one list of 1,000 pods) must leave the follower most of the interval at
-# which it checks (it was 1.5 s with the client's own parsing). Its wall time also depends on how
-# busy the API server is, so it is printed, not asserted.
-CHECK_CPU_GOAL_S = 0.75 * POD_CHECK_INTERVAL_S
+# The wall times below depend on how busy the machine is (beside CI's other suites the API server's
+# writes take three to five times longer), so they are printed, and what is asserted is what does not:
+# the cleanup ended every pod itself (before helm, none left running or held by the Job's finalizer,
+# which only the garbage collector would otherwise remove, at 20 pods/s), and a check costs the CLI
+# less CPU than the kubernetes client's own parsing of the same list, measured beside it (1.5 ms per
+# pod, which the check avoids). The time limit is the one the command itself would fail at.
+CLEANUP_LIMIT_S = 180.0
+CHECK_CPU_SHARE_OF_CLIENT_PARSING = 0.6
 
 
-def test_launcher_watches_and_cleans_up_1000_worker_pods(simulated, launcher, tmp_path):
+def test_launcher_watches_and_cleans_up_1000_worker_pods(simulated, launcher, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG, logger="iotdb_bench.cli.run.platforms.kubernetes")
     platform = launcher(PLACEMENT)
     spec = run_spec(WORKERS)
     release = release_name(spec.run_id)
@@ -53,9 +58,12 @@ def test_launcher_watches_and_cleans_up_1000_worker_pods(simulated, launcher, tm
         seen_s = time.monotonic() - start
         assert pods.ready_collector()
         assert {pod.spec.node_name for pod in pods.pods} <= set(CLIENT_NODES)
+        parsing: list[float] = []  # the client's own parsing of the same list, CPU s
         for _ in range(5):
             check()
+            parsing.append(client_parsing_cpu_s(platform.core, pods.selector))
             time.sleep(POD_CHECK_INTERVAL_S)
+        platform._delete_workers = looked_at_after(platform._delete_workers, lambda: simulated.release_pods(release, "worker"), after_delete := [])
         steady = checks[-5:]
         logs_start = time.monotonic()
         pods.save_logs()
@@ -67,13 +75,34 @@ def test_launcher_watches_and_cleans_up_1000_worker_pods(simulated, launcher, tm
 
     wall = sorted(c[0] for c in steady)
     cpu = sorted(c[1] for c in steady)
+    parsing.sort()
     print(f"\n{WORKERS} workers on {len(CLIENT_NODES)} simulated nodes:"
           f"\n  helm install (launcher values)       {installed_s:6.1f} s"
           f"\n  all workers running, seen by checks  {seen_s:6.1f} s after the install began ({len(checks)} checks)"
           f"\n  one check at {steady[-1][2]} pods: wall {wall[len(wall) // 2]:.2f} s (max {wall[-1]:.2f}), "
-          f"CLI CPU {cpu[len(cpu) // 2]:.2f} s (max {cpu[-1]:.2f})"
+          f"CLI CPU {cpu[len(cpu) // 2]:.2f} s (max {cpu[-1]:.2f}); the client's own parsing {parsing[len(parsing) // 2]:.2f} s"
           f"\n  log collection                       {logs_s:6.1f} s"
-          f"\n  cleanup (helm uninstall --wait)      {cleanup_s:6.1f} s, pods left: {len(left)}")
+          f"\n  cleanup (helm uninstall --wait)      {cleanup_s:6.1f} s, pods left: {len(left)}"
+          + "".join(f"\n    {record.getMessage()}" for record in caplog.records if record.getMessage().startswith("cleanup:")))
     assert left == []
-    assert cleanup_s < CLEANUP_GOAL_S
-    assert cpu[len(cpu) // 2] < CHECK_CPU_GOAL_S
+    held = [pod.metadata.name for pod in after_delete if pod.metadata.deletion_timestamp is None or JOB_TRACKING_FINALIZER in (pod.metadata.finalizers or [])]
+    assert held == [], f"{len(held)} worker pods still running or held by the Job's finalizer after the CLI deleted the workers"
+    assert cleanup_s < CLEANUP_LIMIT_S
+    assert cpu[len(cpu) // 2] < CHECK_CPU_SHARE_OF_CLIENT_PARSING * parsing[len(parsing) // 2]
+
+
+def client_parsing_cpu_s(core, selector: str) -> float:
+    """CPU seconds of one list of the pods parsed by the kubernetes client itself (its V1Pod models)."""
+    start = time.process_time()
+    core.list_namespaced_pod(RUN_NAMESPACE, label_selector=selector)
+    return time.process_time() - start
+
+
+def looked_at_after(method, look, seen: list):
+    """method, which afterwards puts what look() returns into seen."""
+    def wrapped(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        finally:
+            seen.extend(look())
+    return wrapped
