@@ -201,3 +201,16 @@ def pytest_collection_modifyitems(config, items):
         servers = sorted({marker.name for marker in item.iter_markers() if marker.name in SERVER_MARKERS})
         if servers and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(name=servers[0]))
+
+
+# --- Plots: drawn only where a test checks them -------------------------------------------------------
+# Drawing a run's PNG plots costs the CLI about 1.4 s of CPU, most of a small run's; the suite's
+# hundreds of runs skip them (IOTBENCH_PLOTS=0, as scripted sweeps may), and the tests marked `plots`,
+# which check them, draw them as a user's run does.
+os.environ.setdefault("IOTBENCH_PLOTS", "0")
+
+
+@pytest.fixture(autouse=True)
+def _plots_where_checked(request, monkeypatch):
+    if request.node.get_closest_marker("plots"):
+        monkeypatch.setenv("IOTBENCH_PLOTS", "1")

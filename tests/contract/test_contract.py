@@ -6,8 +6,10 @@ tool's back makes the answers `wrong`. What is checked follows the module's capa
 
 from __future__ import annotations
 
+import ast
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,9 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES
 from iotdb_bench.simulator.spec import PrimaryKey
 from tests.conftest import downsample_minutes, rows_per_query
 from tests.contract.conftest import free_port
+from tests.contract.targets import TARGETS
+
+ROOT = Path(__file__).resolve().parents[2]
 
 WORKERS, EVENTS = 2, 500  # events per worker
 INSERT = ["--batch", "100", "--num-inserts", str(EVENTS), "-w", str(WORKERS)]
@@ -86,6 +91,8 @@ def test_each_shape_it_declares_is_set_up_inserted_and_counted(contract, shape):
 
 
 def test_queries_and_scan_answer_ok_and_an_event_behind_its_back_is_wrong(contract):
+    if contract.target.read_side_story:
+        pytest.skip(f"its suite tells the whole read-side story: {contract.target.read_side_story}")
     inserted = contract.run("insert", *INSERT)
     assert inserted.code == 0, inserted.stderr
     keeps = contract.capabilities.record
@@ -116,6 +123,20 @@ def test_queries_and_scan_answer_ok_and_an_event_behind_its_back_is_wrong(contra
     assert (verdict, detail) == ("wrong", f"count is {WORKERS * EVENTS + 1}, expected {WORKERS * EVENTS}")
     scanned = contract.run("scan")
     assert scanned.code == 1 and "scan check failed" in scanned.stderr and "Traceback" not in scanned.stderr
+
+
+def test_each_read_side_story_named_exists_and_uses_the_shared_story():
+    """A target whose suite is said to tell the read-side story skips the contract's shorter one: the
+    test named must exist and use tests/read_side.py's story or its verdict checks."""
+    for target in TARGETS:
+        if not target.read_side_story:
+            continue
+        path, name = target.read_side_story.split("::")
+        tree = ast.parse((ROOT / path).read_text())
+        [test] = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name] or [None]
+        assert test is not None, f"{target.name}: no test {name} in {path}"
+        called = {node.func.id for node in ast.walk(test) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        assert called & {"check_read_side", "assert_wrong"}, f"{target.name}: {name} tells no read-side story of tests/read_side.py"
 
 
 def test_a_query_of_a_database_without_events_says_to_insert_first_or_that_events_are_missing(contract):

@@ -16,7 +16,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-pytestmark = pytest.mark.slow
+# One xdist group: the module-scoped browser is started once, not once in each process that gets a test.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("html_report"), pytest.mark.plots]
 
 # As the machine notes say: without the background-networking flags Chromium tries to reach the
 # network at start, which this machine (and CI's) refuses.

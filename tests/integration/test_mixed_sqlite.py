@@ -28,6 +28,7 @@ def insert(cli, *args: str):
     return cli("insert", "--target", "sqlite", "-r", "1", "--extra-option", "path=mixed.sqlite3", *args, timeout=300)
 
 
+@pytest.mark.plots
 def test_query_clients_of_a_count_run_stop_with_the_inserts_and_markers_count_exactly(cli, tmp_path):
     result = insert(cli, "-w", "2", "--batch", "100", "--num-inserts", "20000", "--prefill", "5000", "--query-workers", "2",
                     "--queries", "count-events,temperature-stats", "--visibility")
@@ -58,6 +59,7 @@ def test_open_loop_queries_follow_the_rate_of_all_clients_together(cli):
     assert 17 <= run["report"]["queries_under_ingest"]["count-events"]["under_ingest"]["calls"] <= 21
 
 
+@pytest.mark.plots
 def test_compare_idle_runs_each_count_again_without_query_clients(cli, tmp_path):
     result = insert(cli, "-w", "1", "--batch", "100", "--duration", "2", "--query-workers", "1", "--queries", "count-events", "--compare-idle")
     assert result.code == 0, result.stderr

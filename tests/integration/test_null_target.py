@@ -10,6 +10,7 @@ from iotdb_bench.simulator.spec import RunSpec
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.plots
 def test_batch_run_reports_figures_and_no_fake_verification(cli):
     result = cli("insert", "--target", "null", "--platform", "local", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "20000")
     assert result.code == 0, result.stderr

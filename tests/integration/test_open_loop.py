@@ -52,6 +52,7 @@ def hold_lock_mid_run(env: dict[str, str], after_s: float, hold_s: float, done: 
         done.append(time.monotonic() - began)
 
 
+@pytest.mark.plots
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_stall_shows_in_response_time_not_service_time_and_an_easy_rate_is_achieved(cli, pg):
@@ -91,6 +92,7 @@ def test_stall_shows_in_response_time_not_service_time_and_an_easy_rate_is_achie
     assert "Response time p99, ms" in page and "Sustained" in page and "Latency against throughput" in page
 
 
+@pytest.mark.plots
 @pytest.mark.slow
 def test_find_max_rate_finds_a_throttled_targets_ceiling_within_10_percent(cli):
     # The null target with a 10 ms sleep per call: 2 workers x 10 events / 10 ms = 2,000 events/s at

@@ -9,7 +9,7 @@ import pytest
 from iotdb_bench.cli.commands.main import LOCAL_DURATION_S, local_worker_counts
 from iotdb_bench.cli.results.host import usable_cpus
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.plots]  # the quick start exactly as a user runs it
 
 
 def test_the_quick_start_gives_a_first_table_worth_reading(cli, tmp_path):

@@ -35,6 +35,7 @@ def test_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back(cli
     check_read_side(lambda *args: cli(args[0], "--target", "sqlite", "-r", "1", *args[1:]), change, delete, 3000)
 
 
+@pytest.mark.plots
 def test_readings_stored_out_of_order_scan_in_order(cli, tmp_path):
     assert cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "2000", "--batch", "1000").code == 0
     # One device's readings written again newest first: new row ids run against their timestamps.

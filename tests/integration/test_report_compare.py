@@ -8,7 +8,7 @@ import pytest
 from iotdb_bench.cli.report import catalogue, csv_files
 from tests.csv_checks import names
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.plots]  # what is checked is the plots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

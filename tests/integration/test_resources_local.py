@@ -83,6 +83,7 @@ def _config(tmp_path: Path, **target_options) -> Path:
     return path
 
 
+@pytest.mark.plots
 def test_database_cpu_and_storage_against_independent_readings(cli, resources_env, tmp_path):
     reader = ServerCpu(_postmaster(resources_env), tmp_path / "server-cpu.txt")
     config = _config(tmp_path, cost={"per_hour": 7.2, "currency": "USD"})

@@ -15,7 +15,8 @@ import pytest
 
 from tests.conftest import run_cli
 
-pytestmark = pytest.mark.slow
+# One xdist group: the module-scoped fixture is made once, not once in each process that gets a test.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("terminal_widths")]
 
 WIDTHS = (80, 100, 120)
 COMMANDS = {

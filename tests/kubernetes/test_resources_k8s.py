@@ -99,6 +99,7 @@ def _pod_processes_cpu_reader(cluster, path: Path) -> ServerCpu:
     return ServerCpu(postmaster, path)
 
 
+@pytest.mark.plots
 def test_database_pod_cpu_and_memory(cluster, config, tmp_path):
     reader = _pod_processes_cpu_reader(cluster, tmp_path / "pod-cpu.txt")
     try:

@@ -3,11 +3,15 @@
 import subprocess
 import sys
 
+import pytest
+
 from iotdb_bench.cli.report import plots
 from tests import factories
 from tests.conftest import REPO_ROOT
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+pytestmark = pytest.mark.plots
 
 
 def test_last_partial_window_is_scaled_to_a_rate():
@@ -83,3 +87,16 @@ def test_a_plotting_error_is_a_warning_not_a_failure(tmp_path, capsys, monkeypat
     monkeypatch.setattr(plots, "draw", broken)
     results_files.write_figures(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))  # must not raise
     assert "could not draw the plots" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("setting", "drawn"), [("0", False), ("off", False), ("1", True), (None, True)])
+def test_iotbench_plots_0_leaves_the_plots_out_and_the_report_still_written(tmp_path, monkeypatch, setting, drawn):
+    from iotdb_bench.cli.report import results_files
+
+    if setting is None:
+        monkeypatch.delenv(plots.PLOTS_ENV, raising=False)
+    else:
+        monkeypatch.setenv(plots.PLOTS_ENV, setting)
+    results_files.write_figures(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))
+    assert bool(list(tmp_path.glob("*.png"))) is drawn
+    assert (tmp_path / "report.html").is_file()

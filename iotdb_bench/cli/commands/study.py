@@ -21,7 +21,7 @@ from iotdb_bench.cli.commands.study_execute import StudyRun, now
 from iotdb_bench.cli.commands.study_plan import Passthrough, Plan
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.report import results_files, study_report
+from iotdb_bench.cli.report import plots, results_files, study_report
 from iotdb_bench.cli.report.comparison import Sources
 from iotdb_bench.cli.results import ranking, study_file
 from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
@@ -146,7 +146,7 @@ def _write_views(document: StudyDocument, folder: Path) -> None:
     (folder / study_report.MARKDOWN).write_text(study_report.markdown(document, sources))
     drawn: list[Path] = []
     try:
-        drawn = study_report.draw(document, folder)
+        drawn = study_report.draw(document, folder) if plots.wanted() else []
     except Exception as error:  # study.json and study.md hold every figure; the plot is a bonus
         warning_line(f"could not draw the study's plot: {type(error).__name__}: {error}")
     page = study_report.write_html(folder, document, sources, drawn)

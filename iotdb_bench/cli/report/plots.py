@@ -7,6 +7,7 @@ touching pyplot's global state or needing a display.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from iotdb_bench.cli.report import formats
@@ -14,9 +15,17 @@ from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryDeta
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ResultsDocument
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 
+# IOTBENCH_PLOTS=0: a run writes no PNG plots (its report.html shows the tables only). Drawing them
+# costs about 1.4 s of CPU per invocation, most of a small run's; scripted sweeps and the test suite,
+# which run hundreds of invocations, skip them. `report FOLDER` draws them later whatever it says.
+PLOTS_ENV = "IOTBENCH_PLOTS"
 DPI = 110
 SIZE = (7.5, 4.6)
 MARGINS = {"left": 0.16, "right": 0.97, "bottom": 0.12, "top": 0.92}
+
+
+def wanted() -> bool:
+    return os.environ.get(PLOTS_ENV, "1").strip().lower() not in ("0", "no", "false", "off")
 
 
 def draw(document: ResultsDocument, folder: Path) -> list[Path]:

@@ -95,7 +95,7 @@ def write_figures(folder: Path, document: ResultsDocument) -> None:
         checks = crosscheck.run_checks(document)
         if checks:
             csv_files.write(folder / "crosscheck.csv", catalogue.CROSSCHECKS, checks)
-        drawn = plots.draw(document, folder)
+        drawn = plots.draw(document, folder) if plots.wanted() else []
     except Exception as error:  # the figures are already saved; the plots are a bonus
         warning_line(f"could not draw the plots: {type(error).__name__}: {error}")
     write_report(folder, document, drawn)
