@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from iotdb_bench.cli.run.platforms.kubernetes import JOB_TRACKING_FINALIZER, PodWatch, POD_CHECK_INTERVAL_S, release_name
+from iotdb_bench.cli.run.platforms.kubernetes import JOB_TRACKING_FINALIZER, POD_CHECK_INTERVAL_S, PodWatch, release_name
 from tests.kubernetes.simulated_nodes import CLIENT_NODES, PLACEMENT, RUN_NAMESPACE, installed, is_running, run_spec
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.kwok, pytest.mark.slow]
