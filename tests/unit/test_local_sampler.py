@@ -79,3 +79,20 @@ def test_the_cli_does_not_count_the_workers_it_has_reaped(tmp_path):
     assert grew(with_children, "cpu_s") >= 0.35  # the child's time, through the reaped-children counters
     assert grew(own, "cpu_s") < 0.2  # this process's own time only
     assert grew(own, "written_bytes") < 300_000 <= grew(with_children, "written_bytes")
+
+
+def test_memory_is_read_every_few_seconds_and_on_a_mark_cpu_every_time(monkeypatch):
+    """PSS is the sampler's costly reading: between two memory readings a sample holds CPU and bytes
+    written only, and a mark (the timed phase's edges) reads memory at once."""
+    from iotdb_bench.cli.run.platforms import local_sampler
+
+    clock = [1000.0]
+    monkeypatch.setattr(local_sampler.time, "monotonic", lambda: clock[0])
+    tree = ProcessTree(psutil.Process(), "this process", descendants=False)
+    readings = []
+    for step, relist in ((0.0, False), (1.0, False), (1.0, False), (0.5, True), (1.0, False), (5.0, False)):
+        clock[0] += step
+        tree.read(clock[0], relist)
+        readings.append(tree.series.samples[-1])
+    assert [sample.memory_bytes is not None for sample in readings] == [True, False, False, True, False, True]
+    assert all(sample.cpu_s is not None and sample.written_bytes is not None for sample in readings)

@@ -32,6 +32,10 @@ INTERVAL_S = 1.0
 # seconds and at the timed phase's edges. A child that comes and goes in between still counts, in
 # its parent's reaped-children time.
 LIST_INTERVAL_S = 5.0
+# Memory (PSS) costs the kernel a walk of each process's page tables (about 0.8 ms a process), most
+# of the sampler's CPU: read every few seconds and at the timed phase's edges, CPU and bytes written
+# every second.
+MEMORY_INTERVAL_S = 5.0
 ALL_FIGURES = (CPU, MEMORY, WRITTEN)
 
 
@@ -44,6 +48,7 @@ class ProcessTree:
         self.series = Series(name=name)
         self._processes: list[psutil.Process] = [root]
         self._listed_at = -LIST_INTERVAL_S
+        self._memory_at = -MEMORY_INTERVAL_S
 
     def read(self, at: float, relist: bool = False) -> None:
         if not self.root.is_running():
@@ -55,6 +60,7 @@ class ProcessTree:
                 return
             self._listed_at = time.monotonic()
         processes = self._processes
+        with_memory = relist or time.monotonic() - self._memory_at >= MEMORY_INTERVAL_S
         cpu = memory = written = 0.0
         cpu_read = memory_read = written_read = False
         for process in processes:
@@ -63,12 +69,15 @@ class ProcessTree:
                     one_cpu, one_written = self._counters(process)
                     cpu += one_cpu
                     cpu_read = True
-                    memory += self._memory(process)
-                    memory_read = True
                     written += one_written
                     written_read = True
+                    if with_memory:
+                        memory += self._memory(process)
+                        memory_read = True
             except psutil.Error:
                 continue  # ended between the listing and the reading, or not readable
+        if memory_read:
+            self._memory_at = time.monotonic()
         # Counters never go back: a child that has ended but is not yet reaped is unreadable for a moment
         # (a zombie) before its time reaches its parent's; the tree's count holds until it does.
         last = self.series.samples[-1] if self.series.samples else None
