@@ -13,6 +13,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
+PLOTS_ENV = "IOTBENCH_PLOTS"  # see "Plots" below
 
 
 def rows_per_query(devices: int, downsample_minutes: int = 1) -> dict[str, int]:
@@ -94,7 +95,9 @@ def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeo
     """`python run.py ARGS` exactly as a user types it, from `cwd`."""
     completed = subprocess.run(
         [sys.executable, str(REPO_ROOT / "run.py"), *args],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+        cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        # the running test's plots setting wins over a copy of the environment a fixture made earlier
+        env={**os.environ, **(env or {}), PLOTS_ENV: os.environ.get(PLOTS_ENV, "1")},
     )
     return CliResult(completed.returncode, completed.stdout, completed.stderr, cwd)
 
@@ -207,10 +210,10 @@ def pytest_collection_modifyitems(config, items):
 # Drawing a run's PNG plots costs the CLI about 1.4 s of CPU, most of a small run's; the suite's
 # hundreds of runs skip them (IOTBENCH_PLOTS=0, as scripted sweeps may), and the tests marked `plots`,
 # which check them, draw them as a user's run does.
-os.environ.setdefault("IOTBENCH_PLOTS", "0")
+os.environ.setdefault(PLOTS_ENV, "0")
 
 
 @pytest.fixture(autouse=True)
 def _plots_where_checked(request, monkeypatch):
     if request.node.get_closest_marker("plots"):
-        monkeypatch.setenv("IOTBENCH_PLOTS", "1")
+        monkeypatch.setenv(PLOTS_ENV, "1")

@@ -88,8 +88,9 @@ def test_database_cpu_and_storage_against_independent_readings(cli, resources_en
     reader = ServerCpu(_postmaster(resources_env), tmp_path / "server-cpu.txt")
     config = _config(tmp_path, cost={"per_hour": 7.2, "currency": "USD"})
     try:
+        # a timed phase of fixed length: the edges' readings weigh the same however fast the machine is
         result = cli("insert", "--config", str(config), "--target", "postgresql-local", "-w", "2", "-r", "1", "--batch", "1000",
-                     "--num-inserts", "300000", env=resources_env)
+                     "--duration", "6", env=resources_env)
     finally:
         reader.stop()
     assert result.code == 0, result.stderr
@@ -106,10 +107,11 @@ def test_database_cpu_and_storage_against_independent_readings(cli, resources_en
     with pg_connect(resources_env) as db:
         size = db.execute("SELECT pg_total_relation_size('events')").fetchone()[0]
         stored = db.execute("SELECT count(*) FROM events").fetchone()[0]
-    assert stored == 600_000
+    events = document["runs"][0]["report"]["figures"]["events"]
+    assert stored == events > 0
     # within a few 8 kB pages of ~50 MB: autovacuum may add the visibility and free-space maps after the run
     assert row["resources"]["storage_bytes_per_event"] == pytest.approx(size / stored, rel=1e-3)
-    assert row["resources"]["db_cpu_s_per_million"] == pytest.approx(database["cpu_s"] / 0.6, rel=1e-6)
+    assert row["resources"]["db_cpu_s_per_million"] == pytest.approx(database["cpu_s"] / events * 1e6, rel=1e-6)
     workers = document["runs"][0]["report"]["workers"]
     assert all(worker["cpu_s"] > 0 for worker in workers)
     assert 0 < row["resources"]["client_share"] < 1
@@ -126,7 +128,7 @@ def test_database_cpu_and_storage_against_independent_readings(cli, resources_en
 def test_a_database_that_cannot_be_found_is_not_measured(cli, resources_env, tmp_path):
     config = _config(tmp_path, database_process="no-such-database-server")
     result = cli("insert", "--config", str(config), "--target", "postgresql-local", "-w", "1", "-r", "1", "--batch", "1000",
-                 "--num-inserts", "2000", env=resources_env)
+                 "--duration", "2", env=resources_env)  # long enough for the workers' CPU to be read within it
     assert result.code == 0, result.stderr
     report = result.results()["runs"][0]["report"]
     database = report["resources"]["database"]

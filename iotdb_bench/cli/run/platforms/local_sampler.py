@@ -27,7 +27,10 @@ import psutil
 
 from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise
 
-INTERVAL_S = 1.0
+# CPU and bytes written are read twice a second: the CLI learns of the timed phase's edges from the
+# collector's status (polled about once a second) and reads at once, but under load that reading can
+# come late, and a counter is interpolated between the readings around an edge.
+INTERVAL_S = 0.5
 # Listing a tree's descendants scans every process of the machine (milliseconds): done every few
 # seconds and at the timed phase's edges. A child that comes and goes in between still counts, in
 # its parent's reaped-children time.
