@@ -26,7 +26,7 @@ def report(folder: Path, details: bool) -> None:
     document = results_files.read(folder)
     if document.status != "ok":
         console.print(f"This invocation ended with status '{document.status}': {document.error or ''}", highlight=False)
-    drawn = plots.draw(document, folder)
+    drawn = plots.draw(document, folder) if plots.wanted() else []
     results_files.write_report(folder, document, drawn)
     show(document, folder, details, rerendered=True)
     for path in drawn:
@@ -73,8 +73,8 @@ def compare(folders: tuple[Path, ...], output: Path | None) -> None:
         console.print(_with_differences(tables.compare_scan_table(scan_rows), scan_rows))
         csv_files.write(output / "scans.csv", catalogue.SCANS, scan_rows, compared=True)
     (output / "compare.md").write_text(_markdown(documents, insert_rows, query_table_rows, query_detail, scan_rows, mixed_rows))
-    drawn = plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")
-    page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, [drawn], scan_rows, mixed_rows)
+    drawn = [plots.comparison(insert_rows, query_table_rows, query_detail, queries, output / "compare.png")] if plots.wanted() else []
+    page = html_report.write_compare(output, documents, insert_rows, query_table_rows, query_detail, queries, drawn, scan_rows, mixed_rows)
     console.print(f"Comparison saved in {output}", highlight=False)
     console.print(f"Report: {page}", highlight=False)
 

@@ -17,7 +17,8 @@ from iotdb_bench.cli.results.rate_search import MaxRateSearch
 
 # IOTBENCH_PLOTS=0: a run writes no PNG plots (its report.html shows the tables only). Drawing them
 # costs about 1.4 s of CPU per invocation, most of a small run's; scripted sweeps and the test suite,
-# which run hundreds of invocations, skip them. `report FOLDER` draws them later whatever it says.
+# which run hundreds of invocations, skip them (`report` and `compare` too; `report FOLDER` without
+# it draws a run's plots later).
 PLOTS_ENV = "IOTBENCH_PLOTS"
 DPI = 110
 SIZE = (7.5, 4.6)
