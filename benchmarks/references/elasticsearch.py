@@ -1,8 +1,9 @@
 """Elasticsearch: the _bulk API, NDJSON, one `create` action per document with server-made ids (the
-tool's default: with no _id, `create` and `index` are the same append-only write). The index has the
-tool's default settings on this single node: 1 shard, 0 replicas, refresh every 1 s, the translog
-fsynced per request, a strict mapping of the tool's field types. Done when the server answers
-without errors; the rate is counted until the documents are countable after a refresh."""
+tool's default; with no _id, `create` and `index` are the same write: a new document under a
+server-made id). The index has the tool's default settings on this single node: 1 shard, 0
+replicas, refresh every 1 s, the translog fsynced per request, a strict mapping of the tool's field
+types. Done when the server answers without errors (an answer with "errors": true fails loudly);
+the rate is counted until the documents are countable after a refresh."""
 
 from __future__ import annotations
 
