@@ -1,13 +1,14 @@
 """Does the tool measure the database or itself, on every database's fastest insert path? For each
 database, the tool's insert (its default fast path, batch 1000) against an independent minimal client
-of the same path (benchmarks/references/<database>.py: standard library HTTP and NumPy, none of the
-tool's modules or encoders), alternating, 1 and 2 workers. Both rates are database-side: all events /
-(from the common start until the database holds them all: the tool's timed phase plus its wait for
-the count, the reference's processes' start until its count is reached). CPU seconds per million
+of the same path (benchmarks/references/<database>.py: standard library HTTP and NumPy, or the
+database's own driver for a native protocol; none of the tool's modules or encoders), alternating, 1
+and 2 workers. Both rates are database-side: all events / (from the common start until the database
+holds them all: the tool's timed phase plus its wait for the count, the reference's processes' start
+until its count is reached, before they are joined). CPU seconds per million
 events: the reference's processes (rusage of their loop, which generates each batch and sends it),
 the tool's workers (their rusage) and the whole tool (workers, collector, CLI over the timed phase).
 
-    python benchmarks/fast_paths.py [--databases victoriametrics,questdb] [--workers 1,2] [--rounds 3] [--events 200000] [--json]
+    python benchmarks/fast_paths.py [--databases victoriametrics,questdb,elasticsearch,influxdb,clickhouse] [--workers 1,2] [--rounds 3] [--events 200000] [--json]
 
 Goal: tool / reference >= 0.9 for each database.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import multiprocessing
+import queue
 import resource
 import sys
 import time
@@ -28,7 +30,7 @@ from _common import emit_json, median, print_table, run_tool
 
 GOAL = 0.9
 BATCH = 1000
-DATABASES = ("victoriametrics", "questdb")
+DATABASES = ("victoriametrics", "questdb", "elasticsearch", "influxdb", "clickhouse")
 VISIBLE_WAIT_S = 60.0
 
 
@@ -37,39 +39,60 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _reference_process(database: str, worker: int, events: int, barrier, results) -> None:
+def _reference_process(database: str, worker: int, events: int, ready, go, results) -> None:
     reference = importlib.import_module(f"references.{database}")
     writer = reference.Writer(worker, BATCH)
     writer.send(writer.body(events // BATCH))  # a batch past the timed ones: the connection is open before the clock
-    barrier.wait()
+    ready.put(worker)
+    go.wait()
     started, cpu = time.time(), _cpu()
     for index in range(events // BATCH):
         writer.send(writer.body(index))
     results.put((started, time.time(), _cpu() - cpu))
 
 
+def _gather(database: str, processes: list, answers) -> list:
+    """One answer from each process; one that ended without it (its reference failed) fails the
+    benchmark at once instead of leaving it waiting for ever."""
+    gathered = []
+    while len(gathered) < len(processes):
+        try:
+            gathered.append(answers.get(timeout=0.5))
+        except queue.Empty:
+            failed = [process.exitcode for process in processes if process.exitcode not in (None, 0)]
+            if failed:
+                for process in processes:
+                    process.kill()
+                raise SystemExit(f"a {database} reference process failed (exit code {failed[0]})") from None
+    return gathered
+
+
 def reference(database: str, workers: int, events: int) -> dict:
     module = importlib.import_module(f"references.{database}")
     module.reset()
     context = multiprocessing.get_context("spawn")
-    barrier, results = context.Barrier(workers + 1), context.Queue()
-    processes = [context.Process(target=_reference_process, args=(database, w, events, barrier, results)) for w in range(workers)]
+    ready, go, results = context.Queue(), context.Event(), context.Queue()
+    processes = [context.Process(target=_reference_process, args=(database, w, events, ready, go, results)) for w in range(workers)]
     for process in processes:
         process.start()
-    barrier.wait()
+    _gather(database, processes, ready)
     start = time.time()
-    reports = [results.get() for _ in processes]
+    go.set()
+    reports = _gather(database, processes, results)
     acknowledged = max(report[1] for report in reports)
-    for process in processes:
-        process.join()
-        if process.exitcode:
-            raise SystemExit(f"a {database} reference process failed (exit code {process.exitcode})")
+    # Counted before the processes are joined: their exit is not the database's work.
     expected = workers * (events // BATCH + 1) * BATCH
     while (counted := module.count()) < expected:
         if time.time() - acknowledged > VISIBLE_WAIT_S:
             raise SystemExit(f"{database}: the reference's rows were not all visible within {VISIBLE_WAIT_S:g} s ({counted} of {expected})")
         time.sleep(0.05)
     visible = time.time()
+    for process in processes:
+        process.join()
+        if process.exitcode:
+            raise SystemExit(f"a {database} reference process failed (exit code {process.exitcode})")
+    if counted != expected:  # more: rows left from before reset() or written twice
+        raise SystemExit(f"{database}: the reference's table holds {counted} rows, {expected} were written")
     total = workers * (events // BATCH) * BATCH
     return {"rate": total / (visible - start), "acknowledged_rate": total / (acknowledged - start),
             "client_cpu_s_per_million": sum(report[2] for report in reports) / total * 1e6}

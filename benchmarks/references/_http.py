@@ -11,9 +11,10 @@ class Http:
     def __init__(self, host: str, port: int):
         self.connection = http.client.HTTPConnection(host, port, timeout=60)
 
-    def request(self, method: str, path: str, body: bytes | None = None, query: dict | None = None) -> bytes:
+    def request(self, method: str, path: str, body: bytes | None = None, query: dict | None = None,
+                headers: dict | None = None) -> bytes:
         target = path + ("?" + urlencode(query) if query else "")
-        self.connection.request(method, target, body)
+        self.connection.request(method, target, body, headers or {})
         response = self.connection.getresponse()
         answer = response.read()
         if response.status >= 300:
