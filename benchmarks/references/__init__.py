@@ -1,7 +1,10 @@
 """Independent minimal clients of each database's fastest insert path, for benchmarks/fast_paths.py.
 
 Each one is written without any of the tool's modules, connections or encoders (the standard
-library's http.client and NumPy), writes the same columns and value sizes as the tool's default
+library's http.client and NumPy, or the database's own driver used directly: psycopg2, PyMySQL,
+cassandra-driver, apache-iotdb), writes the same columns and value sizes as the tool's default
 workload (a timestamp, a 15-byte device id, a sequence number, a 2-decimal temperature; devices take
 turns), and offers: TARGET (the tool's target it is set against), CONTRACT (when a write counts as
-done), reset(), count(), and Writer(worker, batch) with body(index) -> bytes and send(body)."""
+done), reset(), count(), and Writer(worker, batch) with body(index) and send(body): body() makes what
+send() takes (bytes, SQL text, or a driver's prepared statements or tablets).
+A Writer whose send() leaves requests in flight also has flush(), which waits for them (the clock runs until it returns)."""
