@@ -44,15 +44,17 @@ def reset() -> None:
     cluster.shutdown()
 
 
+_counting = []  # count()'s session
+
+
 def count() -> int:
     from cassandra import ConsistencyLevel
     from cassandra.query import SimpleStatement
 
-    cluster, session = _session()
+    if not _counting:  # a session takes a second or so to open: once
+        _counting.append(_session()[1])
     statement = SimpleStatement(f"SELECT count(*) FROM {KEYSPACE}.{TABLE}", consistency_level=ConsistencyLevel.ALL)
-    counted = session.execute(statement, timeout=600.0).one()[0]
-    cluster.shutdown()
-    return int(counted)
+    return int(_counting[0].execute(statement, timeout=600.0).one()[0])
 
 
 class Writer:

@@ -40,11 +40,14 @@ def reset() -> None:
     session.close()
 
 
+_counting = []  # count()'s session, opened once
+
+
 def count() -> int:
-    session = _session()
-    with session.execute_query_statement(f"SELECT count(temperature) FROM {DATABASE}.** GROUP BY LEVEL = 1") as data:
+    if not _counting:
+        _counting.append(_session())
+    with _counting[0].execute_query_statement(f"SELECT count(temperature) FROM {DATABASE}.** GROUP BY LEVEL = 1") as data:
         frame = data.todf()
-    session.close()
     return int(frame.iloc[0, 0]) if len(frame) else 0
 
 
