@@ -7,4 +7,6 @@ workload (a timestamp, a 15-byte device id, a sequence number, a 2-decimal tempe
 turns), and offers: TARGET (the tool's target it is set against), CONTRACT (when a write counts as
 done), reset(), count(), and Writer(worker, batch) with body(index) and send(body): body() makes what
 send() takes (bytes, SQL text, or a driver's prepared statements or tablets).
-A Writer whose send() leaves requests in flight also has flush(), which waits for them (the clock runs until it returns)."""
+A Writer whose send() leaves requests in flight also has flush(), which waits for them (the clock runs until it returns).
+COUNTABLE_WHEN_ACKNOWLEDGED = True (committed writes): the rate's clock stops at the last acknowledgement, as the tool's
+run then waits for no count, and the count (which must be exact for every reference) only checks."""

@@ -14,7 +14,8 @@ import threading
 from ._events import DEVICES, Events
 
 TARGET = "cassandra-local"
-CONTRACT = "every UNLOGGED batch acknowledged at LOCAL_QUORUM (120 in flight); timed until the rows are countable"
+CONTRACT = "every UNLOGGED batch acknowledged at LOCAL_QUORUM (120 in flight); countable then (timed until the last acknowledgement, the count checks)"
+COUNTABLE_WHEN_ACKNOWLEDGED = True
 KEYSPACE, TABLE = "ref_bench", "ref_events"
 IN_FLIGHT = 120
 CREATE_TABLE = (

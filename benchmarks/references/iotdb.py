@@ -13,7 +13,8 @@ import numpy as np
 from ._events import DEVICES, Events
 
 TARGET = "iotdb-local"
-CONTRACT = "insert_aligned_tablets returned (acknowledged); timed until the points are countable"
+CONTRACT = "insert_aligned_tablets returned (acknowledged); countable then (timed until the last acknowledgement, the count checks)"
+COUNTABLE_WHEN_ACKNOWLEDGED = True
 DATABASE, TABLE = "root.ref", "ref_events"
 MEASUREMENTS = ["sequence_number", "temperature"]
 

@@ -12,7 +12,8 @@ import os
 from ._events import Events
 
 TARGET = "mysql-local"
-CONTRACT = "multi-row INSERT returned in autocommit (committed); timed until the rows are countable"
+CONTRACT = "multi-row INSERT returned in autocommit (committed); countable then (timed until the last acknowledgement, the count checks)"
+COUNTABLE_WHEN_ACKNOWLEDGED = True
 TABLE = "ref_events"
 CREATE_TABLE = (
     f"CREATE TABLE {TABLE} (id BIGINT NOT NULL AUTO_INCREMENT, timestamp DATETIME(3) NOT NULL, device_id VARCHAR(15) NOT NULL, "

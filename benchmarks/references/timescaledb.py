@@ -16,7 +16,8 @@ from reference_copy import DEVICE_ID_BYTES, HEADER, PG_EPOCH_US, ROW, TRAILER
 from ._events import Events
 
 TARGET = "timescaledb-local"
-CONTRACT = "COPY returned in autocommit (committed); timed until the rows are countable"
+CONTRACT = "COPY returned in autocommit (committed); countable then (timed until the last acknowledgement, the count checks)"
+COUNTABLE_WHEN_ACKNOWLEDGED = True
 TABLE = "ref_events"
 CREATE_TABLE = (
     f"CREATE TABLE {TABLE} (id BIGSERIAL, timestamp TIMESTAMPTZ NOT NULL, device_id VARCHAR({DEVICE_ID_BYTES}) NOT NULL, "
