@@ -14,7 +14,8 @@ import numpy as np
 from ._events import Events
 
 TARGET = "clickhouse-local"
-CONTRACT = "INSERT answered (rows written as a part); timed until countable"
+CONTRACT = "INSERT answered (rows written as a part); countable then (timed until the last acknowledgement, the count checks)"
+COUNTABLE_WHEN_ACKNOWLEDGED = True
 DATABASE = "iotbench"  # the database of the tool's clickhouse-local target
 TABLE = f"{DATABASE}.ref_events"
 COLUMNS = "timestamp, device_id, sequence_number, temperature"

@@ -17,7 +17,8 @@ from ._events import Events
 from ._http import Http
 
 TARGET = "elasticsearch-local"
-CONTRACT = "bulk request answered without errors (translog fsynced per request); timed until countable after a refresh"
+CONTRACT = "bulk request answered without errors (translog fsynced per request); timed until the last acknowledgement as the tool is (searchable after the next refresh; the count refreshes and checks)"
+COUNTABLE_WHEN_ACKNOWLEDGED = True
 INDEX = "ref_events"
 _URL = urlsplit(os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:9200"))
 _JSON = {"Content-Type": "application/json"}

@@ -14,7 +14,8 @@ from ._events import Events
 from ._http import Http
 
 TARGET = "influxdb-local"
-CONTRACT = "HTTP write answered (204, in the WAL); timed until countable"
+CONTRACT = "HTTP write answered (204, in the WAL); countable then (timed until the last acknowledgement, the count checks)"
+COUNTABLE_WHEN_ACKNOWLEDGED = True
 MEASUREMENT = "ref_events"
 DATABASE = os.environ.get("INFLUXDB_DB", "bench")
 _URL = urlsplit(os.environ.get("INFLUXDB_URL", "http://127.0.0.1:8086"))
