@@ -115,6 +115,32 @@ def tool(database: str, workers: int, events: int) -> dict:
             "client_machine_share": row.resources.client_machine_share if row.resources else None}
 
 
+def measure(database: str, args) -> list[dict]:
+    """The rounds of one database at each worker count."""
+    results = []
+    for workers in (int(w) for w in args.workers.split(",")):
+        measured = {"tool": [], "reference": []}
+        for round_ in range(args.rounds):
+            for side in (("tool", "reference") if round_ % 2 == 0 else ("reference", "tool")):
+                measured[side].append((tool if side == "tool" else reference)(database, workers, args.events))
+        ratios = [t["rate"] / r["rate"] for t, r in zip(measured["tool"], measured["reference"])]
+        def med(side, key, measured=measured):
+            values = [m[key] for m in measured[side] if m.get(key) is not None]
+            return median(values) if values else None
+        results.append({
+            "database": database, "workers": workers, "contract": importlib.import_module(f"references.{database}").CONTRACT,
+            "tool_rate": med("tool", "rate"), "reference_rate": med("reference", "rate"), "ratio": median(ratios),
+            "round_ratios": ratios, "tool_acknowledged_rate": med("tool", "acknowledged_rate"),
+            "reference_acknowledged_rate": med("reference", "acknowledged_rate"),
+            "tool_workers_cpu_s_per_million": med("tool", "client_cpu_s_per_million"),
+            "tool_all_cpu_s_per_million": med("tool", "tool_cpu_s_per_million"),
+            "reference_cpu_s_per_million": med("reference", "client_cpu_s_per_million"),
+            "tool_client_machine_share": med("tool", "client_machine_share"), "rounds": measured,
+        })
+        print(f"{database} w={workers}: ratio {results[-1]['ratio']:.3f}", flush=True)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--databases", default=",".join(DATABASES))
@@ -125,26 +151,11 @@ def main() -> None:
     args = parser.parse_args()
     results = []
     for database in args.databases.split(","):
-        for workers in (int(w) for w in args.workers.split(",")):
-            measured = {"tool": [], "reference": []}
-            for round_ in range(args.rounds):
-                for side in (("tool", "reference") if round_ % 2 == 0 else ("reference", "tool")):
-                    measured[side].append((tool if side == "tool" else reference)(database, workers, args.events))
-            ratios = [t["rate"] / r["rate"] for t, r in zip(measured["tool"], measured["reference"])]
-            def med(side, key, measured=measured):
-                values = [m[key] for m in measured[side] if m.get(key) is not None]
-                return median(values) if values else None
-            results.append({
-                "database": database, "workers": workers, "contract": importlib.import_module(f"references.{database}").CONTRACT,
-                "tool_rate": med("tool", "rate"), "reference_rate": med("reference", "rate"), "ratio": median(ratios),
-                "round_ratios": ratios, "tool_acknowledged_rate": med("tool", "acknowledged_rate"),
-                "reference_acknowledged_rate": med("reference", "acknowledged_rate"),
-                "tool_workers_cpu_s_per_million": med("tool", "client_cpu_s_per_million"),
-                "tool_all_cpu_s_per_million": med("tool", "tool_cpu_s_per_million"),
-                "reference_cpu_s_per_million": med("reference", "client_cpu_s_per_million"),
-                "tool_client_machine_share": med("tool", "client_machine_share"), "rounds": measured,
-            })
-            print(f"{database} w={workers}: ratio {results[-1]['ratio']:.3f}", flush=True)
+        try:
+            results += measure(database, args)
+        finally:  # nothing of the reference's is left in the database
+            importlib.import_module(f"references.{database}").drop()
+
 
     def f(value, form="{:.3f}"):
         return "-" if value is None else form.format(value)

@@ -45,6 +45,12 @@ def reset() -> None:
     cluster.shutdown()
 
 
+def drop() -> None:
+    cluster, session = _session()
+    session.execute(f"DROP KEYSPACE IF EXISTS {KEYSPACE}", timeout=DDL_TIMEOUT_S)
+    cluster.shutdown()
+
+
 _counting = []  # count()'s session
 
 

@@ -38,6 +38,12 @@ def reset() -> None:
     client.disconnect()
 
 
+def drop() -> None:
+    client = _client()
+    client.execute(f"DROP TABLE IF EXISTS {TABLE}")
+    client.disconnect()
+
+
 def count() -> int:
     client = _client()
     counted = int(client.execute(f"SELECT count() FROM {TABLE}")[0][0])

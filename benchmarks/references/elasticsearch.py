@@ -41,6 +41,10 @@ def reset() -> None:
     http.request("PUT", f"/{INDEX}", json.dumps(DEFINITION).encode(), headers=_JSON)
 
 
+def drop() -> None:
+    _http().request("DELETE", f"/{INDEX}", query={"ignore_unavailable": "true"})
+
+
 def count() -> int:
     http = _http()
     http.request("POST", f"/{INDEX}/_refresh")

@@ -40,6 +40,10 @@ def reset() -> None:
     _influxql(http, f'DROP MEASUREMENT "{MEASUREMENT}"')
 
 
+def drop() -> None:
+    _influxql(_http(), f'DROP MEASUREMENT "{MEASUREMENT}"')
+
+
 def count() -> int:
     series = _influxql(_http(), f'SELECT count(temperature) FROM "{MEASUREMENT}"').get("series")
     return int(series[0]["values"][0][1]) if series else 0

@@ -41,6 +41,14 @@ def reset() -> None:
     session.close()
 
 
+def drop() -> None:
+    """The database goes whole: each one holds data regions in the DataNode's direct memory, which a
+    small server (the test server's 256 MB) runs out of, refusing the next database."""
+    session = _session()
+    session.execute_non_query_statement(f"DELETE DATABASE {DATABASE}")
+    session.close()
+
+
 _counting = []  # count()'s session, opened once
 
 

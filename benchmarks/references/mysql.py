@@ -41,6 +41,13 @@ def reset() -> None:
     connection.close()
 
 
+def drop() -> None:
+    connection = _connect()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
+    connection.close()
+
+
 _counting = []  # count()'s connection (autocommit: each count sees what is committed), opened once
 
 

@@ -24,6 +24,10 @@ def reset() -> None:
     _http().request("GET", "/exec", query={"query": f"DROP TABLE IF EXISTS {TABLE}"})
 
 
+def drop() -> None:
+    reset()
+
+
 def count() -> int:
     try:
         answer = _http().json("GET", "/exec", {"query": f"SELECT count() FROM {TABLE}"})

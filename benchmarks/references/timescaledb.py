@@ -47,6 +47,13 @@ def reset() -> None:
     connection.close()
 
 
+def drop() -> None:
+    connection = _connect()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
+    connection.close()
+
+
 _counting = []  # count()'s connection, opened once: the runner counts right after the last write
 
 

@@ -25,6 +25,10 @@ def reset() -> None:
     http.request("GET", "/internal/resetRollupResultCache")
 
 
+def drop() -> None:
+    _http().request("POST", "/api/v1/admin/tsdb/delete_series", query={"match[]": METRIC})
+
+
 def count() -> int:
     http = _http()
     http.request("GET", "/internal/force_flush")
