@@ -145,8 +145,10 @@ def add_nodes_and_databases(core: CoreV1Api) -> None:
             spec=V1NodeSpec(taints=[V1Taint(**TAINT)]),
             status=V1NodeStatus(allocatable=CAPACITY, capacity=CAPACITY),
         ))
-    wait_for(lambda: all(_ready(node) for node in _nodes(core)) and len(_nodes(core)) == len(DB_NODES + CLIENT_NODES),
-             "the simulated nodes to be Ready (is KWOK running? see its log in /tmp/iotbench-kwok)", 60)
+    # Ready, and schedulable: the node controller removes its not-ready taint some seconds after the
+    # node turns Ready, and pods scheduled in between avoid those nodes (a spread test saw two empty).
+    wait_for(lambda: all(_ready(node) and _only_our_taint(node) for node in _nodes(core)) and len(_nodes(core)) == len(DB_NODES + CLIENT_NODES),
+             "the simulated nodes to be Ready and schedulable (is KWOK running? see its log in /tmp/iotbench-kwok)", 60)
     _ensure_namespace(core, DB_NAMESPACE)
     for index, node in enumerate(DB_NODES):
         # Placed by the scheduler like a StatefulSet's pod would be (here: one per database node).
@@ -193,6 +195,10 @@ def _nodes(core: CoreV1Api) -> list[V1Node]:
 
 def _ready(node: V1Node) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+
+
+def _only_our_taint(node: V1Node) -> bool:
+    return {taint.key for taint in node.spec.taints or []} <= {TAINT["key"]}
 
 
 def _db_pods(core: CoreV1Api) -> list[V1Pod]:

@@ -112,6 +112,9 @@ class KubernetesPlatform:
         self.api_wait_s = _api_wait_s()
         self.helm = Helm(namespace, context)
         self.configuration = _load_kubeconfig(context)
+        # One connection per thread of the cleanup and log collection (the client's default pool is
+        # 5 per CPU; beyond it urllib3 warns on the terminal and discards connections).
+        self.configuration.connection_pool_maxsize = max(self.configuration.connection_pool_maxsize, DELETE_THREADS, LOG_THREADS)
         client = ApiClient(self.configuration)
         self.core, self.batch = CoreV1Api(client), BatchV1Api(client)
         self._check_namespace()
