@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from . import _dbapi
 from ._events import Events
 
 TARGET = "mysql-local"
@@ -42,21 +43,10 @@ def reset() -> None:
 
 
 def drop() -> None:
-    connection = _connect()
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
-    connection.close()
+    _dbapi.drop_table(_connect, TABLE)
 
 
-_counting = []  # count()'s connection (autocommit: each count sees what is committed), opened once
-
-
-def count() -> int:
-    if not _counting:
-        _counting.append(_connect())
-    with _counting[0].cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM {TABLE}")
-        return int(cursor.fetchone()[0])
+count = _dbapi.counter(_connect, TABLE)  # autocommit: each count sees what is committed
 
 
 class Writer:

@@ -13,6 +13,7 @@ import os
 import numpy as np
 from reference_copy import DEVICE_ID_BYTES, HEADER, PG_EPOCH_US, ROW, TRAILER
 
+from . import _dbapi
 from ._events import Events
 
 TARGET = "timescaledb-local"
@@ -48,21 +49,10 @@ def reset() -> None:
 
 
 def drop() -> None:
-    connection = _connect()
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
-    connection.close()
+    _dbapi.drop_table(_connect, TABLE)
 
 
-_counting = []  # count()'s connection, opened once: the runner counts right after the last write
-
-
-def count() -> int:
-    if not _counting:
-        _counting.append(_connect())
-    with _counting[0].cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM {TABLE}")
-        return int(cursor.fetchone()[0])
+count = _dbapi.counter(_connect, TABLE)
 
 
 class Writer:
