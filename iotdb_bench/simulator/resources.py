@@ -60,7 +60,11 @@ class ResourceUsage(BaseModel):
     collector: ResourceGroup | None = None
     cli: ResourceGroup | None = None
     client_cores: float | None = Field(None, description=(
-        "the cores the client's processes ran on: the machine's CPUs (local platform); None where unknown"))
+        "the cores the client's processes could use: the machine's CPUs (local platform); on Kubernetes, per node of the "
+        "worker and collector pods, their CPU limits when every one there has one, else the node's allocatable CPU; None where unknown"))
+    client_cores_of: str | None = Field(None, description="'machine' (local: every process of the client, the CLI's too) or 'pods' "
+                                                          "(Kubernetes: the worker and collector pods; the CLI runs elsewhere)")
+    client_cores_unknown: str | None = Field(None, description="why client_cores is None where it was looked for")
     database_shares_cores: bool = Field(False, description="the database runs on the same cores as the client (local, not remote)")
 
     @property

@@ -124,6 +124,16 @@ def test_database_pod_cpu_and_memory(cluster, config, tmp_path):
     assert sampled["cpu_s"] > 0 if sampled["cpu_s"] is not None else sampled["not_measured"]["cpu"]
     row = document["inserts"][0]["resources"]
     assert row["db_cpu_s_per_million"] > 0 and 0 < row["client_share"] < 1
+    # the client's share of what its pods could use: no CPU limits, so the one node's CPUs (this machine's),
+    # which the database shares; the CLI (on the "laptop") is not part of it
+    import os
+
+    assert usage["client_cores"] == os.cpu_count() and usage["client_cores_of"] == "pods" and usage["database_shares_cores"]
+    pods_cpu = sum(worker["cpu_s"] for worker in document["runs"][0]["report"]["workers"]) + row["collector_cpu_s"]
+    window = document["runs"][0]["report"]["figures"]["duration_s"]
+    assert row["client_machine_share"] == pytest.approx(pods_cpu / (os.cpu_count() * window), rel=1e-6)
+    assert 0 < row["client_machine_share"] <= 1 and row["impossible_cpu"] is None
+    assert f"of the {os.cpu_count()} cores its pods could use" in " ".join(result.stdout.split())
     assert (result.results_folders()[-1] / "resources.png").is_file()
 
 
@@ -170,6 +180,8 @@ def test_without_permission_not_measured_and_why_then_with_the_charts_reader(clu
     reason = database["not_measured"]["cpu"]
     assert "may not get nodes/proxy" in reason and "forbidden" in reason and "docs/kubernetes.md" in reason
     assert "database CPU not measured (the Kubernetes user may not get nodes/proxy" in " ".join(result.stdout.split())
+    usage = result.results()["runs"][0]["report"]["resources"]
+    assert usage["client_cores"] is None and "may not get nodes" in usage["client_cores_unknown"]  # the nodes' CPUs: not read
 
     subjects = json.dumps([{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": cluster.namespace}])
     rendered = subprocess.run(
@@ -186,6 +198,7 @@ def test_without_permission_not_measured_and_why_then_with_the_charts_reader(clu
         assert result.code == 0, result.stderr
         database = result.results()["runs"][0]["report"]["resources"]["database"]
         assert database["cpu_s"] > 0 and database["memory_peak_bytes"] > 0, database["not_measured"]
+        assert result.results()["runs"][0]["report"]["resources"]["client_cores"] > 0  # the chart's reader may get nodes
     finally:
         _kubectl(cluster, "delete", "--ignore-not-found", "-f", "-", stdin=rendered.stdout)
 

@@ -219,3 +219,44 @@ def test_flag_when_the_client_takes_most_of_the_machine_even_without_database_fi
     figures = run_figures(_on_cores(report(None, [0.9, 0.9, 0.9, 0.9], collector_cpu_s=0.1), 2.0, shares=False))
     assert figures.client_may_be_bottleneck is True
     assert "of the machine's 2 cores" in figures.bottleneck_reason
+
+
+def _on_pods(built, cores: float, shares: bool = False):
+    built.resources.client_cores, built.resources.client_cores_of, built.resources.database_shares_cores = cores, "pods", shares
+    return built
+
+
+def test_on_kubernetes_the_client_share_is_of_what_its_pods_could_use_without_the_cli():
+    # workers 0.5 + collector 0.08 over 1 core x 2 s; the CLI's 0.05 s ran on the laptop
+    figures = run_figures(_on_pods(report(1.0, [0.2, 0.3], collector_cpu_s=0.08), 1.0))
+    assert figures.client_machine_share == pytest.approx(0.58 / 2.0)
+    assert figures.client_cpu_s == pytest.approx(0.63)  # the client's CPU per event still counts the CLI
+    document = factories.document([(2, report(1.0, [0.2, 0.3], collector_cpu_s=0.08))])
+    _on_pods(document.runs[0].report, 1.0)
+    from iotdb_bench.cli.results import summary
+
+    summary.summarise(document)
+    assert "29% of the 1 cores its pods could use" in " ".join(render.resource_lines(document))
+
+
+def test_on_kubernetes_pods_that_used_more_than_they_could_are_refused_and_saturated_pods_flagged():
+    refused = run_figures(_on_pods(report(1.0, [0.9, 0.9], collector_cpu_s=0.1), 0.5))
+    assert refused.impossible_cpu and "cores they could use" in refused.impossible_cpu and refused.client_cpu_s is None
+    flagged = run_figures(_on_pods(report(None, [0.9, 0.9], collector_cpu_s=0.1), 1.0))
+    assert flagged.client_may_be_bottleneck is True and "of the 1 cores its pods could use" in flagged.bottleneck_reason
+
+
+def test_the_client_pods_capacity_is_their_limits_or_their_nodes_cpus():
+    from iotdb_bench.cli.run.platforms.kubelet_sampler import Pod, client_capacity
+
+    def pod(name, node, limit):
+        return Pod("ns", name, node, "worker", True, limit)
+
+    nodes = {"a": 4.0, "b": 8.0}
+    assert client_capacity([pod("w0", "a", 0.5), pod("w1", "a", 0.5), pod("w2", "b", 1.0)], nodes) == pytest.approx(2.0)
+    # a pod without a limit may take its whole node; limits above a node's CPUs count the node's
+    assert client_capacity([pod("w0", "a", None), pod("w1", "a", 0.5), pod("w2", "b", 16.0)], nodes) == pytest.approx(12.0)
+    # a node's CPUs are needed and unknown: no figure rather than a wrong one
+    assert client_capacity([pod("w0", "c", None)], {"c": None}) is None
+    assert client_capacity([pod("w0", "c", 2.0)], {"c": None}) == pytest.approx(2.0)
+    assert client_capacity([pod("w0", None, None)], {}) is None  # never scheduled

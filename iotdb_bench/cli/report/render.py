@@ -12,6 +12,7 @@ from iotdb_bench.cli.report.comparison import crosscheck_verdict
 from iotdb_bench.cli.results import crosscheck, run_conditions
 from iotdb_bench.cli.results.crosscheck import CrossCheck
 from iotdb_bench.cli.results.document import ResultsDocument
+from iotdb_bench.cli.results.resource_figures import capacity_words
 from iotdb_bench.cli.terminal import console
 from iotdb_bench.simulator import shapes
 
@@ -123,7 +124,7 @@ def resource_lines(document: ResultsDocument) -> list[str]:
         client = "" if r.client_cpu_s_per_million is None else f"; client {r.client_cpu_s_per_million:.3g} CPU s per million events"
         share = "" if r.client_share is None else f" (share {r.client_share:.0%})"
         if r.client_machine_share is not None:
-            share += f", {r.client_machine_share:.0%} of the machine's {r.client_cores:g} cores"
+            share += f", {r.client_machine_share:.0%} of {capacity_words(r)}"
         lines.append(f"Resources, {who}: {database}{client}{share}")
         if r.client_may_be_bottleneck:
             lines.append(f"[bold]Client may be the bottleneck[/bold], {who}: {r.bottleneck_reason}")

@@ -60,9 +60,12 @@ class ResourceFigures(BaseModel):
     client_cpu_s_per_million: float | None = None
     client_share: float | None = Field(None, description="client CPU / (client + database CPU)")
     worker_peak_core_share: float | None = Field(None, description="the busiest worker's CPU seconds / its timed phase")
-    client_machine_share: float | None = Field(None, description="client CPU / (the machine's cores x timed phase), local runs")
+    client_machine_share: float | None = Field(None, description=(
+        "client CPU / (the cores it could use x timed phase): local runs, every process / the machine's cores; Kubernetes, "
+        "the worker and collector pods / their CPU limits or their nodes' allocatable CPUs"))
     machine_busy_share: float | None = Field(None, description="(client + database CPU) / (cores x timed phase), when they share the cores")
     client_cores: float | None = None
+    client_cores_of: str | None = Field(None, description="'machine' or 'pods': what client_cores counts (simulator/resources.py)")
     database_in_workers: bool = False
     client_may_be_bottleneck: bool | None = Field(None, description="None: not judged")
     bottleneck_reason: str | None = None
@@ -111,8 +114,15 @@ def run_figures(report: RunReport) -> ResourceFigures | None:
 def impossible_cpu(out: ResourceFigures, usage: ResourceUsage | None) -> str | None:
     """Why the run's CPU figures cannot be true, or None: the client and the database, measured on
     one machine, used more than its cores' time in the timed phase."""
-    if usage is None or not usage.cores or usage.window_s <= 0:
-        return None  # several machines (Kubernetes), or an older results file: nothing to hold them to
+    if usage is None or usage.window_s <= 0:
+        return None  # an older results file: nothing to hold them to
+    if not usage.cores:  # several machines (Kubernetes): the client's pods against what they could use
+        if usage.client_cores_of != "pods" or not usage.client_cores or out.workers_cpu_s is None:
+            return None
+        share = _on_client_cores(out) / (usage.client_cores * usage.window_s)
+        if share <= 1 + CPU_TOLERANCE:
+            return None
+        return f"the client's pods used {share:.0%} of the {usage.client_cores:g} cores they could use in the {usage.window_s:.2f} s timed phase"
     capacity = usage.cores * usage.window_s
     parts = {"client": out.client_cpu_s, "database": None if out.database_in_workers else out.db_cpu_s}
     shares = {name: cpu / capacity for name, cpu in parts.items() if cpu is not None}
@@ -148,11 +158,24 @@ def _client(out: ResourceFigures, report: RunReport, usage: ResourceUsage | None
             out.client_share = out.client_cpu_s / (out.client_cpu_s + out.db_cpu_s)
         duration = report.figures.duration_s
         if usage is not None and usage.client_cores and duration > 0:
-            out.client_cores = usage.client_cores
+            out.client_cores, out.client_cores_of = usage.client_cores, usage.client_cores_of
             capacity = usage.client_cores * duration
-            out.client_machine_share = min(out.client_cpu_s / capacity, 1.0)
+            out.client_machine_share = min(_on_client_cores(out) / capacity, 1.0)
             if usage.database_shares_cores and out.db_cpu_s is not None:
-                out.machine_busy_share = min((out.client_cpu_s + out.db_cpu_s) / capacity, 1.0)
+                out.machine_busy_share = min((_on_client_cores(out) + out.db_cpu_s) / capacity, 1.0)
+
+
+def _on_client_cores(out: ResourceFigures) -> float:
+    """The client CPU spent on the cores client_cores counts: on Kubernetes the CLI runs elsewhere."""
+    if out.client_cores_of == "pods":
+        return sum(part for part in (out.workers_cpu_s, out.collector_cpu_s) if part is not None)
+    return out.client_cpu_s or 0.0
+
+
+def capacity_words(out: ResourceFigures) -> str:
+    if out.client_cores_of == "pods":
+        return f"the {out.client_cores:g} cores its pods could use"
+    return f"the machine's {out.client_cores:g} cores"
 
 
 def _flag(out: ResourceFigures) -> None:
@@ -163,7 +186,7 @@ def _flag(out: ResourceFigures) -> None:
         reasons.append(f"a worker used {out.worker_peak_core_share:.0%} of a core")
     share, cores = out.client_machine_share, out.client_cores
     if share is not None and share >= SATURATED_CORE_SHARE:
-        reasons.append(f"the client used {share:.0%} of the machine's {cores:g} cores")
+        reasons.append(f"the client used {share:.0%} of {capacity_words(out)}")
     elif share is not None and out.machine_busy_share is not None and share >= CLIENT_MACHINE_SHARE and out.machine_busy_share >= BUSY_MACHINE_SHARE:
         reasons.append(f"the client used {share:.0%} of the {cores:g} cores it shares with the database, which together "
                        f"used {out.machine_busy_share:.0%} of them: the client's CPU was taken from the database")
@@ -192,6 +215,7 @@ def across_runs(runs: list[ResourceFigures | None]) -> ResourceFigures | None:
     elif judged:
         out.client_may_be_bottleneck = False
     out.impossible_cpu = next((run.impossible_cpu for run in present if run.impossible_cpu), None)
+    out.client_cores_of = next((run.client_cores_of for run in present if run.client_cores_of), None)
     for run in present:
         for figure, reason in run.not_measured.items():
             out.not_measured.setdefault(figure, reason)

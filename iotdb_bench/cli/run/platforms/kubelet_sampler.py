@@ -48,6 +48,7 @@ class Pod:
     node: str | None
     component: str | None
     running: bool
+    cpu_limit: float | None = None  # cores: the sum of its containers' CPU limits; None when one has none
 
 
 def _pods(response) -> list[Pod]:
@@ -55,8 +56,45 @@ def _pods(response) -> list[Pod]:
     client's models take seconds)."""
     items = json.loads(response.data).get("items") or []
     return [Pod(namespace=item["metadata"]["namespace"], name=item["metadata"]["name"], node=(item.get("spec") or {}).get("nodeName"),
-                component=(item["metadata"].get("labels") or {}).get(COMPONENT), running=(item.get("status") or {}).get("phase") == "Running")
+                component=(item["metadata"].get("labels") or {}).get(COMPONENT), running=(item.get("status") or {}).get("phase") == "Running",
+                cpu_limit=_cpu_limit(item.get("spec") or {}))
             for item in items]
+
+
+def _cpu_limit(spec: dict[str, Any]) -> float | None:
+    limits = [((container.get("resources") or {}).get("limits") or {}).get("cpu") for container in spec.get("containers") or []]
+    if not limits or any(limit is None for limit in limits):
+        return None
+    return sum(_cores(limit) for limit in limits)
+
+
+def _cores(quantity: str) -> float:
+    from kubernetes.utils import parse_quantity
+
+    return float(parse_quantity(quantity))
+
+
+def client_capacity(pods: list[Pod], allocatable: dict[str, float | None]) -> float | None:
+    """The cores the client's pods could use: on each of their nodes, the sum of their CPU limits when
+    every one of them there has one (at most the node's allocatable CPU), else the node's allocatable
+    CPU (pods without a limit may take all of it). None when a node's allocatable CPU is needed and
+    unknown."""
+    by_node: dict[str, list[Pod]] = {}
+    for pod in pods:
+        if pod.node:
+            by_node.setdefault(pod.node, []).append(pod)
+    total = 0.0
+    for node, on_node in by_node.items():
+        limits = [pod.cpu_limit for pod in on_node]
+        cores = allocatable.get(node)
+        if all(limit is not None for limit in limits):
+            limited = sum(limits)
+            total += limited if cores is None else min(limited, cores)
+        elif cores is None:
+            return None
+        else:
+            total += cores
+    return total or None
 
 
 class KubeletSampler(threading.Thread):
@@ -70,6 +108,9 @@ class KubeletSampler(threading.Thread):
         self.problems: dict[str, str] = {}
         self.database_where = ""
         self._pods: dict[str, list[Pod]] = {}
+        self._client_pods: dict[str, Pod] = {}  # every worker and collector pod seen during the run
+        self._database_nodes: set[str] = set()
+        self._allocatable: dict[str, float | None] = {}
         self._listed_at = 0.0
         self._turn = 0
         self._unreadable_nodes: set[str] = set()  # asked once, refused or unreachable: not asked again
@@ -180,8 +221,10 @@ class KubeletSampler(threading.Thread):
                                                   _preload_content=False))
         self._pods["worker"] = [pod for pod in run if pod.component == "worker"]
         self._pods["collector"] = [pod for pod in run if pod.component == "collector"]
+        self._client_pods.update((pod.name, pod) for pod in self._pods["worker"] + self._pods["collector"])
         if self.database_labels:
             self._pods["database"] = self._database_pods()
+            self._database_nodes.update(pod.node for pod in self._pods["database"] if pod.node)
 
     def _database_pods(self) -> list[Pod]:
         from kubernetes.client.exceptions import ApiException
@@ -221,14 +264,39 @@ class KubeletSampler(threading.Thread):
                     continue  # the kubelet has not read the container again since
                 series.samples.append(Sample(at=at, cpu_s=cpu["usageCoreNanoSeconds"] / 1e9, memory_bytes=memory.get("workingSetBytes")))
 
+    def _node_cpu(self, node: str) -> float | None:
+        """The node's allocatable CPU (cores), read once; None if it cannot be read (the reason kept)."""
+        if node not in self._allocatable:
+            try:
+                response = self.core.read_node(node, _preload_content=False, _request_timeout=API_TIMEOUT_S)
+                self._allocatable[node] = _cores(json.loads(response.data)["status"]["allocatable"]["cpu"])
+            except Exception as error:
+                self.problems.setdefault("nodes", _reason(error, f"get nodes (the allocatable CPU of node {node})"))
+                self._allocatable[node] = None
+        return self._allocatable[node]
+
     # -- figures ------------------------------------------------------------------------------
     def usage(self, start: float, end: float) -> ResourceUsage:
-        return ResourceUsage(
+        usage = ResourceUsage(
             window_start=start, window_end=end, database=self._database(start, end),
             workers=self._group("worker", "the worker pods", start, end),
             collector=self._group("collector", "the collector pod", start, end),
             cli=summarise("the CLI process", [self.cli_series], start, end, {WRITTEN: "not read for the CLI on Kubernetes"}),
         )
+        # The client's share is of what its pods could use (their limits, or their nodes' CPUs); the
+        # CLI runs elsewhere (a laptop) and is not part of it.
+        pods = list(self._client_pods.values())
+        needs_node = {pod.node for pod in pods if pod.node and pod.cpu_limit is None}
+        allocatable = {node: self._node_cpu(node) for node in {pod.node for pod in pods if pod.node}} if pods else {}
+        usage.client_cores = client_capacity(pods, allocatable)
+        usage.client_cores_of = "pods"
+        if usage.client_cores is None and needs_node:
+            usage.client_cores_unknown = self.problems.get("nodes", "the client pods' nodes were not read")
+        client_nodes = {pod.node for pod in pods if pod.node}
+        # Shared cores are judged only where the client's pods may take all of their nodes' CPUs.
+        usage.database_shares_cores = (usage.database.cpu_s is not None and bool(self._database_nodes)
+                                       and self._database_nodes <= client_nodes and all(pod.cpu_limit is None for pod in pods))
+        return usage
 
     def _database(self, start: float, end: float) -> ResourceGroup:
         if not self.database_labels:

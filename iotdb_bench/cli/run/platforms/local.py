@@ -147,6 +147,7 @@ class LocalPlatform:
                 # Every process of a local run shares this machine's cores (the database's too, when
                 # its processes were found here): the client's share of them is the bottleneck figure.
                 report.resources.client_cores = float(os.cpu_count() or 1)
+                report.resources.client_cores_of = "machine"
                 report.resources.database_shares_cores = report.resources.database.cpu_s is not None and not embedded
             return report
 
