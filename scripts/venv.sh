@@ -8,7 +8,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PYTHON=${PYTHON:-python3}
 IOTBENCH_CACHE=${IOTBENCH_CACHE:-/var/cache/iotbench}
-requirements=("$repo/requirements-dev.txt" "$repo/requirements.txt" "$repo/iotdb_bench/simulator/requirements.txt")
+# Every requirements file requirements-dev.txt may include (-r), so that a change to any of them makes a new one.
+requirements=("$repo"/requirements*.txt "$repo"/iotdb_bench/*/requirements.txt)
 key=$(cat "${requirements[@]}" <("$PYTHON" -c 'import sys; print(sys.version)') | sha256sum | cut -c1-16)
 venv="$IOTBENCH_CACHE/venv-$key"
 mkdir -p "$IOTBENCH_CACHE"

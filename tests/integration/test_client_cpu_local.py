@@ -18,8 +18,9 @@ from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 
-# One line "epoch_seconds pid cpu_seconds" per process every 20 ms, for the CLI and its children: the
-# process's own user + system time (every thread; not the children it has reaped), from /proc/PID/stat.
+# One line "epoch_seconds pid cpu_seconds" per process every 20 ms, for the CLI and every process under
+# it (its children and theirs: the workers are forked from a template process): the process's own
+# user + system time (every thread; not the children it has reaped), from /proc/PID/stat.
 READER = """
 import os, sys, time
 cli, ticks = int(sys.argv[1]), os.sysconf("SC_CLK_TCK")
@@ -32,11 +33,17 @@ def stat(pid):
     return int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks
 while os.path.exists(f"/proc/{cli}"):
     now = time.time()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            found = stat(entry)
-            if found and (int(entry) == cli or found[0] == cli):
-                print(now, entry, found[1], flush=True)
+    found = {int(entry): stat(entry) for entry in os.listdir("/proc") if entry.isdigit()}
+    found = {pid: value for pid, value in found.items() if value}
+    def under_cli(pid):
+        while pid > 1 and pid in found:
+            if pid == cli:
+                return True
+            pid = found[pid][0]
+        return False
+    for pid, (parent, cpu) in found.items():
+        if under_cli(pid):
+            print(now, pid, cpu, flush=True)
     time.sleep(0.02)
 """
 

@@ -80,7 +80,7 @@ def test_timeout_fails_the_run_and_stops_everything(tmp_path):
 
 def test_a_killed_worker_fails_the_run(tmp_path):
     process, tag = start_running(tmp_path)
-    workers = [pid for pid in processes_with_env(tag) if b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    workers = [pid for pid in processes_with_env(tag) if b"iotdb_bench.simulator worker" in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")]
     assert len(workers) == 2
     os.kill(workers[1], signal.SIGKILL)
     _, stderr = process.communicate(timeout=30)

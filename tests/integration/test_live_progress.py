@@ -16,7 +16,11 @@ pytestmark = pytest.mark.slow
 def test_the_status_carries_the_last_intervals_p99_while_the_run_goes_on(tmp_path):
     spec = RunSpec(run_id="live", task="insert", target="null", module="null", workers=2, duration_s=3.5, extra={"call_delay_ms": "2"})
     seen: list[Status] = []
-    report = LocalPlatform().run(spec, 120, seen.append, tmp_path / "logs")
+    platform = LocalPlatform()
+    try:
+        report = platform.run(spec, 120, seen.append, tmp_path / "logs")
+    finally:
+        platform.close()
     live = [status.interval_p99_ms for status in seen if status.phase == "running" and status.interval_p99_ms is not None]
     assert len(live) >= 3, [(s.phase, s.interval_p99_ms) for s in seen]
     latency = report.figures.latency

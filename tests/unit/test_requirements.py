@@ -77,3 +77,27 @@ def test_requirements_are_pinned():
             if line and not line.startswith("-") and "==" not in line:
                 loose.append(f"{requirements.relative_to(REPO_ROOT)}: {line}")
     assert not loose, "unpinned requirements:\n" + "\n".join(loose)
+
+
+def _included_files(path: Path) -> set[Path]:
+    """The file and every requirements file it includes with `-r`, transitively."""
+    found = {path.resolve()}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-r "):
+            found |= _included_files(path.parent / line[3:].strip())
+    return found
+
+
+def test_the_test_environment_is_made_anew_when_any_requirements_file_changes():
+    """scripts/venv.sh reuses an environment while the hash of the files it names is unchanged: a file
+    it does not name (the CLI's requirements once) could change and the old environment be reused."""
+    import glob
+    import shlex
+
+    script = (REPO_ROOT / "scripts" / "venv.sh").read_text()
+    [listed] = re.findall(r"^requirements=\((.*)\)$", script, flags=re.MULTILINE)
+    hashed: set[Path] = set()
+    for word in shlex.split(listed):
+        hashed |= {Path(name).resolve() for name in glob.glob(word.replace("$repo", str(REPO_ROOT)))}
+    assert _included_files(REPO_ROOT / "requirements-dev.txt") <= hashed

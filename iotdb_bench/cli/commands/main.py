@@ -337,7 +337,7 @@ def _platform(choice: PlatformChoice, config: Config, target_config: Target):
     if choice.name == "local":
         from iotdb_bench.cli.run.platforms.local import LocalPlatform
 
-        return LocalPlatform(database_process=target_config.database_process)
+        return LocalPlatform(database_process=target_config.database_process, module=target_config.module)
     from iotdb_bench.cli.run.platforms.kubernetes import KubernetesPlatform
 
     return KubernetesPlatform(config, target_config, namespace=choice.namespace or config.namespace,
@@ -351,8 +351,8 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
         plan_only.invocations.append(invocation)
         return
     base = invocation.base
-    platform = _platform(choice, config, target_config)
     folder = results_files.results_folder(output, base.target, base.task)
+    platform = _platform(choice, config, target_config)
     document = ResultsDocument(
         task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options(), _command_line()), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
@@ -372,6 +372,7 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
         document.status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
         document.error = str(error) or type(error).__name__
     finally:
+        platform.close()
         document.runs = invocation.finished
         summary.summarise(document)
         results_files.save(folder, document)

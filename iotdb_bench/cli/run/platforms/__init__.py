@@ -26,3 +26,6 @@ StatusCallback = Callable[[Status | Notice], None]
 class Platform(Protocol):
     def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
         """Start the collector and the workers, follow the run, return the report; always clean up."""
+
+    def close(self) -> None:
+        """After the invocation's last run: release what the platform keeps between runs."""

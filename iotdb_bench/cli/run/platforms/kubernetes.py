@@ -155,6 +155,9 @@ class KubernetesPlatform:
         env = {name: os.environ[name] for name in self.target.env_references() if name in os.environ}
         return {"secretEnv": env} if env else {}
 
+    def close(self) -> None:
+        """Nothing is kept between runs: each run removes its own release."""
+
     # -- one run ----------------------------------------------------------------------------------
     def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
         log_dir.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,8 @@ from iotdb_bench.cli.run.platforms import StatusCallback
 from iotdb_bench.cli.run.platforms.follow import Deadline, follow_run, wait_for_collector
 from iotdb_bench.cli.run.platforms.local_sampler import DatabaseProcesses, LocalSampler
 from iotdb_bench.cli.run.platforms.sampling import marking, timed_window
+from iotdb_bench.cli.run.platforms.zygote_client import ForkedProcess, Zygote
+from iotdb_bench.cli.run.platforms.zygote_client import wanted as zygote_wanted
 from iotdb_bench.simulator.collector_client import CollectorClient
 from iotdb_bench.simulator.modules import ModuleError, module_class
 from iotdb_bench.simulator.report import RunReport
@@ -53,16 +55,25 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     return "\n".join(text[-lines:])
 
 
+def _own_session_dying_with_the_cli() -> dict:
+    """Popen options of every process the CLI starts: the package importable, its own session (a
+    Ctrl-C in the terminal reaches only the CLI), killed by the kernel if the CLI dies."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    return {"env": env, "start_new_session": True, "preexec_fn": _die_with_parent}
+
+
 class Child:
-    def __init__(self, name: str, args: list[str], log_path: Path):
+    def __init__(self, name: str, args: list[str], log_path: Path, zygote: Zygote | None = None):
         self.name, self.log_path = name, log_path
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+        if zygote is not None:
+            try:
+                self.process: subprocess.Popen | ForkedProcess = zygote.start(args, log_path)
+            except OSError as error:
+                raise RunFailed(f"could not start the {name}: {error}") from None
+            return
         with open(log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "iotdb_bench.simulator", *args],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True, preexec_fn=_die_with_parent,
-            )
+            self.process = subprocess.Popen([sys.executable, "-m", "iotdb_bench.simulator", *args], stdin=subprocess.DEVNULL,
+                                            stdout=log, stderr=subprocess.STDOUT, **_own_session_dying_with_the_cli())
 
     def failure(self) -> str | None:
         code = self.process.poll()
@@ -102,8 +113,17 @@ def database_sampler(spec: RunSpec, database_process: str | int | None) -> tuple
 
 
 class LocalPlatform:
-    def __init__(self, database_process: str | int | None = None):
+    def __init__(self, database_process: str | int | None = None, module: str | None = None):
         self.database_process = database_process
+        self._folder = tempfile.TemporaryDirectory(prefix="iotdb-bench-")
+        # Started now, its imports overlap the CLI's own preparation of the first run.
+        preload = [f"iotdb_bench.simulator.modules.{module}"] if module else []
+        self.zygote = Zygote(preload, Path(self._folder.name) / "zygote.log", _own_session_dying_with_the_cli) if zygote_wanted() else None
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
+        self._folder.cleanup()
 
     def run(self, spec: RunSpec, timeout: float, on_status: StatusCallback, log_dir: Path) -> RunReport:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -117,14 +137,15 @@ class LocalPlatform:
             url = f"http://127.0.0.1:{port}"
             sampler.start()
             try:
-                children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port)], log_dir / "collector.log"))
+                children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port)], log_dir / "collector.log",
+                                      self.zygote))
                 # Workers start together with the collector (they retry registering until it answers):
                 # their interpreter start-up then overlaps the collector's instead of following it.
                 # Query clients of a mixed run are worker processes too, after the workers (spec.role_of).
                 for index in range(spec.processes):
                     args = ["worker", "--spec", str(spec_path), "--index", str(index), "--collector", url]
                     name = f"worker {index}" if spec.role_of(index) == "worker" else f"query client {index - spec.workers}"
-                    children.append(Child(name, args, log_dir / f"{name.replace(' ', '-')}.log"))
+                    children.append(Child(name, args, log_dir / f"{name.replace(' ', '-')}.log", self.zygote))
                 for child in children:
                     sampler.watch(child.name, child.process.pid)
 
