@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -213,12 +214,22 @@ def test_a_node_not_ready_under_a_worker_is_named_and_the_run_removed(cluster, c
 
 
 def test_a_node_drained_under_a_worker_is_named_and_the_run_removed(cluster, config, node, tmp_path):
+    """The evicted pod is gone before the CLI looks again: here because the CLI is stopped (SIGSTOP,
+    well within the heartbeat timeout) until it is. KWOK removes an evicted pod within a second, and on
+    a real node a worker (which exits at SIGTERM) takes about as long, less than the CLI's check
+    interval: what the CLI reports must not depend on catching the pod while it terminates."""
     real = real_node(cluster.core)
     cli = Cli(cluster, config, tmp_path, placement(tmp_path / "placement.yaml", [real, node]))
     pod = second_run_following(cluster, cli, real)
-    # kubectl drain: cordon, then evict every pod of the node through the Eviction API.
-    cluster.core.patch_node(node, {"spec": {"unschedulable": True}})
-    cluster.core.create_namespaced_pod_eviction(pod.metadata.name, NAMESPACE, V1Eviction(
-        metadata=V1ObjectMeta(name=pod.metadata.name, namespace=NAMESPACE)))
+    cli.process.send_signal(signal.SIGSTOP)
+    try:
+        # kubectl drain: cordon, then evict every pod of the node through the Eviction API.
+        cluster.core.patch_node(node, {"spec": {"unschedulable": True}})
+        cluster.core.create_namespaced_pod_eviction(pod.metadata.name, NAMESPACE, V1Eviction(
+            metadata=V1ObjectMeta(name=pod.metadata.name, namespace=NAMESPACE)))
+        wait_for(lambda: not cluster.core.list_namespaced_pod(NAMESPACE, field_selector=f"metadata.name={pod.metadata.name}").items,
+                 "the evicted pod to be gone", 30)
+    finally:
+        cli.process.send_signal(signal.SIGCONT)
     name = re.escape(pod.metadata.name)
     assert_ended_with(cluster, cli, rf"^error: worker \d \(pod {name}\) was evicted \(a node drain or the eviction API\) on node {node}")
