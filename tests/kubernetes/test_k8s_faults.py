@@ -367,12 +367,14 @@ def second_run_followed(cluster, faults, node: str, tmp_path: Path) -> tuple[Cli
     values = lost_node.placement(tmp_path / "placement.yaml", [real, node])
     cli = Cli(cluster, faults, ["-w", "1,2", "--duration", "3"], tmp_path, IOTBENCH_HELM_VALUES=str(values))
 
-    def first_worker():
-        running = [pod for pod in run_pods(cluster, "worker") if pod.status.phase == "Running"]
-        return running[0] if len(running) == 1 and cli.process.poll() is None else None
+    first: list = []
 
-    wait_for(first_worker, "the first run's worker to run", 180, cli.said)
-    assert first_worker().spec.node_name == real, "the gate should keep the first run's worker on the real node"
+    def first_worker_runs() -> bool:
+        first[:] = [pod for pod in run_pods(cluster, "worker") if pod.status.phase == "Running"]
+        return len(first) == 1 and cli.process.poll() is None
+
+    wait_for(first_worker_runs, "the first run's worker to run", 180, cli.said)
+    assert first[0].spec.node_name == real, "the gate should keep the first run's worker on the real node"
     lost_node.lift_gate(cluster.core)
     wait_for(lambda: cli.process.poll() is None and "1/2 workers ready" in cli.stdout, "the second run's first worker to be ready",
              180, cli.said)
