@@ -484,7 +484,8 @@ class PodWatch:
                     uid = item.get("metadata", {}).get("uid")
                     if uid in gone:
                         last[uid] = item
-                        deleted |= {uid} if event["type"] == "DELETED" else set()
+                        if event["type"] == "DELETED":
+                            deleted.add(uid)
                     if deleted == gone:
                         break
             finally:  # closed: an unfinished watch's connection is no use to the pool
