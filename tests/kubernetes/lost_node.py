@@ -8,11 +8,11 @@ node's gate taint keeps it out; the test lifts the gate, and the second run's tw
 each node. Its real worker registers, the collector waits for the other: the CLI follows the run
 ("1/2 workers ready") when the test takes the node away:
 
-- `stop_kubelet`: KWOK stops playing the node's stages once its annotation no longer selects it, and
-  the test writes the verdict the node controller gives a node whose kubelet went silent (Ready
-  Unknown, "Kubelet stopped posting node status."), at once instead of after the controller's 50 s
-  grace period. KWOK's pod controller still removes the node's pods when they are deleted, where
-  pods on a really dead node stay Terminating;
+- `stop_kubelet`: the node is deleted and created again at once without KWOK's annotation, so that
+  KWOK forgets it (a node whose annotation merely changes keeps its lease and pods handled): its pods
+  stay bound to it, and nothing confirms their end when they are deleted, as on a node whose kubelet
+  is gone. The test writes the verdict the node controller gives such a node (Ready Unknown, "Kubelet
+  stopped posting node status."), at once instead of after the controller's 50 s grace period;
 - `drain`: what `kubectl drain` does, a cordon and an eviction of the pod through the Eviction API.
 """
 
@@ -51,12 +51,7 @@ def kwok_running(env: dict[str, str]) -> Iterator[None]:
 def simulated_node(core: CoreV1Api) -> Iterator[str]:
     """The node, Ready and schedulable but for the gate; deleted afterwards."""
     _delete(core)  # left by a session that was killed
-    core.create_node(V1Node(
-        metadata=V1ObjectMeta(name=NODE, annotations={KWOK_ANNOTATION: "fake"}, labels={
-            "type": "kwok", "kubernetes.io/hostname": NODE, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}),
-        spec=V1NodeSpec(taints=[V1Taint(**TAINT), V1Taint(**GATE)]),
-        status=V1NodeStatus(allocatable=CAPACITY, capacity=CAPACITY),
-    ))
+    core.create_node(_node("fake", [TAINT, GATE]))
     try:
         # The node controller lifts its not-ready taint a few seconds after KWOK marks the node Ready.
         wait_for(lambda: _ready(core.read_node(NODE)) == "True" and _taint_keys(core.read_node(NODE)) == {TAINT["key"], GATE["key"]},
@@ -88,7 +83,8 @@ def lift_gate(core: CoreV1Api) -> None:
 
 
 def stop_kubelet(core: CoreV1Api) -> None:
-    core.patch_node(NODE, {"metadata": {"annotations": {KWOK_ANNOTATION: "silent"}}})
+    _delete(core)
+    core.create_node(_node("gone", [TAINT]))
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     core.patch_node_status(NODE, {"status": {"conditions": [{**SILENT_KUBELET, "lastHeartbeatTime": now, "lastTransitionTime": now}]}})
 
@@ -97,6 +93,15 @@ def drain(core: CoreV1Api, pod: V1Pod) -> None:
     core.patch_node(NODE, {"spec": {"unschedulable": True}})
     core.create_namespaced_pod_eviction(pod.metadata.name, pod.metadata.namespace, V1Eviction(
         metadata=V1ObjectMeta(name=pod.metadata.name, namespace=pod.metadata.namespace)))
+
+
+def _node(kwok_annotation: str, taints: list[dict[str, str]]) -> V1Node:
+    return V1Node(
+        metadata=V1ObjectMeta(name=NODE, annotations={KWOK_ANNOTATION: kwok_annotation}, labels={
+            "type": "kwok", "kubernetes.io/hostname": NODE, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}),
+        spec=V1NodeSpec(taints=[V1Taint(**taint) for taint in taints]),
+        status=V1NodeStatus(allocatable=CAPACITY, capacity=CAPACITY),
+    )
 
 
 def _delete(core: CoreV1Api) -> None:

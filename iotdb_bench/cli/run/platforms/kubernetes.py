@@ -346,18 +346,33 @@ class KubernetesPlatform:
         except API_ERRORS as error:
             log.debug("cannot delete the workers ahead of helm (helm removes them, more slowly): %s", error)
             return
+        lost = self._lost_nodes({pod["spec"].get("nodeName") for pod in pods} - {None})
         with ThreadPoolExecutor(DELETE_THREADS) as pool:
-            ended = sum(pool.map(self._end_worker_pod, pods))
+            ended = sum(pool.map(lambda pod: self._end_worker_pod(pod, force=pod["spec"].get("nodeName") in lost), pods))
         log.debug("cleanup: %d of %d worker pods deleted and freed in %.1f s", ended, len(pods), time.monotonic() - start)
 
-    def _end_worker_pod(self, pod: dict[str, Any]) -> bool:
+    def _lost_nodes(self, names: set[str]) -> set[str]:
+        """Those of the nodes that are not ready, or gone: no kubelet there will confirm that a pod
+        stopped, and a deleted pod would stay Terminating until the node comes back or is removed."""
+        if not names:
+            return set()
+        try:
+            nodes = self.core.list_node(_request_timeout=API_TIMEOUT_S).items
+        except API_ERRORS as error:
+            log.debug("cannot read the nodes: %s", error)
+            return set()
+        return names - {node.metadata.name for node in nodes if _node_ready(node) == "True"}
+
+    def _end_worker_pod(self, pod: dict[str, Any], force: bool = False) -> bool:
         """Delete one worker pod (the kubelet stops its container as usual, within the grace period) and
         remove the finalizer batch.kubernetes.io/job-tracking, which would hold it: the Job controller
         removes it from the pods of a deleted Job one call at a time, at 20/s, and nothing counts these
-        pods any more. Where the CLI may not (RBAC), the controller still does. True when both were done."""
+        pods any more. Where the CLI may not (RBAC), the controller still does. True when both were done.
+        `force` (a pod on a lost node): removed at once, as `kubectl delete --force` does; a worker that
+        still runs behind a network partition stops by itself once the collector is gone (dead-man switch)."""
         name = pod["metadata"]["name"]
         try:
-            self.core.delete_namespaced_pod(name, self.namespace, _request_timeout=API_TIMEOUT_S)
+            self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0 if force else None, _request_timeout=API_TIMEOUT_S)
             finalizers = pod["metadata"].get("finalizers") or []
             if JOB_TRACKING_FINALIZER in finalizers:
                 path = f"/metadata/finalizers/{finalizers.index(JOB_TRACKING_FINALIZER)}"
@@ -688,6 +703,11 @@ def _log_name(pod: V1Pod) -> str:
 def _pod_order(pod: V1Pod) -> tuple[int, str]:
     """Workers before the collector: a failing worker is usually the cause, the collector the victim."""
     return (0 if _component(pod) == "worker" else 1, _index(pod).zfill(6))
+
+
+def _node_ready(node) -> str | None:
+    """The status of the node's Ready condition ("True", "False", "Unknown"), None before it has one."""
+    return next((c.status for c in node.status.conditions or [] if c.type == "Ready"), None)
 
 
 def _is_ready(pod: V1Pod) -> bool:
