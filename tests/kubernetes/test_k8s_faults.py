@@ -1,6 +1,7 @@
 """The faults a long run meets on a real cluster, injected at a random moment of a run of a few tens of
 seconds (issue 23): the connection to the API server cut (the port-forward with it) or the API server
-restarted, the CLI suspended (a laptop asleep), the collector or a worker pod deleted or evicted.
+restarted, the CLI suspended (a laptop asleep), the collector or a worker pod deleted or evicted, a
+worker's node not ready or drained (a KWOK node: tests/kubernetes/lost_node.py).
 
 What must hold: a fault that can be survived is (the figures exact: the database's own row count
 against them); one that cannot ends the run in one line naming what happened, without figures for
@@ -31,6 +32,7 @@ import yaml
 from kubernetes import client
 
 from tests.conftest import REPO_ROOT, postgres_env, run_cli
+from tests.kubernetes import lost_node
 from tests.kubernetes.conftest import KUBECONFIG, ROLE
 from tests.tcp_link import ApiLink
 
@@ -341,6 +343,84 @@ def test_a_pod_ended_under_the_run_is_named_and_the_run_removed(cluster, faults,
     cli.wait()
     assert re.search("error: " + said.format(pod=re.escape(pod.metadata.name)), cli.stderr), cli.said()
     assert_stopped_without_figures(cluster, cli)
+
+
+# -- a node lost under a running worker ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def kwok(cluster):
+    with lost_node.kwok_running(cluster.env):
+        yield
+
+
+@pytest.fixture
+def node(cluster, kwok):
+    with lost_node.simulated_node(cluster.core) as name:
+        yield name
+
+
+def second_run_followed(cluster, faults, node: str, tmp_path: Path) -> tuple[Cli, client.V1Pod]:
+    """`-w 1,2` (tests/kubernetes/lost_node.py): the first run on the real node, then the gate lifted;
+    returns the CLI once it follows the second run with one worker ready, and that run's worker on
+    the simulated node."""
+    real = lost_node.real_node(cluster.core)
+    values = lost_node.placement(tmp_path / "placement.yaml", [real, node])
+    cli = Cli(cluster, faults, ["-w", "1,2", "--duration", "3"], tmp_path, IOTBENCH_HELM_VALUES=str(values))
+
+    first: list = []
+
+    def first_worker_runs() -> bool:
+        first[:] = [pod for pod in run_pods(cluster, "worker") if pod.status.phase == "Running"]
+        return len(first) == 1 and cli.process.poll() is None
+
+    wait_for(first_worker_runs, "the first run's worker to run", 180, cli.said)
+    assert first[0].spec.node_name == real, "the gate should keep the first run's worker on the real node"
+    lost_node.lift_gate(cluster.core)
+    wait_for(lambda: cli.process.poll() is None and "1/2 workers ready" in cli.stdout, "the second run's first worker to be ready",
+             180, cli.said)
+    [simulated] = [pod for pod in run_pods(cluster, "worker") if pod.spec.node_name == node]
+    return cli, simulated
+
+
+def assert_ended_with_the_first_run_kept(cluster, cli: Cli, said: str) -> None:
+    cli.wait()
+    errors = [line for line in cli.stderr_lines() if line.startswith("error:")]
+    assert len(errors) == 1, cli.said()
+    line = errors[0]
+    print(f"\n{line}")
+    assert re.search(said, line), line
+    [kept] = cli.results()["runs"]
+    assert kept["workers"] == 1 and kept["report"]["verification"]["ok"] and kept["report"]["figures"]["events"] > 0
+    assert_stopped_without_figures(cluster, cli, runs_kept=1)
+
+
+@pytest.mark.kwok
+def test_a_node_not_ready_under_a_worker_is_named_and_the_run_removed(cluster, faults, node, tmp_path):
+    cli, pod = second_run_followed(cluster, faults, node, tmp_path)
+    lost_node.stop_kubelet(cluster.core)
+    name = re.escape(pod.metadata.name)
+    assert_ended_with_the_first_run_kept(cluster, cli, rf"^error: worker \d \(pod {name}\)(: node {node} not ready \(NodeStatusUnknown: "
+                                                       rf"Kubelet stopped posting node status\.\)| was deleted because its node is not "
+                                                       rf"ready or unreachable on node {node})")
+
+
+@pytest.mark.kwok
+def test_a_node_drained_under_a_worker_is_named_and_the_run_removed(cluster, faults, node, tmp_path):
+    """The evicted pod is gone before the CLI looks again: here because the CLI is stopped (SIGSTOP,
+    well within the heartbeat timeout) until it is. KWOK removes an evicted pod within a second, and on
+    a real node a worker (which exits at SIGTERM) takes about as long, less than the CLI's check
+    interval: what the CLI says must not depend on catching the pod while it terminates (the test
+    above with a worker evicted on the real node catches it)."""
+    cli, pod = second_run_followed(cluster, faults, node, tmp_path)
+    cli.process.send_signal(signal.SIGSTOP)
+    try:
+        lost_node.drain(cluster.core, pod)
+        wait_for(lambda: pod.metadata.name not in {other.metadata.name for other in run_pods(cluster)}, "the evicted pod to be gone", 30)
+    finally:
+        cli.process.send_signal(signal.SIGCONT)
+    name = re.escape(pod.metadata.name)
+    assert_ended_with_the_first_run_kept(cluster, cli, rf"^error: worker \d \(pod {name}\) was evicted \(a node drain or the eviction "
+                                                       rf"API\) on node {node}")
 
 
 # -- the database restarts ----------------------------------------------------------------------------

@@ -55,6 +55,7 @@ def test_an_evicted_or_preempted_pod_says_so():
 
 
 def test_a_pod_that_vanished_between_two_looks_was_deleted(tmp_path):
+    """Without its history (no list before, as here): no more is known."""
     found = watch(tmp_path, pod("c-1", "collector"), pod("w-0", "worker"))
     assert found._judge([]) is None
     found.pods = [pod("c-1", "collector")]

@@ -71,6 +71,8 @@ COLLECTOR_POLL_S = 0.5
 # A pod may be unschedulable for a moment (e.g. while the previous run's pods terminate).
 UNSCHEDULABLE_GRACE_S = 10.0
 NODE_CHECK_INTERVAL_S = 5.0
+# The longest wait for the history of pods gone between two checks (it is replayed at once).
+HISTORY_WAIT_S = 2
 LOG_TAIL_LINES = 3
 WORKER_STOP_GRACE_S = 2
 PODS_GONE_WAIT_S = 120
@@ -90,13 +92,18 @@ FATAL_WAITING = {
 API_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
 
 
-def pods_as_json(core: CoreV1Api, namespace: str, selector: str) -> list[dict[str, Any]]:
-    """The pods as plain JSON: the client's own models cost about 1.5 ms of CPU per pod."""
+def pod_list(core: CoreV1Api, namespace: str, selector: str) -> dict[str, Any]:
+    """The list of pods as plain JSON (its items, and its metadata.resourceVersion): the client's own
+    models cost about 1.5 ms of CPU per pod."""
     response = core.list_namespaced_pod(namespace, label_selector=selector, _request_timeout=API_TIMEOUT_S, _preload_content=False)
     try:
-        return json.loads(response.data)["items"]
+        return json.loads(response.data)
     finally:
         response.release_conn()
+
+
+def pods_as_json(core: CoreV1Api, namespace: str, selector: str) -> list[dict[str, Any]]:
+    return pod_list(core, namespace, selector)["items"]
 
 
 def release_name(run_id: str) -> str:
@@ -342,18 +349,33 @@ class KubernetesPlatform:
         except API_ERRORS as error:
             log.debug("cannot delete the workers ahead of helm (helm removes them, more slowly): %s", error)
             return
+        lost = self._lost_nodes({pod["spec"].get("nodeName") for pod in pods} - {None})
         with ThreadPoolExecutor(DELETE_THREADS) as pool:
-            ended = sum(pool.map(self._end_worker_pod, pods))
+            ended = sum(pool.map(lambda pod: self._end_worker_pod(pod, force=pod["spec"].get("nodeName") in lost), pods))
         log.debug("cleanup: %d of %d worker pods deleted and freed in %.1f s", ended, len(pods), time.monotonic() - start)
 
-    def _end_worker_pod(self, pod: dict[str, Any]) -> bool:
+    def _lost_nodes(self, names: set[str]) -> set[str]:
+        """Those of the nodes that are not ready, or gone: no kubelet there will confirm that a pod
+        stopped, and a deleted pod would stay Terminating until the node comes back or is removed."""
+        if not names:
+            return set()
+        try:
+            nodes = self.core.list_node(_request_timeout=API_TIMEOUT_S).items
+        except API_ERRORS as error:
+            log.debug("cannot read the nodes: %s", error)
+            return set()
+        return names - {node.metadata.name for node in nodes if _node_ready(node) == "True"}
+
+    def _end_worker_pod(self, pod: dict[str, Any], force: bool = False) -> bool:
         """Delete one worker pod (the kubelet stops its container as usual, within the grace period) and
         remove the finalizer batch.kubernetes.io/job-tracking, which would hold it: the Job controller
         removes it from the pods of a deleted Job one call at a time, at 20/s, and nothing counts these
-        pods any more. Where the CLI may not (RBAC), the controller still does. True when both were done."""
+        pods any more. Where the CLI may not (RBAC), the controller still does. True when both were done.
+        `force` (a pod on a lost node): removed at once, as `kubectl delete --force` does; a worker that
+        still runs behind a network partition stops by itself once the collector is gone (dead-man switch)."""
         name = pod["metadata"]["name"]
         try:
-            self.core.delete_namespaced_pod(name, self.namespace, _request_timeout=API_TIMEOUT_S)
+            self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0 if force else None, _request_timeout=API_TIMEOUT_S)
             finalizers = pod["metadata"].get("finalizers") or []
             if JOB_TRACKING_FINALIZER in finalizers:
                 path = f"/metadata/finalizers/{finalizers.index(JOB_TRACKING_FINALIZER)}"
@@ -399,6 +421,8 @@ class PodWatch:
         self._seen: dict[str, str] = {}  # uid -> label of every pod of the run seen so far
         self._nodes_checked_at = 0.0
         self._parsed: dict[tuple[str, str], V1Pod] = {}  # (uid, resourceVersion) -> pod
+        self._listed_version: str | None = None  # resourceVersion of the last list of the pods
+        self._judged_version: str | None = None  # ... of the list last judged: the pods of _seen were there
 
     def problem(self, force: bool = False) -> str | None:
         """Why the run cannot succeed, judged from its pods, their nodes and Jobs; None while all is well.
@@ -425,11 +449,19 @@ class PodWatch:
 
     def _judge(self, jobs: list) -> str | None:
         present = {pod.metadata.uid for pod in self.pods}
-        gone = [label for uid, label in self._seen.items() if uid not in present]
+        gone = {uid: label for uid, label in self._seen.items() if uid not in present}
         self._seen.update({pod.metadata.uid: _label(pod) for pod in self.pods})
+        since, self._judged_version = self._judged_version, self._listed_version
         # A pod that fails takes the others with it (its Job fails and deletes its other pods): the
         # one with a cause (evicted, preempted, crashed) is named before those merely deleted.
-        plainly_deleted = [f"{label} was deleted" for label in gone]
+        last_states = self._last_states(set(gone), since)
+        plainly_deleted = []
+        for uid, label in gone.items():
+            last = last_states.get(uid)
+            problem = self._pod_problem(last) if last is not None else None
+            if problem and not _plainly_deleted(last):
+                return problem
+            plainly_deleted.append(problem or f"{label} was deleted")
         for pod in sorted(self.pods, key=_pod_order):
             problem = self._pod_problem(pod)
             if problem and _plainly_deleted(pod):
@@ -446,6 +478,40 @@ class PodWatch:
                 if condition.type == "Failed" and condition.status == "True":
                     return f"the {_job_role(job)} Job failed: {condition.reason}: {condition.message}"
         return None
+
+    def _last_states(self, gone: set[str], since: str | None) -> dict[str, V1Pod]:
+        """The last state of pods that went between two checks, from the API server's history of changes
+        since the earlier list, replayed by a watch. A pod that ends quickly (an evicted worker exits at
+        SIGTERM; KWOK removes it at once) can be gone within a second, before the next check, and only
+        its history says why. Empty where the history is not available (expired, or no right to watch)."""
+        if not gone or since is None:
+            return {}
+        last: dict[str, dict[str, Any]] = {}
+        deleted: set[str] = set()
+        try:
+            response = self.core.list_namespaced_pod(
+                self.namespace, label_selector=self.selector, watch=True, resource_version=since, timeout_seconds=HISTORY_WAIT_S,
+                _preload_content=False, _request_timeout=API_TIMEOUT_S,
+            )
+            try:
+                for line in response:  # one event per line
+                    event = json.loads(line) if line.strip() else {}
+                    if event.get("type") == "ERROR":  # 410 Gone: the history no longer goes back that far
+                        break
+                    item = event.get("object") or {}
+                    uid = item.get("metadata", {}).get("uid")
+                    if uid in gone:
+                        last[uid] = item
+                        if event["type"] == "DELETED":
+                            deleted.add(uid)
+                    if deleted == gone:
+                        break
+            finally:  # closed: an unfinished watch's connection is no use to the pool
+                response.close()
+                response.release_conn()
+        except (*API_ERRORS, ValueError) as error:
+            log.debug("no history of the pods gone since resourceVersion %s: %s", since, error)
+        return {uid: self.core.api_client.deserialize(_Body(json.dumps(item)), "V1Pod") for uid, item in last.items()}
 
     def _node_problem(self) -> str | None:
         """A node of the run's pods that is not ready (its kubelet silent, the node shutting down):
@@ -476,9 +542,10 @@ class PodWatch:
         """The release's pods. The client's own parsing of a pod list costs about 1.5 ms of CPU per pod,
         more than a second per check at 1,000 workers: the list is parsed as plain JSON, and only pods
         that changed since the last check become V1Pod objects again."""
-        items = pods_as_json(self.core, self.namespace, self.selector)
+        document = pod_list(self.core, self.namespace, self.selector)
+        self._listed_version = document["metadata"]["resourceVersion"]
         known, self._parsed = self._parsed, {}
-        for item in items:
+        for item in document["items"]:
             key = (item["metadata"]["uid"], item["metadata"]["resourceVersion"])
             self._parsed[key] = known.get(key) or self.core.api_client.deserialize(_Body(json.dumps(item)), "V1Pod")
         return list(self._parsed.values())
@@ -639,6 +706,11 @@ def _log_name(pod: V1Pod) -> str:
 def _pod_order(pod: V1Pod) -> tuple[int, str]:
     """Workers before the collector: a failing worker is usually the cause, the collector the victim."""
     return (0 if _component(pod) == "worker" else 1, _index(pod).zfill(6))
+
+
+def _node_ready(node) -> str | None:
+    """The status of the node's Ready condition ("True", "False", "Unknown"), None before it has one."""
+    return next((c.status for c in node.status.conditions or [] if c.type == "Ready"), None)
 
 
 def _is_ready(pod: V1Pod) -> bool:
