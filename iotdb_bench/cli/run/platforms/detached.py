@@ -1,0 +1,140 @@
+"""Detached runs on Kubernetes (insert --detach, then `attach`).
+
+`install` puts every planned run of an invocation into ONE helm release: the chart creates each run's
+collector and worker Jobs suspended, and a conductor Job (simulator/conductor.py) starts them one after
+another and keeps each run's report in the release's reports ConfigMap. The release's spec ConfigMap
+holds the plan (runs.json) and the results document as the CLI began it (document.json): `attach`
+needs nothing else to save the results folder an attached run would have saved. No heartbeat: every
+Job has a deadline (activeDeadlineSeconds) instead, the conductor's covering all the runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
+from iotdb_bench.cli.run.platforms.kubernetes import API_ERRORS, CHART, JOB_DEADLINE_MARGIN_S, KubernetesPlatform, _short, release_name, write_private_yaml
+from iotdb_bench.cli.run.runner import PlannedRun, new_run_id
+from iotdb_bench.simulator.detached import STATUS_KEY, DetachedStatus, report_key, unpacked
+
+# The conductor's deadline per run beyond --timeout: pods to schedule and start, the report to keep,
+# the Jobs to delete; and once for the conductor's own start.
+PER_RUN_SLACK_S = 60
+START_SLACK_S = 120
+DETACHED_LABEL = "iotdb-bench/detached"
+DEADLINE_ANNOTATION = "iotdb-bench/deadline"
+POLL_S = 1.0
+
+
+def install(platform: KubernetesPlatform, planned: list[PlannedRun], timeout: float, document: ResultsDocument) -> str:
+    """Install the detached release of `planned`; returns its run id (the release's id)."""
+    run_id = new_run_id()
+    deadline_s = conductor_deadline_s(len(planned), timeout)
+    first = planned[0].spec
+    values = platform.values(first, timeout)
+    values.update(runId=run_id, detached={
+        "enabled": True,
+        "runs": [{"runId": run.spec.run_id, "workers": run.spec.workers, "queryWorkers": run.spec.query_workers,
+                  "spec": run.spec.model_dump_json(indent=2),
+                  "record": {"label": run.label, "workers": run.workers, "run": run.run, "step": run.step,
+                             "without_queries": run.without_queries}}
+                 for run in planned],
+        "runTimeoutSeconds": timeout,
+        "deadlineSeconds": deadline_s,
+        "deadline": math.ceil(time.time()) + deadline_s + START_SLACK_S,
+        "document": document.model_dump_json(),
+    })
+    with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
+        values_file = write_private_yaml(Path(folder) / "values.yaml", values)
+        spec_file = Path(folder) / "spec.json"
+        first.dump(spec_file)
+        platform.helm.install(release_name(run_id), CHART, [*platform.extra_values, values_file], spec_file)
+    return run_id
+
+
+def conductor_deadline_s(runs: int, timeout: float) -> int:
+    return runs * (math.ceil(timeout) + JOB_DEADLINE_MARGIN_S + PER_RUN_SLACK_S) + START_SLACK_S
+
+
+@dataclass
+class Outcome:
+    document: ResultsDocument
+    finished: list[RunRecord]
+    error: str | None  # None: every run done and its check passed
+
+
+class DetachedRun:
+    """A detached release as `attach` sees it: its plan, its conductor's status, its reports."""
+
+    def __init__(self, core, batch, namespace: str, run: str):
+        self.core, self.batch, self.namespace = core, batch, namespace
+        self.release = run if run.startswith("iotdb-bench-") else release_name(run)
+        try:
+            found = core.list_namespaced_config_map(
+                namespace, label_selector=f"app.kubernetes.io/instance={self.release},app.kubernetes.io/component=spec",
+                _request_timeout=10).items
+        except API_ERRORS as error:
+            raise UsageProblem(f"cannot read the runs in namespace '{namespace}': {_short(error)}") from None
+        if not found:
+            raise UsageProblem(f"no detached run {run} in namespace '{namespace}' (python run.py cleanup --dry-run lists the runs)")
+        spec_map = found[0]
+        if (spec_map.metadata.labels or {}).get(DETACHED_LABEL) != "true":
+            raise UsageProblem(f"{self.release} is not a detached run (it was started without --detach)")
+        self.plan = json.loads(spec_map.data["runs.json"])
+        self.document = ResultsDocument.model_validate_json(spec_map.data["document.json"])
+        self.conductor = f"{self.release}-conductor"
+
+    def follow(self, on_status: Callable[[DetachedStatus], None]) -> DetachedStatus:
+        """Wait until the conductor has finished (or failed, or is gone); its last status."""
+        while True:
+            status, _ = self._read()
+            if status.state in ("done", "failed"):
+                return status
+            problem = self._conductor_problem()
+            if problem:
+                status, _ = self._read()  # it may have said why as it stopped
+                if status.state in ("done", "failed"):
+                    return status
+                return status.model_copy(update={"state": "failed", "error": problem})
+            on_status(status)
+            time.sleep(POLL_S)
+
+    def outcome(self, status: DetachedStatus) -> Outcome:
+        _, binary = self._read()
+        finished = []
+        for index, run in enumerate(self.plan["runs"]):
+            packed = binary.get(report_key(index))
+            if packed is not None:
+                finished.append(RunRecord(**run["record"], report=unpacked(packed)))
+        return Outcome(self.document, finished, None if status.state == "done" else (status.error or "the detached run failed"))
+
+    def _read(self) -> tuple[DetachedStatus, dict[str, str]]:
+        try:
+            reports = self.core.read_namespaced_config_map(self.plan["reports"], self.namespace, _request_timeout=10)
+        except API_ERRORS as error:
+            raise UsageProblem(f"cannot read the reports of {self.release}: {_short(error)}") from None
+        text = (reports.data or {}).get(STATUS_KEY)
+        status = DetachedStatus.model_validate_json(text) if text else DetachedStatus(total=len(self.plan["runs"]))
+        return status, reports.binary_data or {}
+
+    def _conductor_problem(self) -> str | None:
+        """Why the conductor will say nothing more: its Job failed (its deadline) or is gone."""
+        try:
+            job = self.batch.read_namespaced_job(self.conductor, self.namespace, _request_timeout=10)
+        except API_ERRORS as error:
+            if getattr(error, "status", None) == 404:
+                return f"the conductor's Job {self.conductor} is gone"
+            return None  # asked again at the next look
+        for condition in job.status.conditions or []:
+            if condition.type == "Failed" and condition.status == "True":
+                return f"the conductor's Job failed: {condition.reason}: {condition.message}"
+            if condition.type == "Complete" and condition.status == "True":
+                return "the conductor ended without a final status"
+        return None
