@@ -21,8 +21,11 @@ from pathlib import Path
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
 from iotdb_bench.cli.run.platforms.kubernetes import API_ERRORS, CHART, JOB_DEADLINE_MARGIN_S, KubernetesPlatform, _short, release_name, write_private_yaml
+from iotdb_bench.cli.run.platforms.sampling import timed_window
 from iotdb_bench.cli.run.runner import PlannedRun, new_run_id
 from iotdb_bench.simulator.detached import STATUS_KEY, DetachedStatus, report_key, unpacked
+from iotdb_bench.simulator.report import RunReport
+from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage
 
 # The conductor's deadline per run beyond --timeout: pods to schedule and start, the report to keep,
 # the Jobs to delete; and once for the conductor's own start.
@@ -31,6 +34,7 @@ START_SLACK_S = 120
 DETACHED_LABEL = "iotdb-bench/detached"
 DEADLINE_ANNOTATION = "iotdb-bench/deadline"
 POLL_S = 1.0
+NOT_SAMPLED = "not sampled: a detached run (the CLI samples the pods only while it follows a run)"
 
 
 def install(platform: KubernetesPlatform, planned: list[PlannedRun], timeout: float, document: ResultsDocument) -> str:
@@ -112,7 +116,7 @@ class DetachedRun:
         for index, run in enumerate(self.plan["runs"]):
             packed = binary.get(report_key(index))
             if packed is not None:
-                finished.append(RunRecord(**run["record"], report=unpacked(packed)))
+                finished.append(RunRecord(**run["record"], report=unsampled(unpacked(packed))))
         return Outcome(self.document, finished, None if status.state == "done" else (status.error or "the detached run failed"))
 
     def _read(self) -> tuple[DetachedStatus, dict[str, str]]:
@@ -138,3 +142,12 @@ class DetachedRun:
             if condition.type == "Complete" and condition.status == "True":
                 return "the conductor ended without a final status"
         return None
+
+
+def unsampled(report: RunReport) -> RunReport:
+    """A detached run's report with its resource figures absent, and why (never zeros)."""
+    window = timed_window(report)
+    if report.resources is None and window is not None:
+        report.resources = ResourceUsage(window_start=window[0], window_end=window[1], database=ResourceGroup(
+            source="not sampled (detached run)", not_measured=dict.fromkeys((CPU, MEMORY, WRITTEN), NOT_SAMPLED)))
+    return report
