@@ -82,7 +82,8 @@ def _kubectl(env: dict[str, str], *args: str) -> str:
 
 def bench(detached_env, cwd: Path, command: str, *args: str, timeout: float = 600):
     env, config = detached_env
-    return run_cli([command, "--config", str(config), *args], cwd, env=env, timeout=timeout)
+    # Wide enough that rich does not fold a release name over two lines of a table.
+    return run_cli([command, "--config", str(config), *args], cwd, env={**env, "COLUMNS": "250"}, timeout=timeout)
 
 
 def detach(detached_env, cwd: Path, *args: str) -> str:
@@ -124,7 +125,8 @@ def comparable(document: dict) -> dict:
         "worker_events": sorted(worker["events"] for worker in run["report"]["workers"]),
         "stream_ends": sorted(worker["stream_end"] for worker in run["report"]["workers"]),
     } for run in document["runs"]]
-    inserts = [{key: row[key] for key in ("workers", "step", "check", "problem")} for row in document["inserts"]]
+    inserts = [{key: row[key] for key in ("workers", "step", "level", "runs", "insert_mode", "count_check", "retries", "values_per_row", "query_workers")}
+               for row in document["inserts"]]
     return {key: document[key] for key in ("status", "error", "task", "target", "platform", "worker_counts",
                                            "runs_per_worker_count", "steps")} | {"runs": runs, "inserts": inserts}
 
