@@ -159,6 +159,26 @@ def test_a_detached_run_saves_the_results_of_an_attached_one(detached_env, tmp_p
     assert_gone(env, run_id)
 
 
+def test_detached_steps_continue_the_streams_as_attached_ones_do(detached_env, tmp_path):
+    """--steps: each step continues the workers' event streams where the step before stopped; in a
+    detached run the conductor sets the offset before it starts the step."""
+    env, _ = detached_env
+    steps = ["--target", "postgresql", "-w", "2", "-r", "1", "--steps", "2", "--num-inserts", "1000", "--batch", "250", "--prefill", "0",
+             "--timeout", "180"]
+    attached, detached = tmp_path / "attached", tmp_path / "detached"
+    attached.mkdir(), detached.mkdir()
+    done = bench(detached_env, attached, "insert", "--platform", "kubernetes", *steps)
+    assert done.code == 0, done.stderr
+    run_id = detach(detached_env, detached, *steps)
+    follower = bench(detached_env, detached, "attach", run_id, "--namespace", NAMESPACE)
+    assert follower.code == 0, follower.stderr
+    expected, got = comparable(results(attached)), comparable(results(detached))
+    assert got == expected
+    assert [run["stream_ends"] for run in got["runs"]] == [[1000, 1000], [2000, 2000]]
+    assert [run["verification"]["counted"] for run in got["runs"]] == [2000, 4000]
+    assert_gone(env, run_id)
+
+
 def test_a_detached_run_past_its_deadline_ends_by_itself(detached_env, tmp_path):
     env, _ = detached_env
     # 100,000 events at 200/s would take 500 s; --timeout gives the run 8.
