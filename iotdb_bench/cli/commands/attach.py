@@ -9,10 +9,10 @@ import click
 
 from iotdb_bench.cli.commands.saving import save_results
 from iotdb_bench.cli.config import load_config
-from iotdb_bench.cli.errors import RunFailed, UsageProblem
+from iotdb_bench.cli.errors import RunFailed
 from iotdb_bench.cli.report import results_files
 from iotdb_bench.cli.report.render import show
-from iotdb_bench.cli.terminal import console, handle_errors, warning_line
+from iotdb_bench.cli.terminal import console, error_line, handle_errors, warning_line
 from iotdb_bench.simulator.detached import DetachedStatus
 
 
@@ -44,7 +44,8 @@ def attach(run: str, namespace: str | None, config_path: Path | None, kube_conte
         with console.status(f"{detached.release}: waiting for its conductor") as line:
             status = detached.follow(lambda status: line.update(f"{detached.release}: {progress_line(status)}"))
     except KeyboardInterrupt:
-        raise UsageProblem(f"stopped following; the detached run goes on: python run.py attach {run} --namespace {namespace}") from None
+        error_line(f"stopped following; the detached run goes on: python run.py attach {run} --namespace {namespace}")
+        raise SystemExit(130) from None
     outcome = detached.outcome(status)
     document = outcome.document
     document.status, document.error = ("ok", None) if outcome.error is None else ("failed", outcome.error)

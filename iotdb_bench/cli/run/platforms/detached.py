@@ -20,7 +20,16 @@ from pathlib import Path
 
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
-from iotdb_bench.cli.run.platforms.kubernetes import API_ERRORS, CHART, JOB_DEADLINE_MARGIN_S, KubernetesPlatform, _short, release_name, write_private_yaml
+from iotdb_bench.cli.run.platforms.kubernetes import (
+    API_ERRORS,
+    CHART,
+    FATAL_WAITING,
+    JOB_DEADLINE_MARGIN_S,
+    KubernetesPlatform,
+    _short,
+    release_name,
+    write_private_yaml,
+)
 from iotdb_bench.cli.run.platforms.sampling import timed_window
 from iotdb_bench.cli.run.runner import PlannedRun, new_run_id
 from iotdb_bench.simulator.detached import STATUS_KEY, DetachedStatus, report_key, unpacked
@@ -141,6 +150,20 @@ class DetachedRun:
                 return f"the conductor's Job failed: {condition.reason}: {condition.message}"
             if condition.type == "Complete" and condition.status == "True":
                 return "the conductor ended without a final status"
+        return self._conductor_pod_problem()
+
+    def _conductor_pod_problem(self) -> str | None:
+        """A conductor pod that cannot start (its image, its config) would otherwise be waited for until the deadline."""
+        try:
+            pods = self.core.list_namespaced_pod(self.namespace, label_selector=f"job-name={self.conductor}", _request_timeout=10).items
+        except API_ERRORS:
+            return None
+        for pod in pods:
+            for container in pod.status.container_statuses or []:
+                waiting = container.state.waiting if container.state else None
+                if waiting is not None and waiting.reason in FATAL_WAITING:
+                    return f"the conductor's pod {pod.metadata.name}: {waiting.reason} for image {container.image}" + (
+                        f": {waiting.message}" if waiting.message else "")
         return None
 
 
