@@ -65,10 +65,12 @@ def detached_env(tmp_path_factory):
         "targets": {
             "postgresql": {"module": "postgres", "password": "${DETACHED_PGPASSWORD}",
                            "connection_string": f"host={node_ip} port=5432 dbname={DATABASE} user={ROLE} connect_timeout=10"},
+            "postgresql-refused": {"module": "postgres", "password": "${DETACHED_WRONG_PASSWORD}",
+                                   "connection_string": f"host={node_ip} port=5432 dbname={DATABASE} user={ROLE} connect_timeout=10"},
             "null": {"module": "null"},
         },
     }))
-    env["DETACHED_PGPASSWORD"] = password
+    env["DETACHED_PGPASSWORD"], env["DETACHED_WRONG_PASSWORD"] = password, "not-the-password"
     subprocess.run(["kubectl", "create", "namespace", NAMESPACE], env=env, capture_output=True, timeout=60)
     yield env, config
     subprocess.run(["kubectl", "delete", "namespace", NAMESPACE, "--wait=false"], env=env, capture_output=True, timeout=60)
@@ -179,19 +181,44 @@ def test_detached_steps_continue_the_streams_as_attached_ones_do(detached_env, t
     assert_gone(env, run_id)
 
 
+def wait_for_conductor(env: dict[str, str], release: str, limit_s: float = 120) -> None:
+    """Until the conductor's Job has succeeded: the detached run is over, with nobody following it."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if _kubectl(env, "get", "job", f"{release}-conductor", "-n", NAMESPACE, "-o", "jsonpath={.status.succeeded}") == "1":
+            return
+        time.sleep(1)
+    pytest.fail(f"the conductor of {release} did not end within {limit_s:g} s")
+
+
+def test_a_detached_run_stops_at_its_first_failed_run(detached_env, tmp_path):
+    env, _ = detached_env
+    run_id = detach(detached_env, tmp_path, "--target", "postgresql-refused", "-w", "1,2", "-r", "1", "--num-inserts", "1000",
+                    "--timeout", "120")
+    release = f"iotdb-bench-{run_id}"
+    wait_for_conductor(env, release)
+    # The second run was never started: its Jobs are still suspended, and never had a pod.
+    for role in ("collector", "worker"):
+        job = json.loads(_kubectl(env, "get", "job", f"{release}-1-{role}", "-n", NAMESPACE, "-o", "json"))
+        assert job["spec"]["suspend"] is True and "startTime" not in job["status"], role
+
+    follower = bench(detached_env, tmp_path, "attach", run_id, "--namespace", NAMESPACE)
+    assert follower.code == 1
+    lines = [line for line in follower.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: run 1 of 2 (1 worker, run 1/1): "), follower.stderr
+    assert "password authentication failed" in lines[0]
+    saved = results(tmp_path)
+    assert saved["status"] == "failed" and saved["runs"] == [] and saved["error"] == lines[0].removeprefix("error: ")
+    assert_gone(env, run_id)
+
+
 def test_a_detached_run_past_its_deadline_ends_by_itself(detached_env, tmp_path):
     env, _ = detached_env
     # 100,000 events at 200/s would take 500 s; --timeout gives the run 8.
     run_id = detach(detached_env, tmp_path, "--target", "null", "-w", "1", "-r", "1", "--rate", "200", "--num-inserts", "100000",
                     "--batch", "10", "--timeout", "8")
     release = f"iotdb-bench-{run_id}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # nobody follows it: it must end by itself
-        state = _kubectl(env, "get", "job", f"{release}-conductor", "-n", NAMESPACE, "-o", "jsonpath={.status.succeeded}")
-        if state == "1":
-            break
-        time.sleep(1)
-    assert state == "1", "the conductor did not end within 120 s"
+    wait_for_conductor(env, release)  # nobody follows it: it must end by itself
     assert _kubectl(env, "get", "pods", "-n", NAMESPACE, "-l", f"app.kubernetes.io/instance={release},app.kubernetes.io/component=worker",
                     "-o", "name").strip() == "" or _pods_ending(env, release)
 
