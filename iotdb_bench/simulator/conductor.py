@@ -67,6 +67,8 @@ class Conductor:
             return 0
         except (RunProblem, KubeError) as problem:
             return self._failed(index, str(problem))
+        except Exception as error:  # a bug or an answer nobody expected: said, not a silent crash of the Job
+            return self._failed(index, f"the conductor failed: {type(error).__name__}: {error}")
         except SystemExit:  # SIGTERM: the detached run's deadline passed, or the release is being removed
             self._failed(index, "the conductor was stopped (the detached run's deadline passed, or its release was removed)")
             raise

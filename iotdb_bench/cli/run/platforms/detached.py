@@ -10,6 +10,7 @@ Job has a deadline (activeDeadlineSeconds) instead, the conductor's covering all
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import tempfile
@@ -18,7 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from iotdb_bench.cli.errors import UsageProblem
+from kubernetes.client import BatchV1Api, CoreV1Api
+
+from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
 from iotdb_bench.cli.run.platforms.kubernetes import (
     API_ERRORS,
@@ -30,6 +33,7 @@ from iotdb_bench.cli.run.platforms.kubernetes import (
     release_name,
     write_private_yaml,
 )
+from iotdb_bench.cli.run.platforms.releases import DETACHED_LABEL
 from iotdb_bench.cli.run.platforms.sampling import timed_window
 from iotdb_bench.cli.run.runner import PlannedRun, new_run_id
 from iotdb_bench.simulator.detached import STATUS_KEY, DetachedStatus, report_key, unpacked
@@ -40,9 +44,9 @@ from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup,
 # the Jobs to delete; and once for the conductor's own start.
 PER_RUN_SLACK_S = 60
 START_SLACK_S = 120
-DETACHED_LABEL = "iotdb-bench/detached"
-DEADLINE_ANNOTATION = "iotdb-bench/deadline"
 POLL_S = 1.0
+# How long `attach` waits for an API server that does not answer before it gives up (the run goes on).
+API_PATIENCE_S = 120.0
 NOT_SAMPLED = "not sampled: a detached run (the CLI samples the pods only while it follows a run)"
 
 
@@ -86,7 +90,7 @@ class Outcome:
 class DetachedRun:
     """A detached release as `attach` sees it: its plan, its conductor's status, its reports."""
 
-    def __init__(self, core, batch, namespace: str, run: str):
+    def __init__(self, core: CoreV1Api, batch: BatchV1Api, namespace: str, run: str):
         self.core, self.batch, self.namespace = core, batch, namespace
         self.release = run if run.startswith("iotdb-bench-") else release_name(run)
         try:
@@ -105,14 +109,27 @@ class DetachedRun:
         self.conductor = f"{self.release}-conductor"
 
     def follow(self, on_status: Callable[[DetachedStatus], None]) -> DetachedStatus:
-        """Wait until the conductor has finished (or failed, or is gone); its last status."""
+        """Wait until the conductor has finished (or failed, or is gone); its last status. An API server
+        away for a while (a laptop changing networks) is waited for: the run does not depend on it."""
+        unreachable_since: float | None = None
         while True:
-            status, _ = self._read()
+            try:
+                status, _ = self._read()
+            except API_ERRORS as error:
+                unreachable_since = unreachable_since or time.monotonic()
+                away = time.monotonic() - unreachable_since
+                if away > API_PATIENCE_S:
+                    raise RunFailed(f"cannot read the status of {self.release} for {away:.0f} s ({_short(error)}); "
+                                    "the detached run goes on: attach again later") from None
+                time.sleep(POLL_S)
+                continue
+            unreachable_since = None
             if status.state in ("done", "failed"):
                 return status
             problem = self._conductor_problem()
             if problem:
-                status, _ = self._read()  # it may have said why as it stopped
+                with contextlib.suppress(*API_ERRORS):
+                    status, _ = self._read()  # it may have said why as it stopped
                 if status.state in ("done", "failed"):
                     return status
                 return status.model_copy(update={"state": "failed", "error": problem})
@@ -120,7 +137,10 @@ class DetachedRun:
             time.sleep(POLL_S)
 
     def outcome(self, status: DetachedStatus) -> Outcome:
-        _, binary = self._read()
+        try:
+            _, binary = self._read()
+        except API_ERRORS as error:
+            raise RunFailed(f"cannot read the reports of {self.release}: {_short(error)}; attach again later") from None
         finished = []
         for index, run in enumerate(self.plan["runs"]):
             packed = binary.get(report_key(index))
@@ -129,10 +149,7 @@ class DetachedRun:
         return Outcome(self.document, finished, None if status.state == "done" else (status.error or "the detached run failed"))
 
     def _read(self) -> tuple[DetachedStatus, dict[str, str]]:
-        try:
-            reports = self.core.read_namespaced_config_map(self.plan["reports"], self.namespace, _request_timeout=10)
-        except API_ERRORS as error:
-            raise UsageProblem(f"cannot read the reports of {self.release}: {_short(error)}") from None
+        reports = self.core.read_namespaced_config_map(self.plan["reports"], self.namespace, _request_timeout=10)
         text = (reports.data or {}).get(STATUS_KEY)
         status = DetachedStatus.model_validate_json(text) if text else DetachedStatus(total=len(self.plan["runs"]))
         return status, reports.binary_data or {}
