@@ -1,11 +1,11 @@
 """The conductor of a detached run (insert --detach): a Job of the release that starts the release's
-runs one after another, keeps each run's report in the reports ConfigMap and deletes the run's Jobs.
+runs one after another, keeps each run's report in the run's spec ConfigMap and deletes the run's Jobs.
 
 Each run's collector and worker Jobs were created suspended by the chart. For run i the conductor sets
 the spec's stream offset when the run continues the event streams, un-suspends both Jobs, follows the
-run through its collector's Service (the HTTP API the CLI uses), keeps the report, deletes the Jobs and
-goes on; it stops at the first run that failed or whose check did not pass, as the attached CLI does.
-Its progress and any failure go into status.json of the same ConfigMap, for `python run.py attach`.
+run through its collector's Service (the HTTP API the CLI uses), keeps the report in the run's spec
+ConfigMap, deletes the Jobs and goes on; it stops at the first run that failed or whose check did not pass, as the attached CLI does.
+Its progress and any failure go into status.json of the release's reports ConfigMap, for `python run.py attach`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
-from iotdb_bench.simulator.detached import STATUS_KEY, DetachedStatus, Plan, PlannedRun, packed, report_key
+from iotdb_bench.simulator.detached import REPORT_KEY, STATUS_KEY, DetachedStatus, Plan, PlannedRun, packed
 from iotdb_bench.simulator.kube_api import KubeApi, KubeError
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
@@ -56,7 +56,7 @@ class Conductor:
                 finally:
                     self._delete_jobs(planned)
                 continue_at = continue_after(continue_at, spec, report)
-                self.publish(force=True, report=(index, report))
+                self._keep(planned, report)
                 failure = report.failure()
                 if failure:
                     raise RunProblem(failure)
@@ -144,17 +144,20 @@ class Conductor:
         return f"/apis/batch/v1/namespaces/{self.plan.namespace}/jobs/{name}"
 
     # -- what attach reads -------------------------------------------------------------------------
-    def publish(self, force: bool = False, report: tuple[int, RunReport] | None = None) -> None:
+    def _keep(self, planned: PlannedRun, report: RunReport) -> None:
+        """The run's report, in the run's own ConfigMap (each run has its ConfigMap's 1 MiB to itself)."""
+        path = f"/api/v1/namespaces/{self.plan.namespace}/configmaps/{planned.spec_config_map}"
+        self.api.merge_patch(path, {"binaryData": {REPORT_KEY: packed(report)}})
+
+    def publish(self, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self._published_at < PUBLISH_EVERY_S:
             return
         self._published_at = now
         self.status.updated = time.time()
-        patch: dict = {"data": {STATUS_KEY: self.status.model_dump_json()}}
-        if report is not None:
-            patch["binaryData"] = {report_key(report[0]): packed(report[1])}
         try:
-            self.api.merge_patch(f"/api/v1/namespaces/{self.plan.namespace}/configmaps/{self.plan.reports}", patch)
+            self.api.merge_patch(f"/api/v1/namespaces/{self.plan.namespace}/configmaps/{self.plan.reports}",
+                                 {"data": {STATUS_KEY: self.status.model_dump_json()}})
         except KubeError as error:
             if force:
                 raise

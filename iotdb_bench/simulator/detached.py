@@ -1,7 +1,8 @@
 """A detached run's contract between the CLI and its conductor (simulator/conductor.py): the plan the
-chart renders into the release's spec ConfigMap (runs.json), and what the conductor keeps in the
-release's reports ConfigMap for `python run.py attach`: the status (status.json) and, per finished
-run, its report, gzipped (binaryData report-<index>.json.gz)."""
+chart renders into the release's spec ConfigMap (runs.json), and what the conductor keeps for
+`python run.py attach`: the status (status.json of the release's reports ConfigMap) and each finished
+run's report, gzipped, in that run's own spec ConfigMap (binaryData report.json.gz: each run has a
+ConfigMap's 1 MiB to itself)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,7 @@ from pydantic import BaseModel, Field
 from iotdb_bench.simulator.report import RunReport
 
 STATUS_KEY = "status.json"
-
-
-def report_key(index: int) -> str:
-    return f"report-{index}.json.gz"
+REPORT_KEY = "report.json.gz"
 
 
 def packed(report: RunReport) -> str:
@@ -40,7 +38,7 @@ class PlannedRun(BaseModel):
 
 class Plan(BaseModel):
     namespace: str
-    reports: str = Field(description="the reports ConfigMap")
+    reports: str = Field(description="the ConfigMap of the status (status.json)")
     run_timeout_s: float = Field(alias="runTimeoutSeconds", description="--timeout: seconds one run may take")
     runs: list[PlannedRun]
 

@@ -2,7 +2,7 @@
 
 `install` puts every planned run of an invocation into ONE helm release: the chart creates each run's
 collector and worker Jobs suspended, and a conductor Job (simulator/conductor.py) starts them one after
-another and keeps each run's report in the release's reports ConfigMap. The release's spec ConfigMap
+another and keeps each run's report in the run's own spec ConfigMap. The release's spec ConfigMap
 holds the plan (runs.json) and the results document as the CLI began it (document.json): `attach`
 needs nothing else to save the results folder an attached run would have saved. No heartbeat: every
 Job has a deadline (activeDeadlineSeconds) instead, the conductor's covering all the runs.
@@ -36,7 +36,7 @@ from iotdb_bench.cli.run.platforms.kubernetes import (
 from iotdb_bench.cli.run.platforms.releases import DETACHED_LABEL
 from iotdb_bench.cli.run.platforms.sampling import timed_window
 from iotdb_bench.cli.run.runner import PlannedRun, new_run_id
-from iotdb_bench.simulator.detached import STATUS_KEY, DetachedStatus, report_key, unpacked
+from iotdb_bench.simulator.detached import REPORT_KEY, STATUS_KEY, DetachedStatus, unpacked
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage
 
@@ -114,7 +114,7 @@ class DetachedRun:
         unreachable_since: float | None = None
         while True:
             try:
-                status, _ = self._read()
+                status = self._read()
             except API_ERRORS as error:
                 unreachable_since = unreachable_since or time.monotonic()
                 away = time.monotonic() - unreachable_since
@@ -129,7 +129,7 @@ class DetachedRun:
             problem = self._conductor_problem()
             if problem:
                 with contextlib.suppress(*API_ERRORS):
-                    status, _ = self._read()  # it may have said why as it stopped
+                    status = self._read()  # it may have said why as it stopped
                 if status.state in ("done", "failed"):
                     return status
                 return status.model_copy(update={"state": "failed", "error": problem})
@@ -137,22 +137,21 @@ class DetachedRun:
             time.sleep(POLL_S)
 
     def outcome(self, status: DetachedStatus) -> Outcome:
-        try:
-            _, binary = self._read()
-        except API_ERRORS as error:
-            raise RunFailed(f"cannot read the reports of {self.release}: {_short(error)}; attach again later") from None
         finished = []
-        for index, run in enumerate(self.plan["runs"]):
-            packed = binary.get(report_key(index))
+        for run in self.plan["runs"]:
+            try:
+                kept = self.core.read_namespaced_config_map(run["specConfigMap"], self.namespace, _request_timeout=10)
+            except API_ERRORS as error:
+                raise RunFailed(f"cannot read the report of {run['runId']} in {self.release}: {_short(error)}; attach again later") from None
+            packed = (kept.binary_data or {}).get(REPORT_KEY)
             if packed is not None:
                 finished.append(RunRecord(**run["record"], report=unsampled(unpacked(packed))))
         return Outcome(self.document, finished, None if status.state == "done" else (status.error or "the detached run failed"))
 
-    def _read(self) -> tuple[DetachedStatus, dict[str, str]]:
+    def _read(self) -> DetachedStatus:
         reports = self.core.read_namespaced_config_map(self.plan["reports"], self.namespace, _request_timeout=10)
         text = (reports.data or {}).get(STATUS_KEY)
-        status = DetachedStatus.model_validate_json(text) if text else DetachedStatus(total=len(self.plan["runs"]))
-        return status, reports.binary_data or {}
+        return DetachedStatus.model_validate_json(text) if text else DetachedStatus(total=len(self.plan["runs"]))
 
     def _conductor_problem(self) -> str | None:
         """Why the conductor will say nothing more: its Job failed (its deadline) or is gone."""
