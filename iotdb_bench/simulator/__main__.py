@@ -1,4 +1,4 @@
-"""Entry points of the two roles: `python -m iotdb_bench.simulator collector` and `python -m simulator worker`.
+"""Entry points of the roles: `python -m iotdb_bench.simulator collector`, `... worker`, and `... conductor` (detached runs).
 
 The same entry points run in the pods and, on the local platform, as subprocesses. Arguments fall
 back to environment variables, which is how the helm chart configures the pods.
@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     collector = roles.add_parser("collector", help="prepare the database, run the barrier, gather results")
     collector.add_argument("--host", default=os.environ.get("IOTBENCH_HOST", "127.0.0.1"))
     collector.add_argument("--port", type=int, default=int(os.environ.get("IOTBENCH_PORT", "8080")))
+    conductor = roles.add_parser("conductor", help="a detached run's runs, one after another (insert --detach)")
+    conductor.add_argument("--plan", type=Path, default=Path(os.environ.get("IOTBENCH_PLAN", "/etc/iotbench/runs.json")))
     worker = roles.add_parser("worker", help="one benchmark client")
     worker.add_argument("--index", type=int, default=int(os.environ.get("JOB_COMPLETION_INDEX", "0")))
     worker.add_argument("--collector", default=os.environ.get("IOTBENCH_COLLECTOR_URL", "http://127.0.0.1:8080"))
@@ -40,11 +42,15 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(
         level=os.environ.get("IOTBENCH_LOG_LEVEL", "INFO"),
-        format=f"%(asctime)s {args.role}{'' if args.role == 'collector' else f'-{args.index}'} %(levelname)s %(message)s",
+        format=f"%(asctime)s {args.role}{f'-{args.index}' if args.role == 'worker' else ''} %(levelname)s %(message)s",
         stream=sys.stderr,
     )
     # Drivers built on httpx (Elasticsearch, InfluxDB setup) would log every request at INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    if args.role == "conductor":
+        from iotdb_bench.simulator.conductor import main as conduct
+
+        return conduct(args.plan)
     spec = RunSpec.load(args.spec)
     if args.role == "collector":
         from iotdb_bench.simulator.collector import serve

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "study": ("iotdb_bench.cli.commands.study", "study", "Run a whole comparison: every target x workload x worker count of a study FILE (a YAML file or the name of a shipped preset: seed-001, seed-002, seed-003, seed-004), resumable, with one ranking."),
     "report": ("iotdb_bench.cli.commands.saved_results", "report", "Print a saved run's tables again, redraw its plots and rewrite its report.html."),
     "compare": ("iotdb_bench.cli.commands.saved_results", "compare", "Compare saved runs in one Markdown/CSV table and a plot."),
+    "attach": ("iotdb_bench.cli.commands.attach", "attach", "Follow a detached run (insert --detach) and, once it has finished, save its results folder and remove its release."),
     "cleanup": ("iotdb_bench.cli.commands.cleanup", "cleanup", "Remove the helm releases of runs whose CLI is gone."),
 }
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}

@@ -12,16 +12,17 @@ import click
 from click.core import ParameterSource
 from pydantic import ValidationError
 
+from iotdb_bench.cli.commands.attach import attach
 from iotdb_bench.cli.commands.cleanup import cleanup
 from iotdb_bench.cli.commands.entry import CONTEXT, main  # noqa: F401  (main: the entry point, also from here)
 from iotdb_bench.cli.commands.options import TableCount, WorkerSet, parse_extra_options, parse_queries, spec_problems
 from iotdb_bench.cli.commands.saved_results import compare, report
+from iotdb_bench.cli.commands.saving import save_results
 from iotdb_bench.cli.commands.study import study
 from iotdb_bench.cli.config import Config, Target, load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.report import results_files
 from iotdb_bench.cli.report.render import show
-from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, ResultsDocument
 from iotdb_bench.cli.results.host import usable_cpus
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
@@ -134,13 +135,17 @@ def common_options(command):
 @click.option("--compare-idle", is_flag=True, help="With --query-workers: also run each count without query clients, for the insert throughput beside it.")
 @click.option("--visibility", is_flag=True, help="A probe writes marker events through the insert path and measures the time until a query sees them.")
 @click.option("--details", is_flag=True, help="Show every figure in the tables (the files always hold them all).")
+@click.option("--detach", is_flag=True, help="Kubernetes: install every run in the cluster and return at once, printing the run id; "
+              "needs --timeout (the run's own deadline). Follow and fetch it with: python run.py attach RUN.")
 @handle_errors
 def insert(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, primary_key, tables,
            num_inserts, duration, commit_interval, batch, clean, prefill, steps, seed, devices_per_worker, devices, sensors, shape, measurements,
            order, burst, out_of_order, max_lateness, rate, find_max_rate, latency_p99, max_rate, query_workers, query_names, query_rate,
-           compare_idle, visibility, details) -> None:
+           compare_idle, visibility, details, detach) -> None:
     """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""
     config, target_config, platform_name = _resolve(config_path, target, platform)
+    if detach:
+        _check_detach(platform_name, timeout, keep, find_max_rate)
     worker_counts, num_inserts, duration = _length_defaults(platform_name, worker_counts, num_inserts, duration, find_max_rate)
     search = _rate_search(find_max_rate, rate, latency_p99, max_rate, worker_counts, num_inserts, duration, steps, clean)
     if search is not None:
@@ -165,8 +170,21 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
         shape=shape, measurements=measurements, sensors=sensors, order=order, out_of_order=out_of_order,
         commit_interval_s=commit_interval or 0.0, rate=rate or 0.0, **workload,
     )
+    if detach:  # its own deadline replaces the heartbeat: nobody follows the run while it goes on
+        base = base.model_copy(update={"heartbeat_timeout": 0.0})
     invocation = runner.Invocation(base, worker_counts, 1 if search else runs, steps or 0, timeout, compare_idle=compare_idle)
-    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output, details, search)
+    _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep, detach), output, details, search)
+
+
+def _check_detach(platform: str, timeout: float, keep: bool, find_max_rate: bool) -> None:
+    if platform != "kubernetes":
+        raise UsageProblem(f"--detach needs the kubernetes platform (this run's platform is {platform})")
+    if not timeout:
+        raise UsageProblem("--detach needs --timeout (seconds one run may take): a detached run's own deadline replaces this command's heartbeat")
+    if keep:
+        raise UsageProblem("--keep does nothing with --detach: the release stays until `python run.py attach` fetches the results")
+    if find_max_rate:
+        raise UsageProblem("--detach cannot be combined with --find-max-rate (each rate depends on the runs before)")
 
 
 # Length of each run of --find-max-rate when --duration does not say.
@@ -331,6 +349,7 @@ class PlatformChoice:
     namespace: str | None = None
     kube_context: str | None = None
     keep: bool = False
+    detach: bool = False
 
 
 def _platform(choice: PlatformChoice, config: Config, target_config: Target):
@@ -351,13 +370,23 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
         plan_only.invocations.append(invocation)
         return
     base = invocation.base
-    folder = results_files.results_folder(output, base.target, base.task)
+    # the output folder is checked before the platform starts anything (a detached run's is attach's)
+    folder = None if choice.detach else results_files.results_folder(output, base.target, base.task)
     platform = _platform(choice, config, target_config)
     document = ResultsDocument(
         task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options(), _command_line()), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
         cost=target_config.cost, max_rate=search,
     )
+    if choice.detach:
+        from iotdb_bench.cli.run.platforms.detached import install
+
+        planned = runner.plan(invocation)
+        run_id = install(platform, planned, invocation.timeout, document)
+        console.print(f"Detached run {run_id}: {len(planned)} run(s) installed in namespace '{platform.namespace}'; "
+                      f"they go on without this command.\nFollow it and fetch its results with: "
+                      f"python run.py attach {run_id} --namespace {platform.namespace}", highlight=False)
+        return
     progress = RunProgress(console, one_line=search is not None)
     failure: Exception | None = None
     try:
@@ -373,10 +402,7 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
         document.error = str(error) or type(error).__name__
     finally:
         platform.close()
-        document.runs = invocation.finished
-        summary.summarise(document)
-        results_files.save(folder, document)
-        results_files.write_figures(folder, document)  # plots and cross-check file; never raises
+        save_results(document, invocation.finished, folder)
     show(document, folder, details)
     if failure is not None:
         raise failure
@@ -385,4 +411,5 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
 commands.add_command(report)
 commands.add_command(compare)
 commands.add_command(cleanup)
+commands.add_command(attach)
 commands.add_command(study)

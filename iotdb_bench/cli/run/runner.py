@@ -3,7 +3,6 @@ platform, and fails the invocation on the first run whose check did not pass."""
 
 from __future__ import annotations
 
-import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from iotdb_bench.cli.errors import ReleaseLeft, RunFailed
 from iotdb_bench.cli.results.document import RunRecord
 from iotdb_bench.cli.run.platforms import Platform, StatusCallback
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.stream_continuation import continue_after, events_per_worker
 
 
 @dataclass
@@ -84,17 +84,12 @@ def plan(invocation: Invocation) -> list[PlannedRun]:
                 label += f" at {base.rate:,.0f}/s" if base.rate else ""
             spec = base.model_copy(update={**update, "workers": w, "run_id": new_run_id()})
             planned.append(PlannedRun(label, spec, w, run, run if invocation.steps else None))
-            offset += _events_per_worker(base.model_copy(update={"workers": w}))
+            offset += events_per_worker(base.model_copy(update={"workers": w}))
             if invocation.compare_idle and base.query_workers:
                 alone = spec.model_copy(update={"query_workers": 0, "query_rate": 0.0, "run_id": new_run_id()})
                 planned.append(PlannedRun(f"{label}, no queries", alone, w, run, run if invocation.steps else None, without_queries=True))
-                offset += _events_per_worker(base.model_copy(update={"workers": w}))
+                offset += events_per_worker(base.model_copy(update={"workers": w}))
     return planned
-
-
-def _events_per_worker(spec: RunSpec) -> int:
-    """The most events one worker of a count-bounded run inserts (prefill share and timed phase)."""
-    return spec.num_inserts + math.ceil(spec.prefill / spec.workers)
 
 
 def execute(
@@ -119,8 +114,7 @@ def execute(
             if problem.report is None:
                 raise
             report, left = problem.report, problem  # the figures are kept; the invocation stops as failed
-        ends = [worker.stream_end for worker in report.workers if worker.stream_end is not None]
-        continue_at = max([continue_at, *ends]) if ends else planned.spec.stream_offset + _events_per_worker(planned.spec)
+        continue_at = continue_after(continue_at, planned.spec, report)
         invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
                                              without_queries=planned.without_queries))
         failure = report.failure()

@@ -23,16 +23,54 @@ Kubernetes copies into a pod label) stay within 63 characters.
 {{- end }}
 {{- end }}
 
+{{/*
+The name of one run's objects: the release's, and in a detached release (which holds several runs)
+the release's with the run's index (cut so that "-collector" still fits 63 characters).
+*/}}
+{{- define "iotbench.runName" -}}
+{{- if hasKey .Values "runIndex" }}
+{{- printf "%s-%d" (include "iotbench.fullname" . | trunc 48 | trimSuffix "-") (int .Values.runIndex) }}
+{{- else }}
+{{- include "iotbench.fullname" . }}
+{{- end }}
+{{- end }}
+
 {{- define "iotbench.collectorName" -}}
-{{- printf "%s-collector" (include "iotbench.fullname" .) }}
+{{- printf "%s-collector" (include "iotbench.runName" .) }}
 {{- end }}
 
 {{- define "iotbench.workerName" -}}
-{{- printf "%s-worker" (include "iotbench.fullname" .) }}
+{{- printf "%s-worker" (include "iotbench.runName" .) }}
 {{- end }}
 
 {{- define "iotbench.specName" -}}
-{{- printf "%s-spec" (include "iotbench.fullname" .) }}
+{{- printf "%s-spec" (include "iotbench.runName" .) }}
+{{- end }}
+
+{{- define "iotbench.conductorName" -}}
+{{- printf "%s-conductor" (include "iotbench.fullname" .) }}
+{{- end }}
+
+{{- define "iotbench.reportsName" -}}
+{{- printf "%s-reports" (include "iotbench.fullname" .) }}
+{{- end }}
+
+{{/*
+Renders the named template once for the release's run, or, in a detached release, once per run
+(each with its own context: the root's values with that run's index, id, worker counts and spec).
+include with (dict "root" $ "template" NAME).
+*/}}
+{{- define "iotbench.perRun" -}}
+{{- $root := .root }}
+{{- if $root.Values.detached.enabled }}
+{{- range $index, $run := $root.Values.detached.runs }}
+{{- $values := merge (dict "runIndex" $index "runId" $run.runId "workers" (int $run.workers) "queryWorkers" (int ($run.queryWorkers | default 0)) "spec" $run.spec) (deepCopy $root.Values) }}
+---
+{{ include $.template (dict "Values" $values "Release" $root.Release "Chart" $root.Chart) }}
+{{- end }}
+{{- else }}
+{{ include .template $root }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -82,6 +120,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "iotbench.componentSelectorLabels" -}}
 {{ include "iotbench.selectorLabels" .ctx }}
 app.kubernetes.io/component: {{ .component }}
+{{- if hasKey .ctx.Values "runIndex" }}
+iotdb-bench/run-id: {{ .ctx.Values.runId | quote }}
+{{- end }}
 {{- end }}
 
 {{- define "iotbench.image" -}}
@@ -197,4 +238,20 @@ that depends on them, so a bad combination fails the whole install.
 {{- if and (hasKey $spec "Error") (eq (len $spec) 1) }}
 {{- fail (printf "value spec must be a JSON object: %s" (get $spec "Error")) }}
 {{- end }}
+{{- end }}
+
+{{/*
+A detached release's plan for its conductor, as JSON: the namespace, the reports ConfigMap, each
+run's --timeout, and per run (in order) its id, its Jobs, its spec ConfigMap, its collector's URL and
+the CLI's record of it (label, worker count, ...).
+*/}}
+{{- define "iotbench.detachedRuns" -}}
+{{- $root := . }}
+{{- $runs := list }}
+{{- range $index, $run := .Values.detached.runs }}
+{{- $ctx := dict "Values" (merge (dict "runIndex" $index "runId" $run.runId) (pick $root.Values "fullnameOverride" "nameOverride")) "Release" $root.Release "Chart" $root.Chart }}
+{{- $collector := include "iotbench.collectorName" $ctx }}
+{{- $runs = append $runs (dict "runId" $run.runId "record" ($run.record | default dict) "collectorJob" $collector "workerJob" (include "iotbench.workerName" $ctx) "specConfigMap" (include "iotbench.specName" $ctx) "collectorUrl" (printf "http://%s:8080" $collector)) }}
+{{- end }}
+{{- dict "namespace" .Release.Namespace "reports" (include "iotbench.reportsName" .) "runTimeoutSeconds" .Values.detached.runTimeoutSeconds "runs" $runs | toJson }}
 {{- end }}

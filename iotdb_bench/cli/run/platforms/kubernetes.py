@@ -280,6 +280,10 @@ class KubernetesPlatform:
             return follow_run(http, deadline, on_status, problem, heartbeat_timeout, Patience(patience_s, reason), suspension)
 
     def _write_values(self, path: Path, spec: RunSpec, timeout: float) -> Path:
+        return write_private_yaml(path, self.values(spec, timeout))
+
+    def values(self, spec: RunSpec, timeout: float) -> dict[str, Any]:
+        """The CLI's values for the release of `spec`'s run (credentials included)."""
         values: dict[str, Any] = {
             "runId": spec.run_id,
             "workers": spec.workers,
@@ -292,11 +296,7 @@ class KubernetesPlatform:
             # Neither role on a database node: the collector serves every worker's progress.
             for role in ("collector", "worker"):
                 values[role] = {"avoidDatabaseNodes": {"enabled": True, "labelSelector": dict(self.target.database_pod_labels)}}
-        # Created private (0600) before anything is written: it may hold passwords.
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as file:
-            yaml.safe_dump(values, file, sort_keys=False)
-        return path
+        return values
 
     def _wait_for_collector_pod(self, pods: PodWatch, deadline: Deadline) -> str:
         while True:
@@ -735,6 +735,14 @@ def _raise_left(left: str, report: RunReport | None, failure: BaseException | No
     if isinstance(failure, RunFailed):
         raise type(failure)(f"{failure}; {left}") from None
     error_line(left)  # an interrupt stays one: said here, since its own line says everything was stopped
+
+
+def write_private_yaml(path: Path, values: dict[str, Any]) -> Path:
+    # Created private (0600) before anything is written: it may hold passwords.
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        yaml.safe_dump(values, file, sort_keys=False)
+    return path
 
 
 def _api_wait_s() -> float:

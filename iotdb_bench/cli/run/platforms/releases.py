@@ -6,7 +6,8 @@ renewing it: once the heartbeat is older than the run's heartbeat timeout, the r
 behind. (The collector has stopped the run by then: the CLI's status requests are its own dead-man
 switch, see simulator/collector.py.) `python run.py cleanup` removes such releases, and the next
 `insert` or `query` in the namespace warns about them. A release kept with --keep is marked so and
-counts as left behind too: its CLI is gone by design.
+counts as left behind too: its CLI is gone by design. A detached run (insert --detach) has no heartbeat:
+its own deadline replaces it, and it counts as left behind only once that has passed.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_ANNOTATION = "iotdb-bench/heartbeat"
 KEPT_ANNOTATION = "iotdb-bench/kept"
+DETACHED_LABEL = "iotdb-bench/detached"
+DEADLINE_ANNOTATION = "iotdb-bench/deadline"
 SPEC_SELECTOR = "app.kubernetes.io/part-of=iotdb-bench,app.kubernetes.io/component=spec"
 RELEASE_LABEL = "app.kubernetes.io/instance"
 # The bound for releases of runs whose dead-man switch was off (heartbeat timeout 0).
@@ -89,15 +92,22 @@ class Release:
     last_heard: float = 0.0  # epoch: the last heartbeat, or the release's creation
     limit_s: float = DEFAULT_SILENCE_S
     kept: bool = False
+    deadline: float | None = None  # epoch: a detached run's deadline (None: an attached run)
 
     def silent_s(self, now: float | None = None) -> float:
         return max((now or time.time()) - self.last_heard, 0.0)
 
     def left_behind(self, now: float | None = None) -> bool:
-        """Its CLI is gone: kept with --keep, or silent for longer than the run's heartbeat timeout."""
+        """Its CLI is gone: kept with --keep, or silent for longer than the run's heartbeat timeout; a
+        detached run: past its own deadline."""
+        if self.deadline is not None:
+            return (now or time.time()) > self.deadline
         return self.kept or self.silent_s(now) > self.limit_s
 
     def state(self, now: float | None = None) -> str:
+        if self.deadline is not None:
+            left = self.deadline - (now or time.time())
+            return f"detached, {left:.0f} s to its deadline" if left > 0 else "detached, past its deadline"
         if self.kept:
             return "kept with --keep"
         if self.left_behind(now):
@@ -117,12 +127,14 @@ def list_releases(core: CoreV1Api, namespace: str | None) -> list[Release]:
         labels, annotations = metadata.labels or {}, metadata.annotations or {}
         spec = _spec(config_map.data or {})
         heartbeat = annotations.get(HEARTBEAT_ANNOTATION, "")
+        deadline = annotations.get(DEADLINE_ANNOTATION, "")
         created = metadata.creation_timestamp.timestamp() if metadata.creation_timestamp else 0.0
         found.append(Release(
             name=labels.get(RELEASE_LABEL, metadata.name), namespace=metadata.namespace,
             run_id=labels.get("iotdb-bench/run-id", "?"), target=str(spec.get("target", "?")), task=str(spec.get("task", "?")),
             last_heard=float(heartbeat) if heartbeat.replace(".", "", 1).isdigit() else created,
             limit_s=silence_limit(float(spec.get("heartbeat_timeout") or 0)), kept=annotations.get(KEPT_ANNOTATION) == "true",
+            deadline=(float(deadline) if deadline.isdigit() else 0.0) if labels.get(DETACHED_LABEL) == "true" else None,
         ))
     return sorted(found, key=lambda release: (release.namespace, release.last_heard))
 
