@@ -1,4 +1,4 @@
-"""simulator/wire/text_rows.integers (four digits per division) against Python's own str() of every
+"""simulator/wire/text_rows.integers (which the QuestDB and VictoriaMetrics encoders use) against str() of every
 value: every width from 1 to 19 digits, both signs, zero, the int64 extremes, narrow dtypes."""
 
 from __future__ import annotations

@@ -27,20 +27,13 @@ def fixed(values: np.ndarray) -> np.ndarray:
     return values.view(np.uint8).reshape(len(values), values.dtype.itemsize)
 
 
-# The four digits of 0..9999 as one uint32 each: integers() divides once per four digits, not per digit.
-_FOUR_DIGITS = np.frombuffer(b"".join(b"%04d" % number for number in range(10_000)), dtype=np.uint32)
-_POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)
-
-
 def integers(values: np.ndarray) -> np.ndarray:
-    """Decimal digits of integer values (any int64 but its minimum), sign first."""
+    """Decimal digits of int64 values, sign first."""
     magnitude = np.abs(values)
     width = len(str(int(magnitude.max()))) if len(values) else 1
-    groups = -(-width // 4)
-    chunks = magnitude[:, None] // (10_000 ** np.arange(groups - 1, -1, -1, dtype=np.int64))
-    chunks[:, 1:] %= 10_000
-    digits = _FOUR_DIGITS[chunks].view(np.uint8)[:, groups * 4 - width:]
-    digits[:, :-1][magnitude[:, None] < _POWERS_OF_TEN[width - 1:0:-1]] = 0  # leading zeros
+    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    digits = ((magnitude[:, None] // powers) % 10 + ord("0")).astype(np.uint8)
+    digits[:, :-1][magnitude[:, None] < powers[:-1]] = 0  # leading zeros
     sign = np.where(values < 0, ord("-"), 0).astype(np.uint8)[:, None]
     return np.concatenate([sign, digits], axis=1)
 
