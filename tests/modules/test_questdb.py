@@ -226,6 +226,37 @@ def test_a_refused_ilp_request_fails_the_run_with_the_servers_error(cli, questdb
     assert rows("SELECT count() FROM events") == [(0,)]
 
 
+def test_ilp_over_tcp_stores_the_generated_events(cli, questdb):
+    reports = assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000",
+                                  "--extra-option", "transport=tcp"), [6000])
+    assert reports[0]["insert_mode"] == "ILP/TCP write (NumPy, unacknowledged), size 1000"
+    assert any("ILP over TCP has no acknowledgement" in note for note in reports[0]["notes"])
+    assert reports[0]["ingestion"]["reached"]  # visible, timed until then
+    assert stored("events", 1) == generated(1, 3000)
+
+
+def test_a_batch_questdb_cannot_take_over_tcp_fails_the_count_check(cli, questdb):
+    """ILP/TCP has no answer: QuestDB drops the lines it cannot take, and only the count says so."""
+    with connect() as conn:
+        conn.execute("DROP TABLE IF EXISTS events")
+        conn.execute("CREATE TABLE events (timestamp TIMESTAMP, device_id SYMBOL, sequence_number LONG, temperature BOOLEAN) "
+                     "TIMESTAMP(timestamp) PARTITION BY DAY WAL")
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "200", "--no-clean",
+                 "--extra-option", "transport=tcp", "--extra-option", "commit_wait_s=2")
+    assert result.code == 1
+    assert result.stderr.strip().splitlines() == [
+        "error: verification failed: the database holds 0 events but 200 were expected (0 before + 0 prefilled + 200 reported by the workers)"]
+    assert "only 0 of 200 events stored within 2 s" in result.stdout
+
+
+@pytest.mark.parametrize("args", [("--num-inserts", "10"), ("--batch", "10", "--extra-option", "batch_encoding=rows")])
+def test_ilp_over_tcp_needs_batches_the_module_encodes(cli, questdb, args):
+    result = run(cli, "insert", "-w", "1", "-r", "1", *args, "--extra-option", "transport=tcp")
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: module 'questdb': transport=tcp sends batches the module encodes: it needs --batch and batch_encoding numpy"]
+
+
 def test_client_retries_need_the_official_client(cli, questdb):
     result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "100", "--extra-option", "client_retry_s=5")
     assert result.code == 2

@@ -51,7 +51,8 @@ import logging
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
-from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp
+from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp, IlpWriteFailed
+from iotdb_bench.simulator.modules.questdb.ilp_tcp import IlpOverTcp
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
 from iotdb_bench.simulator.modules.questdb.reader import QuestdbReader
 from iotdb_bench.simulator.modules.questdb.records import QuestdbRecords
@@ -78,7 +79,7 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self.conn = None  # PostgreSQL wire protocol: tables, counts, queries, the record
         self.sender = None  # ILP over HTTP with the official client: single inserts, batches it encodes (insert runs only)
-        self.lines: IlpOverHttp | None = None  # ILP over HTTP of batches the module encodes (batch_encoding=numpy)
+        self.lines: IlpOverHttp | IlpOverTcp | None = None  # batches the module encodes (batch_encoding=numpy)
         self.binary_doubles = True  # the server speaks line protocol 2 (doubles as 8 bytes)
         self._schema, self._writer = QuestdbSchema(self), QuestdbWriter(self)
         self._reader, self._records = QuestdbReader(self), QuestdbRecords(self)
@@ -102,6 +103,8 @@ class Module(DatabaseModule):
 
     def validate(self) -> None:
         self.validate_workload()
+        if self.options.transport == "tcp" and (not self.spec.batch or self.options.batch_encoding != "numpy"):
+            raise ModuleError("module 'questdb': transport=tcp sends batches the module encodes: it needs --batch and batch_encoding numpy")
         if self.options.batch_encoding == "numpy" and self.options.client_retry_s and self.spec.batch:
             raise ModuleError("module 'questdb': client_retry_s needs batch_encoding dataframe or rows (the official client "
                               "retries; the NumPy path sends each request once)")
@@ -116,11 +119,16 @@ class Module(DatabaseModule):
 
     # -- how the module describes its runs -------------------------------------------------
     def batch_kind(self) -> str:
+        if self.options.transport == "tcp":
+            return "ILP/TCP write (NumPy, unacknowledged)"
         return f"ILP/HTTP request ({ENCODINGS[self.options.batch_encoding]})"
 
     def notes(self) -> list[str]:
         notes = ["QuestDB commits WAL tables asynchronously: inserts/s counts acknowledged events; "
                  "the time until all were visible is reported separately"]
+        if self.options.transport == "tcp":
+            notes = ["ILP over TCP has no acknowledgement: inserts/s counts events handed to the kernel; the time until "
+                     "all were visible is reported separately, and the count check is the only proof they were stored"]
         if self.layout.indexed:
             notes.append(f"--schema {self.layout.shape}: no index on {', '.join(self.layout.indexed)} (QuestDB indexes SYMBOL columns only)")
         return notes
@@ -146,7 +154,13 @@ class Module(DatabaseModule):
         if self.spec.task == "insert":
             self.sender = self._new_sender()
             self.binary_doubles = self.sender.protocol_version >= 2
-            if self.spec.batch and self.options.batch_encoding == "numpy":
+            if self.spec.batch and self.options.transport == "tcp":
+                self.lines = IlpOverTcp(options.host, options.ilp_tcp_port, options.request_timeout_s)
+                try:
+                    self.lines.connect()
+                except IlpWriteFailed as error:
+                    raise ModuleError(str(error)) from None
+            elif self.spec.batch and self.options.batch_encoding == "numpy":
                 self.lines = IlpOverHttp(options.host, options.http_port, options.request_timeout_s)
             if self.spec.batch and self.options.batch_encoding == "dataframe":
                 # Imported now, not in the first timed batch: importing pandas takes about a second.

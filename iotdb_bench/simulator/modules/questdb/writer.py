@@ -42,6 +42,11 @@ class QuestdbWriter(Role, WriterRole):
         else:
             self.module.sender.flush(prepared)
 
+    def flush(self) -> None:
+        """ILP/TCP: close the connection, on which QuestDB commits what it received (the next write opens another)."""
+        if self.options.transport == "tcp" and self.module.lines is not None:
+            self.module.lines.close()
+
     def prepare_single(self, batch: EventBatch) -> list[tuple]:
         """(table, event...) per event, in the batch's order."""
         return [(table, *row) for table, row in zip(self.table_of_each(batch), self._python_rows(batch))]
