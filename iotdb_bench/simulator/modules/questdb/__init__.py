@@ -10,6 +10,8 @@ Insert modes:
   third of the client's CPU per event of the client's DataFrame path. `batch_encoding=dataframe`
   fills a client buffer through the client's DataFrame path (`Buffer.dataframe`, pandas, no
   pyarrow), `rows` with `row()` per event; their timed call is `Sender.flush(buffer)`.
+- `transport=tcp`: the NumPy lines over ILP/TCP (ilp_tcp.py), unacknowledged; the connection is
+  closed (QuestDB commits) at the end of the timed phase, and the count check proves the rows.
 
 Tables are created first, over the PostgreSQL wire protocol, so that the designated timestamp and the
 partitioning are the run's choice (ILP would auto-create `timestamp`-named, day-partitioned tables):
