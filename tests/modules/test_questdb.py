@@ -79,13 +79,13 @@ def stored(table: str, worker: int) -> list[tuple]:
             for ts, device, sequence, temperature in found]
 
 
-def test_dataframe_batches_one_and_four_workers_then_the_five_queries(cli, questdb):
+def test_numpy_batches_one_and_four_workers_then_the_five_queries(cli, questdb):
     reports = assert_verified(run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "1000", "--num-inserts", "3000"), [3000, 12000])
     assert [r["figures"]["latency"]["calls"] for r in reports] == [3, 12]  # one ILP request per batch
     assert rows("SELECT count() FROM events") == [(12000,)]
     # The commit wait is measured and reported (WAL tables apply asynchronously).
     assert all(r["ingestion"]["reached"] and r["ingestion"]["counted"] == r["ingestion"]["expected"] for r in reports)
-    assert reports[0]["insert_mode"] == "ILP/HTTP request (DataFrame), size 1000"
+    assert reports[0]["insert_mode"] == "ILP/HTTP request (NumPy), size 1000"
     # The table was made by the module: designated timestamp, partitioned by day, WAL, no dedup.
     assert table_info("events") == ("timestamp", "DAY", True, False)
     assert stored("events", 0) == generated(0, 3000)
@@ -143,12 +143,20 @@ def test_single_rows_into_four_tables(cli, questdb):
         assert devices and all(int(device[-6:]) % 4 == table and count == 10 for device, count in devices)
 
 
-def test_row_encoded_batches_four_tables_client_keys_dedup_and_hour_partitions(cli, questdb):
+def test_dataframe_batches_store_the_generated_events(cli, questdb):
+    reports = assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "2000",
+                                  "--extra-option", "batch_encoding=dataframe"), [4000])
+    assert reports[0]["insert_mode"] == "ILP/HTTP request (DataFrame), size 1000"
+    assert stored("events", 1) == generated(1, 2000)
+
+
+@pytest.mark.parametrize(("encoding", "mode"), [("rows", "rows"), ("numpy", "NumPy")])
+def test_batches_four_tables_client_keys_dedup_and_hour_partitions(cli, questdb, encoding, mode):
     result = run(cli, "insert", "-w", "1,4", "-r", "1", "--batch", "500", "--num-inserts", "2000", "--tables", "multiple",
-                 "--primary-key", "client", "--extra-option", "batch_encoding=rows", "--extra-option", "dedup=true",
+                 "--primary-key", "client", "--extra-option", f"batch_encoding={encoding}", "--extra-option", "dedup=true",
                  "--extra-option", "partition_by=HOUR")
     reports = assert_verified(result, [2000, 8000])
-    assert reports[0]["insert_mode"] == "ILP/HTTP request (rows), size 500"
+    assert reports[0]["insert_mode"] == f"ILP/HTTP request ({mode}), size 500"
     total = 0
     for table in range(4):
         assert table_info(f"events{table}") == ("timestamp", "HOUR", True, True)
@@ -204,6 +212,59 @@ def test_commit_wait_is_bounded(questdb):
     assert wait.sentence() == "only 1,000 of 1,001 events stored within 0.3 s"
 
 
+def test_a_refused_ilp_request_fails_the_run_with_the_servers_error(cli, questdb):
+    """The NumPy path checks QuestDB's answer: a batch the table cannot take (doubles into a BOOLEAN
+    column) is refused with 400 and QuestDB's JSON error, and the run fails in one line naming both."""
+    with connect() as conn:
+        conn.execute("DROP TABLE IF EXISTS events")
+        conn.execute("CREATE TABLE events (timestamp TIMESTAMP, device_id SYMBOL, sequence_number LONG, temperature BOOLEAN) "
+                     "TIMESTAMP(timestamp) PARTITION BY DAY WAL")
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "200", "--no-clean")
+    assert result.code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ILP write failed with 400" in lines[0] and "column: temperature; cast error" in lines[0], result.stderr
+    assert rows("SELECT count() FROM events") == [(0,)]
+
+
+def test_ilp_over_tcp_stores_the_generated_events(cli, questdb):
+    reports = assert_verified(run(cli, "insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "3000",
+                                  "--extra-option", "transport=tcp"), [6000])
+    assert reports[0]["insert_mode"] == "ILP/TCP write (NumPy, unacknowledged), size 1000"
+    assert any("ILP over TCP has no acknowledgement" in note for note in reports[0]["notes"])
+    assert reports[0]["ingestion"]["reached"]  # visible, timed until then
+    assert stored("events", 1) == generated(1, 3000)
+
+
+def test_a_batch_questdb_cannot_take_over_tcp_fails_the_count_check(cli, questdb):
+    """ILP/TCP has no answer: QuestDB drops the lines it cannot take, and only the count says so."""
+    with connect() as conn:
+        conn.execute("DROP TABLE IF EXISTS events")
+        conn.execute("CREATE TABLE events (timestamp TIMESTAMP, device_id SYMBOL, sequence_number LONG, temperature BOOLEAN) "
+                     "TIMESTAMP(timestamp) PARTITION BY DAY WAL")
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "200", "--no-clean",
+                 "--extra-option", "transport=tcp", "--extra-option", "commit_wait_s=2")
+    assert result.code == 1
+    assert result.stderr.strip().splitlines() == [
+        "error: verification failed: the database holds 0 events but 200 were expected (0 before + 0 prefilled + 200 reported by the workers)"]
+    assert "only 0 of 200 events stored within 2 s" in result.stdout
+
+
+@pytest.mark.parametrize("args", [("--num-inserts", "10"), ("--batch", "10", "--extra-option", "batch_encoding=rows")])
+def test_ilp_over_tcp_needs_batches_the_module_encodes(cli, questdb, args):
+    result = run(cli, "insert", "-w", "1", "-r", "1", *args, "--extra-option", "transport=tcp")
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: module 'questdb': transport=tcp sends batches the module encodes: it needs --batch and batch_encoding numpy"]
+
+
+def test_client_retries_need_the_official_client(cli, questdb):
+    result = run(cli, "insert", "-w", "1", "-r", "1", "--batch", "100", "--num-inserts", "100", "--extra-option", "client_retry_s=5")
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: module 'questdb': client_retry_s needs batch_encoding dataframe or rows (the official client retries; "
+        "the NumPy path sends each request once)"]
+
+
 def test_query_timeout_reaches_the_server(questdb):
     """--query-timeout becomes the connection's statement_timeout: QuestDB aborts a query that runs longer."""
     spec = RunSpec(run_id="questdb-test", task="query", target="quest", module="questdb", workers=1, query_timeout=0.2,
@@ -219,9 +280,9 @@ def test_query_timeout_reaches_the_server(questdb):
         module.close()
 
 
-def test_row_encoding_needs_no_pandas(questdb):
-    """The NumPy-only path: with pandas unimportable, batch_encoding=rows stores a batch, and the default
-    DataFrame path says in one line what is missing."""
+def test_numpy_and_row_encodings_need_no_pandas(questdb):
+    """With pandas unimportable, the default (batch_encoding=numpy) and rows store a batch each, and
+    the DataFrame path says in one line what is missing."""
     script = textwrap.dedent(f"""
         import sys
         sys.modules["pandas"] = None  # import pandas now raises ImportError
@@ -233,18 +294,24 @@ def test_row_encoding_needs_no_pandas(questdb):
                            connection={{"host": "{HOST}", "http_port": {HTTP_PORT}, "pg_port": {PG_PORT}}}, extra=extra)
             return module_class("questdb")(spec)
         try:
-            module().connect()
+            module(batch_encoding="dataframe").connect()
         except ModuleError as error:
             print("refused:", error)
-        rows = module(batch_encoding="rows")
-        rows.connect(); rows.schema.setup()
-        rows.writer.insert_batch(rows.writer.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
-        print("stored:", rows.schema.wait_for_count(1000, 0).counted)
+        for encoding, count in (("numpy", 1000), ("rows", 2000)):
+            writing = module(batch_encoding=encoding)
+            writing.connect()
+            if encoding == "numpy":
+                writing.schema.setup()
+            writing.writer.insert_batch(writing.writer.prepare_batch(EventGenerator(1, 0, 10).batch(count - 1000, 1000)))
+            print("stored:", writing.schema.wait_for_count(count, 0).counted)
+            writing.close()
+        print("pandas imported:", "pandas" in sys.modules and sys.modules["pandas"] is not None)
     """)
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "refused: questdb: batch_encoding dataframe needs pandas; install it or use batch_encoding=rows", "stored: 1000"]
+        "refused: questdb: batch_encoding dataframe needs pandas; install it or use batch_encoding=numpy or rows", "stored: 1000", "stored: 2000",
+        "pandas imported: False"]
 
 
 def test_no_clean_and_steps_continue_the_streams(cli, questdb):

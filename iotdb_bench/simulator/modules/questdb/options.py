@@ -24,7 +24,11 @@ class QuestdbOptions(ModuleOptions):
     database: str = "qdb"
     partition_by: Partition = Field("DAY", description="how the tables are partitioned by their designated timestamp")
     dedup: bool = Field(False, description="DEDUP UPSERT KEYS(timestamp, device_id[, id]): repeated events replace stored ones")
-    batch_encoding: Literal["dataframe", "rows"] = Field("dataframe", description="how a batch is encoded: pandas DataFrame or row() per event")
+    batch_encoding: Literal["numpy", "dataframe", "rows"] = Field(
+        "numpy", description="how a batch is encoded: ILP text built with NumPy, the client's pandas DataFrame path, or row() per event")
+    transport: Literal["http", "tcp"] = Field(
+        "http", description="batches over ILP/HTTP (each request answered) or ILP/TCP (no answer: the count after the run checks)")
+    ilp_tcp_port: int = Field(9009, ge=1, le=65535, description="ILP/TCP port (transport=tcp)")
     request_timeout_s: float = Field(60, gt=0, description="seconds one ILP request may take")
     client_retry_s: float = Field(0, ge=0, description="the client's own retries of failed ILP requests (0 = none: failures show)")
     commit_wait_s: float = Field(60, ge=0, description="longest wait for acknowledged rows to become visible after a run")

@@ -1,6 +1,7 @@
-"""The questdb module's write path: ILP over HTTP with the official client. A batch is encoded outside
-the timed call into a client buffer (through the client's DataFrame path, or `row()` per event) and
-sent as one request by `Sender.flush(buffer)`; a single insert is one `row()` and its own flush."""
+"""The questdb module's write path: ILP over HTTP. A batch is encoded outside the timed call: by
+default into ILP text built with NumPy (ilp.py), sent as one request on a keep-alive connection
+(ilp_http.py); or into a client buffer (the client's DataFrame path, or `row()` per event), sent by
+`Sender.flush(buffer)`. A single insert is one `row()` and its own flush."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.questdb.ilp import ilp_lines
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
 from iotdb_bench.simulator.spec import PrimaryKey
 
@@ -20,7 +22,11 @@ class QuestdbWriter(Role, WriterRole):
         self._with_key = self.spec.primary_key is PrimaryKey.client
 
     def prepare_batch(self, batch: EventBatch) -> Any:
-        """A client buffer holding the batch's ILP rows (one request); built here, outside the timed call."""
+        """The batch's ILP lines (one request): bytes, or a client buffer; built here, outside the timed call."""
+        if self.options.batch_encoding == "numpy":
+            binary = self.module.binary_doubles
+            return b"".join(ilp_lines(self.layout, part, table, part.client_key if self._with_key else None, binary)
+                            for table, part in self.per_table(batch))
         buffer = self.module.sender.new_buffer()
         for table, part in self.per_table(batch):
             if self.options.batch_encoding == "dataframe":
@@ -31,7 +37,15 @@ class QuestdbWriter(Role, WriterRole):
         return buffer
 
     def insert_batch(self, prepared: Any) -> None:
-        self.module.sender.flush(prepared)
+        if isinstance(prepared, bytes):
+            self.module.lines.write(prepared)
+        else:
+            self.module.sender.flush(prepared)
+
+    def flush(self) -> None:
+        """ILP/TCP: close the connection, on which QuestDB commits what it received (the next write opens another)."""
+        if self.options.transport == "tcp" and self.module.lines is not None:
+            self.module.lines.close()
 
     def prepare_single(self, batch: EventBatch) -> list[tuple]:
         """(table, event...) per event, in the batch's order."""
