@@ -92,8 +92,18 @@ def _run_script(args: list[str], what: str, env: dict[str, str], timeout: float)
     return done.stdout.strip().splitlines()[-1]
 
 
-def _prepare_database(password: str, node_ip: str) -> None:
-    """A role and database of their own, so other suites using PostgreSQL at the same time do not interfere."""
+def node_address(env: dict[str, str]) -> str:
+    """The real node's address: simulated (KWOK) nodes of other tests may be listed first, without one."""
+    listed = subprocess.run(
+        ["kubectl", "get", "nodes", "-o", "jsonpath={range .items[*]}{.status.addresses[?(@.type=='InternalIP')].address}{'\\n'}{end}"],
+        env=env, capture_output=True, text=True, timeout=60, check=True).stdout.split()
+    assert listed, "no node of the local cluster has an InternalIP"
+    return listed[0]
+
+
+def prepare_database(role: str, database: str, password: str, node_ip: str) -> None:
+    """A role and database of their own, so other suites using PostgreSQL at the same time do not interfere;
+    checked reachable from the pods (at the node address)."""
     admin = postgres_env()
     try:
         server = psycopg.connect(host=admin["PGHOST"], port=admin["PGPORT"], user=admin["PGUSER"], password=admin["PGPASSWORD"],
@@ -101,12 +111,12 @@ def _prepare_database(password: str, node_ip: str) -> None:
     except psycopg.OperationalError as error:
         pytest.fail(f"PostgreSQL is not reachable ({error}); start it with scripts/servers/start-postgres.sh")
     with server:
-        exists = server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone()
-        server.execute(f"{'ALTER' if exists else 'CREATE'} ROLE {ROLE} LOGIN PASSWORD '{password}'")
-        server.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        server.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+        exists = server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+        server.execute(f"{'ALTER' if exists else 'CREATE'} ROLE {role} LOGIN PASSWORD '{password}'")
+        server.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        server.execute(f"CREATE DATABASE {database} OWNER {role}")
     try:
-        psycopg.connect(host=node_ip, port=5432, user=ROLE, password=password, dbname=DATABASE, connect_timeout=5).close()
+        psycopg.connect(host=node_ip, port=5432, user=role, password=password, dbname=database, connect_timeout=5).close()
     except psycopg.OperationalError as error:
         pytest.fail(f"PostgreSQL does not accept logins at the node address {node_ip} ({error}); "
                     "scripts/servers/start-postgres.sh configures listen_addresses and pg_hba for that")
@@ -151,7 +161,7 @@ def cluster(tmp_path_factory):
     node_ip = next(address.address for node in core.list_node().items for address in node.status.addresses or []
                    if address.type == "InternalIP" and node.metadata.annotations.get("kwok.x-k8s.io/node") != "fake")
     password = f"e2e-{secrets.token_hex(12)}"
-    _prepare_database(password, node_ip)
+    prepare_database(ROLE, DATABASE, password, node_ip)
     if not core.list_namespace(field_selector=f"metadata.name={NAMESPACE}").items:
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE)))
     config = tmp_path_factory.mktemp("k8s") / "config.yaml"

@@ -17,12 +17,11 @@ import subprocess
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
 import yaml
 
-from tests.conftest import REPO_ROOT, pg_connect, postgres_env, run_cli
-from tests.kubernetes.conftest import K8S_LOCAL, K8S_LOCAL_BIN, KUBECONFIG, _cluster_running, _run_script
+from tests.conftest import REPO_ROOT, run_cli
+from tests.kubernetes.conftest import K8S_LOCAL, K8S_LOCAL_BIN, KUBECONFIG, _cluster_running, _run_script, node_address, prepare_database
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.slow]
 
@@ -46,17 +45,9 @@ def detached_env(tmp_path_factory):
     image = os.environ.get("IOTBENCH_IMAGE") or _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh"), IMAGE],
                                                             "building the simulator image", env, timeout=900)
     env["IOTBENCH_IMAGE"] = image
-    node_ip = _kubectl(env, "get", "nodes", "-o",
-                       "jsonpath={range .items[*]}{.status.addresses[?(@.type=='InternalIP')].address}{'\\n'}{end}").split()[0]
+    node_ip = node_address(env)
     password = f"detached-{secrets.token_hex(12)}"
-    try:
-        with pg_connect(postgres_env()) as server:
-            exists = server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone()
-            server.execute(f"{'ALTER' if exists else 'CREATE'} ROLE {ROLE} LOGIN PASSWORD '{password}'")
-            server.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-            server.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
-    except psycopg.OperationalError as error:
-        pytest.fail(f"PostgreSQL is not reachable ({error}); start it with scripts/servers/start-postgres.sh")
+    prepare_database(ROLE, DATABASE, password, node_ip)
     config = tmp_path_factory.mktemp("detached") / "config.yaml"
     repository, _, tag = image.rpartition(":")
     config.write_text(yaml.safe_dump({

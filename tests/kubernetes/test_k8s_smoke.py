@@ -16,8 +16,8 @@ import time
 import psycopg
 import pytest
 
-from tests.conftest import REPO_ROOT, pg_connect, postgres_env
-from tests.kubernetes.conftest import K8S_LOCAL, K8S_LOCAL_BIN, KUBECONFIG, _cluster_running, _run_script
+from tests.conftest import REPO_ROOT
+from tests.kubernetes.conftest import K8S_LOCAL, K8S_LOCAL_BIN, KUBECONFIG, _cluster_running, _run_script, node_address, prepare_database
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.slow]
 
@@ -37,21 +37,9 @@ def local(tmp_path_factory):
     started_here = not _cluster_running(env)
     _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
     _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh"), IMAGE], "building the simulator image", env, timeout=900)
-    # The real node's address: simulated (KWOK) nodes of other tests may be listed first, without one.
-    addresses = subprocess.run(
-        ["kubectl", "get", "nodes", "-o", "jsonpath={range .items[*]}{.status.addresses[?(@.type=='InternalIP')].address}{'\\n'}{end}"],
-        env=env, capture_output=True, text=True, timeout=60, check=True).stdout.split()
-    assert addresses, "no node of the local cluster has an InternalIP"
-    node_ip = addresses[0]
+    node_ip = node_address(env)
     password = f"smoke-{secrets.token_hex(12)}"
-    try:
-        with pg_connect(postgres_env()) as server:
-            exists = server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone()
-            server.execute(f"{'ALTER' if exists else 'CREATE'} ROLE {ROLE} LOGIN PASSWORD '{password}'")
-            server.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-            server.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
-    except psycopg.OperationalError as error:
-        pytest.fail(f"PostgreSQL is not reachable ({error}); start it with scripts/servers/start-postgres.sh")
+    prepare_database(ROLE, DATABASE, password, node_ip)
     env.update(PYTHON=sys.executable, PGPASSWORD=password,
                SMOKE_POSTGRES=f"host={node_ip} port=5432 dbname={DATABASE} user={ROLE}")
     yield env
