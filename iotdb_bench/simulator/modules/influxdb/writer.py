@@ -14,7 +14,7 @@ class InfluxWriter(Role, WriterRole):
         return text_rows.compact(points.lines(self.layout, self.spec.table_names, batch))
 
     def insert_batch(self, prepared: bytes) -> None:
-        self.module.connection.write_lines(prepared)
+        self.module.connection.write_lines(prepared, self.hooks.while_waiting)
 
     def prepare_single(self, batch: EventBatch) -> list[bytes]:
         return text_rows.compact(points.lines(self.layout, self.spec.table_names, batch)).splitlines()
