@@ -1,5 +1,5 @@
 """The elasticsearch module's write path: one _bulk request per batch (NDJSON built outside the timed
-call; events rejected with 429 sent again, a bounded number of times), one index request per event
+call: the next batch's while the server works on the current one; events rejected with 429 sent again, a bounded number of times), one index request per event
 (`refresh=false`), with server-made ids or the client's keys (`create`: a duplicate is an error)."""
 
 from __future__ import annotations
