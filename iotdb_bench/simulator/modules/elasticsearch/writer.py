@@ -1,6 +1,7 @@
-"""The elasticsearch module's write path: one _bulk request per batch (NDJSON built outside the timed
-call: the next batch's while the server works on the current one; events rejected with 429 sent again, a bounded number of times), one index request per event
-(`refresh=false`), with server-made ids or the client's keys (`create`: a duplicate is an error)."""
+"""The elasticsearch module's write path: one _bulk request per batch (the next batch's NDJSON is built
+once the current one's request is on the wire; events rejected with 429 sent again, a bounded number
+of times), one index request per event (`refresh=false`), with server-made ids or the client's keys
+(`create`: a duplicate is an error)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The influxdb module's write path: line protocol built outside the timed call (the next batch's while
-the server works on the current one), one synchronous write call per batch or per event (it returns
-once the server acknowledged)."""
+"""The influxdb module's write path: one synchronous write call per batch or per event (it returns once
+the server acknowledged); the next batch's line protocol is built once the current one's write is on
+the wire."""
 
 from __future__ import annotations
 
