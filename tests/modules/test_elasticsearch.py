@@ -13,6 +13,7 @@ import pytest
 
 from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.modules.elasticsearch import SearchServerError
 from iotdb_bench.simulator.retry import RetriesExhausted
 from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
@@ -254,14 +255,15 @@ def block(url: str, index: str, blocked: bool) -> None:
               timeout=30).raise_for_status()
 
 
-def bulk_writer(url: str, **options):
+def bulk_writer(url: str, setup: bool = True, measurements: int = 1, **options):
     """The module in this process, connected, its two indices made (events0, events1): a device
     always writes to the same one, so a batch's events go to both."""
     spec = RunSpec(run_id="bulk-retries", task="insert", target="search", module="elasticsearch", workers=1, batch=1000, tables=2,
-                   extra={"hosts": url, "replicas": "0", **options})
+                   measurements=measurements, clean=setup, extra={"hosts": url, "replicas": "0", **options})
     module = module_class("elasticsearch")(spec)
     module.connect()
-    module.schema.setup()
+    if setup:
+        module.schema.setup()
     return module
 
 
@@ -298,3 +300,14 @@ def test_bulk_events_still_rejected_after_the_retries_fail_the_batch(search):
         module.close()
     assert module.retry.count == 2
     assert stored_sequence_numbers(search) == [n for n, device in zip(batch.sequence_number.tolist(), batch.device_index.tolist()) if device % 2 == 0]
+
+
+def test_bulk_events_refused_for_another_reason_fail_the_batch_with_the_servers_reason(search):
+    bulk_writer(search).close()  # indices of the default mapping (strict: no m1, m2)
+    module = bulk_writer(search, setup=False, measurements=3)
+    try:
+        with pytest.raises(SearchServerError, match="bulk insert failed: strict_dynamic_mapping_exception"):
+            module.writer.insert_batch(module.writer.prepare_batch(EventGenerator(1, 0, 10, measurements=3).batch(0, 1000)))
+    finally:
+        module.close()
+    assert module.retry.count == 0

@@ -9,6 +9,9 @@ import httpx
 import pytest
 
 from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.modules.influxdb import InfluxServerError
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 
@@ -170,3 +173,16 @@ def test_workload_options(cli, influx, workload):
         stored = points("events")
         for worker in ("w000000", "w000001"):
             assert sorted(p[2] for p in stored if p[1].startswith(worker)) == list(range(1000))
+
+
+def test_a_refused_write_fails_with_the_servers_reason(influx):
+    spec = RunSpec(run_id="refused", task="insert", target="influx", module="influxdb", workers=1, batch=1000,
+                   extra={"url": URL, "token": "-", "org": "-", "bucket": "iotbench_no_such_database/autogen"})
+    module = module_class("influxdb")(spec)
+    module.connect()  # no setup: the database is not made
+    try:
+        with pytest.raises(InfluxServerError, match='write failed with 404: database not found: "iotbench_no_such_database"') as refused:
+            module.writer.insert_batch(module.writer.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
+    finally:
+        module.close()
+    assert refused.value.status == 404

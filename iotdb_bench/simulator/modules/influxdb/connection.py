@@ -166,9 +166,10 @@ def _results(response) -> list[dict]:
 
 
 def _answer_message(answer: bytes) -> str:
-    """The server's message in a refusal's JSON answer (as _api_message), else its text."""
+    """The server's message in a refusal's JSON answer (InfluxDB 2's "message", 1.8's "error"), else its text."""
     try:
-        message = json.loads(answer).get("message")
+        found = json.loads(answer)
+        message = found.get("message") or found.get("error")
     except (ValueError, AttributeError):
         message = None
     return message or one_line(answer.decode(errors="replace") or "no details", limit=300)
