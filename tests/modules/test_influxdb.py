@@ -119,6 +119,13 @@ def test_batch_writes_into_four_measurements_one_worker(cli, influx):
     assert sorted(len(points(f"events{t}")) for t in range(4)) == [400, 400, 600, 600]  # devices 0-9 modulo 4: 3, 3, 2, 2 devices
 
 
+def test_gzipped_batch_writes(cli, influx):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000",
+                        "--extra-option", "enable_gzip=true"), [2000])
+    expected = EventGenerator(1, 0, 10).batch(0, 2000)
+    assert sorted(sequence for _, _, sequence, _ in points("events")) == expected.sequence_number.tolist()
+
+
 def test_single_writes_one_worker_and_no_clean_keeps_the_data(cli, influx):
     assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--num-inserts", "300"), [300])
     # --steps continues each worker's stream where the last step ended: the points add up.
