@@ -3,7 +3,7 @@
 The official Python clients refuse servers of the "wrong" product or major version (elasticsearch-py
 9 rejects Elasticsearch 8, elasticsearch-py >= 7.14 rejects OpenSearch), so this module speaks the
 REST API that all of them share through one plain HTTP client (httpx, already a dependency of the
-simulator). Only APIs present in every one of them are used: index create/delete, _bulk, _doc,
+simulator; the writes through the standard library's http.client, simulator/wire/http_post.py). Only APIs present in every one of them are used: index create/delete, _bulk, _doc,
 _refresh, _count, _search aggregations (min, max, stats, composite, top_hits) and _stats.
 
 Insert modes:
@@ -11,8 +11,8 @@ Insert modes:
   in the translog of every active copy (fsync'ed per request with `translog_durability=request`, the
   default), so it is durable, but it becomes visible to searches only at the next refresh;
 - batch: one _bulk request per batch (NDJSON, the next batch's built while the server works on the
-  current one); events that the server
-  rejected with 429 (queue full) are retried, a bounded number of times.
+  current one); events that the server rejected with 429 (queue full) are retried, a bounded number
+  of times.
 Primary keys: `db` lets the server generate ids, `client` uses the event's client key as `_id` (with
 the `create` operation, so a duplicate key is an error, as with a SQL primary key).
 

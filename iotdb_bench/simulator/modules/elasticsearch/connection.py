@@ -112,7 +112,7 @@ class SearchConnection:
             status, answer = self._poster.send(path, body, params, while_waiting)
         except PostFailed as error:
             if error.connecting:
-                raise ModuleError(f"cannot connect to {PRODUCT} at {self.address()}: {error}") from None
+                raise ModuleError(f"cannot connect to {PRODUCT} at {self.address()}: the write {error}") from None
             raise SearchServerError(f"POST {path} {error}") from None
         if status == 401:
             raise ModuleError(f"{PRODUCT} at {self.address()} refused the credentials (401): check username/password or api_key")
