@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import httpx
 import numpy as np
 import pytest
 
 from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.modules.elasticsearch import SearchServerError
+from iotdb_bench.simulator.retry import RetriesExhausted
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import assert_scan_ok, check_read_side
 
@@ -242,3 +247,67 @@ def test_time_first_client_keys(cli, search):
                         "--extra-option", "key_order=time"), [1000])
     first = documents(search, "events")[0]
     assert first["_id"] == f"{first['timestamp']:013d}-{first['device_id']}-{first['sequence_number']:012d}"
+
+
+def block(url: str, index: str, blocked: bool) -> None:
+    """The flood-stage block of a full disk, set by hand: the server rejects writes into `index` with 429."""
+    httpx.put(f"{url}/{index}/_settings", json={"index.blocks.read_only_allow_delete": True if blocked else None},
+              timeout=30).raise_for_status()
+
+
+def bulk_writer(url: str, setup: bool = True, measurements: int = 1, **options):
+    """The module in this process, connected, its two indices made (events0, events1): a device
+    always writes to the same one, so a batch's events go to both."""
+    spec = RunSpec(run_id="bulk-retries", task="insert", target="search", module="elasticsearch", workers=1, batch=1000, tables=2,
+                   measurements=measurements, clean=setup, extra={"hosts": url, "replicas": "0", **options})
+    module = module_class("elasticsearch")(spec)
+    module.connect()
+    if setup:
+        module.schema.setup()
+    return module
+
+
+def stored_sequence_numbers(url: str) -> list[int]:
+    return sorted(doc["sequence_number"] for index in ("events0", "events1") for doc in documents(url, index))
+
+
+def test_bulk_events_rejected_with_429_are_sent_again_and_only_they(search):
+    module = bulk_writer(search)
+    batch = EventGenerator(1, 0, 10).batch(0, 1000)
+    block(search, "events1", True)
+    unblock = threading.Timer(0.5, block, (search, "events1", False))
+    unblock.start()
+    try:
+        module.writer.insert_batch(module.writer.prepare_batch(batch))
+    finally:
+        unblock.join()
+        module.close()
+    # Half the events (events0's devices) went in at once, the rest once the block was lifted; with
+    # server-made ids, sending an accepted event again would store it twice.
+    assert stored_sequence_numbers(search) == batch.sequence_number.tolist()
+    assert module.retry.count >= 1
+
+
+def test_bulk_events_still_rejected_after_the_retries_fail_the_batch(search):
+    module = bulk_writer(search, max_retries="2")
+    batch = EventGenerator(1, 0, 10).batch(0, 1000)
+    block(search, "events1", True)
+    try:
+        with pytest.raises(RetriesExhausted, match="500 events rejected with 429"):
+            module.writer.insert_batch(module.writer.prepare_batch(batch))
+    finally:
+        block(search, "events1", False)
+        module.close()
+    assert module.retry.count == 2
+    assert stored_sequence_numbers(search) == [n for n, device in zip(batch.sequence_number.tolist(), batch.device_index.tolist()) if device % 2 == 0]
+
+
+def test_bulk_events_refused_for_another_reason_fail_the_batch_with_the_servers_reason(search):
+    bulk_writer(search).close()  # indices of the default mapping (strict: no m1, m2)
+    module = bulk_writer(search, setup=False, measurements=3)
+    try:
+        with pytest.raises(SearchServerError, match="bulk insert failed: strict_dynamic_mapping_exception"):
+            module.writer.insert_batch(module.writer.prepare_batch(EventGenerator(1, 0, 10, measurements=3).batch(0, 1000)))
+    finally:
+        module.close()
+    assert module.retry.count == 0

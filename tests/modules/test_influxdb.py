@@ -9,6 +9,9 @@ import httpx
 import pytest
 
 from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.modules.influxdb import InfluxServerError
+from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 
@@ -116,6 +119,13 @@ def test_batch_writes_into_four_measurements_one_worker(cli, influx):
     assert sorted(len(points(f"events{t}")) for t in range(4)) == [400, 400, 600, 600]  # devices 0-9 modulo 4: 3, 3, 2, 2 devices
 
 
+def test_gzipped_batch_writes(cli, influx):
+    assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--batch", "1000", "--num-inserts", "2000",
+                        "--extra-option", "enable_gzip=true"), [2000])
+    expected = EventGenerator(1, 0, 10).batch(0, 2000)
+    assert sorted(sequence for _, _, sequence, _ in points("events")) == expected.sequence_number.tolist()
+
+
 def test_single_writes_one_worker_and_no_clean_keeps_the_data(cli, influx):
     assert_verified(run(cli, "insert", "-w", "1", "-r", "1", "--num-inserts", "300"), [300])
     # --steps continues each worker's stream where the last step ended: the points add up.
@@ -170,3 +180,16 @@ def test_workload_options(cli, influx, workload):
         stored = points("events")
         for worker in ("w000000", "w000001"):
             assert sorted(p[2] for p in stored if p[1].startswith(worker)) == list(range(1000))
+
+
+def test_a_refused_write_fails_with_the_servers_reason(influx):
+    spec = RunSpec(run_id="refused", task="insert", target="influx", module="influxdb", workers=1, batch=1000,
+                   extra={"url": URL, "token": "-", "org": "-", "bucket": "iotbench_no_such_database/autogen"})
+    module = module_class("influxdb")(spec)
+    module.connect()  # no setup: the database is not made
+    try:
+        with pytest.raises(InfluxServerError, match='write failed with 404: database not found: "iotbench_no_such_database"') as refused:
+            module.writer.insert_batch(module.writer.prepare_batch(EventGenerator(1, 0, 10).batch(0, 1000)))
+    finally:
+        module.close()
+    assert refused.value.status == 404

@@ -1,13 +1,16 @@
 """The write path of HTTP modules: one keep-alive connection of the standard library's http.client.
 
-A rich client (httpx) builds URL, header and response objects for every request: for a batch of
-1000 events that was about 1 ms of client CPU per request, as much as the server's own work at some
-databases (benchmarks/fast_paths.py). The body is sent as given, the answer read whole; a refused
-request or one without an answer raises PostFailed with a one-line reason."""
+A rich client (httpx, influxdb-client's urllib3 stack) builds URL, header and response objects for
+every request: for a batch of 1000 events that was about 1 ms of client CPU per request, as much as
+the server's own work at some databases (benchmarks/fast_paths.py). The body is sent as given, the
+answer read whole; a request without an answer raises PostFailed with a one-line reason, and so does
+a refused one through `post` (`send` hands back any status with its answer)."""
 
 from __future__ import annotations
 
 import http.client
+import ssl
+from collections.abc import Callable
 from urllib.parse import urlencode, urlsplit
 
 # What sending on a keep-alive connection the server has closed while it was idle looks like:
@@ -16,36 +19,51 @@ _STALE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, http.cl
 
 
 class PostFailed(Exception):
-    pass
+    """`status`: the server's refusal (None: no answer); `connecting`: the connection could not be made."""
+
+    def __init__(self, message: str, status: int | None = None, connecting: bool = False):
+        super().__init__(message)
+        self.status, self.connecting = status, connecting
 
 
 class HttpPoster:
-    def __init__(self, url: str, timeout: float, headers: dict[str, str] | None = None):
+    def __init__(self, url: str, timeout: float, headers: dict[str, str] | None = None, tls: ssl.SSLContext | None = None):
         parts = urlsplit(url)
         self._https = parts.scheme == "https"
         self._host, self._port = parts.hostname or "127.0.0.1", parts.port or (443 if self._https else 80)
         self._base = parts.path.rstrip("/")
-        self._timeout, self._headers = timeout, dict(headers or {})
+        self._timeout, self._headers, self._tls = timeout, dict(headers or {}), tls
         self._connection: http.client.HTTPConnection | None = None
 
     def post(self, path: str, body: bytes, query: dict[str, str] | None = None) -> bytes:
+        """The answer of a request the server accepted (status < 300)."""
+        status, answer = self.send(path, body, query)
+        if status >= 300:
+            raise PostFailed(f"failed with {status}: {answer[:300].decode(errors='replace')}", status)
+        return answer
+
+    def send(self, path: str, body: bytes, query: dict[str, str] | None = None,
+             while_waiting: Callable[[], None] | None = None) -> tuple[int, bytes]:
+        """(status, answer) of any answer; `while_waiting` runs once the request is on the wire,
+        before the answer is read (the server works meanwhile)."""
         target = self._base + path + ("?" + urlencode(query) if query else "")
         fresh = self._connection is None
         try:
-            return self._exchange(target, body)
+            return self._exchange(target, body, while_waiting)
         except _STALE:
             if fresh:
                 raise PostFailed(f"the connection to {self._host}:{self._port} was closed") from None
-            return self._exchange(target, body)  # the server had closed an idle connection: once more
+            return self._exchange(target, body, while_waiting)  # the server had closed an idle connection: once more
 
-    def _exchange(self, target: str, body: bytes) -> bytes:
+    def _exchange(self, target: str, body: bytes, while_waiting: Callable[[], None] | None) -> tuple[int, bytes]:
         if self._connection is None:
-            kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            self._connection = kind(self._host, self._port, timeout=self._timeout)
+            self._connection = self._connected()
         try:
             self._connection.request("POST", target, body, self._headers)
+            if while_waiting is not None:
+                while_waiting()
             response = self._connection.getresponse()
-            answer = response.read()
+            return response.status, response.read()
         except _STALE:
             self.close()
             raise
@@ -55,9 +73,18 @@ class HttpPoster:
         except (OSError, http.client.HTTPException) as error:
             self.close()
             raise PostFailed(f"failed: {error}") from None
-        if response.status >= 300:
-            raise PostFailed(f"failed with {response.status}: {answer[:300].decode(errors='replace')}")
-        return answer
+
+    def _connected(self) -> http.client.HTTPConnection:
+        if self._https:
+            connection = http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout, context=self._tls)
+        else:
+            connection = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        try:
+            connection.connect()
+        except OSError as error:
+            connection.close()
+            raise PostFailed("timed out" if isinstance(error, TimeoutError) else f"failed: {error}", connecting=True) from None
+        return connection
 
     def close(self) -> None:
         if self._connection is not None:

@@ -1,20 +1,38 @@
 """Building the text of a whole batch (NDJSON, line protocol) with NumPy, without a Python loop per event.
 
 Each event is one row of a uint8 matrix; zero bytes are padding (the leading zeros of numbers, the
-unused width of names), dropped when the rows are joined.
+unused width of names, the sign of positive numbers), dropped when the rows are joined.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+# The four ASCII digits of 0..9999 as one uint32 each (their bytes in memory order): numbers are
+# written four digits per lookup, with a divmod per four digits instead of two operations per digit.
+_QUADS = np.frombuffer(b"".join(b"%04d" % i for i in range(10_000)), dtype=np.uint32)
+_POWERS = 10 ** np.arange(19, dtype=np.int64)  # 1, 10, ..., 10**18: digit counts by searchsorted
+
 
 def text_rows(columns: list[np.ndarray], count: int) -> np.ndarray:
-    return np.concatenate([np.broadcast_to(column, (count, column.shape[1])) for column in columns], axis=1)
+    """The columns side by side (a column of one row, a constant, is repeated on every row). The
+    constants are copied as one row repeated, the other columns one by one."""
+    template = np.concatenate([column[0] if len(column) == 1 else np.zeros(column.shape[1], dtype=np.uint8) for column in columns])
+    rows = np.empty((count, len(template)), dtype=np.uint8)
+    rows[:] = template
+    start = 0
+    for column in columns:
+        if len(column) != 1:
+            rows[:, start : start + column.shape[1]] = column
+        start += column.shape[1]
+    return rows
 
 
 def compact(rows: np.ndarray) -> bytes:
-    return rows[rows != 0].tobytes()
+    """The rows joined, without their zero bytes (often none: a batch's numbers tend to have the
+    same number of digits, and looking for a zero byte costs a tenth of removing them)."""
+    text = rows.tobytes()
+    return text.translate(None, b"\0") if b"\0" in text else text
 
 
 def constant(text: str) -> np.ndarray:
@@ -28,14 +46,10 @@ def fixed(values: np.ndarray) -> np.ndarray:
 
 
 def integers(values: np.ndarray) -> np.ndarray:
-    """Decimal digits of int64 values, sign first."""
-    magnitude = np.abs(values)
-    width = len(str(int(magnitude.max()))) if len(values) else 1
-    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
-    digits = ((magnitude[:, None] // powers) % 10 + ord("0")).astype(np.uint8)
-    digits[:, :-1][magnitude[:, None] < powers[:-1]] = 0  # leading zeros
-    sign = np.where(values < 0, ord("-"), 0).astype(np.uint8)[:, None]
-    return np.concatenate([sign, digits], axis=1)
+    """Decimal digits of int64 values, a sign column first where any is negative."""
+    if len(values) and values.min() < 0:
+        return np.concatenate([_signs(values), _digits(np.abs(values), least=1)], axis=1)
+    return _digits(values, least=1)
 
 
 def decimals(values: np.ndarray) -> np.ndarray:
@@ -44,11 +58,14 @@ def decimals(values: np.ndarray) -> np.ndarray:
     if not np.array_equal(hundredths / 100, values):
         return fixed(values.astype("S32"))
     hundredths = hundredths.astype(np.int64)
-    text = integers(np.abs(hundredths) // 100)
-    text[:, 0] = np.where(hundredths < 0, ord("-"), 0)
-    fraction = np.abs(hundredths) % 100
-    decimals = np.stack([np.full(len(values), ord(".")), fraction // 10 + ord("0"), fraction % 10 + ord("0")], axis=1)
-    return np.concatenate([text, decimals.astype(np.uint8)], axis=1)
+    negative = len(values) and hundredths.min() < 0
+    digits = _digits(np.abs(hundredths) if negative else hundredths, least=3)  # at least "0.0d"
+    whole = digits.shape[1] - 2
+    text = np.empty((len(values), whole + 3), dtype=np.uint8)  # whole part, ".", two decimals
+    text[:, :whole] = digits[:, :whole]
+    text[:, whole] = ord(".")
+    text[:, whole + 1 :] = digits[:, whole:]
+    return np.concatenate([_signs(hundredths), text], axis=1) if negative else text
 
 
 def value(kind: str, values: np.ndarray) -> list[np.ndarray]:
@@ -59,3 +76,28 @@ def value(kind: str, values: np.ndarray) -> list[np.ndarray]:
     if kind == "float":
         return [decimals(values)]
     return [integers(values)]
+
+
+def _signs(values: np.ndarray) -> np.ndarray:
+    return np.where(values < 0, ord("-"), 0).astype(np.uint8)[:, None]
+
+
+def _digits(magnitude: np.ndarray, least: int) -> np.ndarray:
+    """ASCII digits of non-negative int64 values, right-aligned, at least `least` of each; the
+    leading zeros beyond those are zero bytes."""
+    count = len(magnitude)
+    if not count:
+        return np.zeros((0, least), dtype=np.uint8)
+    width = max(len(str(int(magnitude.max()))), least)
+    groups = -(-width // 4)
+    quads = np.empty((count, groups), dtype=np.uint32)
+    rest = magnitude
+    for group in range(groups - 1, 0, -1):
+        rest, low = np.divmod(rest, 10_000)
+        quads[:, group] = _QUADS[low]
+    quads[:, 0] = _QUADS[rest]
+    digits = quads.view(np.uint8)[:, 4 * groups - width :]
+    if max(len(str(int(magnitude.min()))), least) < width:  # some have fewer digits
+        lengths = np.maximum(np.searchsorted(_POWERS, magnitude, side="right"), least)
+        digits *= np.arange(width) >= (width - lengths)[:, None]
+    return digits

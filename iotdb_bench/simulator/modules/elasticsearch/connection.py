@@ -1,17 +1,22 @@
 """The elasticsearch module's connection: one plain HTTP client to one of the nodes (the official
-clients refuse servers of the "wrong" product or major version), its requests and their errors."""
+clients refuse servers of the "wrong" product or major version), its requests and their errors. The
+writes go through one keep-alive connection of the standard library's client instead
+(simulator/wire/http_post.py): a fraction of httpx's client CPU per request."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import random
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 from iotdb_bench.simulator.modules.base import ModuleError
 from iotdb_bench.simulator.modules.elasticsearch.options import CONNECT_TIMEOUT_S, PRODUCT, ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.wording import reason
+from iotdb_bench.simulator.wire.http_post import HttpPoster, PostFailed
 
 log = logging.getLogger("elasticsearch")
 
@@ -24,6 +29,7 @@ class SearchConnection:
     def __init__(self, options: ElasticsearchOptions):
         self.options = options
         self._http = None
+        self._poster: HttpPoster | None = None
         self._host = random.choice(options.hosts)
 
     def connect(self) -> None:
@@ -43,16 +49,31 @@ class SearchConnection:
         except SearchServerError as error:
             raise ModuleError(f"the server at {self.address()} does not answer like {PRODUCT}: {error}") from None
         log.info("connected to %s at %s", PRODUCT, self._host)
+        if auth is not None:
+            headers["authorization"] = "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        self._poster = HttpPoster(self._host, self.options.request_timeout, {**headers, "content-type": "application/x-ndjson"},
+                                  self._poster_tls())
 
     def _tls(self) -> ssl.SSLContext | bool:
         if self.options.ca_certs:
             return ssl.create_default_context(cafile=self.options.ca_certs)
         return self.options.verify_certs
 
+    def _poster_tls(self) -> ssl.SSLContext | None:
+        """The writes' TLS context: None verifies with the system's CAs (as verify_certs)."""
+        tls = self._tls()
+        if tls is False:
+            tls = ssl.create_default_context()
+            tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
+        return tls if isinstance(tls, ssl.SSLContext) else None
+
     def close(self) -> None:
         if self._http is not None:
             self._http.close()
             self._http = None
+        if self._poster is not None:
+            self._poster.close()
+            self._poster = None
 
     def address(self) -> str:
         import httpx
@@ -83,6 +104,23 @@ class SearchConnection:
             raise SearchServerError(f"{method} {path} answered {response.status_code}: {reason(parsed, response.text)}")
         return response.status_code, parsed
 
+    def write(self, path: str, body: bytes, params: dict[str, str], accept: tuple[int, ...],
+              while_waiting: Callable[[], None] | None = None) -> tuple[int, bytes]:
+        """One write request (NDJSON, or one document); returns (status, the answer undecoded: the
+        writer decodes it only when it has to). Errors as `request`'s; no answer: SearchServerError."""
+        try:
+            status, answer = self._poster.send(path, body, params, while_waiting)
+        except PostFailed as error:
+            if error.connecting:
+                raise ModuleError(f"cannot connect to {PRODUCT} at {self.address()}: the write {error}") from None
+            raise SearchServerError(f"POST {path} {error}") from None
+        if status == 401:
+            raise ModuleError(f"{PRODUCT} at {self.address()} refused the credentials (401): check username/password or api_key")
+        if status not in accept:
+            text = answer.decode(errors="replace")
+            raise SearchServerError(f"POST {path} answered {status}: {reason(parsed(text), text)}")
+        return status, answer
+
     def refresh(self, indices: str) -> None:
         """Make every acknowledged event of `indices` searchable; a missing index is the user's to fix."""
         status, answer = self.request("POST", f"/{indices}/_refresh", accept=(200, 404))
@@ -93,8 +131,13 @@ class SearchConnection:
 
 
 def _json(response) -> dict:
+    return parsed(response.content)
+
+
+def parsed(text: str | bytes) -> dict:
+    """An answer's JSON object ({} for anything else)."""
     try:
-        parsed = response.json()
+        answer = json.loads(text)
     except ValueError:
         return {}
-    return parsed if isinstance(parsed, dict) else {}
+    return answer if isinstance(answer, dict) else {}

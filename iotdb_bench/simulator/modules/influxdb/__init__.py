@@ -11,7 +11,8 @@ identified by its series (measurement + tags) and time, so there is no primary k
 
 Insert modes, both with the synchronous write API (the call returns once the server acknowledged):
 - single (no --batch): one point per write call;
-- batch: one write call per batch, its line protocol built outside the timed call.
+- batch: one write call per batch, the next batch's line protocol built while the server works on
+  the current one.
 
 Setup: on InfluxDB 2 the bucket is deleted and recreated (clean) or created when missing through the
 buckets API. InfluxDB 1.8 has no buckets API: there `bucket` is "database/retention-policy", and the
@@ -26,7 +27,7 @@ cut it into pages. The record of expected answers is kept in the measurement `io
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.modules.base import DatabaseModule
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxConnection, InfluxServerError
 from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
@@ -45,6 +46,9 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         drivers=("influxdb-client",),
+        # The next batch is generated and encoded once a write is on the wire (about 0.2 ms per 1000
+        # events against milliseconds of server work), without a helper thread's hand-offs.
+        prepare_next=PrepareNext.during_call,
     )
 
     def __init__(self, spec):

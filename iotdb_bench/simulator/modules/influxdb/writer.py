@@ -1,5 +1,6 @@
-"""The influxdb module's write path: line protocol built outside the timed call, one synchronous write
-call per batch or per event (it returns once the server acknowledged)."""
+"""The influxdb module's write path: one synchronous write call per batch or per event (it returns once
+the server acknowledged); the next batch's line protocol is built once the current one's write is on
+the wire."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ class InfluxWriter(Role, WriterRole):
         return text_rows.compact(points.lines(self.layout, self.spec.table_names, batch))
 
     def insert_batch(self, prepared: bytes) -> None:
-        self.module.connection.write_lines(prepared)
+        self.module.connection.write_lines(prepared, self.hooks.while_waiting)
 
     def prepare_single(self, batch: EventBatch) -> list[bytes]:
         return text_rows.compact(points.lines(self.layout, self.spec.table_names, batch)).splitlines()
