@@ -227,6 +227,7 @@ def test_context_option_and_unreachable_cluster(cluster, bench, tmp_path):
     assert result.code == 2
     assert result.stderr.startswith("error: cannot reach the Kubernetes API server at https://127.0.0.1:1")
     assert len(result.stderr.strip().splitlines()) == 1
+    assert not (result.cwd / "results").exists()  # nothing ran: no (empty) results folder either
 
     result = bench("insert", *SMALL_INSERT, "--context", working, env={"KUBECONFIG": str(path)})
     assert result.code == 0, result.stderr

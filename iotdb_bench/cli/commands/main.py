@@ -370,9 +370,14 @@ def _run(invocation: runner.Invocation, config: Config, target_config: Target, c
         plan_only.invocations.append(invocation)
         return
     base = invocation.base
-    # the output folder is checked before the platform starts anything (a detached run's is attach's)
-    folder = None if choice.detach else results_files.results_folder(output, base.target, base.task)
+    # The platform first: one that cannot start (a namespace missing, the cluster away) leaves no
+    # results folder behind. A detached run's folder is made by `attach`.
     platform = _platform(choice, config, target_config)
+    try:
+        folder = None if choice.detach else results_files.results_folder(output, base.target, base.task)
+    except BaseException:
+        platform.close()
+        raise
     document = ResultsDocument(
         task=base.task, target=base.target, platform=choice.name, environment=Environment.here(_options(), _command_line()), spec=base,
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
