@@ -101,8 +101,10 @@ class Conductor:
             self.api.merge_patch(self._job_path(job), {"spec": {"suspend": False}})
         http = CollectorClient(planned.collector_url, get_attempts=3)
         jobs_checked = 0.0
+        last: Status | None = None
         while True:
             status = _status(http)
+            last = status or last
             if status is not None:
                 if status.phase == "failed":
                     raise RunProblem(status.error or "the run failed")
@@ -122,8 +124,22 @@ class Conductor:
                     later = _status(http)
                     raise RunProblem(later.error if later is not None and later.error else problem)
             if limit_s > 0 and time.monotonic() - started > limit_s:
-                raise RunProblem(f"the run did not finish within --timeout {limit_s:g} s; stopped it")
+                raise RunProblem(f"the run did not finish within --timeout {limit_s:g} s ({self._where(planned, last)}); stopped it")
             time.sleep(POLL_S)
+
+    def _where(self, planned: PlannedRun, last: Status | None) -> str:
+        """Where a run that did not finish stood: the collector's last status and the Jobs' pods."""
+        said = "the collector never answered" if last is None else (
+            f"the collector: {last.phase}, {last.registered}/{last.workers} workers registered, {last.ready} ready, "
+            f"{last.events:,} of {last.expected_events:,} events")
+        pods = []
+        for name, role in ((planned.collector_job, "collector"), (planned.worker_job, "worker")):
+            try:
+                counts = self.api.get(self._job_path(name)).get("status", {})
+            except KubeError:
+                continue
+            pods.append(f"{role} pods {counts.get('active', 0)} active, {counts.get('ready', 0)} ready")
+        return "; ".join([said, *pods])
 
     def _job_problem(self, planned: PlannedRun) -> str | None:
         for name, role in ((planned.worker_job, "worker"), (planned.collector_job, "collector")):
@@ -168,9 +184,13 @@ def _status(http: CollectorClient) -> Status | None:
     """The collector's status, or None while it cannot be reached (starting, its Service not routed yet)."""
     try:
         code, body = http.get("/status")
-    except CollectorError:
+    except CollectorError as error:
+        log.info("no status yet: %s", error)
         return None
-    return Status.model_validate_json(body) if code == 200 else None
+    if code != 200:
+        log.info("no status yet: %s %s", code, body[:200])
+        return None
+    return Status.model_validate_json(body)
 
 
 def main(plan_path: Path) -> int:
