@@ -85,7 +85,13 @@ class CollectorClient:
         try:
             connection.request(method, path, body, {"content-type": "application/json"} if body is not None else {})
             response = connection.getresponse()
-            return response.status, response.read()
+            answer = response.status, response.read()
+            if response.status in NOT_YET_THERE:
+                # Not the collector: a connection opened before the Service's routing was programmed
+                # reaches whatever answers for an unrouted address, and would stay there if kept.
+                connection.close()
+                self._local.connection = None
+            return answer
         except (OSError, http.client.HTTPException) as error:
             connection.close()
             self._local.connection = None

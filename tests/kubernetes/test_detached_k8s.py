@@ -228,9 +228,9 @@ def test_a_detached_run_past_its_deadline_ends_by_itself(detached_env, tmp_path)
     assert follower.code == 1
     lines = [line for line in follower.stderr.splitlines() if line.strip()]
     [line] = lines
-    assert line.startswith("error: run 1 of 1 (1 worker at 200/s): the run did not finish within --timeout 8 s (the collector: running, "), line
-    # where the run stood: the collector's last status and the Jobs' pods
-    assert "1/1 workers registered" in line and "worker pods 1 active" in line and line.endswith("; stopped it"), line
+    assert line.startswith("error: run 1 of 1 (1 worker at 200/s): the run did not finish within --timeout 8 s (the collector"), line
+    # where the run stood: the collector's last status (if it answered within the 8 s) and the Jobs' pods
+    assert "worker pods 1 active" in line and line.endswith("; stopped it"), line
     assert results(tmp_path)["status"] == "failed"
     assert_gone(env, run_id)
 
