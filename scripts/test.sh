@@ -40,7 +40,7 @@ done_phase "packages"
 
 # The local Kubernetes (built once into /var/cache/k8s-local; cold, a 15-minute compile), then the
 # simulator image and KWOK, all in the background while the servers start and the first tests run.
-export PATH=/var/cache/k8s-local/bin:$PATH
+export PATH=${K8S_LOCAL_CACHE:-/var/cache/k8s-local}/bin:$PATH   # helm (shared/k8s-local/env.sh: K8S_LOCAL_CACHE)
 cluster_log=$(mktemp)
 cluster_pid=""
 started_cluster=""

@@ -1,7 +1,7 @@
 """Helpers for the chart tests: find helm, render the chart, check pod specs.
 
 The tests need the helm binary: $IOTBENCH_HELM if set, else helm on PATH, else the local
-cluster's cache (/var/cache/k8s-local/bin, built by shared/k8s-local/build).
+cluster's cache ($K8S_LOCAL_CACHE/bin, default /var/cache/k8s-local/bin, built by shared/k8s-local/build).
 Without helm the tests fail: a chart test that silently skips tests nothing.
 """
 
@@ -19,7 +19,7 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHART_DIR = REPO_ROOT / "iotdb_bench" / "deployment"
-HELM_FALLBACKS = (Path("/var/cache/k8s-local/bin/helm"),)
+HELM_FALLBACKS = (Path(os.environ.get("K8S_LOCAL_CACHE", "/var/cache/k8s-local")) / "bin" / "helm",)
 RELEASE = "bench-t1"
 NAMESPACE = "bench"
 
