@@ -15,14 +15,20 @@ if ss -ltn 2>/dev/null | grep -qE ':(5432|9200|9042|8086) '; then
 fi
 root=${IOTBENCH_COLD_ROOT:-$(mktemp -d /var/tmp/iotbench-cold.XXXXXX)}
 mkdir -p "$root"
+chmod 755 "$root"   # mktemp's 0700 would lock out the servers' own users (Elasticsearch, OpenSearch, postgres)
 export IOTBENCH_CACHE=$root/iotbench IOTBENCH_STATE=$root/servers K8S_LOCAL_CACHE=$root/k8s-local
 export GOMODCACHE=$root/go/mod GOCACHE=$root/go/build GOPATH=$root/go PIP_CACHE_DIR=$root/pip
 cleanup() {
     local code=$?
+    set +e
+    # The servers of this run live in the folder: stop them (by their pid files, then anything left
+    # that runs from the folder) before it goes.
+    bash "$repo/scripts/servers/stop-all.sh" >/dev/null 2>&1
+    pkill -f "$root/" 2>/dev/null; sleep 2; pkill -9 -f "$root/" 2>/dev/null
     if [ -z "${IOTBENCH_COLD_KEEP:-}" ]; then
         # Go's module cache is read-only by design: make it writable to remove it.
-        chmod -R u+w "$root" 2>/dev/null || true
-        rm -rf "$root"
+        chmod -R u+w "$root" 2>/dev/null
+        rm -rf "$root" 2>/dev/null || { sleep 5; rm -rf "$root"; }
     fi
     exit "$code"
 }

@@ -79,6 +79,7 @@ class WorkerResult(BaseModel):
     behind_s: float | None = Field(None, description="open-loop runs: how far behind its schedule the worker was at the end")
     max_lag_s: float | None = Field(None, description="open-loop runs: the most a call started after its intended start")
     cpu_s: float | None = Field(None, description="CPU seconds (user + system, every thread) of this worker process in its timed phase, from its own rusage")
+    pregenerated_bytes: int | None = Field(None, description="--pregenerate: the memory the timed phase's batches took, made before the common start")
     stream_end: int | None = Field(None, description="insert runs: the position after the last event stored (where a continuing run starts)")
     queries: dict[str, QueryRuns] = Field(default_factory=dict)
     expected: Expected | None = Field(None, description="insert runs: aggregates of every event this worker inserted (prefill included)")

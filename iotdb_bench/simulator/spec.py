@@ -94,6 +94,8 @@ class RunSpec(_Frozen):
     commit_interval_s: float = Field(default=0.0, ge=0, description="single inserts in a transaction committed every S seconds; 0 = autocommit")
     # open loop (--rate): calls start on a fixed schedule from the common start (simulator/schedule.py)
     rate: float = Field(default=0.0, ge=0, description="events per second of all workers together; 0 = closed loop (each call when the last returns)")
+    # The timed phase's batches generated and encoded before the common start (simulator/pregenerated.py).
+    pregenerate: bool = Field(default=False, description="batches made before the common start; the timed phase only sends them")
     # Where in each worker's event stream this run starts (steps continue where the last one ended).
     stream_offset: int = Field(default=0, ge=0)
 
@@ -186,6 +188,9 @@ def workload_problem(spec: RunSpec) -> str | None:
         return "--out-of-order applies to --order round-robin and random (burst already sends each device's readings after other devices' newer ones)"
     if spec.commit_interval_s and spec.batch:
         return "--commit-interval commits single inserts every S seconds; with --batch every call is its own transaction"
+    if spec.pregenerate and (spec.task != "insert" or not spec.batch or spec.duration_s):
+        return ("--pregenerate needs an insert run with --batch and --num-inserts (the batches of a --duration run, or of single "
+                "inserts, are not known before it starts)")
     if spec.rate and spec.task != "insert":
         return "--rate applies to insert runs"
     if spec.task == "query" and (spec.query_workers or spec.visibility):

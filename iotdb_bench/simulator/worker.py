@@ -29,6 +29,7 @@ from iotdb_bench.simulator.events import EventBatch, EventGenerator
 from iotdb_bench.simulator.expected import Tally
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop, Pacer
+from iotdb_bench.simulator.pregenerated import Pregenerated
 from iotdb_bench.simulator.protocol import ProgressAnswer, QueryHistograms, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.query_client import QueryClient
 from iotdb_bench.simulator.reading import ReadSide
@@ -173,6 +174,8 @@ class Worker:
         self.cpu_at_start = 0.0
         self.reporter: ProgressReporter | None = None
         self.tally: Tally | None = None  # of the events this worker inserts: the expected answers
+        self.pregenerated: Pregenerated | None = None  # --pregenerate: the timed phase's batches, made before the start
+        self.pregenerated_bytes: int | None = None
 
     def run(self) -> int:
         try:
@@ -228,6 +231,10 @@ class Worker:
             share = self.spec.prefill_share(self.index)
             self._prefill(generator, self.spec.stream_offset, share)
             first_timed += share
+            if self.spec.pregenerate:
+                batches = generator.batches(first_timed, self.spec.num_inserts, self.spec.batch)
+                self.pregenerated = Pregenerated(self.module.writer, batches, self.spec.num_inserts)
+                self.pregenerated_bytes = self.pregenerated.held_bytes
         elif self.spec.task == "scan":
             scans = self.module.capabilities.scans
             if scans is not True:
@@ -301,6 +308,7 @@ class Worker:
         module.writer.flush()
         behind = pacer.behind_s(min(clock(), deadline), all_sent)
         finished_at, cpu_at_end = time.time(), process_cpu_s()
+        self.pregenerated = None  # its memory, freed outside the timed phase
         for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/acknowledged.py)
             self._stored(batch)
         return self._result(started_at, finished_at, behind_s=behind, max_lag_s=pacer.max_lag_s, cpu_at_end=cpu_at_end)
@@ -312,7 +320,7 @@ class Worker:
         writer, marks_own_calls = module.writer, module.capabilities.marks_own_calls
         # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
         halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
-        pipeline = PIPELINES[module.capabilities.prepare_next](writer, batches)
+        pipeline = self.pregenerated or PIPELINES[module.capabilities.prepare_next](writer, batches)
         module.bind(WorkerHooks(begin_call=timer.begin, while_waiting=pipeline.while_waiting))
         with contextlib.closing(iter(pipeline)) as prepared_batches, self._unbound_after(module, timer):
             for batch, prepared in prepared_batches:
@@ -400,6 +408,7 @@ class Worker:
             behind_s=behind_s,
             max_lag_s=max_lag_s,
             cpu_s=cpu_s,
+            pregenerated_bytes=self.pregenerated_bytes,
             stream_end=self.stream_end if self.spec.role_of(self.index) == "worker" and self.spec.task == "insert" else None,
             queries=queries or {},
             expected=self.tally.result() if self.tally is not None else None,

@@ -141,3 +141,39 @@ def test_default_table_fits_a_100_column_terminal(cli):
     assert "…" not in result.stdout  # no figure cut short
     averages = [row["throughput"]["avg"] for row in result.results()["inserts"]]
     assert all(f"{value:,.0f}" in result.stdout for value in averages)
+
+
+def test_pregenerated_batches_store_the_same_events_and_answer_every_query(cli, tmp_path):
+    """--pregenerate makes the timed phase's batches before the start: the same events are stored (the
+    fingerprint of a run without it), after a prefill too, every query's answer is checked and right,
+    and the report's conditions say the figures leave out making the events."""
+    def fingerprint():
+        with sqlite3.connect(tmp_path / "iotdb-bench.sqlite3") as db:
+            return db.execute("SELECT round(sum(temperature), 4), count(*), min(device_id), max(timestamp) FROM events").fetchone()
+
+    run = ["insert", "--target", "sqlite", "-w", "2", "-r", "1", "--num-inserts", "3000", "--batch", "250", "--seed", "9"]
+    assert cli(*run).code == 0
+    generated_during = fingerprint()
+    pregenerated = cli(*run, "--pregenerate")
+    assert pregenerated.code == 0, pregenerated.stderr
+    assert fingerprint() == generated_during
+    [report] = [r["report"] for r in pregenerated.results()["runs"]]
+    assert report["spec"]["pregenerate"] is True and report["verification"]["ok"] is True
+    assert all(worker["pregenerated_bytes"] > 0 for worker in report["workers"]), report["workers"]
+    assert "batches pre-generated before the timed phase" in " ".join(pregenerated.stdout.split())
+
+    with_prefill = cli(*run, "--pregenerate", "--prefill", "400")
+    assert with_prefill.code == 0, with_prefill.stderr
+    assert fingerprint()[1] == 2 * 3000 + 400
+    queried = cli("query", "--target", "sqlite", "-r", "1")
+    assert queried.query_rows()["count-events"] == 1  # every answer checked against the replayed tally and right
+
+
+@pytest.mark.parametrize("options, says", [
+    (["--num-inserts", "100"], "--pregenerate needs an insert run with --batch and --num-inserts"),
+    (["--batch", "10", "--duration", "2"], "--pregenerate needs an insert run with --batch and --num-inserts"),
+])
+def test_pregenerate_without_a_known_number_of_batches_is_one_line(cli, options, says):
+    result = cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", "--pregenerate", *options)
+    assert result.code == 2 and "Traceback" not in result.stderr, result.stderr
+    assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -134,6 +134,8 @@ def common_options(command):
 @click.option("--query-rate", type=click.FloatRange(min=0, min_open=True), default=None, help="With --query-workers: queries per second of all query clients together (open loop) [default: back to back].")
 @click.option("--compare-idle", is_flag=True, help="With --query-workers: also run each count without query clients, for the insert throughput beside it.")
 @click.option("--visibility", is_flag=True, help="A probe writes marker events through the insert path and measures the time until a query sees them.")
+@click.option("--pregenerate", is_flag=True, help="Generate and encode the timed phase's batches before the common start (as TSBS loads "
+              "pre-generated data): the figures then measure sending alone. Needs --batch and --num-inserts; at most 1 GiB per worker.")
 @click.option("--details", is_flag=True, help="Show every figure in the tables (the files always hold them all).")
 @click.option("--detach", is_flag=True, help="Kubernetes: install every run in the cluster and return at once, printing the run id; "
               "needs --timeout (the run's own deadline). Follow and fetch it with: python run.py attach RUN.")
@@ -141,7 +143,7 @@ def common_options(command):
 def insert(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, primary_key, tables,
            num_inserts, duration, commit_interval, batch, clean, prefill, steps, seed, devices_per_worker, devices, sensors, shape, measurements,
            order, burst, out_of_order, max_lateness, rate, find_max_rate, latency_p99, max_rate, query_workers, query_names, query_rate,
-           compare_idle, visibility, details, detach) -> None:
+           compare_idle, visibility, pregenerate, details, detach) -> None:
     """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""
     config, target_config, platform_name = _resolve(config_path, target, platform)
     if detach:
@@ -168,7 +170,7 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
         target, target_config, extra_options, task="insert", **mixed, workers=worker_counts[0], batch=batch or 0,
         primary_key=primary_key or ("none" if shape == "slim" else "db"), tables=tables, clean=clean, prefill=prefill, seed=seed,
         shape=shape, measurements=measurements, sensors=sensors, order=order, out_of_order=out_of_order,
-        commit_interval_s=commit_interval or 0.0, rate=rate or 0.0, **workload,
+        commit_interval_s=commit_interval or 0.0, rate=rate or 0.0, pregenerate=pregenerate, **workload,
     )
     if detach:  # its own deadline replaces the heartbeat: nobody follows the run while it goes on
         base = base.model_copy(update={"heartbeat_timeout": 0.0})

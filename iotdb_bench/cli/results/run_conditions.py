@@ -106,7 +106,19 @@ def caption(document: ResultsDocument) -> str:
         parts.append(", ".join(f"{name} {version}" for name, version in found.items()))
     parts.append(f"Python {environment.python or '?'}")
     parts.append(placement_phrase(document))
+    pregenerated = pregenerated_phrase(document)
+    if pregenerated:
+        parts.append(pregenerated)
     return "Conditions: " + "; ".join(parts) + "."
+
+
+def pregenerated_phrase(document: ResultsDocument) -> str:
+    """--pregenerate in words ("" without it): the figures then leave out making the events."""
+    if not document.spec.pregenerate:
+        return ""
+    held = [worker.pregenerated_bytes for run in document.runs for worker in run.report.workers if worker.pregenerated_bytes is not None]
+    size = f", up to {max(held) / 2**20:,.0f} MiB per worker" if held else ""
+    return f"batches pre-generated before the timed phase (--pregenerate{size}): the figures leave out making the events"
 
 
 def facts(document: ResultsDocument) -> list[tuple[str, str]]:
@@ -184,6 +196,7 @@ def key_conditions(document: ResultsDocument) -> dict[str, str]:
     }
     if document.task == "insert":
         conditions["batch"] = str(spec.batch) if spec.batch else "single inserts"
+        conditions["events made"] = "before the timed phase (--pregenerate)" if spec.pregenerate else "during the timed phase"
     dumped = spec.model_dump(mode="json")
     for name in SHAPE_FIELDS:
         if name in dumped:

@@ -1,0 +1,62 @@
+"""--pregenerate: every batch of the timed phase generated and encoded before the common start (as TSBS
+loads pre-generated data), so the timed loop only sends and times them. It removes the client's work of
+making events from the timed phase: the figures then measure sending alone, which the report's
+conditions say.
+
+The batches are held in memory. The worker measures its own resident memory as it builds them and
+stops before the start, in one line, when they would take more than LIMIT_BYTES.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.roles import Writer
+
+LIMIT_BYTES = 1 << 30  # per worker process
+CHECK_EVERY = 16  # batches between two readings of the resident memory
+
+
+class PregenerateTooLarge(Exception):
+    """The timed phase's batches do not fit in a worker's LIMIT_BYTES."""
+
+
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux), else its peak so far."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
+
+
+class Pregenerated:
+    """The timed phase's (batch, prepared) pairs, all made at construction. Used as the worker's
+    pipeline (worker.PIPELINES): nothing is left to prepare while a call waits."""
+
+    def __init__(self, writer: Writer, batches: Iterator[EventBatch], events: int, limit_bytes: int = LIMIT_BYTES):
+        before = resident_bytes()
+        self._items: list[tuple[EventBatch, Any]] = []
+        made = 0
+        for batch in batches:
+            self._items.append((batch, writer.prepare_batch(batch)))
+            made += len(batch)
+            if len(self._items) % CHECK_EVERY == 0 and resident_bytes() - before > limit_bytes:
+                grown = resident_bytes() - before
+                self._items.clear()
+                raise PregenerateTooLarge(
+                    f"--pregenerate: {made:,} of this worker's {events:,} events already took {grown / 2**20:,.0f} MiB, above the "
+                    f"{limit_bytes / 2**20:,.0f} MiB a worker may hold; insert fewer events per run (--num-inserts) or leave out --pregenerate")
+        self.held_bytes = max(0, resident_bytes() - before)
+
+    def while_waiting(self) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[tuple[EventBatch, Any]]:
+        yield from self._items  # a generator: the worker closes its pipeline when the loop ends
