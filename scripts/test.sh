@@ -42,6 +42,7 @@ done_phase "packages"
 # simulator image and KWOK, all in the background while the servers start and the first tests run.
 export PATH=${K8S_LOCAL_CACHE:-/var/cache/k8s-local}/bin:$PATH   # helm (shared/k8s-local/env.sh: K8S_LOCAL_CACHE)
 cluster_log=$(mktemp)
+image_file=$(mktemp)   # the image k8s-image.sh built from this tree: the cluster's tests use it (IOTBENCH_TEST_IMAGE)
 cluster_pid=""
 started_cluster=""
 cluster_t0=$(date +%s)
@@ -52,7 +53,7 @@ bring_up_cluster() {
         "$K8S_LOCAL/up" || { echo "the local Kubernetes did not come up" >&2; return 1; }
     fi
     export KUBECONFIG=/tmp/k8s-local/kubeconfig
-    scripts/k8s-image.sh || { echo "the simulator image was not built" >&2; return 1; }
+    scripts/k8s-image.sh >"$image_file" || { echo "the simulator image was not built" >&2; return 1; }
     scripts/kwok.sh build || { echo "KWOK was not built" >&2; return 1; }   # simulated nodes (cold: 3-5 minutes, cached)
 }
 if [ ! -x "$K8S_LOCAL/up" ]; then
@@ -75,7 +76,7 @@ cleanup() {
     [ -n "$cluster_pid" ] && kill "$cluster_pid" 2>/dev/null
     # Stop the cluster again when this script started it (CI's machine stays clean).
     [ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2
-    rm -f "$cluster_log" "$venv_log"
+    rm -f "$cluster_log" "$venv_log" "$image_file"
     print_phases
     exit "$code"
 }
@@ -106,6 +107,8 @@ wait_for_cluster() {
     done_phase "cluster, image and KWOK (in the background)" "$cluster_t0"
     if [ "$code" -ne 0 ]; then cat "$cluster_log" >&2; return 1; fi
     tail -n 3 "$cluster_log" >&2
+    IOTBENCH_TEST_IMAGE=$(tail -n 1 "$image_file")
+    export IOTBENCH_TEST_IMAGE
 }
 
 # pytest's exit code 5 (nothing collected) is a failure for the whole run, but not for one half of it.

@@ -4,7 +4,8 @@ making events from the timed phase: the figures then measure sending alone, whic
 conditions say.
 
 The batches are held in memory. The worker measures its own resident memory as it builds them and
-stops before the start, in one line, when they would take more than LIMIT_BYTES.
+stops before the start, in one line, when they would take more than LIMIT_BYTES, or half the memory
+limit of its container (a worker pod's default is 1 GiB: the kernel would kill it first).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from iotdb_bench.simulator.roles import Writer
 
 LIMIT_BYTES = 1 << 30  # per worker process
 CHECK_EVERY = 16  # batches between two readings of the resident memory
+# The container's memory limit: cgroup v2, then v1 (a huge number there means none).
+CGROUP_LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
 
 class PregenerateTooLarge(Exception):
@@ -36,11 +39,30 @@ def resident_bytes() -> int:
         return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
 
 
+def container_limit_bytes(files: tuple[str, ...] = CGROUP_LIMIT_FILES) -> int | None:
+    """The memory limit of this process's container (cgroup), None when it has none."""
+    for name in files:
+        try:
+            with open(name) as limit:
+                text = limit.read().strip()
+        except OSError:
+            continue
+        return None if text == "max" or int(text) >= 1 << 60 else int(text)
+    return None
+
+
+def limit_bytes_now() -> int:
+    """What a worker may hold: LIMIT_BYTES, or half its container's limit when that is less."""
+    container = container_limit_bytes()
+    return LIMIT_BYTES if container is None else min(LIMIT_BYTES, container // 2)
+
+
 class Pregenerated:
     """The timed phase's (batch, prepared) pairs, all made at construction. Used as the worker's
     pipeline (worker.PIPELINES): nothing is left to prepare while a call waits."""
 
-    def __init__(self, writer: Writer, batches: Iterator[EventBatch], events: int, limit_bytes: int = LIMIT_BYTES):
+    def __init__(self, writer: Writer, batches: Iterator[EventBatch], events: int, limit_bytes: int | None = None):
+        limit_bytes = limit_bytes_now() if limit_bytes is None else limit_bytes
         before = resident_bytes()
         self._items: list[tuple[EventBatch, Any]] = []
         made = 0
@@ -52,7 +74,7 @@ class Pregenerated:
                 self._items.clear()
                 raise PregenerateTooLarge(
                     f"--pregenerate: {made:,} of this worker's {events:,} events already took {grown / 2**20:,.0f} MiB, above the "
-                    f"{limit_bytes / 2**20:,.0f} MiB a worker may hold; insert fewer events per run (--num-inserts) or leave out --pregenerate")
+                    f"{limit_bytes / 2**20:,.0f} MiB a worker may hold (1 GiB, or half its container's memory limit); insert fewer events per run (--num-inserts) or leave out --pregenerate")
         self.held_bytes = max(0, resident_bytes() - before)
 
     def while_waiting(self) -> None:

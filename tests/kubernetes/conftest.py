@@ -142,15 +142,39 @@ def _write_config(path: Path, image: str, node_ip: str) -> None:
     path.write_text(yaml.safe_dump(config, sort_keys=False))
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+@pytest.fixture(scope="session")
+def cluster_and_image():
+    """The local cluster up and the simulator image built from this tree, once per session (each build
+    takes 20-30 s: once per test module, they were minutes of the suite). Stopped again at the end when
+    started here."""
     env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
     started_here = not _cluster_running(env)
     t0 = time.monotonic()
     kubeconfig = _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
     assert Path(kubeconfig) == KUBECONFIG, f"k8s-local printed an unexpected kubeconfig path: {kubeconfig}"
-    image = _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh")], "building the simulator image", env, timeout=900)
+    # scripts/test.sh built it from this tree moments before and says so; otherwise build it now.
+    image = os.environ.get("IOTBENCH_TEST_IMAGE") or _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh")],
+                                                                  "building the simulator image", env, timeout=900)
     print(f"cluster and image ready in {time.monotonic() - t0:.0f} s")
+    yield env, image
+    if started_here and os.environ.get("K8S_LOCAL_KEEP") != "1":
+        subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def postgres_pod_image(cluster_and_image) -> str:
+    """The PostgreSQL image of the in-cluster database pods (scripts/k8s-postgres-image.sh), loaded once per session."""
+    done = subprocess.run([str(REPO_ROOT / "scripts" / "k8s-postgres-image.sh")], env=cluster_and_image[0], capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_and_image, tmp_path_factory):
+    """Per test module: a database of its own (emptied: made anew), its config and credentials."""
+    shared_env, image = cluster_and_image
+    env = dict(shared_env)
 
     from kubernetes import client
     from kubernetes import config as kubeconfig_loader
@@ -168,8 +192,6 @@ def cluster(tmp_path_factory):
     _write_config(config, image, node_ip)
     env["E2E_PGPASSWORD"] = password
     yield Cluster(env, config, image, node_ip, password, core, batch)
-    if started_here and os.environ.get("K8S_LOCAL_KEEP") != "1":
-        subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ database of their own, so that other suites running against the same cluster and
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import subprocess
@@ -20,13 +19,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO_ROOT, run_cli
-from tests.kubernetes.conftest import K8S_LOCAL, K8S_LOCAL_BIN, KUBECONFIG, _cluster_running, _run_script, node_address, prepare_database
+from tests.conftest import run_cli
+from tests.kubernetes.conftest import node_address, prepare_database
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.slow]
 
 NAMESPACE = "iotbench-detached"
-IMAGE = "ghcr.io/iotdb-bench/simulator:detached-test"
 DATABASE = ROLE = "iotbench_detached"
 SMALL = ["-w", "1,2", "-r", "1", "--num-inserts", "2000", "--batch", "500", "--timeout", "180"]
 RUN_ID = re.compile(r"Detached run (run-[0-9a-f]{8})")
@@ -35,15 +33,11 @@ KINDS = "all,configmap,secret,serviceaccount,role,rolebinding,networkpolicy"
 
 
 @pytest.fixture(scope="module")
-def detached_env(tmp_path_factory):
-    """The local cluster (brought up only when it is not running), the simulator image of this checkout
-    under a tag of its own (or IOTBENCH_IMAGE's, built already), a namespace, and a PostgreSQL role and
-    database reachable from the pods; yields the environment for the CLI and the config file."""
-    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
-    if not _cluster_running(env):
-        _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
-    image = os.environ.get("IOTBENCH_IMAGE") or _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh"), IMAGE],
-                                                            "building the simulator image", env, timeout=900)
+def detached_env(cluster_and_image, tmp_path_factory):
+    """The local cluster with the simulator image built from this checkout in this session
+    (tests/kubernetes/conftest.py), a namespace, and a PostgreSQL role and database reachable from the
+    pods; yields the environment for the CLI and the config file."""
+    env, image = dict(cluster_and_image[0]), cluster_and_image[1]
     env["IOTBENCH_IMAGE"] = image
     node_ip = node_address(env)
     password = f"detached-{secrets.token_hex(12)}"

@@ -430,12 +430,9 @@ DATABASE_PASSWORD = "faults-test-password"
 
 
 @pytest.fixture(scope="module")
-def in_cluster_database(cluster, faults, tmp_path_factory) -> Path:
+def in_cluster_database(cluster, faults, postgres_pod_image, tmp_path_factory) -> Path:
     """A PostgreSQL StatefulSet in the module's namespace (scripts/k8s-postgres-image.sh) and a config
     whose target is it."""
-    image = subprocess.run([str(REPO_ROOT / "scripts" / "k8s-postgres-image.sh")], env=cluster.env, capture_output=True, text=True,
-                           timeout=900)
-    assert image.returncode == 0, image.stderr[-2000:]
     labels = {"app": DATABASE_POD}
     manifest = [
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": DATABASE_POD},
@@ -446,7 +443,7 @@ def in_cluster_database(cluster, faults, tmp_path_factory) -> Path:
          "spec": {"serviceName": DATABASE_POD, "replicas": 1, "selector": {"matchLabels": labels}, "template": {
              "metadata": {"labels": labels},
              "spec": {"terminationGracePeriodSeconds": 5, "containers": [{
-                 "name": "postgres", "image": image.stdout.strip().splitlines()[-1], "imagePullPolicy": "Never",
+                 "name": "postgres", "image": postgres_pod_image, "imagePullPolicy": "Never",
                  "envFrom": [{"secretRef": {"name": DATABASE_POD}}], "ports": [{"containerPort": 5432}],
                  "volumeMounts": [{"name": "data", "mountPath": "/var/lib/postgresql"}, {"name": "tmp", "mountPath": "/tmp"}],
                  "readinessProbe": {"exec": {"command": ["/usr/lib/postgresql/15/bin/pg_isready", "-h", "/tmp"]}, "periodSeconds": 1},

@@ -7,7 +7,6 @@ workflow's code path.
 
 from __future__ import annotations
 
-import os
 import secrets
 import subprocess
 import sys
@@ -17,34 +16,33 @@ import psycopg
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.kubernetes.conftest import K8S_LOCAL, K8S_LOCAL_BIN, KUBECONFIG, _cluster_running, _run_script, node_address, prepare_database
+from tests.kubernetes.conftest import node_address, prepare_database
 
 pytestmark = [pytest.mark.kubernetes, pytest.mark.slow]
 
 SCRIPT = REPO_ROOT / "scripts" / "k8s-smoke.sh"
-# Its own image tag, so that an image built from another checkout under the default tag does not count.
-IMAGE = "ghcr.io/iotdb-bench/simulator:k8s-smoke"
 DATABASE = ROLE = "iotbench_smoke"
 EVENTS = 2 * 20_000  # the script's insert: 2 workers x 20000 events
 
 
 @pytest.fixture(scope="module")
-def local(tmp_path_factory):
-    """The local cluster (brought up if needed, and then down again) with the simulator image, and a
-    PostgreSQL role and database for the smoke test on the host, reachable at the node address."""
-    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
+def local(cluster_and_image):
+    """The local cluster with the simulator image built from this checkout in this session
+    (tests/kubernetes/conftest.py), and a PostgreSQL role and database for the smoke test on the host,
+    reachable at the node address."""
+    env = dict(cluster_and_image[0])
     env.pop("IOTBENCH_IMAGE", None)
-    started_here = not _cluster_running(env)
-    _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
-    _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh"), IMAGE], "building the simulator image", env, timeout=900)
     node_ip = node_address(env)
     password = f"smoke-{secrets.token_hex(12)}"
     prepare_database(ROLE, DATABASE, password, node_ip)
     env.update(PYTHON=sys.executable, PGPASSWORD=password,
                SMOKE_POSTGRES=f"host={node_ip} port=5432 dbname={DATABASE} user={ROLE}")
-    yield env
-    if started_here and os.environ.get("K8S_LOCAL_KEEP") != "1":
-        subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+    return env
+
+
+@pytest.fixture
+def image(cluster_and_image) -> str:
+    return cluster_and_image[1]
 
 
 def smoke(env: dict[str, str], namespace: str, output, *args: str) -> subprocess.CompletedProcess:
@@ -57,10 +55,10 @@ def namespace_exists(env: dict[str, str], namespace: str) -> bool:
     return done.returncode == 0
 
 
-def test_the_smoke_script_passes_on_the_local_cluster(local, tmp_path):
+def test_the_smoke_script_passes_on_the_local_cluster(local, image, tmp_path):
     namespace = "iotbench-smoke"
     started = time.monotonic()
-    done = smoke(local, namespace, tmp_path / "results", IMAGE)
+    done = smoke(local, namespace, tmp_path / "results", image)
     print(done.stderr[-3000:])
     assert done.returncode == 0, done.stderr[-6000:]
     assert f"insert ok: {EVENTS} events counted in the database" in done.stdout
@@ -77,10 +75,10 @@ def test_the_smoke_script_passes_on_the_local_cluster(local, tmp_path):
     print(f"smoke script: {time.monotonic() - started:.0f} s")
 
 
-def test_a_failing_run_fails_the_script_with_diagnostics_and_cleans_up(local, tmp_path):
+def test_a_failing_run_fails_the_script_with_diagnostics_and_cleans_up(local, image, tmp_path):
     namespace = "iotbench-smoke-failing"
     wrong = f"wrong-{secrets.token_hex(8)}"
-    done = smoke({**local, "PGPASSWORD": wrong}, namespace, tmp_path / "results", IMAGE)
+    done = smoke({**local, "PGPASSWORD": wrong}, namespace, tmp_path / "results", image)
     assert done.returncode == 1, done.stderr[-6000:]
     assert "ERROR: python run.py insert failed (exit 1)" in done.stderr
     assert 'password authentication failed for user "iotbench_smoke"' in done.stderr
@@ -89,11 +87,11 @@ def test_a_failing_run_fails_the_script_with_diagnostics_and_cleans_up(local, tm
     assert wrong not in done.stdout + done.stderr
 
 
-def test_usage_errors(local, tmp_path):
+def test_usage_errors(local, image, tmp_path):
     env = {key: value for key, value in local.items() if key != "IOTBENCH_IMAGE"}
     done = smoke(env, "iotbench-smoke-usage", tmp_path)
     assert (done.returncode, done.stderr.strip()) == (
         2, "error: no image: pass NAME:TAG or set IOTBENCH_IMAGE (scripts/k8s-smoke.sh [IMAGE])")
-    done = smoke({key: value for key, value in env.items() if key != "PGPASSWORD"}, "iotbench-smoke-usage", tmp_path, IMAGE)
+    done = smoke({key: value for key, value in env.items() if key != "PGPASSWORD"}, "iotbench-smoke-usage", tmp_path, image)
     assert (done.returncode, done.stderr.strip()) == (2, "error: SMOKE_POSTGRES is set: give its password in PGPASSWORD")
     assert not namespace_exists(local, "iotbench-smoke-usage")

@@ -193,6 +193,25 @@ def test_out_of_memory_worker(cluster, bench, tmp_path):
     cluster.assert_nothing_left()
 
 
+def test_pregenerated_batches_in_a_pod_stay_within_half_its_memory_limit(cluster, bench, tmp_path):
+    """--pregenerate in a worker pod: a run that fits stores its events; one whose batches would not fit
+    in half the pod's memory limit (read from its cgroup) stops before the start in one line, instead of
+    the kernel killing the pod."""
+    values = tmp_path / "workers.yaml"
+    values.write_text("worker:\n  resources:\n    requests: {cpu: 50m, memory: 64Mi}\n    limits: {memory: 256Mi}\n")
+    env = {"IOTBENCH_HELM_VALUES": str(values)}
+    fits = bench("insert", "-w", "1", "-r", "1", "--num-inserts", "20000", "--batch", "1000", "--pregenerate", env=env)
+    assert fits.code == 0, fits.stderr
+    [run] = fits.results()["runs"]
+    assert run["report"]["verification"]["ok"] and run["report"]["workers"][0]["pregenerated_bytes"] > 0
+    too_many = bench("insert", "-w", "1", "-r", "1", "--num-inserts", "5000000", "--batch", "1000", "--pregenerate", env=env)
+    assert too_many.code == 1, too_many.stderr
+    assert re.search(r"^error: worker 0 .*--pregenerate: [\d,]+ of this worker's 5,000,000 events already took [\d,]+ MiB, above the 128 MiB "
+                     r"a worker may hold", too_many.stderr, re.MULTILINE), too_many.stderr
+    assert "OOMKilled" not in too_many.stderr and "Traceback" not in too_many.stderr
+    cluster.assert_nothing_left()
+
+
 def test_keep_leaves_the_release_and_the_secret_stays_out_of_the_configmap(cluster, bench):
     result = bench("insert", *SMALL_INSERT, "--keep")
     assert result.code == 0, result.stderr

@@ -33,16 +33,13 @@ def _kubectl(cluster, *args: str, stdin: str | None = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def database(cluster):
+def database(cluster, postgres_pod_image):
     """A PostgreSQL pod and Service in the tests' namespace, labelled LABELS."""
-    image = subprocess.run([str(REPO_ROOT / "scripts" / "k8s-postgres-image.sh")], env=cluster.env, capture_output=True,
-                           text=True, timeout=900)
-    assert image.returncode == 0, image.stderr[-2000:]
     manifest = [
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": NAME}, "stringData": {"PGPASSWORD": PASSWORD, "POSTGRES_PASSWORD": PASSWORD}},
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": NAME, "labels": {**LABELS, "app": NAME}},
          "spec": {"containers": [{
-             "name": "postgres", "image": image.stdout.strip().splitlines()[-1], "imagePullPolicy": "Never",
+             "name": "postgres", "image": postgres_pod_image, "imagePullPolicy": "Never",
              "envFrom": [{"secretRef": {"name": NAME}}], "ports": [{"containerPort": 5432}],
              "volumeMounts": [{"name": "data", "mountPath": "/var/lib/postgresql"}, {"name": "tmp", "mountPath": "/tmp"}],
              "readinessProbe": {"exec": {"command": ["/usr/lib/postgresql/15/bin/pg_isready", "-h", "/tmp"]}, "periodSeconds": 1},

@@ -6,7 +6,7 @@ import pytest
 
 from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.modules import module_class
-from iotdb_bench.simulator.pregenerated import Pregenerated, PregenerateTooLarge
+from iotdb_bench.simulator.pregenerated import Pregenerated, PregenerateTooLarge, container_limit_bytes
 from iotdb_bench.simulator.spec import RunSpec
 
 
@@ -46,3 +46,16 @@ def test_batches_above_the_limit_stop_the_worker_in_one_line():
         Pregenerated(writer, shapes.generator(spec, 0).batches(0, 2_000_000, 1000), 2_000_000, limit_bytes=4 << 20)
     message = str(raised.value)
     assert "\n" not in message and "above the 4 MiB a worker may hold" in message and "of this worker's 2,000,000 events" in message
+
+
+def test_a_containers_memory_limit_is_read_from_cgroup_v2_or_v1(tmp_path):
+    v2, v1 = tmp_path / "memory.max", tmp_path / "memory.limit_in_bytes"
+    assert container_limit_bytes((str(v2), str(v1))) is None  # neither file: no container limit
+    v1.write_text("9223372036854771712\n")  # cgroup v1 without a limit
+    assert container_limit_bytes((str(v2), str(v1))) is None
+    v1.write_text("1073741824\n")
+    assert container_limit_bytes((str(v2), str(v1))) == 1 << 30
+    v2.write_text("max\n")
+    assert container_limit_bytes((str(v2), str(v1))) is None  # v2 first: no limit there
+    v2.write_text("536870912\n")
+    assert container_limit_bytes((str(v2), str(v1))) == 512 << 20

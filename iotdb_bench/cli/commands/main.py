@@ -135,7 +135,7 @@ def common_options(command):
 @click.option("--compare-idle", is_flag=True, help="With --query-workers: also run each count without query clients, for the insert throughput beside it.")
 @click.option("--visibility", is_flag=True, help="A probe writes marker events through the insert path and measures the time until a query sees them.")
 @click.option("--pregenerate", is_flag=True, help="Generate and encode the timed phase's batches before the common start (as TSBS loads "
-              "pre-generated data): the figures then measure sending alone. Needs --batch and --num-inserts; at most 1 GiB per worker.")
+              "pre-generated data): the figures then measure sending alone. Needs --batch and --num-inserts; at most 1 GiB per worker (half a worker pod's memory limit).")
 @click.option("--details", is_flag=True, help="Show every figure in the tables (the files always hold them all).")
 @click.option("--detach", is_flag=True, help="Kubernetes: install every run in the cluster and return at once, printing the run id; "
               "needs --timeout (the run's own deadline). Follow and fetch it with: python run.py attach RUN.")
