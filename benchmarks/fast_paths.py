@@ -31,7 +31,7 @@ from _common import emit_json, median, print_table, run_tool
 
 GOAL = 0.9
 BATCH = 1000
-DATABASES = ("victoriametrics", "questdb", "elasticsearch", "influxdb", "clickhouse", "timescaledb", "mysql", "cassandra", "iotdb")
+DATABASES = ("victoriametrics", "questdb", "questdb_tcp", "elasticsearch", "influxdb", "clickhouse", "timescaledb", "mysql", "cassandra", "iotdb")
 VISIBLE_WAIT_S = 60.0
 
 
@@ -105,7 +105,8 @@ def reference(database: str, workers: int, events: int) -> dict:
 
 def tool(database: str, workers: int, events: int) -> dict:
     module = importlib.import_module(f"references.{database}")
-    run = run_tool(["insert", "--target", module.TARGET, "-w", str(workers), "-r", "1", "--batch", str(BATCH), "--num-inserts", str(events)])
+    run = run_tool(["insert", "--target", module.TARGET, "-w", str(workers), "-r", "1", "--batch", str(BATCH), "--num-inserts", str(events),
+                    *getattr(module, "TOOL_OPTIONS", ())])
     report, row = run.report, run.document.inserts[0]
     figures = report.figures
     waited = report.ingestion.seconds_after_run if report.ingestion is not None and report.ingestion.seconds_after_run else 0.0

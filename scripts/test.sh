@@ -135,12 +135,12 @@ step "tests without the cluster ($jobs processes), and the cluster's tests as so
 first_log=$(mktemp)
 times_dir=$(mktemp -d)   # JUnit XML of both halves: the seconds per test file, printed at the end
 first_t0=$(date +%s)
-run_pytest -m "not cluster" -n "$jobs" --dist loadgroup --durations=25 -v --junitxml="$times_dir/first.xml" >"$first_log" 2>&1 &
+run_pytest -m "not cluster" -n "$jobs" --dist loadgroup --durations=40 -v --junitxml="$times_dir/first.xml" >"$first_log" 2>&1 &
 first_pid=$!
 if wait_for_cluster; then
     step "the cluster's tests (beside the others)"
     second_t0=$(date +%s)
-    run_pytest -m cluster --durations=15 --junitxml="$times_dir/cluster.xml"
+    run_pytest -m cluster --durations=30 --junitxml="$times_dir/cluster.xml"
     second=$?
     done_phase "tests on the cluster" "$second_t0"
 else
