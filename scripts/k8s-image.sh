@@ -42,7 +42,10 @@ if [[ ! -d "$deps_cache" ]]; then
     log "installing the simulator's dependencies for cp$py_tag into $deps_cache"
     partial="$deps_cache.partial"
     rm -rf "$partial"
-    "$PYTHON" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-warn-script-location \
+    # The interpreter itself, not a version manager's shim: pyenv's runs `pyenv rehash` after any
+    # `-m pip install`, which waits 60 s on a lock file a killed pip left behind and then fails the build.
+    interpreter=$("$PYTHON" -c 'import sys; print(sys.executable)') || die "no $PYTHON"
+    "$interpreter" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-warn-script-location \
         --target "$partial" --only-binary=:all: --implementation cp --python-version "$py_tag" --abi "cp$py_tag" \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
         --platform manylinux1_x86_64 -r "$requirements" \
