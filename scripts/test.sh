@@ -118,6 +118,14 @@ run_pytest() {
     return "$code"
 }
 
+# As a function, not `nice ... &` itself: bash starts a background command with SIGINT ignored, and
+# the CLIs the tests start would inherit that (the Ctrl-C tests failed); a function's commands keep it.
+run_pytest_niced() {
+    local code=0
+    nice -n 10 "$python" -m pytest "$@" || code=$?
+    return "$code"
+}
+
 set +e
 if [ "$#" -gt 0 ]; then
     step "cluster (for the tests asked for)"
@@ -137,7 +145,7 @@ times_dir=$(mktemp -d)   # JUnit XML of both halves: the seconds per test file, 
 first_t0=$(date +%s)
 # At a lower priority: on a cold machine the cluster's 15-minute compile runs beside them, and it is the
 # longer path (the cluster's tests only start after it); warm, the cluster's timed tests go first.
-nice -n 10 "$python" -m pytest -m "not cluster" -n "$jobs" --dist loadgroup --durations=40 -v --junitxml="$times_dir/first.xml" >"$first_log" 2>&1 &
+run_pytest_niced -m "not cluster" -n "$jobs" --dist loadgroup --durations=40 -v --junitxml="$times_dir/first.xml" >"$first_log" 2>&1 &
 first_pid=$!
 if wait_for_cluster; then
     step "the cluster's tests (beside the others)"

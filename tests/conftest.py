@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -211,6 +212,12 @@ def pytest_collection_modifyitems(config, items):
 # hundreds of runs skip them (IOTBENCH_PLOTS=0, as scripted sweeps may), and the tests marked `plots`,
 # which check them, draw them as a user's run does.
 os.environ.setdefault(PLOTS_ENV, "0")
+
+# A shell starts a background command with SIGINT ignored, and every CLI a test starts would inherit
+# that: the Ctrl-C tests would test nothing but the shell. Caught again here, it is the default in the
+# CLIs (a handler, unlike an ignored signal, does not survive exec).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
