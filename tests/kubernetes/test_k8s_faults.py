@@ -153,11 +153,19 @@ def run_pods(cluster, component: str | None = None) -> list:
     return cluster.core.list_namespaced_pod(NAMESPACE, label_selector=selector).items
 
 
-def wait_until_inserting(cluster, cli: Cli) -> None:
-    """Until the timed phase runs (the database grows: the tests' runs start from an empty database),
-    then a random moment of it."""
-    wait_for(lambda: cli.process.poll() is None and count(cluster) > 0, "the workers to insert", 240, cli.said)
-    time.sleep(random.uniform(1.0, 6.0))
+def wait_until_inserting(cluster, cli: Cli, then_up_to_s: float = 6.0) -> None:
+    """Until the timed phase runs (the database grows from one look to the next: rows a run before
+    left, until this run's collector cleans the table, are no sign of it), then a random moment of it
+    (1 s to `then_up_to_s` in)."""
+    seen = [count(cluster)]
+
+    def growing() -> bool:
+        now, before = count(cluster), seen[0]
+        seen[0] = now
+        return cli.process.poll() is None and now > before
+
+    wait_for(growing, "the workers to insert", 240, cli.said)
+    time.sleep(random.uniform(1.0, then_up_to_s))
 
 
 def releases(cluster) -> list[str]:
@@ -293,9 +301,12 @@ def test_a_restart_of_the_api_server_is_survived_with_exact_figures(cluster, fau
 # -- the laptop sleeps --------------------------------------------------------------------------------
 
 def test_a_cli_suspended_longer_than_the_heartbeat_finds_its_run_stopped_and_keeps_the_runs_before(cluster, faults, tmp_path):
-    cli = Cli(cluster, faults, ["-w", "1,2", "--duration", "6", "--heartbeat-timeout", str(HEARTBEAT_S)], tmp_path)
+    # Suspended 1-3 s into the second run's timed phase: its switch fires 8 s (+ up to 2 s between
+    # its looks) later, while the 15 s phase still runs. (It once waited on the first run's rows,
+    # suspended the command before the second run was up, and the run then completed.)
+    cli = Cli(cluster, faults, ["-w", "1,2", "--duration", "15", "--heartbeat-timeout", str(HEARTBEAT_S)], tmp_path)
     wait_for(lambda: "2 workers" in cli.stdout, "the second run to start", 240, cli.said)
-    wait_until_inserting(cluster, cli)
+    wait_until_inserting(cluster, cli, then_up_to_s=3.0)
     asleep_s = HEARTBEAT_S + random.uniform(4.0, 14.0)
     cli.process.send_signal(signal.SIGSTOP)
     time.sleep(asleep_s)
