@@ -112,17 +112,13 @@ wait_for_cluster() {
 }
 
 # pytest's exit code 5 (nothing collected) is a failure for the whole run, but not for one half of it.
+# run_pytest NICENESS ARGS...: a function, not `nice ... pytest &` itself: bash starts a background
+# command with SIGINT ignored, and the CLIs the tests start would inherit that (the Ctrl-C tests
+# failed); a function's commands keep it.
 run_pytest() {
-    local code=0
-    "$python" -m pytest "$@" || code=$?
-    return "$code"
-}
-
-# As a function, not `nice ... &` itself: bash starts a background command with SIGINT ignored, and
-# the CLIs the tests start would inherit that (the Ctrl-C tests failed); a function's commands keep it.
-run_pytest_niced() {
-    local code=0
-    nice -n 10 "$python" -m pytest "$@" || code=$?
+    local niceness=$1 code=0
+    shift
+    nice -n "$niceness" "$python" -m pytest "$@" || code=$?
     return "$code"
 }
 
@@ -131,7 +127,7 @@ if [ "$#" -gt 0 ]; then
     step "cluster (for the tests asked for)"
     wait_for_cluster || exit 1
     step "tests"
-    run_pytest --durations=25 "$@"
+    run_pytest 0 --durations=25 "$@"
     code=$?
     done_phase "tests"
     [ "$code" -eq 5 ] && { echo "pytest collected no test" >&2; exit 1; }
@@ -145,12 +141,12 @@ times_dir=$(mktemp -d)   # JUnit XML of both halves: the seconds per test file, 
 first_t0=$(date +%s)
 # At a lower priority: on a cold machine the cluster's 15-minute compile runs beside them, and it is the
 # longer path (the cluster's tests only start after it); warm, the cluster's timed tests go first.
-run_pytest_niced -m "not cluster" -n "$jobs" --dist loadgroup --durations=40 -v --junitxml="$times_dir/first.xml" >"$first_log" 2>&1 &
+run_pytest 10 -m "not cluster" -n "$jobs" --dist loadgroup --durations=40 -v --junitxml="$times_dir/first.xml" >"$first_log" 2>&1 &
 first_pid=$!
 if wait_for_cluster; then
     step "the cluster's tests (beside the others)"
     second_t0=$(date +%s)
-    run_pytest -m cluster --durations=30 --junitxml="$times_dir/cluster.xml"
+    run_pytest 0 -m cluster --durations=30 --junitxml="$times_dir/cluster.xml"
     second=$?
     done_phase "tests on the cluster" "$second_t0"
 else

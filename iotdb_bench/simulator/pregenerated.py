@@ -69,8 +69,7 @@ class Pregenerated:
         for batch in batches:
             self._items.append((batch, writer.prepare_batch(batch)))
             made += len(batch)
-            if len(self._items) % CHECK_EVERY == 0 and resident_bytes() - before > limit_bytes:
-                grown = resident_bytes() - before
+            if len(self._items) % CHECK_EVERY == 0 and (grown := resident_bytes() - before) > limit_bytes:
                 self._items.clear()
                 raise PregenerateTooLarge(
                     f"--pregenerate: {made:,} of this worker's {events:,} events already took {grown / 2**20:,.0f} MiB, above the "
