@@ -152,3 +152,16 @@ def test_reading_time_meets_the_request_and_the_whole_second():
     assert _reading_time(100.0, 100.9, 101.3) == pytest.approx(100.95)
     # a cached reading, older than the request: the middle of its second
     assert _reading_time(100.0, 103.2, 103.4) == pytest.approx(100.5)
+
+
+def test_cpu_counters_that_never_advance_are_not_measured_rather_than_zero():
+    # The kubelet served the worker's same cumulative CPU reading all along (a cached reading): the
+    # pods ran, so 0 CPU seconds would be a wrong figure.
+    readings = [summary(0, 10.0, 1.0), summary(2, 12.0, 1.0), summary(4, 13.0, 1.0)]
+    taken = sampler(FakeCore(readings))
+    for _ in range(3):
+        taken._read()
+    usage = taken.usage(EPOCH_2030 + 1.5, EPOCH_2030 + 3.5)
+    assert usage.workers.cpu_s is None and "did not advance" in usage.workers.not_measured["cpu"]
+    assert usage.workers.memory_peak_bytes == 50 << 20  # the other figures stand
+    assert usage.database.cpu_s == pytest.approx(1.5) and "cpu" not in usage.database.not_measured

@@ -38,6 +38,7 @@ POD_LIST_INTERVAL_S = 5.0
 WORKER_NODES_PER_READING = 4
 COMPONENT = "app.kubernetes.io/component"
 NO_DISK_WRITES = "the kubelet's Summary API reports no disk writes per pod"
+STALE_COUNTERS = "the kubelet's CPU counters of these pods did not advance during the timed phase (a cached reading served again)"
 RBAC_HINT = "see 'Resource figures' in docs/kubernetes.md (the chart's resourceReader)"
 
 
@@ -314,7 +315,14 @@ class KubeletSampler(threading.Thread):
         missing = {WRITTEN: NO_DISK_WRITES}
         if not series and problem:
             missing.update(dict.fromkeys((CPU, MEMORY), problem))
-        return summarise(f"{source}, from {self.via.get(key, 'the kubelet Summary API')}", series, start, end, missing)
+        group = summarise(f"{source}, from {self.via.get(key, 'the kubelet Summary API')}", series, start, end, missing)
+        if group.cpu_s == 0:
+            # Running pods of a run always use CPU: a counter that did not move means the kubelet
+            # served the same reading again (its stats are cached between housekeeping passes), not
+            # an idle pod. Zero would be a wrong figure; say it was not measured.
+            group.cpu_s = None
+            group.not_measured[CPU] = STALE_COUNTERS
+        return group
 
 
 def _reason(error: Exception, what: str) -> str:
