@@ -15,15 +15,12 @@ from iotdb_bench.simulator.events import EventBatch
 
 
 class AcknowledgedPrefix:
-    """`stream()` makes the timed phase's batch stream, the same each time it is called."""
+    """`stream()` makes the timed phase's batch stream (EventGenerator.batches), the same each time it
+    is called and the same events as the chunks the loop sent (EventGenerator.chunks)."""
 
     def __init__(self, stream: Callable[[], Iterator[EventBatch]]):
         self._stream = stream
         self.events = 0
-
-    def replay_source(self) -> Iterator[EventBatch]:
-        """The stream, to be sent."""
-        return self._stream()
 
     def add(self, events: int) -> None:
         self.events += events

@@ -2,9 +2,9 @@
 
 Every event is a pure function of (seed, worker index, its position in the worker's stream): the
 same seed gives the same events whatever the batch size, and a worker never holds more than one
-batch plus fixed tables, so memory does not grow with the number of inserts, the run's duration or
-the number of devices (per-device tables are kept up to CACHED_SERIES_LIMIT series, computed per
-batch beyond). Values come from a counter-based hash (splitmix64) instead of a stateful random
+chunk of batches (about CHUNK_EVENTS events) plus fixed tables, so memory does not grow with the
+number of inserts, the run's duration or the number of devices (per-device tables are kept up to
+CACHED_SERIES_LIMIT series, computed per batch beyond). Values come from a counter-based hash (splitmix64) instead of a stateful random
 generator, which is what makes positions independent.
 
 The workload's settings are the generator's:
@@ -42,6 +42,8 @@ TEXT_WIDTH = 200
 # Symbols of the large shape's text: none needs quoting in SQL, CSV, JSON or line protocol.
 TEXT_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-", dtype=np.uint8)
 _TEXT_POOL = 4096
+# Events generated together (`chunks`): several small batches per NumPy call, still bounded memory.
+CHUNK_EVENTS = 8192
 # Per-series tables (ids, base temperatures) are kept for at most this many series per worker.
 CACHED_SERIES_LIMIT = 65_536
 ORDERS = ("round-robin", "random", "burst")
@@ -152,6 +154,12 @@ class EventBatch:
             None if self.text is None else self.text[mask],
         )
 
+    def split(self, size: int) -> list[EventBatch]:
+        """Consecutive batches of `size` events (the last one smaller): views, nothing copied."""
+        if len(self) <= size:
+            return [self]
+        return [self.select(slice(first, first + size)) for first in range(0, len(self), size)]
+
     def split_by_table(self, table_count: int) -> list[tuple[int, EventBatch]]:
         """Sub-batches per table; a device always writes to the same table (device index modulo count)."""
         if table_count == 1:
@@ -206,14 +214,23 @@ class EventGenerator:
         """Batches of `size` events (the last one smaller) covering the positions [start, start + total)
         as they are sent; `total` None: without end. With late data the events are sent in `_arrival`
         order, every position of the range exactly once."""
+        for chunk in self.chunks(start, total, size):
+            yield from chunk.split(size)
+
+    def chunks(self, start: int, total: int | None, size: int) -> Iterator[EventBatch]:
+        """The same stream as `batches`, a few batches at a time: each chunk holds a whole number of
+        batches of `size` (the last one may end short), about CHUNK_EVENTS events. One NumPy call per
+        column for several batches costs less than one per batch (the calls' fixed cost is most of a
+        1000-event batch's), and a module may encode a whole chunk at once (`prepare_batches`)."""
+        step = size * max(1, CHUNK_EVENTS // size)
         end = None if total is None else start + total
         if self._late_threshold is None:
-            firsts = itertools.count(start, size) if end is None else range(start, end, size)
+            firsts = itertools.count(start, step) if end is None else range(start, end, step)
             for first in firsts:
-                yield self.batch(first, size if end is None else min(size, end - first))
+                yield self.batch(first, step if end is None else min(step, end - first))
             return
-        window = max(4096, size, self.max_late_positions // 8)
-        for positions in _cut(self._arrival(start, end, window), size):
+        window = max(4096, step, self.max_late_positions // 8)
+        for positions in _cut(self._arrival(start, end, window), step):
             yield self.events_at(positions)
 
     def batch(self, start: int, count: int) -> EventBatch:

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.preparing import prepared_chunks
 from iotdb_bench.simulator.roles import Writer
 
 LIMIT_BYTES = 1 << 30  # per worker process
-CHECK_EVERY = 16  # batches between two readings of the resident memory
 # The container's memory limit: cgroup v2, then v1 (a huge number there means none).
 CGROUP_LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
@@ -58,18 +58,18 @@ def limit_bytes_now() -> int:
 
 
 class Pregenerated:
-    """The timed phase's (batch, prepared) pairs, all made at construction. Used as the worker's
-    pipeline (worker.PIPELINES): nothing is left to prepare while a call waits."""
+    """The timed phase's (events, prepared) pairs, all made at construction. Used as the worker's
+    pipeline (preparing.PIPELINES): nothing is left to prepare while a call waits."""
 
-    def __init__(self, writer: Writer, batches: Iterator[EventBatch], events: int, limit_bytes: int | None = None):
+    def __init__(self, writer: Writer, chunks: Iterator[EventBatch], size: int, events: int, limit_bytes: int | None = None):
         limit_bytes = limit_bytes_now() if limit_bytes is None else limit_bytes
         before = resident_bytes()
-        self._items: list[tuple[EventBatch, Any]] = []
+        self._items: list[tuple[int, Any]] = []
         made = 0
-        for batch in batches:
-            self._items.append((batch, writer.prepare_batch(batch)))
-            made += len(batch)
-            if len(self._items) % CHECK_EVERY == 0 and (grown := resident_bytes() - before) > limit_bytes:
+        for items in prepared_chunks(writer, chunks, size):
+            self._items.extend(items)
+            made += sum(count for count, _ in items)
+            if (grown := resident_bytes() - before) > limit_bytes:
                 self._items.clear()
                 raise PregenerateTooLarge(
                     f"--pregenerate: {made:,} of this worker's {events:,} events already took {grown / 2**20:,.0f} MiB, above the "
@@ -79,5 +79,5 @@ class Pregenerated:
     def while_waiting(self) -> None:
         pass
 
-    def __iter__(self) -> Iterator[tuple[EventBatch, Any]]:
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
         yield from self._items  # a generator: the worker closes its pipeline when the loop ends

@@ -67,6 +67,10 @@ class Writer(Protocol):
     def prepare_batch(self, batch: EventBatch) -> Any:
         """Encode a batch for `insert_batch`; runs outside the timed calls."""
 
+    def prepare_batches(self, chunk: EventBatch, size: int) -> list[Any]:
+        """`prepare_batch` of each batch of `size` in the chunk (EventBatch.split), in order; a module
+        may encode the whole chunk at once."""
+
     def insert_batch(self, prepared: Any) -> None:
         """One database call that stores a prepared batch."""
 

@@ -1,8 +1,9 @@
 """One benchmark client: prefill share, wait at the barrier, timed work, report.
 
 Only the database calls are timed (simulator/timing.py), paced closed or open loop (pacing.py). The
-next batch is generated (and encoded by the module) while the current call waits for the database
-where the module allows it (its capabilities' `prepare_next`), otherwise between calls; time outside calls is reported as client overhead. A
+next batches are generated (and encoded by the module) a chunk at a time while the current call
+waits for the database where the module allows it, otherwise between calls (preparing.py); time
+outside calls is reported as client overhead. A
 worker that fails posts its error to the collector before exiting non-zero, so the CLI can show why.
 The insert loop is here; queries and scans are in reading.py, a mixed run's query clients in
 query_client.py.
@@ -17,12 +18,10 @@ import resource
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.acknowledged import AcknowledgedPrefix
-from iotdb_bench.simulator.capabilities import PrepareNext
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.events import EventBatch, EventGenerator
@@ -30,6 +29,7 @@ from iotdb_bench.simulator.expected import Tally
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop, Pacer
 from iotdb_bench.simulator.pregenerated import Pregenerated
+from iotdb_bench.simulator.preparing import PIPELINES
 from iotdb_bench.simulator.protocol import ProgressAnswer, QueryHistograms, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.query_client import QueryClient
 from iotdb_bench.simulator.reading import ReadSide
@@ -45,64 +45,6 @@ log = logging.getLogger("worker")
 # Single-insert mode still generates events in chunks, outside the timed calls.
 SINGLE_MODE_CHUNK = 1000
 PROGRESS_INTERVAL_S = 1.0
-
-
-class HelperThread:
-    """Generates and encodes the next batch in a helper thread while the current one is in the
-    database: the driver waits without the GIL, so the client's work overlaps the call instead of
-    leaving the connection idle between calls."""
-
-    def __init__(self, writer: Writer, batches: Iterator[EventBatch]):
-        self.writer, self.batches = writer, batches
-
-    def while_waiting(self) -> None:
-        pass
-
-    def __iter__(self) -> Iterator[tuple[EventBatch, Any]]:
-        def prepare_next():
-            batch = next(self.batches, None)
-            return None if batch is None else (batch, self.writer.prepare_batch(batch))
-
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") as pool:
-            upcoming = pool.submit(prepare_next)
-            while (item := upcoming.result()) is not None:
-                upcoming = pool.submit(prepare_next)
-                yield item
-
-
-class InTurn(HelperThread):
-    """Prepares each batch between calls."""
-
-    def __iter__(self) -> Iterator[tuple[EventBatch, Any]]:
-        for batch in self.batches:
-            yield batch, self.writer.prepare_batch(batch)
-
-
-class DuringCalls(HelperThread):
-    """The module calls `while_waiting` (its hooks) once its request is sent, and the next batch is
-    prepared then, in this thread, while the database works on the current one: the overlap of a
-    helper thread without its hand-offs. Calling it again (a retried call) does nothing; if the
-    module never calls it, the next batch is prepared after the call."""
-
-    def __init__(self, writer: Writer, batches: Iterator[EventBatch]):
-        super().__init__(writer, batches)
-        self._upcoming: list[tuple[EventBatch, Any] | None] = []
-
-    def while_waiting(self) -> None:
-        if not self._upcoming:
-            batch = next(self.batches, None)
-            self._upcoming.append(None if batch is None else (batch, self.writer.prepare_batch(batch)))
-
-    def __iter__(self) -> Iterator[tuple[EventBatch, Any]]:
-        self.while_waiting()
-        while (item := self._upcoming.pop()) is not None:
-            yield item
-            self.while_waiting()
-
-
-PIPELINES: dict[PrepareNext, type[HelperThread]] = {
-    PrepareNext.helper_thread: HelperThread, PrepareNext.in_turn: InTurn, PrepareNext.during_call: DuringCalls,
-}
 
 
 def process_cpu_s() -> float:
@@ -232,8 +174,8 @@ class Worker:
             self._prefill(generator, self.spec.stream_offset, share)
             first_timed += share
             if self.spec.pregenerate:
-                batches = generator.batches(first_timed, self.spec.num_inserts, self.spec.batch)
-                self.pregenerated = Pregenerated(self.module.writer, batches, self.spec.num_inserts)
+                chunks = generator.chunks(first_timed, self.spec.num_inserts, self.spec.batch)
+                self.pregenerated = Pregenerated(self.module.writer, chunks, self.spec.batch, self.spec.num_inserts)
                 self.pregenerated_bytes = self.pregenerated.held_bytes
         elif self.spec.task == "scan":
             scans = self.module.capabilities.scans
@@ -301,7 +243,7 @@ class Worker:
         total = None if spec.duration_s else spec.num_inserts
         acknowledged = AcknowledgedPrefix(lambda: generator.batches(start, total, spec.batch))
         if spec.batch:
-            all_sent = self._insert_batches(acknowledged, deadline)
+            all_sent = self._insert_batches(generator.chunks(start, total, spec.batch), acknowledged, deadline)
         else:
             module.bind(WorkerHooks(begin_call=timer.begin))
             all_sent = self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline)
@@ -313,28 +255,28 @@ class Worker:
             self._stored(batch)
         return self._result(started_at, finished_at, behind_s=behind, max_lag_s=pacer.max_lag_s, cpu_at_end=cpu_at_end)
 
-    def _insert_batches(self, acknowledged: AcknowledgedPrefix, deadline: float) -> bool:
+    def _insert_batches(self, chunks: Iterator[EventBatch], acknowledged: AcknowledgedPrefix, deadline: float) -> bool:
         """Returns whether every batch was sent (False: the deadline came first). The loop only counts
         the acknowledged events; their tally follows after the timed calls."""
-        module, timer, batches = self.module, self.timer, acknowledged.replay_source()
+        module, timer = self.module, self.timer
         writer, marks_own_calls = module.writer, module.capabilities.marks_own_calls
         # Event.is_set bound once: the check costs a call per batch, not a chain of lookups.
         halted = self.reporter.halt.is_set if self.reporter is not None else threading.Event().is_set
-        pipeline = self.pregenerated or PIPELINES[module.capabilities.prepare_next](writer, batches)
+        pipeline = self.pregenerated or PIPELINES[module.capabilities.prepare_next](writer, chunks, self.spec.batch)
         module.bind(WorkerHooks(begin_call=timer.begin, while_waiting=pipeline.while_waiting))
         with contextlib.closing(iter(pipeline)) as prepared_batches, self._unbound_after(module, timer):
-            for batch, prepared in prepared_batches:
+            for events, prepared in prepared_batches:
                 if halted():
                     self._check_stop()
-                if not timer.turn(len(batch), deadline):
+                if not timer.turn(events, deadline):
                     return False
                 if marks_own_calls:
                     writer.insert_batch(prepared)
                 else:
-                    done = timer.begin(len(batch))
+                    done = timer.begin(events)
                     writer.insert_batch(prepared)
                     done()
-                acknowledged.add(len(batch))
+                acknowledged.add(events)
         return True
 
     @staticmethod

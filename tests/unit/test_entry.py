@@ -60,3 +60,9 @@ def test_pip_install_gives_the_iotdb_bench_command(tmp_path):
     bad = subprocess.run([str(target / "bin" / "iotdb-bench"), "insert", "--no-such-option"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=60, env={**os.environ, "PYTHONPATH": str(target)})
     assert bad.returncode == 2 and "(see: iotdb-bench insert --help)" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_usage_error_through_run_py_names_the_command_to_ask_for_help_once():
+    bad = subprocess.run([sys.executable, "run.py", "insert", "--no-such-option"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("(see: python run.py insert --help)"), bad.stderr
+    assert "run.py run.py" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

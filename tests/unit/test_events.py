@@ -88,3 +88,24 @@ def test_generator_holds_no_per_event_state():
         pass
     after = sum(a.nbytes for a in vars(generator).values() if isinstance(a, np.ndarray))
     assert before == after < 10_000
+
+
+@pytest.mark.parametrize("options", [{}, {"order": "random"}, {"order": "burst", "burst": 7}, {"sensors": 3},
+                                     {"late_fraction": 0.2, "max_lateness_s": 5.0}, {"measurements": 3, "text": True}])
+@pytest.mark.parametrize("size", [1000, 333, 10_000])
+def test_chunks_hold_whole_batches_of_the_same_stream(options, size):
+    from iotdb_bench.simulator.events import CHUNK_EVENTS
+
+    chunks = list(EventGenerator(7, 3, 10, **options).chunks(50, 25_000, size))
+    assert all(len(chunk) % size == 0 for chunk in chunks[:-1]) and sum(map(len, chunks)) == 25_000
+    assert all(len(chunk) <= max(size, CHUNK_EVENTS) for chunk in chunks)
+    from_chunks = [batch for chunk in chunks for batch in chunk.split(size)]
+    assert [len(batch) for batch in from_chunks] == [min(size, 25_000 - first) for first in range(0, 25_000, size)]
+    other_windows = list(EventGenerator(7, 3, 10, **options).chunks(50, 25_000, 20_000))  # one chunk per batch, larger windows
+    for name in ("timestamp_ms", "device_id", "sequence_number", "temperature", "text"):
+        if getattr(chunks[0], name) is not None:
+            assert np.array_equal(np.concatenate([getattr(b, name) for b in from_chunks]),
+                                  np.concatenate([getattr(c, name) for c in other_windows])), name
+    if "late_fraction" not in options:  # each batch is exactly the events of its positions
+        generator = EventGenerator(7, 3, 10, **options)
+        assert all(np.array_equal(b.temperature, generator.batch(int(b.sequence_number[0]), len(b)).temperature) for b in from_chunks)

@@ -21,29 +21,30 @@ class CountingWriter:
     def __init__(self, writer):
         self.writer, self.prepared = writer, 0
 
-    def prepare_batch(self, batch):
-        self.prepared += 1
-        return self.writer.prepare_batch(batch)
+    def prepare_batches(self, chunk, size):
+        prepared = self.writer.prepare_batches(chunk, size)
+        self.prepared += len(prepared)
+        return prepared
 
 
 def test_every_batch_is_prepared_before_the_loop_and_never_again():
     spec, writer = null_writer(batch=1000)
     counting = CountingWriter(writer)
-    pregenerated = Pregenerated(counting, shapes.generator(spec, 0).batches(500, 10_000, 1000), 10_000)
+    pregenerated = Pregenerated(counting, shapes.generator(spec, 0).chunks(500, 10_000, 1000), 1000, 10_000)
     assert counting.prepared == 10
-    sent = [(int(batch.sequence_number[0]), len(batch), prepared) for batch, prepared in pregenerated]
+    sent = list(pregenerated)
     assert counting.prepared == 10  # the loop only sends
-    assert [first for first, _, _ in sent] == list(range(500, 10_500, 1000))  # in stream order, from the first timed position
-    assert sum(count for _, count, _ in sent) == 10_000
+    assert [count for count, _ in sent] == [1000] * 10
+    # in stream order, from the first timed position: the same bytes as each batch encoded on its own
     direct = [writer.prepare_batch(batch) for batch in shapes.generator(spec, 0).batches(500, 10_000, 1000)]
-    assert [prepared for _, _, prepared in sent] == direct  # the same bytes as made during the calls
+    assert [prepared for _, prepared in sent] == direct
     assert pregenerated.held_bytes >= 0
 
 
 def test_batches_above_the_limit_stop_the_worker_in_one_line():
     spec, writer = null_writer(batch=1000)
     with pytest.raises(PregenerateTooLarge) as raised:
-        Pregenerated(writer, shapes.generator(spec, 0).batches(0, 2_000_000, 1000), 2_000_000, limit_bytes=4 << 20)
+        Pregenerated(writer, shapes.generator(spec, 0).chunks(0, 2_000_000, 1000), 1000, 2_000_000, limit_bytes=4 << 20)
     message = str(raised.value)
     assert "\n" not in message and "above the 4 MiB a worker may hold" in message and "of this worker's 2,000,000 events" in message
 

@@ -1,16 +1,18 @@
-"""The worker's ways of preparing the next batch, checked with a recording fake module (in memory):
-every batch reaches the database once, in stream order, whichever way it was prepared."""
+"""The worker's ways of preparing the next batches (simulator/preparing.py), checked with a recording
+fake module (in memory): every batch reaches the database once, in stream order, whichever way it
+was prepared, and during calls the next chunk is prepared while the database holds the last batch
+of the current one."""
 
 from __future__ import annotations
 
 import pytest
 
 from iotdb_bench.simulator.capabilities import PrepareNext
-from iotdb_bench.simulator.events import EventGenerator
+from iotdb_bench.simulator.events import CHUNK_EVENTS, EventGenerator
 from iotdb_bench.simulator.modules.base import DatabaseModule, ReaderRole, RecordsRole, SchemaRole, WriterRole
 from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.worker import PIPELINES
+from iotdb_bench.simulator.preparing import PIPELINES
 
 
 class RecordingFakeModule(DatabaseModule, SchemaRole, WriterRole, ReaderRole, RecordsRole):
@@ -42,13 +44,17 @@ class RecordingFakeModule(DatabaseModule, SchemaRole, WriterRole, ReaderRole, Re
         self.log.append(("done", int(prepared.sequence_number[0])))
 
 
+EVENTS, BATCH = 20_000, 1000
+PER_CHUNK = CHUNK_EVENTS // BATCH  # batches per chunk
+
+
 def _spec() -> RunSpec:
-    return RunSpec(run_id="r", task="insert", target="t", module="null", workers=1, num_inserts=2500, batch=1000)
+    return RunSpec(run_id="r", task="insert", target="t", module="null", workers=1, num_inserts=EVENTS, batch=BATCH)
 
 
 def _pipeline(kind: PrepareNext, module: RecordingFakeModule):
     """The worker's pipeline of that kind, bound to the module as the worker binds it."""
-    pipeline = PIPELINES[kind](module, EventGenerator(1, 0, 10).batches(0, 2500, 1000))
+    pipeline = PIPELINES[kind](module, EventGenerator(1, 0, 10).chunks(0, EVENTS, BATCH), BATCH)
     module.bind(WorkerHooks(while_waiting=pipeline.while_waiting))
     return pipeline
 
@@ -57,21 +63,25 @@ def _pipeline(kind: PrepareNext, module: RecordingFakeModule):
 @pytest.mark.parametrize("signal_calls", [0, 1, 3])
 def test_every_event_is_stored_once_in_stream_order(pipeline, signal_calls):
     module = RecordingFakeModule(_spec(), signal_calls)
-    for batch, prepared in _pipeline(pipeline, module):
-        assert batch.sequence_number.tolist() == prepared.sequence_number.tolist()
+    for events, prepared in _pipeline(pipeline, module):
+        assert events == len(prepared) == BATCH
         module.insert_batch(prepared)
-    assert module.stored == list(range(2500))
+    assert module.stored == list(range(EVENTS))
 
 
-def test_during_calls_the_next_batch_is_prepared_while_the_current_one_is_in_the_database():
+def test_during_calls_the_next_chunk_is_prepared_while_the_database_holds_the_current_ones_last_batch():
     module = RecordingFakeModule(_spec(), signal_calls=2)
     for _, prepared in _pipeline(PrepareNext.during_call, module):
         module.insert_batch(prepared)
-    assert module.log == [
-        ("prepare", 0),
-        ("send", 0), ("prepare", 1000), ("done", 0),
-        ("send", 1000), ("prepare", 2000), ("done", 1000),
-        ("send", 2000), ("done", 2000),
-    ]
+    firsts = list(range(0, EVENTS, BATCH))
+    chunks = [firsts[i : i + PER_CHUNK] for i in range(0, len(firsts), PER_CHUNK)]
+    expected = [("prepare", first) for first in chunks[0]]
+    for index, chunk in enumerate(chunks):
+        for first in chunk:
+            expected.append(("send", first))
+            if first == chunk[-1] and index + 1 < len(chunks):  # the last batch's call prepares the next chunk
+                expected += [("prepare", upcoming) for upcoming in chunks[index + 1]]
+            expected.append(("done", first))
+    assert len(chunks) == 3 and module.log == expected
     module.hooks.while_waiting()  # after the run: a late call prepares nothing
-    assert module.log[-1] == ("done", 2000)
+    assert module.log[-1] == ("done", firsts[-1])

@@ -59,8 +59,9 @@ def main() -> None:
     except click.UsageError as problem:
         from iotdb_bench.cli.terminal import error_line
 
-        command = f" {problem.ctx.command_path.split(' ', 1)[1]}" if problem.ctx and " " in problem.ctx.command_path else ""
-        error_line(f"{problem.format_message()} (see: {prog}{command} --help)")
+        # the command path starts with the program's name, which may hold spaces itself ("python run.py")
+        command = problem.ctx.command_path if problem.ctx else prog
+        error_line(f"{problem.format_message()} (see: {command} --help)")
         sys.exit(problem.exit_code)
     except click.ClickException as problem:
         from iotdb_bench.cli.terminal import error_line

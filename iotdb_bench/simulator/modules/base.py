@@ -159,6 +159,11 @@ class WriterRole(Part, abc.ABC):
         """Encode a batch for `insert_batch` (wire format, parameters); runs outside the timed calls."""
         return batch
 
+    def prepare_batches(self, chunk: EventBatch, size: int) -> list[Any]:
+        """`prepare_batch` of each batch of `size` in a chunk of the stream (EventBatch.split); a
+        module whose encoding costs a fixed amount per call encodes the whole chunk at once."""
+        return [self.prepare_batch(batch) for batch in chunk.split(size)]
+
     @abc.abstractmethod
     def insert_batch(self, prepared: Any) -> None:
         """One database call that stores a prepared batch (COPY, bulk request, batch statement...)."""

@@ -62,6 +62,12 @@ class NullWriter(Role, WriterRole):
             return [(table, self._copy_rows.encode(part)) for table, part in self.per_table(batch)]
         return [(table, self._rows(part)) for table, part in self.per_table(batch)]
 
+    def prepare_batches(self, chunk: EventBatch, size: int) -> list[Any]:
+        if self.options.encoding == "copy" and len(self.spec.table_names) == 1:  # as PostgresWriter does
+            [table] = self.spec.table_names
+            return [[(table, buffer)] for buffer in self._copy_rows.encode_split(chunk, size)]
+        return super().prepare_batches(chunk, size)
+
     def insert_batch(self, prepared: Any) -> None:
         if self.options.call_delay_ms:
             time.sleep(self.options.call_delay_ms / 1000)

@@ -45,6 +45,13 @@ class PostgresWriter(Role, WriterRole):
         encode = self._copy_rows.encode if self.options.chosen_batch_mode == "copy" else self._row_params
         return [(table, encode(part)) for table, part in self.per_table(batch)]
 
+    def prepare_batches(self, chunk: EventBatch, size: int) -> list[Any]:
+        if self.one_copy_per_batch:  # the chunk's rows encoded at once, cut into one COPY buffer per batch
+            [table] = self.spec.table_names
+            # stored_events: the events as this module writes them (TimescaleDB restarts their timestamps)
+            return [[(table, buffer)] for buffer in self._copy_rows.encode_split(self.stored_events(chunk), size)]
+        return super().prepare_batches(chunk, size)
+
     def insert_batch(self, prepared: Any) -> None:
         conn = self.module.conn
         if self.one_copy_per_batch and conn.autocommit:

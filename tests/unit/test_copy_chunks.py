@@ -1,0 +1,31 @@
+"""A chunk of batches encoded at once (`prepare_batches`) gives the same COPY buffers, byte for byte, as
+each batch encoded on its own, for PostgreSQL, TimescaleDB (whose restarted timestamps must be applied
+once) and the null target, whatever the shape, key or batch size; the timed loop sends the former."""
+
+from __future__ import annotations
+
+import pytest
+
+from iotdb_bench.simulator import shapes
+from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.spec import RunSpec
+
+
+@pytest.mark.parametrize("module,extra", [("postgres", {}), ("timescaledb", {"restart_timestamps_each_step": "true"}), ("null", {}),
+                                          ("postgres", {"use_values_lists": "true"}), ("postgres", {"tables": "multiple"})])
+@pytest.mark.parametrize("workload", [{}, {"primary_key": "client"}, {"shape": "large"}, {"measurements": 3}])
+@pytest.mark.parametrize("batch", [1000, 999, 10_000])
+def test_a_chunk_encodes_as_its_batches_one_by_one(module, extra, workload, batch):
+    if module == "null" and extra or "tables" in extra and workload:
+        pytest.skip("covered by the other combinations")
+    fields = dict(workload)
+    if extra.pop("tables", None):
+        fields["tables"] = 3
+    spec = RunSpec(run_id="chunks", task="insert", target="t", module=module, workers=1, batch=batch, num_inserts=30_000,
+                   stream_offset=40_000, extra=extra, **fields)
+    writer = module_class(module)(spec).writer
+    generator = shapes.generator(spec, 0)
+    chunked = [prepared for chunk in generator.chunks(40_000, 30_000, batch) for prepared in writer.prepare_batches(chunk, batch)]
+    one_by_one = [writer.prepare_batch(b) for b in shapes.generator(spec, 0).batches(40_000, 30_000, batch)]
+    assert len(chunked) == -(-30_000 // batch)
+    assert chunked == one_by_one
