@@ -206,6 +206,9 @@ class Collector:
         os._exit(0)
 
     def record_result(self, result: WorkerResult) -> None:
+        # The timed phase is over once the last result is in: the collector's CPU is read before the
+        # result is decoded and merged, work done after the phase (as the workers' CPU ends with their calls).
+        cpu_now = process_cpu_s()
         self._check_worker(result.worker)
         histogram = self._decoded_histogram(result, result.histogram)
         response_histogram = self._decoded_histogram(result, result.response_histogram)
@@ -223,7 +226,7 @@ class Collector:
             self.probe.stop.set()  # the inserts stopped: so does the visibility probe
         with self.state.lock:
             if complete:
-                self.state.cpu_at_end = process_cpu_s()
+                self.state.cpu_at_end = cpu_now
         if complete:
             threading.Thread(target=self.finish, daemon=True).start()
 

@@ -109,7 +109,7 @@ class RunReport(BaseModel):
     workers: list[WorkerResult] = Field(default_factory=list, description="each worker's result, histograms left out")
     worker_series: bool = Field(True, description="whether `workers` hold each worker's per-second series: left out when they "
                                                   "would be large (many workers, long runs); figures.per_second has their sum")
-    collector_cpu_s: float | None = Field(None, description="the collector's CPU seconds (rusage) from the common start to the last result")
+    collector_cpu_s: float | None = Field(None, description="the collector's CPU seconds (rusage) from publishing the common start (a moment before it) to the arrival of the last result, before it is decoded")
     # what the run cost the database and the client, sampled beside the run by the platform
     resources: ResourceUsage | None = None
 

@@ -90,9 +90,36 @@ def test_memory_is_read_every_few_seconds_and_on_a_mark_cpu_every_time(monkeypat
     monkeypatch.setattr(local_sampler.time, "monotonic", lambda: clock[0])
     tree = ProcessTree(psutil.Process(), "this process", descendants=False)
     readings = []
-    for step, relist in ((0.0, False), (1.0, False), (1.0, False), (0.5, True), (1.0, False), (5.0, False)):
+    for step, relist, memory in ((0.0, False, None), (1.0, False, None), (1.0, False, None), (0.5, True, None), (1.0, False, None),
+                                 (5.0, False, None), (0.5, True, False), (0.5, True, True)):
         clock[0] += step
-        tree.read(clock[0], relist)
+        tree.read(clock[0], relist, memory)
         readings.append(tree.series.samples[-1])
-    assert [sample.memory_bytes is not None for sample in readings] == [True, False, False, True, False, True]
+    assert [sample.memory_bytes is not None for sample in readings] == [True, False, False, True, False, True, False, True]
     assert all(sample.cpu_s is not None and sample.written_bytes is not None for sample in readings)
+
+
+def test_the_start_mark_reads_cpu_at_once_and_leaves_memory_to_the_end_mark():
+    """Memory's page-table walks at the start would cost the CLI CPU inside the timed phase."""
+    import os
+
+    from iotdb_bench.cli.run.platforms.local_sampler import LocalSampler
+
+    sampler = LocalSampler(None, "no database in this test")
+    sampler.watch("collector", os.getpid())
+    sampler.start()
+    try:
+        samples = sampler.collector.series.samples
+        deadline = time.time() + 5
+        while not samples and time.time() < deadline:
+            time.sleep(0.01)
+        # memory is read every 5 s otherwise: within this test, only a mark can read it
+        for edge, memory_read in (("start", False), ("end", True)):
+            before = len(samples)
+            sampler.mark(edge)
+            time.sleep(0.3)
+            new = samples[before:]
+            assert new and all(sample.cpu_s is not None for sample in new), edge
+            assert any(sample.memory_bytes is not None for sample in new) is memory_read, edge
+    finally:
+        sampler.stop()

@@ -119,7 +119,8 @@ class KubeletSampler(threading.Thread):
         self.cli_series = Series(name="the CLI")
         self._wake, self._stopped = threading.Event(), threading.Event()
 
-    def mark(self) -> None:
+    def mark(self, edge: str = "") -> None:
+        """Read now (either edge of the timed phase: the kubelet's readings are the same)."""
         self._wake.set()
 
     def run(self) -> None:

@@ -53,7 +53,9 @@ class ProcessTree:
         self._listed_at = -LIST_INTERVAL_S
         self._memory_at = -MEMORY_INTERVAL_S
 
-    def read(self, at: float, relist: bool = False) -> None:
+    def read(self, at: float, relist: bool = False, memory: bool | None = None) -> None:
+        """One reading stamped `at`; `relist`: list the descendants again; `memory`: read memory
+        now (True), not unless its interval has passed (False), or with every relisting (None)."""
         if not self.root.is_running():
             return  # the root has ended: its figures stop where they were
         if self.descendants and (relist or time.monotonic() - self._listed_at >= LIST_INTERVAL_S):
@@ -63,7 +65,7 @@ class ProcessTree:
                 return
             self._listed_at = time.monotonic()
         processes = self._processes
-        with_memory = relist or time.monotonic() - self._memory_at >= MEMORY_INTERVAL_S
+        with_memory = (relist if memory is None else memory) or time.monotonic() - self._memory_at >= MEMORY_INTERVAL_S
         cpu = memory = written = 0.0
         cpu_read = memory_read = written_read = False
         for process in processes:
@@ -198,6 +200,7 @@ class LocalSampler(threading.Thread):
         self.cli = OwnProcess("the CLI")
         self._wake, self._stopped = threading.Event(), threading.Event()
         self._lock = threading.Lock()
+        self._memory_at_mark = True
 
     def watch(self, name: str, pid: int) -> None:
         try:
@@ -210,15 +213,19 @@ class LocalSampler(threading.Thread):
             else:
                 self.workers.append(tree)
 
-    def mark(self) -> None:
-        """Read now (the start or the end of the timed phase was just seen), with fresh process lists."""
+    def mark(self, edge: str) -> None:
+        """Read now, with fresh process lists: the `edge` ("start" or "end") of the timed phase was just
+        seen. Memory is read at the end: at the start its cost (a page-table walk per process) would
+        fall inside the timed phase, and the last reading before it stands for its first moments."""
+        self._memory_at_mark = edge == "end"
         self._wake.set()
 
     def run(self) -> None:
-        relist = True
+        relist, memory = True, True
         while not self._stopped.is_set():
-            self._read_all(relist)
+            self._read_all(relist, memory)
             relist = self._wake.wait(INTERVAL_S)
+            memory = relist and self._memory_at_mark
             self._wake.clear()
 
     def stop(self) -> None:
@@ -227,12 +234,12 @@ class LocalSampler(threading.Thread):
         self.join()
         self._read_all(relist=True)
 
-    def _read_all(self, relist: bool = False) -> None:
-        at = time.time()
+    def _read_all(self, relist: bool = False, memory: bool = True) -> None:
         with self._lock:
             trees = [*(self.database.trees if self.database else []), *self.workers, *filter(None, [self.collector]), self.cli]
             for tree in trees:
-                tree.read(at, relist)
+                # each stamped when it is read: the CLI's own reading, last, includes this pass's cost
+                tree.read(time.time(), relist, memory)
 
     # -- figures ------------------------------------------------------------------------------
     def usage(self, start: float, end: float, embedded: bool) -> ResourceUsage:

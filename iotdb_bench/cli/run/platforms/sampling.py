@@ -11,8 +11,8 @@ from iotdb_bench.simulator.report import RunReport
 
 
 class Sampler(Protocol):
-    def mark(self) -> None:
-        """Read now."""
+    def mark(self, edge: str) -> None:
+        """Read now: the timed phase's `edge` ("start" or "end") was just seen."""
 
 
 def marking(on_status: StatusCallback, sampler: Sampler, workers: int) -> StatusCallback:
@@ -27,7 +27,7 @@ def marking(on_status: StatusCallback, sampler: Sampler, workers: int) -> Status
         for edge, reached in (("start", status.phase == "running"), ("end", status.finished >= workers)):
             if reached and edge not in seen:
                 seen.add(edge)
-                sampler.mark()
+                sampler.mark(edge)
         on_status(status)
 
     return forward
