@@ -107,6 +107,7 @@ def test_the_start_mark_reads_cpu_at_once_and_leaves_memory_to_the_end_mark():
 
     sampler = LocalSampler(None, "no database in this test")
     sampler.watch("collector", os.getpid())
+    assert sampler.collector.uses_rss and sampler.cli.uses_rss  # the tool's own processes: RSS, no page-table walks
     sampler.start()
     try:
         samples = sampler.collector.series.samples

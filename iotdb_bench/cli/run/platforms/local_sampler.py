@@ -10,7 +10,8 @@ the machine's listening sockets) with all its descendants, or the processes a ta
   buffers) counts once; the resident set size where PSS cannot be read (said in the source);
 - written: the bytes the processes caused to be written to storage (/proc/PID/io write_bytes; the
   kernel adds a reaped child's bytes to its parent's).
-The tool's own processes (each worker, the collector) are read the same way. The CLI is read from its
+The tool's own processes (each worker, the collector) are read the same way, but for memory, their
+resident set size (cheap: PSS walks every page table, and they share no buffers). The CLI is read from its
 own rusage (RUSAGE_SELF): the workers and the collector are its children, and once it has reaped them
 their time and bytes would count in its reaped-children time and in its /proc io a second time.
 """
@@ -45,9 +46,11 @@ ALL_FIGURES = (CPU, MEMORY, WRITTEN)
 class ProcessTree:
     """A root process and its descendants, read as one."""
 
-    def __init__(self, root: psutil.Process, name: str, descendants: bool = True):
+    def __init__(self, root: psutil.Process, name: str, descendants: bool = True, pss: bool = True):
+        """`pss` False: memory is the resident set size, cheap to read (the tool's own processes share
+        little but the interpreter's pages; a database's processes share their buffers)."""
         self.root, self.name, self.descendants = root, name, descendants
-        self.uses_rss = False
+        self.uses_rss = not pss
         self.series = Series(name=name)
         self._processes: list[psutil.Process] = [root]
         self._listed_at = -LIST_INTERVAL_S
@@ -115,7 +118,7 @@ class OwnProcess(ProcessTree):
     run's workers and collector, read on their own."""
 
     def __init__(self, name: str):
-        super().__init__(psutil.Process(), name, descendants=False)
+        super().__init__(psutil.Process(), name, descendants=False, pss=False)
 
     @staticmethod
     def _counters(process: psutil.Process) -> tuple[float, float]:
@@ -204,7 +207,7 @@ class LocalSampler(threading.Thread):
 
     def watch(self, name: str, pid: int) -> None:
         try:
-            tree = ProcessTree(psutil.Process(pid), f"{name} (process {pid})", descendants=False)
+            tree = ProcessTree(psutil.Process(pid), f"{name} (process {pid})", descendants=False, pss=False)
         except psutil.NoSuchProcess:
             return
         with self._lock:
