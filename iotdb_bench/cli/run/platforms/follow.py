@@ -20,6 +20,9 @@ from iotdb_bench.simulator.report import RunReport
 # the CLI and the collector about a millisecond of CPU each); near the start and the expected end it
 # asks often, so a finished run is seen at once. Hence the margin.
 POLL_INTERVAL_S = 0.05
+# Inside the timed phase every poll costs the CLI and the collector CPU that the database could use
+# (about 1 ms each): 4 a second near its edges (the sampler reads twice a second anyway), 1 in its bulk.
+POLL_INTERVAL_EDGE_S = 0.25
 POLL_INTERVAL_BUSY_S = 1.0
 BUSY_MARGIN_S = 2.5
 # After a worker process dies, give its failure report a moment to reach the collector.
@@ -208,12 +211,15 @@ def _detail(body: bytes) -> str:
 
 
 def _poll_interval(status: Status, running_since: float | None) -> float:
-    """Slow polling only while the timed phase is expected to go on for a while yet."""
-    if status.phase != "running" or running_since is None or status.finished or not status.events:
+    """Fast polling outside the timed phase, slower near its edges, slow while it is expected to go on
+    for a while yet."""
+    if status.phase != "running" or running_since is None:
         return POLL_INTERVAL_S
+    if status.finished or not status.events:
+        return POLL_INTERVAL_EDGE_S
     if status.duration_s and status.start_at is not None:
         remaining = status.start_at + status.duration_s - time.time()
-        return POLL_INTERVAL_BUSY_S if remaining > BUSY_MARGIN_S else POLL_INTERVAL_S
+        return POLL_INTERVAL_BUSY_S if remaining > BUSY_MARGIN_S else POLL_INTERVAL_EDGE_S
     elapsed = time.monotonic() - running_since
     remaining = (status.expected_events - status.events) * elapsed / status.events
-    return POLL_INTERVAL_BUSY_S if remaining > BUSY_MARGIN_S else POLL_INTERVAL_S
+    return POLL_INTERVAL_BUSY_S if remaining > BUSY_MARGIN_S else POLL_INTERVAL_EDGE_S

@@ -239,9 +239,10 @@ class LocalSampler(threading.Thread):
 
     def _read_all(self, relist: bool = False, memory: bool = True) -> None:
         with self._lock:
-            trees = [*(self.database.trees if self.database else []), *self.workers, *filter(None, [self.collector]), self.cli]
+            # The CLI first: this pass's own cost (its listings and page-table walks) then falls after
+            # the CLI's reading, where it happens, not before it. Each reading is stamped when taken.
+            trees = [self.cli, *(self.database.trees if self.database else []), *self.workers, *filter(None, [self.collector])]
             for tree in trees:
-                # each stamped when it is read: the CLI's own reading, last, includes this pass's cost
                 tree.read(time.time(), relist, memory)
 
     # -- figures ------------------------------------------------------------------------------
