@@ -200,3 +200,41 @@ def test_mysql_myisam_engine_with_a_commit_interval_and_duration(cli, mysql):
     assert sql("SELECT engine FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'events'") == [("MyISAM",)]
     assert sql("SELECT count(*) FROM events") == [(report["verification"]["counted"],)]
     assert "MyISAM has no transactions" in result.stdout
+
+
+@pytest.mark.parametrize(("mode", "commits_per_batch"), [("values", 0), ("transaction", 1)])
+def test_mysql_values_lists_into_one_table_commit_on_the_server_without_a_commit_round_trip(mysql, mode, commits_per_batch):
+    """A batch that is one multi-row INSERT runs in autocommit: the server commits it, and the client
+    saves the COMMIT's round trip (the session's own counters say which statements it sent)."""
+    from iotdb_bench.simulator import shapes
+    from iotdb_bench.simulator.modules import module_class
+    from iotdb_bench.simulator.spec import RunSpec
+
+    spec = RunSpec(run_id=f"autocommit-{mode}", task="insert", target="mysql", module="mysql", workers=1, batch=500, num_inserts=5000,
+                   connection={"host": HOST, "port": PORT, "user": USER, "password": PASSWORD, "database": DATABASE},
+                   extra={"batch_mode": mode})
+    setup = module_class("mysql")(spec)  # the table, made on a connection of its own as the collector does
+    setup.connect()
+    setup.schema.setup()
+    setup.close()
+    module = module_class("mysql")(spec)
+    module.connect()
+    try:
+        writer = module.writer
+
+        def session(name: str) -> int:
+            with module.conn.cursor() as cursor:
+                cursor.execute(f"SHOW SESSION STATUS LIKE '{name}'")
+                return int(cursor.fetchone()[1])
+
+        before = {name: session(name) for name in ("Com_commit", "Com_insert")}
+        for chunk in shapes.generator(spec, 0).chunks(0, 5000, 500):
+            for prepared in writer.prepare_batches(chunk, 500):
+                writer.insert_batch(prepared)
+        grown = {name: session(name) - before[name] for name in before}
+        assert module.conn.get_autocommit() is (mode == "values")
+        assert grown["Com_commit"] == 10 * commits_per_batch
+        assert grown["Com_insert"] == (10 if mode == "values" else 5000)
+        assert sql(f"SELECT COUNT(*) FROM {spec.table_names[0]}") == [(5000,)]  # committed: another session sees every row
+    finally:
+        module.close()

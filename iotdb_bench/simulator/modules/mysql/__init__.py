@@ -3,7 +3,9 @@
 Insert modes, after the blog post that compared them (naive vs transaction inserts):
 - single (no --batch): one INSERT per event with autocommit, durable per message;
 - batch, transaction (default): one single-row INSERT per event, one COMMIT per batch;
-- batch, values lists (`use_values_lists=true` or `batch_mode=values`): multi-row INSERTs, one COMMIT.
+- batch, values lists (`use_values_lists=true` or `batch_mode=values`): into one table, one multi-row
+  INSERT in autocommit (the server commits it: no COMMIT round trip), several (above 1 MiB of
+  text) between BEGIN and COMMIT; into several tables, one COMMIT.
 Statements are rendered to SQL text while preparing (outside the timed calls): every value is a
 generated number, timestamp or fixed-alphabet id, so no escaping is needed and a timed call is
 only the round trips to the server. Deadlocks and lock wait timeouts are retried.
@@ -85,7 +87,7 @@ class Module(DatabaseModule):
             self.conn = pymysql.connect(
                 host=options.host, port=options.port, user=options.user, password=options.password or "",
                 database=options.database, connect_timeout=options.connect_timeout, charset="utf8mb4",
-                autocommit=not self.spec.batch and not self.spec.commit_interval_s,
+                autocommit=(not self.spec.batch and not self.spec.commit_interval_s) or self._writer.batches_in_autocommit,
             )
         except pymysql.err.OperationalError as error:
             reason = error.args[1] if len(error.args) > 1 else str(error)

@@ -44,10 +44,27 @@ class MysqlWriter(Role, WriterRole):
                 statements += [head + row for row in values]
         return statements
 
+    @property
+    def batches_in_autocommit(self) -> bool:
+        """Values lists into one table: a batch is mostly one statement, which autocommit commits on
+        the server, without the COMMIT round trip (the connection is opened in autocommit)."""
+        return bool(self.spec.batch) and self.options.chosen_batch_mode == "values" and len(self.spec.table_names) == 1
+
     def insert_batch(self, prepared: list[str]) -> None:
         conn = self.module.conn
+        if len(prepared) == 1 and conn.get_autocommit():
+            [statement] = prepared
+
+            def one_statement() -> None:
+                with conn.cursor() as cursor:
+                    cursor.execute(statement)
+
+            self.retry.call(one_statement)  # a statement that failed was rolled back by the server
+            return
 
         def transaction() -> None:
+            if conn.get_autocommit():
+                conn.begin()  # a batch is one transaction, even in autocommit
             with conn.cursor() as cursor:
                 for statement in prepared:
                     cursor.execute(statement)
