@@ -18,7 +18,6 @@ import resource
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.acknowledged import AcknowledgedPrefix
@@ -33,7 +32,7 @@ from iotdb_bench.simulator.preparing import PIPELINES
 from iotdb_bench.simulator.protocol import ProgressAnswer, QueryHistograms, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.query_client import QueryClient
 from iotdb_bench.simulator.reading import ReadSide
-from iotdb_bench.simulator.roles import WorkerHooks, Writer
+from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.scan import scan_share
 from iotdb_bench.simulator.schedule import Schedule
 from iotdb_bench.simulator.spec import PREFILL_BATCH, RunSpec

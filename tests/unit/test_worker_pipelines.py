@@ -10,9 +10,9 @@ import pytest
 from iotdb_bench.simulator.capabilities import PrepareNext
 from iotdb_bench.simulator.events import CHUNK_EVENTS, EventGenerator
 from iotdb_bench.simulator.modules.base import DatabaseModule, ReaderRole, RecordsRole, SchemaRole, WriterRole
+from iotdb_bench.simulator.preparing import PIPELINES
 from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.preparing import PIPELINES
 
 
 class RecordingFakeModule(DatabaseModule, SchemaRole, WriterRole, ReaderRole, RecordsRole):
