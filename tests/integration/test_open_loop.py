@@ -100,26 +100,34 @@ def test_find_max_rate_finds_a_throttled_targets_ceiling_within_10_percent(cli):
     throttle = ["--target", "null", "--platform", "local", "-w", "2", "--batch", "10", "--extra-option", "call_delay_ms=10"]
     # Steps of 4 s: one may end 0.2 s behind its schedule and still be sustained (5%); with 2 s steps, a
     # machine loaded by a compile beside the tests (a cold CI run) delayed wake-ups past the 0.1 s of those.
-    reference = cli("insert", *throttle, "-r", "1", "--duration", "4")
-    assert reference.code == 0, reference.stderr
-    ceiling = reference.results()["runs"][0]["report"]["figures"]["throughput"]
-    assert 1500 < ceiling <= 2000
+    def closed_loop_ceiling() -> float:
+        reference = cli("insert", *throttle, "-r", "1", "--duration", "4")
+        assert reference.code == 0, reference.stderr
+        ceiling = reference.results()["runs"][0]["report"]["figures"]["throughput"]
+        assert 1300 < ceiling <= 2000
+        return ceiling
 
+    # Measured before and after the search: under the load of the suites beside it, what the sleeps
+    # hold moves by a fifth from one minute to the next (a CI run measured 1,590 before a search that
+    # held 1,938); the search must land within 10% of what the target held around it.
+    before = closed_loop_ceiling()
     result = cli("insert", *throttle, "--find-max-rate", "--latency-p99", "200", "--duration", "4")
     assert result.code == 0, result.stderr
-    search = result.results()["max_rate"]
+    document, folder = result.results(), result.results_folders()[-1]  # the newest: read before the next run makes another
+    search = document["max_rate"]
+    after = closed_loop_ceiling()
     assert search["finished"] and search["answer"] is not None
-    assert abs(search["answer"] - ceiling) <= 0.10 * ceiling, (search["answer"], ceiling, search["steps"])
+    assert any(abs(search["answer"] - ceiling) <= 0.10 * ceiling for ceiling in (before, after)), (search["answer"], before, after, search["steps"])
     # every rate tried is a real run with its own figures; the answer passed, the next rate up failed
-    runs = result.results()["runs"]
+    runs = document["runs"]
     assert [run["report"]["spec"]["rate"] for run in runs] == [step["target_rate"] for step in search["steps"]]
     assert any(step["target_rate"] == search["answer"] and step["passed"] for step in search["steps"])
     assert any(not step["passed"] and step["target_rate"] > search["answer"] for step in search["steps"])
     assert "Highest sustainable rate:" in result.stdout
-    assert (result.results_folders()[-1] / "latency-throughput.png").is_file()
-    page = (result.results_folders()[-1] / "report.html").read_text()
+    assert (folder / "latency-throughput.png").is_file()
+    page = (folder / "report.html").read_text()
     assert "Highest sustainable rate (--find-max-rate)" in page and f"{search['answer']:,.0f} events/s" in page
-    header, rows = read_csv(result.results_folders()[-1] / "rate-steps.csv")  # the table's rows for machines
+    header, rows = read_csv(folder / "rate-steps.csv")  # the table's rows for machines
     assert header == names((catalogue.RATE_STEPS,)) and [row["number"] for row in rows] == [str(n) for n in range(1, len(search["steps"]) + 1)]
     assert_round_trip(header[1:], rows, search["steps"])
 
