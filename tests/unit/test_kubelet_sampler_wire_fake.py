@@ -68,13 +68,17 @@ def sampler(core, metrics=None) -> KubeletSampler:
     return KubeletSampler(core, "bench", "app.kubernetes.io/instance=iotdb-bench-run-x", {"role": "db"}, metrics=metrics)
 
 
-def test_summary_api_readings_per_side():
-    readings = [summary(0, 10.0, 1.0), summary(2, 12.0, 1.5), summary(4, 13.0, 1.6)]
+def usage_after(readings: list[dict]):
+    """The figures over [1.5 s, 3.5 s] after the sampler has read each Summary API answer once."""
     taken = sampler(FakeCore(readings))
-    for _ in range(3):
+    for _ in readings:
         taken._read()
+    return taken.usage(EPOCH_2030 + 1.5, EPOCH_2030 + 3.5)
+
+
+def test_summary_api_readings_per_side():
     # readings stamped with whole seconds count from the middle of their second (0.5, 2.5, 4.5 s)
-    usage = taken.usage(EPOCH_2030 + 1.5, EPOCH_2030 + 3.5)
+    usage = usage_after([summary(0, 10.0, 1.0), summary(2, 12.0, 1.5), summary(4, 13.0, 1.6)])
     assert usage.database.cpu_s == pytest.approx(1.5)  # 11.0 at 1.5 s, 12.5 at 3.5 s: interpolated
     assert usage.database.memory_peak_bytes == 300 << 20
     assert "pods labelled role=db in every namespace" in usage.database.source and "Summary API" in usage.database.source
@@ -157,11 +161,7 @@ def test_reading_time_meets_the_request_and_the_whole_second():
 def test_cpu_counters_that_never_advance_are_not_measured_rather_than_zero():
     # The kubelet served the worker's same cumulative CPU reading all along (a cached reading): the
     # pods ran, so 0 CPU seconds would be a wrong figure.
-    readings = [summary(0, 10.0, 1.0), summary(2, 12.0, 1.0), summary(4, 13.0, 1.0)]
-    taken = sampler(FakeCore(readings))
-    for _ in range(3):
-        taken._read()
-    usage = taken.usage(EPOCH_2030 + 1.5, EPOCH_2030 + 3.5)
+    usage = usage_after([summary(0, 10.0, 1.0), summary(2, 12.0, 1.0), summary(4, 13.0, 1.0)])
     assert usage.workers.cpu_s is None and "did not advance" in usage.workers.not_measured["cpu"]
     assert usage.workers.memory_peak_bytes == 50 << 20  # the other figures stand
     assert usage.database.cpu_s == pytest.approx(1.5) and "cpu" not in usage.database.not_measured
