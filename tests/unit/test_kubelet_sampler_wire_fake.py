@@ -71,7 +71,7 @@ def sampler(core, metrics=None) -> KubeletSampler:
 def usage_after(readings: list[dict]):
     """The figures over [1.5 s, 3.5 s] after the sampler has read each Summary API answer once."""
     taken = sampler(FakeCore(readings))
-    for _ in readings:
+    for _ in range(len(readings)):  # each read takes the next answer off the list
         taken._read()
     return taken.usage(EPOCH_2030 + 1.5, EPOCH_2030 + 3.5)
 
