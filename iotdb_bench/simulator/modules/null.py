@@ -64,8 +64,7 @@ class NullWriter(Role, WriterRole):
 
     def prepare_batches(self, chunk: EventBatch, size: int) -> list[Any]:
         if self.options.encoding == "copy" and len(self.spec.table_names) == 1:  # as PostgresWriter does
-            [table] = self.spec.table_names
-            return [[(table, buffer)] for buffer in self._copy_rows.encode_split(chunk, size)]
+            return self._copy_rows.prepared_for_one_table(self.spec.table_names[0], chunk, size)
         return super().prepare_batches(chunk, size)
 
     def insert_batch(self, prepared: Any) -> None:

@@ -59,6 +59,10 @@ class CopyRowEncoder:
         step = size * self._dtype.itemsize
         return [b"".join((_COPY_HEADER, raw[first : first + step], _COPY_TRAILER)) for first in range(0, len(raw), step)]
 
+    def prepared_for_one_table(self, table: str, chunk: EventBatch, size: int) -> list[list[tuple[str, bytes]]]:
+        """`encode_split` in the writers' prepared form: per batch, its one (table, COPY buffer)."""
+        return [[(table, buffer)] for buffer in self.encode_split(chunk, size)]
+
     def _filled(self, batch: EventBatch) -> np.ndarray:
         """The template's first rows with the batch's values written in."""
         rows = self._rows(len(batch))

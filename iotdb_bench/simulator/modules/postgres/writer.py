@@ -47,9 +47,8 @@ class PostgresWriter(Role, WriterRole):
 
     def prepare_batches(self, chunk: EventBatch, size: int) -> list[Any]:
         if self.one_copy_per_batch:  # the chunk's rows encoded at once, cut into one COPY buffer per batch
-            [table] = self.spec.table_names
             # stored_events: the events as this module writes them (TimescaleDB restarts their timestamps)
-            return [[(table, buffer)] for buffer in self._copy_rows.encode_split(self.stored_events(chunk), size)]
+            return self._copy_rows.prepared_for_one_table(self.spec.table_names[0], self.stored_events(chunk), size)
         return super().prepare_batches(chunk, size)
 
     def insert_batch(self, prepared: Any) -> None:
