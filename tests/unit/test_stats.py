@@ -1,5 +1,7 @@
 """Aggregation maths on known inputs."""
 
+import sys
+
 import pytest
 
 from iotdb_bench.simulator import stats
@@ -79,3 +81,43 @@ def test_spread_across_runs():
     assert not s.unstable
     assert stats.spread([50.0, 150.0]).unstable
     assert stats.spread([7.0]).stdev == 0.0
+
+
+def test_recorder_takes_in_calls_recorded_while_another_thread_reads():
+    """The worker records on its loop while the progress reporter reads: no call lost or counted twice."""
+    import threading
+
+    recorder = stats.CallRecorder(0.0)
+    calls = 60_000
+    done = threading.Event()
+    seen = []
+
+    def progress_reader():
+        while not done.is_set():
+            seen.append(recorder.events)
+            recorder.interval_p99_ms()
+
+    reader = threading.Thread(target=progress_reader)
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns as often as they can: races show
+    try:
+        reader.start()
+        for call in range(calls):
+            recorder.record(1 + call % 3, 0.001, call / 10_000)
+    finally:
+        done.set()
+        reader.join()
+        sys.setswitchinterval(switch_interval)
+    expected_events = sum(1 + call % 3 for call in range(calls))
+    assert (recorder.events, recorder.calls) == (expected_events, calls)
+    assert sum(recorder.per_second) == expected_events and len(recorder.per_second) == 6
+    assert recorder.histogram.get_total_count() == calls
+    assert seen == sorted(seen) and len(seen) > 1  # the reader saw the count grow, never shrink
+
+
+def test_recorder_nobody_reads_keeps_few_calls_waiting():
+    recorder = stats.CallRecorder(0.0)
+    for _ in range(stats.CallRecorder.TAKE_IN_AFTER * 3 + 5):
+        recorder.record(1, 0.001, 0.5)
+    assert len(recorder._waiting) < stats.CallRecorder.TAKE_IN_AFTER
+    assert recorder.calls == stats.CallRecorder.TAKE_IN_AFTER * 3 + 5
