@@ -39,6 +39,8 @@ BARRIER_HOLD_S = 10.0
 KEEP_ALIVE_S = 300
 # The dead-man switch looks this often (at most) whether the CLI was heard from in time.
 WATCHDOG_INTERVAL_S = 1.0
+# The longest a /status request is held (a long poll): well inside any heartbeat timeout.
+MAX_STATUS_WAIT_S = 2.0
 class Collector:
     def __init__(self, spec: RunSpec):
         self.spec = spec
@@ -74,6 +76,7 @@ class Collector:
             self.state.count_before = count
             if self.state.phase == "preparing":
                 self.state.phase = "waiting"
+        self.state.changed.announce()
         log.info("database prepared%s", "" if count is None else f", {count} events present")
 
     def _read_conditions(self) -> None:
@@ -129,6 +132,7 @@ class Collector:
             self.state.report = report
             if self.state.phase != "failed":
                 self.state.phase = "done"
+        self.state.changed.announce()
         log.info("run finished")
 
     def _tidy(self) -> None:
@@ -227,6 +231,7 @@ class Collector:
         with self.state.lock:
             if complete:
                 self.state.cpu_at_end = cpu_now
+        self.state.changed.announce()  # a CLI waiting on /status sees the worker finished at once
         if complete:
             threading.Thread(target=self.finish, daemon=True).start()
 
@@ -271,10 +276,18 @@ def create_app(spec: RunSpec) -> FastAPI:
         return {"phase": collector.state.phase}
 
     @app.get("/status")
-    async def status() -> Status:
+    async def status(phase: str | None = None, finished: int | None = None, wait_s: float = 0.0) -> Status:
+        """The run's status. With `phase`, `finished` and `wait_s` (a long poll), held while the run is
+        still in that phase with that many workers finished, for at most `wait_s`: the CLI learns of
+        the timed phase's start and of each finished worker at once while asking about once a second."""
         # Only the CLI asks for the status: each request is its heartbeat (probes use /health).
-        collector.state.heard()
-        return collector.state.status()
+        state = collector.state
+        state.heard()
+        if phase is not None and wait_s > 0:
+            longest = MAX_STATUS_WAIT_S if spec.heartbeat_timeout <= 0 else min(MAX_STATUS_WAIT_S, spec.heartbeat_timeout / 4)
+            await state.changed.wait(min(wait_s, longest), lambda: state.phase == phase and len(state.results) == finished)
+            state.heard()
+        return state.status()
 
     @app.post("/register")
     async def register(hello: WorkerHello) -> StartSignal:

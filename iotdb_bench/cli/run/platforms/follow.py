@@ -15,16 +15,15 @@ from iotdb_bench.simulator.collector_client import CollectorClient, CollectorErr
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
 
-# The CLI shares the machine with the workers on the local platform: while the bulk of a timed
-# phase runs it asks once a second, as often as progress reaches the collector (each status costs
-# the CLI and the collector about a millisecond of CPU each); near the start and the expected end it
-# asks often, so a finished run is seen at once. Hence the margin.
-POLL_INTERVAL_S = 0.05
-# Inside the timed phase every poll costs the CLI and the collector CPU that the database could use
-# (about 1 ms each): 4 a second near its edges (the sampler reads twice a second anyway), 1 in its bulk.
-POLL_INTERVAL_EDGE_S = 0.25
-POLL_INTERVAL_BUSY_S = 1.0
-BUSY_MARGIN_S = 2.5
+# The CLI follows a run with long polls: each /status request names the phase and the number of
+# finished workers it last saw, and the collector holds it until either changes or this long has
+# passed. Inside the timed phase the CLI and the collector share the cores with the database: one
+# request a second there (about a millisecond of CPU each, on both sides), while the start and the
+# end are still seen the moment they happen. Outside it, the progress line moves 4 times a second.
+STATUS_WAIT_S = 0.25
+STATUS_WAIT_TIMED_S = 1.0
+# However the collector answers, at least this long between two requests.
+LEAST_GAP_S = 0.05
 # After a worker process dies, give its failure report a moment to reach the collector.
 FAILURE_REPORT_GRACE_S = 1.0
 # A collector out of reach is asked again after these waits, doubling (a port-forward reconnects).
@@ -86,12 +85,11 @@ def follow_run(
 
 
 def _follow(contact: Contact, deadline: Deadline, on_status: StatusCallback, check_processes: Callable[[], str | None]) -> RunReport:
-    running_since: float | None = None
+    status: Status | None = None
     while True:
-        status = _status(contact)
+        asked = time.monotonic()
+        status = _status(contact, after=status)
         on_status(status)
-        if status.phase == "running" and running_since is None:
-            running_since = time.monotonic()
         if status.phase == "failed":
             raise RunFailed(status.error or "the run failed")
         if status.phase == "done":
@@ -104,7 +102,7 @@ def _follow(contact: Contact, deadline: Deadline, on_status: StatusCallback, che
             time.sleep(FAILURE_REPORT_GRACE_S)
             raise RunFailed(_status(contact.without_patience(problem)).error or problem)
         deadline.check("the run")
-        time.sleep(_poll_interval(status, running_since))
+        time.sleep(max(0.0, asked + LEAST_GAP_S - time.monotonic()))
 
 
 @dataclass(frozen=True)
@@ -196,8 +194,14 @@ class SuspendWatch(threading.Thread):
         return RunFailed(text)
 
 
-def _status(contact: Contact) -> Status:
-    code, body = contact.get("/status")
+def _status(contact: Contact, after: Status | None = None) -> Status:
+    """The run's status; `after` the last one seen: answered once the phase or the number of finished
+    workers differs from it, or after the phase's wait (a long poll)."""
+    path = "/status"
+    if after is not None:
+        wait_s = STATUS_WAIT_TIMED_S if after.phase == "running" else STATUS_WAIT_S
+        path += f"?phase={after.phase}&finished={after.finished}&wait_s={wait_s:g}"
+    code, body = contact.get(path)
     if code != 200:
         raise RunFailed(f"the collector answered {code} to /status: {_detail(body)}")
     return Status.model_validate_json(body)
@@ -208,18 +212,3 @@ def _detail(body: bytes) -> str:
         return str(json.loads(body).get("detail"))
     except (ValueError, AttributeError):
         return body[:200].decode(errors="replace")
-
-
-def _poll_interval(status: Status, running_since: float | None) -> float:
-    """Fast polling outside the timed phase, slower near its edges, slow while it is expected to go on
-    for a while yet."""
-    if status.phase != "running" or running_since is None:
-        return POLL_INTERVAL_S
-    if status.finished or not status.events:
-        return POLL_INTERVAL_EDGE_S
-    if status.duration_s and status.start_at is not None:
-        remaining = status.start_at + status.duration_s - time.time()
-        return POLL_INTERVAL_BUSY_S if remaining > BUSY_MARGIN_S else POLL_INTERVAL_EDGE_S
-    elapsed = time.monotonic() - running_since
-    remaining = (status.expected_events - status.events) * elapsed / status.events
-    return POLL_INTERVAL_BUSY_S if remaining > BUSY_MARGIN_S else POLL_INTERVAL_EDGE_S
