@@ -8,6 +8,7 @@ the record of expected answers: record_keeping.py); the CLI polls `/status` and 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -333,6 +334,14 @@ def serve(spec: RunSpec, host: str, port: int) -> None:
             for number in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(number, _exit_now)
             yield
+
+        async def main_loop(self) -> None:
+            # uvicorn's loop wakes 10 times a second to see whether it should exit (this collector
+            # exits from its signal handler) and renews the Date header every 10th time. Each wake-up
+            # costs about 0.3 ms of CPU (cold caches), 3 ms a second taken from the database's cores
+            # on a shared machine: here the loop wakes once a second and renews the header each time.
+            while not await self.on_tick(0):
+                await asyncio.sleep(1.0)
 
     open_files.raise_limit(spec.processes)
     config = uvicorn.Config(create_app(spec), host=host, port=port, log_level="warning", access_log=False,

@@ -28,16 +28,17 @@ import psutil
 
 from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise
 
-# CPU and bytes written are read twice a second: the CLI learns of the timed phase's edges from the
-# collector's status (polled about once a second) and reads at once, but under load that reading can
-# come late, and a counter is interpolated between the readings around an edge.
-INTERVAL_S = 0.5
+# CPU and bytes written are read once a second: the CLI learns of the timed phase's edges at once
+# (its status requests are long polls) and reads then, and a counter is interpolated between the
+# readings around an edge. A pass over PostgreSQL's processes costs about 2 ms of CPU (cold caches),
+# taken from the database's cores on a shared machine: twice a second was 4 ms a second.
+INTERVAL_S = 1.0
 # Listing a tree's descendants scans every process of the machine (milliseconds): done every few
 # seconds and at the timed phase's edges. A child that comes and goes in between still counts, in
 # its parent's reaped-children time.
 LIST_INTERVAL_S = 5.0
 # Memory (PSS) costs the kernel a walk of each process's page tables (about 0.8 ms a process), most
-# of the sampler's CPU: read every few seconds and at the timed phase's edges, CPU and bytes written
+# of the sampler's CPU: read every few seconds and at the timed phase's end, CPU and bytes written
 # every second.
 MEMORY_INTERVAL_S = 5.0
 ALL_FIGURES = (CPU, MEMORY, WRITTEN)
