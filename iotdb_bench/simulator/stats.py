@@ -19,7 +19,6 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
 from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field, model_validator
 
@@ -48,6 +47,7 @@ class CallRecorder:
     reporter about once a second, from its own thread) or when many are waiting."""
 
     TAKE_IN_AFTER = 4096  # calls waiting at most: a recorder nobody reads stays small
+    INTERVAL_KEPT = 65_536  # service times kept for interval_p99_ms when nobody asks (the latest)
 
     def __init__(self, common_start: float):
         self.common_start = common_start
@@ -57,7 +57,7 @@ class CallRecorder:
         self._calls = 0
         self._db_seconds = 0.0
         self._per_second: list[int] = []
-        self._counts_at_last_interval: np.ndarray | None = None
+        self._interval_seconds: list[float] = []  # service times taken in since interval_p99_ms last asked
         self._waiting: list[tuple[int, float, float, float | None]] = []
         self._taking_in = threading.Lock()
 
@@ -76,7 +76,9 @@ class CallRecorder:
             waiting = self._waiting
             count = len(waiting)
             per_second, start = self._per_second, self.common_start
+            interval = self._interval_seconds
             for events, seconds, ended_at, response_s in waiting[:count]:
+                interval.append(seconds)
                 self._histogram.record_value(_micros(seconds))
                 if response_s is not None:
                     self._response_histogram.record_value(_micros(response_s))
@@ -88,6 +90,8 @@ class CallRecorder:
                 per_second[window] += events
             self._calls += count
             del waiting[:count]
+            if len(interval) > self.INTERVAL_KEPT:
+                del interval[: -self.INTERVAL_KEPT // 2]
 
     @property
     def events(self) -> int:
@@ -124,20 +128,15 @@ class CallRecorder:
 
     def interval_p99_ms(self) -> float | None:
         """p99 of the calls recorded since the last time this was asked (the progress reporter's, about
-        once a second; None without a call), from the growth of the histogram's counts: nothing is
-        added per call. Read from another thread than the recording one: a call recorded meanwhile
-        counts in this interval or the next."""
-        histogram = self.histogram
-        counts = np.ctypeslib.as_array(histogram.counts).copy()
-        previous = self._counts_at_last_interval
-        self._counts_at_last_interval = counts
-        grown = counts if previous is None else counts - previous
-        total = int(grown.sum())
-        if total == 0:
+        once a second; None without a call). Read from another thread than the recording one: a call
+        recorded meanwhile counts in this interval or the next."""
+        self._take_in()
+        with self._taking_in:
+            seconds, self._interval_seconds = self._interval_seconds, []
+        if not seconds:
             return None
-        index = int(np.searchsorted(np.cumsum(grown), math.ceil(total * 0.99)))
-        value = histogram.get_highest_equivalent_value(histogram.get_value_from_index(index))
-        return value / 1000
+        seconds.sort()
+        return seconds[math.ceil(len(seconds) * 0.99) - 1] * 1000
 
     def encoded_response_histogram(self) -> str:
         histogram = self.response_histogram

@@ -121,3 +121,24 @@ def test_recorder_nobody_reads_keeps_few_calls_waiting():
         recorder.record(1, 0.001, 0.5)
     assert len(recorder._waiting) < stats.CallRecorder.TAKE_IN_AFTER
     assert recorder.calls == stats.CallRecorder.TAKE_IN_AFTER * 3 + 5
+
+
+def test_interval_p99_covers_the_calls_since_it_was_last_asked():
+    recorder = stats.CallRecorder(0.0)
+    assert recorder.interval_p99_ms() is None
+    for ms in range(1, 101):
+        recorder.record(1, ms / 1000, 0.5)
+    assert recorder.interval_p99_ms() == pytest.approx(99.0)
+    assert recorder.interval_p99_ms() is None  # nothing new since
+    recorder.record(1, 0.005, 0.7)
+    assert recorder.events == 101  # another reader's take-in does not lose the interval's calls
+    assert recorder.interval_p99_ms() == pytest.approx(5.0)
+
+
+def test_interval_p99_keeps_the_latest_calls_when_nobody_asks():
+    recorder = stats.CallRecorder(0.0)
+    for _ in range(stats.CallRecorder.INTERVAL_KEPT * 2):
+        recorder.record(1, 0.001, 0.5)
+    recorder.record(1, 9.0, 0.5)
+    assert len(recorder._interval_seconds) <= stats.CallRecorder.INTERVAL_KEPT + stats.CallRecorder.TAKE_IN_AFTER
+    assert recorder.interval_p99_ms() == pytest.approx(1.0)
