@@ -260,3 +260,10 @@ def test_the_client_pods_capacity_is_their_limits_or_their_nodes_cpus():
     assert client_capacity([pod("w0", "c", None)], {"c": None}) is None
     assert client_capacity([pod("w0", "c", 2.0)], {"c": None}) == pytest.approx(2.0)
     assert client_capacity([pod("w0", None, None)], {}) is None  # never scheduled
+
+
+def test_a_timed_phase_without_events_prints_the_database_cores_and_no_per_event_figure():
+    document = factories.document([(1, report(0.5, [0.2]))])
+    document.inserts[0].resources.db_cpu_s_per_million = None  # no event stored in the timed phase
+    line = render.resource_lines(document)[0]
+    assert "database 0." in line and "cores" in line and "per million events" not in line.split(";")[0]

@@ -116,7 +116,9 @@ def resource_lines(document: ResultsDocument) -> list[str]:
         elif r.db_cpu_s is None:
             database = f"database CPU not measured ({r.not_measured.get('cpu', 'not read')})"
         else:
-            database = f"database {r.db_cores:.2f} cores, {r.db_cpu_s_per_million:.3g} CPU s per million events"
+            database = f"database {r.db_cores:.2f} cores"
+            if r.db_cpu_s_per_million is not None:  # None: no event in the timed phase
+                database += f", {r.db_cpu_s_per_million:.3g} CPU s per million events"
             if r.db_memory_peak_bytes is not None:
                 database += f", memory peak {r.db_memory_peak_bytes / 1e6:,.0f} MB"
             if r.written_bytes_per_event is not None:
