@@ -110,6 +110,18 @@ def reference(workers: int, events: int, database: DatabaseCpu, generating: bool
 SIDES = ("tool", "tool_pregenerated", "reference", "reference_generating")
 
 
+def _check_reachable() -> None:
+    """One line and exit 1 when the reference cannot log in (PGHOST, PGPORT, PGUSER, PGPASSWORD)."""
+    import psycopg2
+
+    try:
+        reference_copy.connect().close()
+    except psycopg2.OperationalError as error:
+        reason = (str(error).strip().splitlines() or ["no reason given"])[-1]
+        raise SystemExit(f"cannot log in to PostgreSQL at {os.environ.get('PGHOST', 'localhost')}:{os.environ.get('PGPORT', '5432')} "
+                         f"(set PGHOST, PGPORT, PGUSER and PGPASSWORD): {reason}") from None
+
+
 def _median_of(measured: dict[str, list[dict]], side: str, key: str) -> float | None:
     values = [m[key] for m in measured[side] if m.get(key) is not None]
     return median(values) if values else None
@@ -123,6 +135,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="end with one JSON object on the last line")
     args = parser.parse_args()
 
+    _check_reachable()
     database = DatabaseCpu()
     results = []
     for workers in (int(w) for w in args.workers.split(",")):
