@@ -18,7 +18,7 @@ from iotdb_bench.simulator.spec import RunSpec
 def test_a_chunk_encodes_as_its_batches_one_by_one(module, extra, workload, batch):
     if (module == "null" and extra) or ("tables" in extra and workload):
         pytest.skip("covered by the other combinations")
-    fields = dict(workload)
+    extra, fields = dict(extra), dict(workload)  # the parameters are shared by every case: never changed here
     if extra.pop("tables", None):
         fields["tables"] = 3
     spec = RunSpec(run_id="chunks", task="insert", target="t", module=module, workers=1, batch=batch, num_inserts=30_000,
