@@ -90,6 +90,19 @@ def counter_at(samples: Sequence[Sample], field: str, at: float) -> float | None
     return v0 + (v1 - v0) * (at - t0) / (t1 - t0) if t1 > t0 else float(v1)
 
 
+def with_final_cpu(samples: list[Sample], started_at: float, finished_at: float, cpu_s: float | None) -> list[Sample]:
+    """A process's CPU over its timed phase as it measured it (its own rusage, `cpu_s` from
+    `started_at` to `finished_at`), added as one more reading at its end when the sampler's last
+    reading came before that: a worker exits right after it reports, often before the reading at
+    the phase's end, and its last moments would otherwise look idle."""
+    readings = [sample for sample in samples if sample.cpu_s is not None]
+    if cpu_s is None or not readings or readings[-1].at >= finished_at:
+        return samples
+    at_start = counter_at(readings, "cpu_s", started_at)
+    final = max(float(at_start) + cpu_s, float(readings[-1].cpu_s))
+    return [*samples, Sample(at=finished_at, cpu_s=final)]
+
+
 # A series whose readings span less than this share of the window says too little about it (a pod
 # whose container ended, and was last read, before most of the window had passed).
 MIN_COVERAGE = 0.5

@@ -267,3 +267,16 @@ def test_a_timed_phase_without_events_prints_the_database_cores_and_no_per_event
     document.inserts[0].resources.db_cpu_s_per_million = None  # no event stored in the timed phase
     line = render.resource_lines(document)[0]
     assert "database 0." in line and "cores" in line and "per million events" not in line.split(";")[0]
+
+
+def test_a_worker_that_ended_before_its_last_reading_gets_its_own_cpu_as_the_final_one():
+    from iotdb_bench.simulator.resources import Sample, Series, counter_delta, with_final_cpu
+
+    # read at 100.0 and 101.0 (0.2 s of CPU between), then the worker ended at 101.8 before the next reading
+    samples = [Sample(at=100.0, cpu_s=5.0), Sample(at=101.0, cpu_s=5.2)]
+    completed = with_final_cpu(samples, started_at=100.0, finished_at=101.8, cpu_s=0.36)
+    assert completed[-1].at == 101.8 and completed[-1].cpu_s == pytest.approx(5.36)
+    series = [Series(name="worker 0", samples=completed)]
+    assert counter_delta(series, "cpu_s", 101.0, 101.8) == pytest.approx(0.16)  # not 0: the last moments were busy
+    assert with_final_cpu(samples, 100.0, 100.9, 0.3) == samples  # read after it ended: nothing to add
+    assert with_final_cpu(samples, 100.0, 101.8, None) == samples  # no figure of its own

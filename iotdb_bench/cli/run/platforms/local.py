@@ -164,7 +164,8 @@ class LocalPlatform:
                 stop_all(children)
             window = timed_window(report)
             if window is not None:
-                report.resources = sampler.usage(*window, embedded)
+                own_cpu = {f"worker {w.worker}": (w.started_at, w.finished_at, w.cpu_s) for w in report.workers if w.role == "worker"}
+                report.resources = sampler.usage(*window, embedded, own_cpu)
                 # Every process of a local run shares this machine's cores (the database's too, when
                 # its processes were found here): the client's share of them is the bottleneck figure.
                 report.resources.client_cores = float(os.cpu_count() or 1)

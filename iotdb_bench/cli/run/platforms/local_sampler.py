@@ -26,7 +26,7 @@ import time
 
 import psutil
 
-from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise
+from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise, with_final_cpu
 
 # CPU and bytes written are read once a second: the CLI learns of the timed phase's edges at once
 # (its status requests are long polls) and reads then, and a counter is interpolated between the
@@ -247,7 +247,14 @@ class LocalSampler(threading.Thread):
                 tree.read(time.time(), relist, memory)
 
     # -- figures ------------------------------------------------------------------------------
-    def usage(self, start: float, end: float, embedded: bool) -> ResourceUsage:
+    def usage(self, start: float, end: float, embedded: bool, workers_cpu: dict[str, tuple[float, float, float | None]] | None = None) -> ResourceUsage:
+        """The figures over [start, end]. `workers_cpu`: per watched name ("worker 0"), the process's
+        own (started_at, finished_at, CPU seconds) of its timed phase, its last reading when it
+        ended before the sampler read it (resources.with_final_cpu)."""
+        for tree in self.workers:
+            own = (workers_cpu or {}).get(tree.name.split(" (process ")[0])
+            if own is not None:
+                tree.series.samples = with_final_cpu(tree.series.samples, *own)
         return ResourceUsage(
             window_start=start, window_end=end, database=self._database_group(start, end), database_in_workers=embedded,
             cores=psutil.cpu_count(),
