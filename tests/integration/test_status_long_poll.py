@@ -6,6 +6,7 @@ Against a real collector process (the null target), driven by hand through its w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -23,10 +24,12 @@ from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 
 
-@pytest.fixture
-def collector(tmp_path) -> Iterator[CollectorClient]:
+@contextlib.contextmanager
+def _collector(tmp_path, workers: int, heartbeat_timeout: float) -> Iterator[CollectorClient]:
+    """A real collector process of the null target, in its waiting phase."""
     spec_path = tmp_path / "spec.json"
-    RunSpec(run_id="r", task="insert", target="null", module="null", workers=2, num_inserts=10, batch=10, heartbeat_timeout=60).dump(spec_path)
+    RunSpec(run_id="r", task="insert", target="null", module="null", workers=workers, num_inserts=10, batch=10,
+            heartbeat_timeout=heartbeat_timeout).dump(spec_path)
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "iotdb_bench.simulator", "collector", "--spec", str(spec_path), "--port", str(port)],
                                cwd=REPO_ROOT, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
@@ -40,6 +43,12 @@ def collector(tmp_path) -> Iterator[CollectorClient]:
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.fixture
+def collector(tmp_path) -> Iterator[CollectorClient]:
+    with _collector(tmp_path, workers=2, heartbeat_timeout=60) as client:
+        yield client
 
 
 def _status(client: CollectorClient, query: str = "") -> dict:
@@ -96,20 +105,7 @@ def test_a_status_request_is_held_until_the_phase_or_the_finished_count_changes(
 
 def test_a_held_request_never_outlasts_a_quarter_of_the_heartbeat_timeout(tmp_path):
     """The dead-man switch counts the CLI silent from its last request: a held one must not trip it."""
-    spec_path = tmp_path / "spec.json"
-    RunSpec(run_id="r", task="insert", target="null", module="null", workers=1, num_inserts=10, batch=10, heartbeat_timeout=2).dump(spec_path)
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "iotdb_bench.simulator", "collector", "--spec", str(spec_path), "--port", str(port)],
-                               cwd=REPO_ROOT, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
-    client = CollectorClient(f"http://127.0.0.1:{port}")
-    try:
-        deadline = time.monotonic() + 30
-        while _status(client).get("phase") != "waiting":
-            assert process.poll() is None and time.monotonic() < deadline, "the collector did not come up"
-            time.sleep(0.05)
+    with _collector(tmp_path, workers=1, heartbeat_timeout=2) as client:
         for _ in range(8):  # 4+ s of held requests: the run is never abandoned
             status, held_s = _held(client, "?phase=waiting&finished=0&wait_s=5")
             assert status["phase"] == "waiting" and 0.3 <= held_s < 1.0
-    finally:
-        process.kill()
-        process.wait()
