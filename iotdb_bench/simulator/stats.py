@@ -37,6 +37,19 @@ def _micros(seconds: float) -> int:
     return min(max(round(seconds * 1e6), _LOWEST_US), _HIGHEST_US)
 
 
+class _TakenIn:
+    """A figure of a CallRecorder (kept as `_name`), read once the calls waiting are taken in."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attribute = f"_{name}"
+
+    def __get__(self, recorder: CallRecorder | None, owner: type | None = None) -> Any:
+        if recorder is None:
+            return self
+        recorder._take_in()
+        return getattr(recorder, self.attribute)
+
+
 class CallRecorder:
     """Records every database call of one worker's timed phase.
 
@@ -46,6 +59,12 @@ class CallRecorder:
     histograms, counts and per-second series take the calls in when they are read (by the progress
     reporter about once a second, from its own thread) or when many are waiting."""
 
+    events = _TakenIn()  # events, calls, seconds inside calls, the per-second series, the histograms:
+    calls = _TakenIn()  # each read after the waiting calls are taken in
+    db_seconds = _TakenIn()
+    per_second = _TakenIn()
+    histogram = _TakenIn()
+    response_histogram = _TakenIn()
     TAKE_IN_AFTER = 4096  # calls waiting at most: a recorder nobody reads stays small
     INTERVAL_KEPT = 65_536  # service times kept for interval_p99_ms when nobody asks (the latest)
 
@@ -92,36 +111,6 @@ class CallRecorder:
             del waiting[:count]
             if len(interval) > self.INTERVAL_KEPT:
                 del interval[: -self.INTERVAL_KEPT // 2]
-
-    @property
-    def events(self) -> int:
-        self._take_in()
-        return self._events
-
-    @property
-    def calls(self) -> int:
-        self._take_in()
-        return self._calls
-
-    @property
-    def db_seconds(self) -> float:
-        self._take_in()
-        return self._db_seconds
-
-    @property
-    def per_second(self) -> list[int]:
-        self._take_in()
-        return self._per_second
-
-    @property
-    def histogram(self) -> HdrHistogram:
-        self._take_in()
-        return self._histogram
-
-    @property
-    def response_histogram(self) -> HdrHistogram:
-        self._take_in()
-        return self._response_histogram
 
     def encoded_histogram(self) -> str:
         return self.histogram.encode().decode("ascii")
