@@ -6,12 +6,10 @@ start on the schedule, so a call held back by a slow one before it is charged fo
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from iotdb_bench.simulator.stats import CallRecorder
 
@@ -36,9 +34,9 @@ class Pacer(Protocol):
         """Open loop: how far behind its schedule the caller is at `at`; closed loop: None."""
 
 
-@dataclass(frozen=True)
-class Timed:
-    """One timed call on `clock`: when it began and ended, and when it was meant to begin."""
+class Timed(NamedTuple):
+    """One timed call on `clock`: when it began and ended, and when it was meant to begin. A named
+    tuple: one is made for every call of the timed loop, and a tuple costs the least to make."""
 
     began: float
     ended: float
@@ -63,7 +61,7 @@ class CallTimer:
         self.pacer = pacer  # None: closed loop, each call as soon as the last one returned
         self.recorder = recorder
         self.intended: float | None = None  # the intended start of the call about to begin
-        self._lock = threading.Lock() if shared else contextlib.nullcontext()
+        self._lock = threading.Lock() if shared else None
         self.epoch_offset = time.time() - clock()  # clock + epoch_offset = epoch seconds
 
     def turn(self, events: int, deadline: float) -> bool:
@@ -86,11 +84,15 @@ class CallTimer:
 
         def done(counted: int | None = None) -> Timed:
             """The call has ended; `counted`: its events, when only known now (a scan's page)."""
-            timed = Timed(began, clock(), intended)
+            ended = clock()
             if recorder is not None:
-                with lock:
-                    recorder.record(events if counted is None else counted, timed.service_s, to_epoch + timed.ended, timed.response_s if open_loop else None)
-            return timed
+                figures = (events if counted is None else counted, ended - began, to_epoch + ended, ended - intended if open_loop else None)
+                if lock is None:
+                    recorder.record(*figures)
+                else:
+                    with lock:
+                        recorder.record(*figures)
+            return Timed(began, ended, intended)
 
         return done
 

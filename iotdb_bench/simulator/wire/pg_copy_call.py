@@ -28,7 +28,7 @@ def copy_in(connection, statement: bytes, data: bytes, while_waiting: Callable[[
     if started is None or started.status != pq.ExecStatus.COPY_IN:
         _drain(pgconn)
         raise _error(connection, started)
-    _put(pgconn, lambda: pgconn.put_copy_data(data))
+    _put(pgconn, pgconn.put_copy_data, data)
     _put(pgconn, pgconn.put_copy_end)
     _flush(pgconn)
     while_waiting()
@@ -38,24 +38,27 @@ def copy_in(connection, statement: bytes, data: bytes, while_waiting: Callable[[
         raise _error(connection, finished)
 
 
-def _put(pgconn, call: Callable[[], int]) -> None:
+def _put(pgconn, call: Callable[..., int], *data: bytes) -> None:
     """put_copy_data / put_copy_end: 1 queued, 0 the output buffer is full (wait, retry); the wrapper
     raises the driver's error when libpq fails."""
-    while call() == 0:
+    while call(*data) == 0:
         select.select([], [pgconn.socket], [])
 
 
 def _flush(pgconn) -> None:
     while pgconn.flush() == 1:
-        select.select([pgconn.socket], [pgconn.socket], [])
+        readable, _, _ = select.select([pgconn.socket], [pgconn.socket], [])
+        if readable:  # the server wrote meanwhile (a notice): read it, or the socket stays readable
+            pgconn.consume_input()
 
 
 def _next_result(pgconn):
-    while True:
-        pgconn.consume_input()
-        if not pgconn.is_busy():
-            return pgconn.get_result()
+    """The next result, read once the socket is readable, as psycopg waits: `is_busy` parses what
+    libpq holds already; reading before waiting would cost a failed TLS read per wait."""
+    while pgconn.is_busy():
         select.select([pgconn.socket], [], [])
+        pgconn.consume_input()
+    return pgconn.get_result()
 
 
 def _drain(pgconn) -> None:

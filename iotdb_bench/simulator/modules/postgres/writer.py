@@ -5,6 +5,7 @@ failures, deadlocks and CockroachDB's restart errors."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from iotdb_bench.simulator.events import EventBatch
@@ -36,9 +37,10 @@ class PostgresWriter(Role, WriterRole):
         self._copy_statement_bytes = {table: statement.encode() for table, statement in self._copy_statements.items()}
         self._single_statements = {table: sql_common.insert_statement(table, self._columns, 1, "%s") for table in self.spec.table_names}
 
-    @property
+    @cached_property
     def one_copy_per_batch(self) -> bool:
-        """A batch is one COPY statement (into the one table), which commits by itself in autocommit."""
+        """A batch is one COPY statement (into the one table), which commits by itself in autocommit.
+        Decided once (the options and the spec do not change): it is asked before every batch."""
         return self.options.chosen_batch_mode == "copy" and len(self.spec.table_names) == 1
 
     def prepare_batch(self, batch: EventBatch) -> Any:
@@ -55,7 +57,8 @@ class PostgresWriter(Role, WriterRole):
         conn = self.module.conn
         if self.one_copy_per_batch and conn.autocommit:
             [(table, buffer)] = prepared
-            self.retry.call(lambda: copy_in(conn, self._copy_statement_bytes[table], buffer, self.hooks.while_waiting))
+            statement, while_waiting = self._copy_statement_bytes[table], self.hooks.while_waiting
+            self.retry.call(lambda: copy_in(conn, statement, buffer, while_waiting))
             return
         insert = {"copy": self._copy, "values": self._values_lists, "transaction": self._transaction}[self.options.chosen_batch_mode]
 
