@@ -68,7 +68,7 @@ class CopyRowEncoder:
         whole, rest = divmod(len(chunk), size)
         if self._text or not whole:  # rows of variable length, or a single short batch: batch by batch
             return [self.encode(batch) for batch in chunk.split(size)]
-        stride = len(_COPY_HEADER) + size * self._dtype.itemsize + len(_COPY_TRAILER)
+        stride = self._buffer_bytes(size)
         block = self._idle_block(size, whole)
         rows = np.ndarray((whole, size), dtype=self._dtype, buffer=block, offset=len(_COPY_HEADER), strides=(stride, self._dtype.itemsize))
         self._fill(rows, chunk.select(slice(0, whole * size)) if rest else chunk, (whole, size))
@@ -129,10 +129,14 @@ class CopyRowEncoder:
             pool.append(block)
         return block
 
+    def _buffer_bytes(self, size: int) -> int:
+        """The length of one COPY buffer of `size` rows (fixed-width rows: no text)."""
+        return len(_COPY_HEADER) + size * self._dtype.itemsize + len(_COPY_TRAILER)
+
     def _laid_out(self, size: int, batches: int) -> np.ndarray:
         """Bytes of `batches` COPY buffers of `size` rows each, back to back, with every constant in
         place (header, field counts, lengths, trailer): only the values are left to write."""
-        stride = len(_COPY_HEADER) + size * self._dtype.itemsize + len(_COPY_TRAILER)
+        stride = self._buffer_bytes(size)
         block = np.zeros((batches, stride), dtype=np.uint8)
         block[:, : len(_COPY_HEADER)] = np.frombuffer(_COPY_HEADER, dtype=np.uint8)
         block[:, stride - len(_COPY_TRAILER) :] = np.frombuffer(_COPY_TRAILER, dtype=np.uint8)

@@ -16,7 +16,7 @@ import select
 from collections.abc import Callable
 
 
-def copy_in(connection, statement: bytes, data: bytes, while_waiting: Callable[[], None] = lambda: None) -> None:
+def copy_in(connection, statement: bytes, data: bytes | memoryview, while_waiting: Callable[[], None] = lambda: None) -> None:
     """Send `data` with the COPY `statement`; `while_waiting` runs once the data is on the wire, while
     the server stores it. Raises the driver's error for the server's error (its SQLSTATE kept)."""
     from psycopg import pq
@@ -38,7 +38,7 @@ def copy_in(connection, statement: bytes, data: bytes, while_waiting: Callable[[
         raise _error(connection, finished)
 
 
-def _put(pgconn, call: Callable[..., int], *data: bytes) -> None:
+def _put(pgconn, call: Callable[..., int], *data: bytes | memoryview) -> None:
     """put_copy_data / put_copy_end: 1 queued, 0 the output buffer is full (wait, retry); the wrapper
     raises the driver's error when libpq fails."""
     while call(*data) == 0:
