@@ -200,6 +200,7 @@ class LocalSampler(threading.Thread):
         super().__init__(daemon=True, name="resource-sampler")
         self.database, self.database_note = database, database_note
         self.workers: list[ProcessTree] = []
+        self._worker_named: dict[str, ProcessTree] = {}  # by the name it was watched under ("worker 0")
         self.collector: ProcessTree | None = None
         self.cli = OwnProcess("the CLI")
         self._wake, self._stopped = threading.Event(), threading.Event()
@@ -216,6 +217,7 @@ class LocalSampler(threading.Thread):
                 self.collector = tree
             else:
                 self.workers.append(tree)
+                self._worker_named[name] = tree
 
     def mark(self, edge: str) -> None:
         """Read now, with fresh process lists: the `edge` ("start" or "end") of the timed phase was just
@@ -251,9 +253,8 @@ class LocalSampler(threading.Thread):
         """The figures over [start, end]. `workers_cpu`: per watched name ("worker 0"), the process's
         own (started_at, finished_at, CPU seconds) of its timed phase, its last reading when it
         ended before the sampler read it (resources.with_final_cpu)."""
-        for tree in self.workers:
-            own = (workers_cpu or {}).get(tree.name.split(" (process ")[0])
-            if own is not None:
+        for name, own in (workers_cpu or {}).items():
+            if (tree := self._worker_named.get(name)) is not None:
                 tree.series.samples = with_final_cpu(tree.series.samples, *own)
         return ResourceUsage(
             window_start=start, window_end=end, database=self._database_group(start, end), database_in_workers=embedded,
