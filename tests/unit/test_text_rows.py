@@ -1,5 +1,5 @@
-"""simulator/wire/text_rows.py and the two write paths built with it (Elasticsearch NDJSON, InfluxDB
-line protocol) against a straightforward rendering of the same values, byte for byte: str() of each
+"""simulator/wire/text_rows.py and the write paths built with it (Elasticsearch NDJSON, InfluxDB
+line protocol, MySQL values lists) against a straightforward rendering of the same values, byte for byte: str() of each
 integer, two decimals of each float of two decimals (what the tool sends: `21.50`, a JSON number of
 the same value as json.dumps's `21.5`), json.dumps of each string and float otherwise. Negative
 values, zero, the widths where a number gains a digit (9999/10000: four digits per lookup), and
@@ -77,6 +77,15 @@ def test_decimals_of_other_values_are_the_shortest_repr():
     assert joined(text_rows.decimals(np.array(values))) == lines([json.dumps(value) for value in values])
 
 
+def test_datetimes_are_numpys_iso_8601_with_a_space():
+    random = np.random.default_rng(27)
+    spans = [random.integers(0, 10**6, 1000), random.integers(0, 3 * 86_400_000, 1000), random.integers(0, 10**11, 1000)]
+    days = [0, 86_399_999, 86_400_000, 951_782_400_000, 1_767_225_599_999]  # midnight's edges, a 29 February
+    for epoch_ms in [np.array(days), *(1_767_225_600_000 + span for span in spans)]:
+        expected = np.char.replace(np.datetime_as_string(epoch_ms.astype("datetime64[ms]")).astype("S"), b"T", b" ")
+        assert text_rows.compact(text_rows.text_rows([text_rows.datetimes(epoch_ms)], len(epoch_ms))) == b"".join(expected)
+
+
 def test_compact_drops_only_zero_bytes_and_keeps_rows_without_any():
     names = text_rows.fixed(np.array([b"events0", b"events11", b"e"]))  # S8: zero-padded
     rows = text_rows.text_rows([text_rows.constant("<"), names, text_rows.constant(">")], 3)
@@ -87,8 +96,8 @@ def test_compact_drops_only_zero_bytes_and_keeps_rows_without_any():
 
 # -- the two write paths, whole batches ----------------------------------------------------------
 
-def module(name: str, **spec):
-    options = {"elasticsearch": {"hosts": "http://127.0.0.1:9200"}, "influxdb": {"url": "http://127.0.0.1:8086"}}[name]
+def module(name: str, options: dict | None = None, **spec):
+    options = {"elasticsearch": {"hosts": "http://127.0.0.1:9200"}, "influxdb": {"url": "http://127.0.0.1:8086"}, "mysql": {}}[name] | (options or {})
     return module_class(name)(RunSpec(run_id="text-rows", task="insert", target=name, module=name, workers=1, batch=1000,
                                       extra=options, **spec))
 
@@ -168,3 +177,52 @@ def test_influxdb_line_protocol_is_each_point_written_out(spec):
     influx = module("influxdb", **spec)
     for batch in batches(influx.spec):
         assert influx.writer.prepare_batch(batch) == line_protocol(influx.layout, influx.spec.table_names, batch)
+
+
+def sql_values(layout, with_key: bool, batch: EventBatch) -> list[str]:
+    """Each event's SQL tuple as the module wrote it before (Python's own rendering of each value)."""
+    stamps = np.datetime_as_string(batch.timestamp_ms.astype("datetime64[ms]")).tolist()
+    columns = [stamps if column.kind == "timestamp" else column.values(batch).tolist() for column in layout.columns]
+    kinds = [column.kind for column in layout.columns]
+    if with_key:
+        columns.append(batch.client_key.tolist())
+        kinds.append("device")
+    rows = []
+    for row in zip(*columns):
+        rendered = []
+        for kind, value in zip(kinds, row):
+            if kind == "timestamp":
+                rendered.append(f"'{value.replace('T', ' ')}'")
+            elif kind in ("device", "text"):
+                rendered.append(f"'{value.decode()}'")
+            else:
+                rendered.append(two_decimals_or_json(value) if kind == "float" else str(value))
+        rows.append("(" + ",".join(rendered) + ")")
+    return rows
+
+
+@pytest.mark.parametrize("batch_mode", ["values", "transaction"])
+@pytest.mark.parametrize("spec", [{}, {"primary_key": "client"}, {"tables": 3}, {"measurements": 3, "sensors": 2},
+                                  {"shape": "light"}, {"shape": "large"}],
+                         ids=["default", "client-keys", "tables", "measurements-sensors", "light", "large"])
+def test_mysql_statements_are_each_event_written_out(spec, batch_mode):
+    writer = module("mysql", {"batch_mode": batch_mode}, **spec).writer
+    for batch in batches(writer.spec):
+        expected = []
+        for table, part in writer.per_table(batch):
+            head = f"INSERT INTO {table} (" + ", ".join(writer.layout.names + (("id",) if writer._with_key else ())) + ") VALUES "
+            values = sql_values(writer.layout, writer._with_key, part)
+            expected += [head + ",\n".join(values)] if batch_mode == "values" else [head + row for row in values]
+        assert writer.prepare_batch(batch) == [statement.encode() for statement in expected]
+
+
+def test_mysql_values_lists_are_cut_under_the_statement_limit(monkeypatch):
+    from iotdb_bench.simulator.modules.mysql import writer as mysql_writer
+
+    monkeypatch.setattr(mysql_writer, "MAX_STATEMENT_BYTES", 10_000)
+    writer = module("mysql", {"batch_mode": "values"}).writer
+    batch = batches(writer.spec)[1]
+    statements = writer.prepare_batch(batch)
+    assert len(statements) > 1 and all(len(statement) <= 10_000 for statement in statements)
+    rows = [row for statement in statements for row in statement.split(b" VALUES ", 1)[1].split(b",\n")]
+    assert rows == [row.encode() for row in sql_values(writer.layout, False, batch)]

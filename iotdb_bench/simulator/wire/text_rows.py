@@ -1,4 +1,4 @@
-"""Building the text of a whole batch (NDJSON, line protocol) with NumPy, without a Python loop per event.
+"""Building the text of a whole batch (NDJSON, line protocol, SQL values lists) with NumPy, without a Python loop per event.
 
 Each event is one row of a uint8 matrix; zero bytes are padding (the leading zeros of numbers, the
 unused width of names, the sign of positive numbers), dropped when the rows are joined.
@@ -12,6 +12,8 @@ import numpy as np
 # written four digits per lookup, with a divmod per four digits instead of two operations per digit.
 _QUADS = np.frombuffer(b"".join(b"%04d" % i for i in range(10_000)), dtype=np.uint32)
 _POWERS = 10 ** np.arange(19, dtype=np.int64)  # 1, 10, ..., 10**18: digit counts by searchsorted
+_DAY_MS = 86_400_000
+_FIRST_DAY, _LAST_DAY = (int(np.datetime64(day, "D").astype(np.int64)) for day in ("0000-01-01", "9999-12-31"))
 
 
 def text_rows(columns: list[np.ndarray], count: int) -> np.ndarray:
@@ -68,11 +70,35 @@ def decimals(values: np.ndarray) -> np.ndarray:
     return np.concatenate([_signs(hundredths), text], axis=1) if negative else text
 
 
-def value(kind: str, values: np.ndarray) -> list[np.ndarray]:
-    """The text of a column of one of the shapes' kinds (simulator/shapes.py) as JSON writes it:
-    strings quoted (the generator's strings need no escaping), numbers as they are."""
+def datetimes(epoch_ms: np.ndarray) -> np.ndarray:
+    """'YYYY-MM-DD HH:MM:SS.mmm' (UTC) of epoch milliseconds: the dates looked up in a table of the
+    batch's days (a batch spans a few), the clock written from two-digit groups."""
+    count = len(epoch_ms)
+    days, in_day = np.divmod(epoch_ms, _DAY_MS)
+    first = int(days.min()) if count else 0
+    span = int(days.max()) - first + 1 if count else 0
+    if span > count or first < _FIRST_DAY or first + span > _LAST_DAY:  # days far apart, or years of more than 4 digits
+        text = fixed(np.datetime_as_string(epoch_ms.astype("datetime64[ms]")).astype("S")).copy()
+        text[text == ord("T")] = ord(" ")
+        return text
+    seconds, milliseconds = np.divmod(in_day, 1000)
+    minutes, second = np.divmod(seconds, 60)
+    hour, minute = np.divmod(minutes, 60)
+    text = np.empty((count, 23), dtype=np.uint8)
+    dates = np.datetime_as_string(np.arange(first, first + span).astype("datetime64[D]")).astype("S10")
+    text[:, :10] = fixed(dates[days - first])  # picked as whole strings: a tenth of picking rows of bytes
+    text[:, [10, 13, 16, 19]] = np.frombuffer(b" ::.", dtype=np.uint8)
+    for start, part in ((11, hour), (14, minute), (17, second)):
+        text[:, start : start + 2] = _QUADS[part].view(np.uint8).reshape(count, 4)[:, 2:]
+    text[:, 20:] = _QUADS[milliseconds].view(np.uint8).reshape(count, 4)[:, 1:]
+    return text
+
+
+def value(kind: str, values: np.ndarray, quote: str = '"') -> list[np.ndarray]:
+    """The text of a column of one of the shapes' kinds (simulator/shapes.py) as JSON (SQL, with
+    quote="'") writes it: strings quoted (the generator's strings need no escaping), numbers as they are."""
     if kind in ("device", "text"):
-        return [constant('"'), fixed(values), constant('"')]
+        return [constant(quote), fixed(values), constant(quote)]
     if kind == "float":
         return [decimals(values)]
     return [integers(values)]

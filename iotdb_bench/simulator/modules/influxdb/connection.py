@@ -10,6 +10,7 @@ import gzip
 import json
 import logging
 import ssl
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,7 +39,7 @@ class InfluxConnection:
         self._query_client = None
         self._poster: HttpPoster | None = None
         self._write_query = {"org": options.org, "bucket": options.bucket, "precision": "ms"}
-        self._query = None
+        self._query = self._reads = None
         self.v1: bool | None = options.v1_compat
         self.version: str | None = None
 
@@ -63,7 +64,8 @@ class InfluxConnection:
         # --query-timeout bounds the queries only: they get a client of their own with that timeout.
         if self.spec.task == "query" and self.spec.query_timeout:
             self._query_client = client(self.spec.query_timeout)
-        self._query = (self._query_client or self.client).query_api()
+        self._reads = self.client.query_api()
+        self._query = self._query_client.query_api() if self._query_client else self._reads
 
     def close(self) -> None:
         for client in (self.client, self._query_client):
@@ -71,7 +73,7 @@ class InfluxConnection:
                 client.close()
         if self._poster is not None:
             self._poster.close()
-        self.client = self._query_client = self._poster = self._query = None
+        self.client = self._query_client = self._poster = self._query = self._reads = None
 
     def address(self) -> str:
         parts = urlsplit(self.options.url)
@@ -127,9 +129,17 @@ class InfluxConnection:
         if status >= 300:
             raise InfluxServerError(f"write failed with {status}: {_answer_message(answer)}", status)
 
-    def flux(self, query: str) -> list:
-        """A Flux query through the queries' client (--query-timeout)."""
-        return self.call("Flux query", self._query.query, query, org=self.options.org)
+    def flux(self, query: str, bounded: bool = False) -> list:
+        """A Flux query's tables; `bounded`: one of the run's queries, which --query-timeout limits
+        (reads of markers and records are not)."""
+        if not bounded:
+            return self.call("Flux read", self._reads.query, query, org=self.options.org)
+        started = time.perf_counter()
+        tables = self.call("Flux query", self._query.query, query, org=self.options.org)
+        # urllib3 limits each wait for the socket, not the call: an answer that came in late is late all the same.
+        if self._query_client is not None and time.perf_counter() - started > self.spec.query_timeout:
+            raise InfluxServerError("Flux query timed out")
+        return tables
 
     def flux_csv(self, query: str) -> Any:
         """A Flux query's plain CSV (no header, no annotations), streamed."""

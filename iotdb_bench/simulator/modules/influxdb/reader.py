@@ -74,7 +74,7 @@ class InfluxReader(Role, ReaderRole):
             return [(sum(row[0] for row in rows),)] if total else with_times(*times)(rows)
 
         def run() -> Answer:
-            return Answer(self.module.connection.flux(query), rows_of)
+            return Answer(self.module.connection.flux(query, bounded=True), rows_of)
 
         return run
 

@@ -16,7 +16,7 @@ def encoded_tablet_class() -> type:
 
     class EncodedTablet(NumpyTablet):
         def __init__(self, target, columns, types, values, timestamps, column_types=None):
-            if len(timestamps) > 1 and not np.all(timestamps[1:] >= timestamps[:-1]):
+            if not self.check_sorted(timestamps):
                 # Tablets are sorted by time (the driver would sort the other columns, not ours).
                 order = np.argsort(timestamps, kind="stable")
                 timestamps, values = timestamps[order], [column[order] for column in values]
@@ -29,6 +29,12 @@ def encoded_tablet_class() -> type:
 
         def get_binary_values(self) -> bytes:
             return self._encoded
+
+        @staticmethod
+        def check_sorted(timestamps: np.ndarray) -> bool:
+            """One NumPy comparison instead of the driver's Python loop over every timestamp (a third of
+            the time it took to make a batch's tablets)."""
+            return len(timestamps) < 2 or bool(np.all(timestamps[1:] >= timestamps[:-1]))
 
     return EncodedTablet
 

@@ -1,7 +1,9 @@
 """The mysql module's write path: statements rendered to SQL text while preparing (every value is a
 generated number, timestamp or fixed-alphabet id, so no escaping is needed and a timed call is only
 the round trips), a batch as single-row INSERTs or values lists under one COMMIT, single INSERTs in
-autocommit or in the --commit-interval transaction; deadlocks and lock wait timeouts are retried."""
+autocommit or in the --commit-interval transaction; deadlocks and lock wait timeouts are retried.
+A batch's rows are written with NumPy (simulator/wire/text_rows.py), without a Python step per event:
+PyMySQL takes the statements as bytes and sends them as they are."""
 
 from __future__ import annotations
 
@@ -12,13 +14,15 @@ from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
 from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.wire import text_rows
 
 # ER_LOCK_DEADLOCK and ER_LOCK_WAIT_TIMEOUT: the transaction can simply be run again.
 RETRYABLE_ERRORS = {1213, 1205}
 # Well below every server's default max_allowed_packet (MariaDB 16 MiB, MySQL 64 MiB).
 MAX_STATEMENT_BYTES = 1 << 20
-# How a value of each kind is written in SQL text: quoted, or as Python writes the number.
-_LITERALS = {"timestamp": "'{}'", "device": "'{}'", "text": "'{}'", "float": "{!r}"}
+# Each row of a batch's text ends so: the rows joined are a values list, and split there, single rows
+# (no generated value holds a comma or a line break).
+_ROW_END = b",\n"
 
 
 class MysqlWriter(Role, WriterRole):
@@ -30,18 +34,16 @@ class MysqlWriter(Role, WriterRole):
         self._with_key = self.spec.primary_key is PrimaryKey.client
         columns = self.layout.names + (("id",) if self._with_key else ())
         self._insert_head = "INSERT INTO {table} (" + ", ".join(columns) + ") VALUES "
-        literals = [_LITERALS.get(column.kind, "{}") for column in self.layout.columns] + (["'{}'"] if self._with_key else [])
-        self._row_format = "(" + ",".join(literals) + ")"
 
-    def prepare_batch(self, batch: EventBatch) -> list[str]:
-        statements: list[str] = []
+    def prepare_batch(self, batch: EventBatch) -> list[bytes]:
+        statements: list[bytes] = []
         for table, part in self.per_table(batch):
-            head = self._insert_head.format(table=table)
-            values = self._values(part)
+            head = self._insert_head.format(table=table).encode()
+            rows = self._rows(part)
             if self.options.chosen_batch_mode == "values":
-                statements += _multi_row_statements(head, values)
+                statements += _multi_row_statements(head, rows)
             else:
-                statements += [head + row for row in values]
+                statements += [head + row for row in _single_rows(rows)]
         return statements
 
     @property
@@ -50,7 +52,7 @@ class MysqlWriter(Role, WriterRole):
         the server, without the COMMIT round trip (the connection is opened in autocommit)."""
         return bool(self.spec.batch) and self.options.chosen_batch_mode == "values" and len(self.spec.table_names) == 1
 
-    def insert_batch(self, prepared: list[str]) -> None:
+    def insert_batch(self, prepared: list[bytes]) -> None:
         conn = self.module.conn
         if len(prepared) == 1 and conn.get_autocommit():
             [statement] = prepared
@@ -72,11 +74,11 @@ class MysqlWriter(Role, WriterRole):
 
         self.retry.call(transaction, before_retry=conn.rollback)
 
-    def prepare_single(self, batch: EventBatch) -> list[str]:
-        heads = {table: self._insert_head.format(table=table) for table in self.spec.table_names}
-        return [heads[table] + row for table, row in zip(self.table_of_each(batch), self._values(batch))]
+    def prepare_single(self, batch: EventBatch) -> list[bytes]:
+        heads = {table: self._insert_head.format(table=table).encode() for table in self.spec.table_names}
+        return [heads[table] + row for table, row in zip(self.table_of_each(batch), _single_rows(self._rows(batch)))]
 
-    def insert_single(self, statement: str) -> None:
+    def insert_single(self, statement: bytes) -> None:
         conn = self.module.conn
 
         def call() -> None:
@@ -91,14 +93,21 @@ class MysqlWriter(Role, WriterRole):
     def commit(self) -> None:
         self.module.conn.commit()
 
-    def _values(self, batch: EventBatch) -> list[str]:
-        """One `(...)` SQL tuple per event; the values need no escaping (see the module docstring)."""
-        rows = self.layout.python_rows(batch, timestamp=_datetimes, key=batch.client_key if self._with_key else None)
-        return [self._row_format.format(*row) for row in rows]
-
-
-def _datetimes(timestamp_ms: np.ndarray) -> list[str]:
-    return np.datetime_as_string(timestamp_ms.astype("datetime64[ms]")).tolist()
+    def _rows(self, batch: EventBatch) -> np.ndarray:
+        """One `(...)` SQL tuple per event and _ROW_END, as rows of text_rows; the values need no
+        escaping (see the module docstring)."""
+        columns = [text_rows.constant("(")]
+        for position, column in enumerate(self.layout.columns):
+            if position:
+                columns.append(text_rows.constant(","))
+            if column.kind == "timestamp":
+                columns += [text_rows.constant("'"), text_rows.datetimes(batch.timestamp_ms), text_rows.constant("'")]
+            else:
+                columns += text_rows.value(column.kind, column.values(batch), quote="'")
+        if self._with_key:
+            columns += [text_rows.constant(",'"), text_rows.fixed(batch.client_key), text_rows.constant("'")]
+        columns.append(text_rows.constant(")" + _ROW_END.decode()))
+        return text_rows.text_rows(columns, len(batch))
 
 
 def _is_retryable(error: BaseException) -> bool:
@@ -108,15 +117,12 @@ def _is_retryable(error: BaseException) -> bool:
     return isinstance(error, pymysql.err.OperationalError) and error.args[0] in RETRYABLE_ERRORS
 
 
-def _multi_row_statements(head: str, values: list[str]) -> list[str]:
-    """Multi-row INSERTs, each kept under MAX_STATEMENT_BYTES."""
-    statements, chunk, size = [], [], len(head)
-    for row in values:
-        if chunk and size + len(row) + 1 > MAX_STATEMENT_BYTES:
-            statements.append(head + ",".join(chunk))
-            chunk, size = [], len(head)
-        chunk.append(row)
-        size += len(row) + 1
-    if chunk:
-        statements.append(head + ",".join(chunk))
-    return statements
+def _single_rows(rows: np.ndarray) -> list[bytes]:
+    return text_rows.compact(rows).split(_ROW_END)[:-1]
+
+
+def _multi_row_statements(head: bytes, rows: np.ndarray) -> list[bytes]:
+    """Multi-row INSERTs, each kept under MAX_STATEMENT_BYTES (rows are at most rows.shape[1] bytes)."""
+    per_statement = max(1, (MAX_STATEMENT_BYTES - len(head)) // max(1, rows.shape[1]))
+    return [head + text_rows.compact(rows[first : first + per_statement])[: -len(_ROW_END)]
+            for first in range(0, len(rows), per_statement)]
