@@ -141,6 +141,10 @@ dn_tracing_dir=$DATA_DIR/datanode/tracing
 dn_sync_dir=$DATA_DIR/datanode/sync
 sort_tmp_dir=$DATA_DIR/datanode/tmp
 dn_pipe_receiver_file_dirs=$DATA_DIR/datanode/system/pipe/receiver
+# Each data region's write-ahead log buffer comes out of the DataNode's direct memory (32 MiB by
+# default): with 256 MiB, databases left by earlier runs (the iotdb-local target's, the contract
+# tests') took every region a new database needs ("no available DataRegionGroup").
+wal_buffer_size_in_byte=8388608
 EOF
     cat >"$CONF_DIR/logback.xml" <<'EOF'
 <configuration scan="false">

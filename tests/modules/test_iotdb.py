@@ -4,8 +4,8 @@ End to end through the CLI (local platform) in both data models, with the stored
 by the test itself through the driver's Session; plus the module's own pieces (schema made in
 setup, the tablets' encoding against the driver's). Every test uses the suite's own databases
 (tree root.<name>, table <name>), deleted at the end. Each database is made with one data region
-group: a data region reserves 32 MiB of the DataNode's direct memory for its write-ahead log, and
-the test server has 256 MiB of it.
+group: a data region reserves a buffer of the DataNode's direct memory for its write-ahead log (8
+MiB on the test server, 32 by default), and the test server has 256 MiB of it.
 """
 
 from __future__ import annotations
