@@ -114,13 +114,14 @@ EOF
         </dev/null >"$log_file" 2>&1 8>&- 9>&- &
     pid=$!
     echo "$pid" >"$pid_file"
-    # Ready once it has connected and started its controllers (it logs "Watch nodes" then).
-    for _ in $(seq 1 100); do
+    # Ready once it has connected and started its controllers (it logs "Watch nodes" then). Up to 60 s:
+    # beside CI's test processes on 2 cores it once printed nothing within 20.
+    for _ in $(seq 1 300); do
         kill -0 "$pid" 2>/dev/null || die "kwok exited at start: $(tail -n 5 "$log_file")"
         grep -q "Watch nodes" "$log_file" && break
         sleep 0.2
     done
-    grep -q "Watch nodes" "$log_file" || die "kwok did not start within 20 s: $(tail -n 5 "$log_file")"
+    grep -q "Watch nodes" "$log_file" || die "kwok did not start within 60 s: $(tail -n 5 "$log_file")"
     log "kwok running (PID $pid, log $log_file)"
     echo "$pid"
 }
