@@ -1,5 +1,8 @@
-"""Where the test time went: per test file, the seconds its tests took (set-up included), from the
-JUnit XML files pytest wrote (scripts/test.sh). Usage: python scripts/test_times.py FILE.xml..."""
+"""Where the test time went, and what failed: per test file, the seconds its tests took (set-up
+included), then every failed or erroring test with the first line of its message, from the JUnit XML
+files pytest wrote (scripts/test.sh). Printed last, so the end of CI's output names what failed in
+either half (the cluster's half prints first and scrolls out of a tail).
+Usage: python scripts/test_times.py FILE.xml..."""
 
 from __future__ import annotations
 
@@ -8,30 +11,56 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 
 TOP = 15
+MESSAGE_CHARS = 300
 
 
-def file_times(paths: list[str]) -> Counter:
-    times: Counter = Counter()
+def test_cases(paths: list[str]) -> list[ElementTree.Element]:
+    cases = []
     for path in paths:
         try:
-            root = ElementTree.parse(path).getroot()
+            cases.extend(ElementTree.parse(path).getroot().iter("testcase"))
         except (OSError, ElementTree.ParseError) as error:
-            print(f"(no test times from {path}: {error})")
-            continue
-        for case in root.iter("testcase"):
-            parts = case.get("classname", "?").split(".")  # module path, then a test class if any
-            module = [part for part in parts if not part[:1].isupper()]
-            times["/".join(module) + ".py"] += float(case.get("time") or 0)
+            print(f"(no test results from {path}: {error})")
+    return cases
+
+
+def file_name(case: ElementTree.Element) -> str:
+    parts = case.get("classname", "?").split(".")  # module path, then a test class if any
+    return "/".join(part for part in parts if not part[:1].isupper()) + ".py"
+
+
+def file_times(cases: list[ElementTree.Element]) -> Counter:
+    times: Counter = Counter()
+    for case in cases:
+        times[file_name(case)] += float(case.get("time") or 0)
     return times
 
 
+def problems(cases: list[ElementTree.Element]) -> list[str]:
+    """'FAILED file::test: message' for every failure or error (an error at set-up and a failure of
+    the same test are two lines, as pytest counts them)."""
+    lines = []
+    for case in cases:
+        for kind in ("failure", "error"):
+            for element in case.findall(kind):
+                text = (element.get("message") or element.text or "").strip().splitlines()
+                message = text[0][:MESSAGE_CHARS] if text else "(no message)"
+                label = "FAILED" if kind == "failure" else "ERROR"
+                lines.append(f"{label} {file_name(case)}::{case.get('name', '?')}: {message}")
+    return lines
+
+
 def main(paths: list[str]) -> None:
-    times = file_times(paths)
-    if not times:
-        return
-    print(f"==== test seconds per file (top {TOP} of {len(times)}; all files: {sum(times.values()):,.0f} s of test time)")
-    for name, seconds in times.most_common(TOP):
-        print(f"{seconds:8.0f} s  {name}")
+    cases = test_cases(paths)
+    times = file_times(cases)
+    if times:
+        print(f"==== test seconds per file (top {TOP} of {len(times)}; all files: {sum(times.values()):,.0f} s of test time)")
+        for name, seconds in times.most_common(TOP):
+            print(f"{seconds:8.0f} s  {name}")
+    failed = problems(cases)
+    if failed:
+        print(f"==== failed tests, both halves ({len(failed)})")
+        print("\n".join(failed))
 
 
 if __name__ == "__main__":

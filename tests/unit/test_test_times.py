@@ -1,5 +1,6 @@
 """scripts/test_times.py: the seconds per test file CI prints come from pytest's JUnit XML, summed
-per file (every test of a file, parametrised ones included)."""
+per file (every test of a file, parametrised ones included), and every failure or error of either half
+is named at the end with the first line of its message."""
 
 from __future__ import annotations
 
@@ -23,6 +24,36 @@ def test_seconds_are_summed_per_file_and_a_missing_file_is_said(tmp_path, capsys
         '<testcase classname="tests.unit.test_x.TestGroup" name="test_a[2]" time="2.0"/>'
         '<testcase classname="tests.integration.test_y" name="test_b" time="0.25"/>'
         '</testsuite></testsuites>')
-    times = load().file_times([str(tmp_path / "a.xml"), str(tmp_path / "absent.xml")])
+    script = load()
+    times = script.file_times(script.test_cases([str(tmp_path / "a.xml"), str(tmp_path / "absent.xml")]))
     assert times == {"tests/unit/test_x.py": 3.5, "tests/integration/test_y.py": 0.25}
-    assert "no test times from" in capsys.readouterr().out
+    assert "no test results from" in capsys.readouterr().out
+
+
+def test_failures_and_errors_of_both_files_are_listed_last(tmp_path, capsys):
+    (tmp_path / "first.xml").write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.unit.test_x" name="test_ok" time="1"/>'
+        '<testcase classname="tests.unit.test_x" name="test_bad" time="1">'
+        '<failure message="AssertionError: 3 != 4&#10;second line">trace</failure></testcase>'
+        '</testsuite></testsuites>')
+    (tmp_path / "cluster.xml").write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.kubernetes.test_k" name="test_up" time="20">'
+        '<error message="failed on setup with &quot;TimeoutError: no pod&quot;">trace</error></testcase>'
+        '</testsuite></testsuites>')
+    load().main([str(tmp_path / "first.xml"), str(tmp_path / "cluster.xml")])
+    out = capsys.readouterr().out.splitlines()
+    assert out[-3:] == [
+        "==== failed tests, both halves (2)",
+        "FAILED tests/unit/test_x.py::test_bad: AssertionError: 3 != 4",
+        'ERROR tests/kubernetes/test_k.py::test_up: failed on setup with "TimeoutError: no pod"',
+    ]
+
+
+def test_nothing_failed_prints_no_failure_heading(tmp_path, capsys):
+    (tmp_path / "a.xml").write_text(
+        '<testsuites><testsuite><testcase classname="tests.unit.test_x" name="test_ok" time="1"/>'
+        '</testsuite></testsuites>')
+    load().main([str(tmp_path / "a.xml")])
+    assert "failed tests" not in capsys.readouterr().out
