@@ -151,6 +151,7 @@ if wait_for_cluster; then
     done_phase "tests on the cluster" "$second_t0"
 else
     second=1
+    cluster_failure=$(tail -n 5 "$cluster_log")   # repeated at the end: the log above scrolls out of a tail
 fi
 wait "$first_pid"
 first=$?
@@ -161,5 +162,8 @@ rm -f "$first_log"
 "$python" scripts/test_times.py "$times_dir"/*.xml >&2
 rm -rf "$times_dir"
 set -e
+if [ -n "${cluster_failure:-}" ]; then   # an `if`: a false `[ ] &&` would end the script under set -e
+    printf '==== the cluster did not come up (its log is above); its last lines:\n%s\n' "$cluster_failure" >&2
+fi
 echo "tests without the cluster: exit $first; on the cluster: exit $second" >&2
 [ "$first" -eq 0 ] && [ "$second" -eq 0 ]

@@ -14,7 +14,7 @@ TOP = 15
 MESSAGE_CHARS = 300
 
 
-def test_cases(paths: list[str]) -> list[ElementTree.Element]:
+def read_cases(paths: list[str]) -> list[ElementTree.Element]:
     cases = []
     for path in paths:
         try:
@@ -51,7 +51,7 @@ def problems(cases: list[ElementTree.Element]) -> list[str]:
 
 
 def main(paths: list[str]) -> None:
-    cases = test_cases(paths)
+    cases = read_cases(paths)
     times = file_times(cases)
     if times:
         print(f"==== test seconds per file (top {TOP} of {len(times)}; all files: {sum(times.values()):,.0f} s of test time)")

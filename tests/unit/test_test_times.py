@@ -25,7 +25,7 @@ def test_seconds_are_summed_per_file_and_a_missing_file_is_said(tmp_path, capsys
         '<testcase classname="tests.integration.test_y" name="test_b" time="0.25"/>'
         '</testsuite></testsuites>')
     script = load()
-    times = script.file_times(script.test_cases([str(tmp_path / "a.xml"), str(tmp_path / "absent.xml")]))
+    times = script.file_times(script.read_cases([str(tmp_path / "a.xml"), str(tmp_path / "absent.xml")]))
     assert times == {"tests/unit/test_x.py": 3.5, "tests/integration/test_y.py": 0.25}
     assert "no test results from" in capsys.readouterr().out
 
