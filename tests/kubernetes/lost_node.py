@@ -54,7 +54,7 @@ def simulated_node(core: CoreV1Api) -> Iterator[str]:
     core.create_node(_node("fake", [TAINT, GATE]))
     try:
         # The node controller lifts its not-ready taint a few seconds after KWOK marks the node Ready.
-        wait_for(lambda: _ready(core.read_node(NODE)) == "True" and _taint_keys(core.read_node(NODE)) == {TAINT["key"], GATE["key"]},
+        wait_for(lambda: ready(core.read_node(NODE)) == "True" and _taint_keys(core.read_node(NODE)) == {TAINT["key"], GATE["key"]},
                  "the simulated node to be Ready and schedulable (is KWOK running? its log: /tmp/iotbench-kwok)", 60)
         yield NODE
     finally:
@@ -113,7 +113,7 @@ def _delete(core: CoreV1Api) -> None:
     wait_for(lambda: not core.list_node(field_selector=f"metadata.name={NODE}").items, "the simulated node to be gone", 60)
 
 
-def _ready(node: V1Node) -> str | None:
+def ready(node: V1Node) -> str | None:
     return next((c.status for c in node.status.conditions or [] if c.type == "Ready"), None)
 
 

@@ -16,7 +16,6 @@ kube-apiserver. In a namespace and a database of this module's own.
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import secrets
@@ -26,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 import yaml
@@ -277,32 +277,20 @@ def test_an_api_server_that_stays_away_fails_the_command_and_the_run_ends_by_its
 API_SERVER_STOP_S = 3.0
 
 
-def ended(pid: int, within_s: float) -> bool:
-    """Whether the process has ended (or is a zombie: a process started by this one, not reaped) within
-    within_s seconds."""
-    end = time.monotonic() + within_s
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state == "Z" or time.monotonic() >= end:
-            return state == "Z"
-        time.sleep(0.1)
-
-
 def restart_api_server(away_s: float) -> float:
     """Stop the local cluster's kube-apiserver (SIGTERM, then SIGKILL after API_SERVER_STOP_S) and start
     it again, after away_s, with the same command line (its pid file updated, so that k8s-local's `down`
     still stops it). Returns the wall time (time.time()) at which it was stopped."""
     pid_file = K8S_STATE / "pids" / "kube-apiserver.pid"
-    pid = int(pid_file.read_text())
-    command = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    server = psutil.Process(int(pid_file.read_text()))
+    command = server.cmdline()
     stopped_at = time.time()
-    os.kill(pid, signal.SIGTERM)
-    if not ended(pid, API_SERVER_STOP_S):
-        os.kill(pid, signal.SIGKILL)
-        assert ended(pid, 10.0), f"kube-apiserver (PID {pid}) still runs 10 s after SIGKILL"
+    server.terminate()
+    try:
+        server.wait(API_SERVER_STOP_S)
+    except psutil.TimeoutExpired:
+        server.kill()
+        server.wait(10.0)
     time.sleep(away_s)
     with (K8S_STATE / "logs" / "kube-apiserver.log").open("ab") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -318,8 +306,7 @@ def wait_for_the_kubelet(cluster, since: float) -> None:
 
     def renewed_and_ready() -> bool:
         renewed = leases.read_namespaced_lease(node, "kube-node-lease").spec.renew_time
-        conditions = cluster.core.read_node(node).status.conditions or []
-        return renewed is not None and renewed.timestamp() > since and any(c.type == "Ready" and c.status == "True" for c in conditions)
+        return renewed is not None and renewed.timestamp() > since and lost_node.ready(cluster.core.read_node(node)) == "True"
 
     wait_for(renewed_and_ready, f"the kubelet of {node} to renew its lease and the node to be Ready", 120)
 
