@@ -1,5 +1,5 @@
 """Where the test time went, and what failed: per test file, the seconds its tests took (set-up
-included), then every failed or erroring test with the first line of its message, from the JUnit XML
+included), then every failed or erroring test with its message on one line, from the JUnit XML
 files pytest wrote (scripts/test.sh). Printed last, so the end of CI's output names what failed in
 either half (the cluster's half prints first and scrolls out of a tail).
 Usage: python scripts/test_times.py FILE.xml..."""
@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 
 TOP = 15
-MESSAGE_CHARS = 300
+MESSAGE_CHARS = 600   # a message's lines joined with ' | ': a fixture's failure says its cause after a heading line
 
 
 def read_cases(paths: list[str]) -> list[ElementTree.Element]:
@@ -38,15 +38,19 @@ def file_times(cases: list[ElementTree.Element]) -> Counter:
 
 def problems(cases: list[ElementTree.Element]) -> list[str]:
     """'FAILED file::test: message' for every failure or error (an error at set-up and a failure of
-    the same test are two lines, as pytest counts them)."""
+    the same test are two lines, as pytest counts them). A message the line before gave already (the
+    error of a shared fixture, repeated for each of its tests) is not given again."""
     lines = []
+    previous = None
     for case in cases:
         for kind in ("failure", "error"):
             for element in case.findall(kind):
-                text = (element.get("message") or element.text or "").strip().splitlines()
-                message = text[0][:MESSAGE_CHARS] if text else "(no message)"
+                text = [line.strip() for line in (element.get("message") or element.text or "").splitlines()]
+                message = " | ".join(line for line in text if line)[:MESSAGE_CHARS] or "(no message)"
                 label = "FAILED" if kind == "failure" else "ERROR"
-                lines.append(f"{label} {file_name(case)}::{case.get('name', '?')}: {message}")
+                said = "(the same as above)" if message == previous else message
+                lines.append(f"{label} {file_name(case)}::{case.get('name', '?')}: {said}")
+                previous = message
     return lines
 
 

@@ -195,25 +195,37 @@ def cluster(cluster_and_image, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def simulated():
-    """Eleven KWOK nodes on the local cluster (tests/kubernetes/simulated_nodes.py), removed at the end
-    together with everything on them; KWOK is built on first use and stopped again if started here."""
-    from kubernetes import client
-    from kubernetes import config as kubeconfig_loader
-
+def kwok_controller() -> dict[str, str]:
+    """The local cluster up and KWOK running, once per session (its environment: KUBECONFIG, PATH with
+    helm): the lost-node tests and the placement tests share one controller. KWOK is built on first use
+    and stopped again at the end if started here, the cluster too (unless K8S_LOCAL_KEEP=1)."""
     from tests.kubernetes import simulated_nodes
 
     env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
     started_cluster = not _cluster_running(env)
     _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
-    core = client.CoreV1Api(kubeconfig_loader.new_client_from_config(config_file=str(KUBECONFIG)))
     started_kwok = simulated_nodes.start_kwok(env)
+    yield env
+    if started_kwok:
+        simulated_nodes.kwok("stop", env)
+    if started_cluster and os.environ.get("K8S_LOCAL_KEEP") != "1":
+        subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def simulated(kwok_controller):
+    """Eleven KWOK nodes on the local cluster (tests/kubernetes/simulated_nodes.py), removed at the end
+    together with everything on them."""
+    from kubernetes import client
+    from kubernetes import config as kubeconfig_loader
+
+    from tests.kubernetes import simulated_nodes
+
+    core = client.CoreV1Api(kubeconfig_loader.new_client_from_config(config_file=str(KUBECONFIG)))
     try:
-        yield simulated_nodes.setup(core, env)
+        yield simulated_nodes.setup(core, kwok_controller)
     finally:
-        simulated_nodes.teardown(core, env, stop_kwok=started_kwok)
-        if started_cluster and os.environ.get("K8S_LOCAL_KEEP") != "1":
-            subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+        simulated_nodes.remove_everything(core)
 
 
 @pytest.fixture

@@ -27,24 +27,13 @@ import yaml
 from kubernetes.client import CoreV1Api, V1Eviction, V1Node, V1NodeSpec, V1NodeStatus, V1ObjectMeta, V1Pod, V1Taint
 from kubernetes.client.exceptions import ApiException
 
-from tests.kubernetes.simulated_nodes import CAPACITY, TAINT, kwok, start_kwok, wait_for
+from tests.kubernetes.simulated_nodes import CAPACITY, TAINT, wait_for
 
 NODE = "iotbench-lost-node"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 # Keeps the first run's worker off the simulated node.
 GATE = {"key": "iotbench-lost-node/first-run", "value": "real-node", "effect": "NoSchedule"}
 SILENT_KUBELET = {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown", "message": "Kubelet stopped posting node status."}
-
-
-@contextmanager
-def kwok_running(env: dict[str, str]) -> Iterator[None]:
-    """KWOK, started (and stopped again afterwards) unless it runs already."""
-    started = start_kwok(env)
-    try:
-        yield
-    finally:
-        if started:
-            kwok("stop", env)
 
 
 @contextmanager

@@ -86,12 +86,12 @@ class Cli:
             args = ["--target", "postgresql", *args]
             empty_database(cluster)
         self.cwd = cwd
-        self.out, self.err = (cwd / "stdout.txt").open("w"), (cwd / "stderr.txt").open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, str(REPO_ROOT / "run.py"), *RUN, "--config", str(config), *args], cwd=cwd,
-            env={**cluster.env, "FAULTS_PGPASSWORD": FAULTS_PASSWORD, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1", "COLUMNS": "250", **env},
-            stdout=self.out, stderr=self.err,
-        )
+        with (cwd / "stdout.txt").open("w") as out, (cwd / "stderr.txt").open("w") as err:  # the CLI has its own copies
+            self.process = subprocess.Popen(
+                [sys.executable, str(REPO_ROOT / "run.py"), *RUN, "--config", str(config), *args], cwd=cwd,
+                env={**cluster.env, "FAULTS_PGPASSWORD": FAULTS_PASSWORD, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1", "COLUMNS": "250", **env},
+                stdout=out, stderr=err,
+            )
 
     def wait(self, limit_s: float = 300) -> int:
         try:
@@ -384,14 +384,8 @@ def test_a_pod_ended_under_the_run_is_named_and_the_run_removed(cluster, faults,
 
 # -- a node lost under a running worker ------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def kwok(cluster):
-    with lost_node.kwok_running(cluster.env):
-        yield
-
-
 @pytest.fixture
-def node(cluster, kwok):
+def node(cluster, kwok_controller):
     with lost_node.simulated_node(cluster.core) as name:
         yield name
 

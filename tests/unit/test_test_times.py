@@ -1,6 +1,7 @@
 """scripts/test_times.py: the seconds per test file CI prints come from pytest's JUnit XML, summed
 per file (every test of a file, parametrised ones included), and every failure or error of either half
-is named at the end with the first line of its message."""
+is named at the end with its message on one line (a message repeated for the tests of one failed
+fixture is given once)."""
 
 from __future__ import annotations
 
@@ -40,14 +41,17 @@ def test_failures_and_errors_of_both_files_are_listed_last(tmp_path, capsys):
     (tmp_path / "cluster.xml").write_text(
         '<testsuites><testsuite name="pytest">'
         '<testcase classname="tests.kubernetes.test_k" name="test_up" time="20">'
-        '<error message="failed on setup with &quot;TimeoutError: no pod&quot;">trace</error></testcase>'
+        '<error message="failed on setup with &quot;Failed: start failed:&#10;  [kwok] ERROR: no lease&#10;&quot;">trace</error></testcase>'
+        '<testcase classname="tests.kubernetes.test_k" name="test_down" time="0">'
+        '<error message="failed on setup with &quot;Failed: start failed:&#10;  [kwok] ERROR: no lease&#10;&quot;">trace</error></testcase>'
         '</testsuite></testsuites>')
     load().main([str(tmp_path / "first.xml"), str(tmp_path / "cluster.xml")])
     out = capsys.readouterr().out.splitlines()
-    assert out[-3:] == [
-        "==== failed tests, both halves (2)",
-        "FAILED tests/unit/test_x.py::test_bad: AssertionError: 3 != 4",
-        'ERROR tests/kubernetes/test_k.py::test_up: failed on setup with "TimeoutError: no pod"',
+    assert out[-4:] == [
+        "==== failed tests, both halves (3)",
+        "FAILED tests/unit/test_x.py::test_bad: AssertionError: 3 != 4 | second line",
+        'ERROR tests/kubernetes/test_k.py::test_up: failed on setup with "Failed: start failed: | [kwok] ERROR: no lease | "',
+        "ERROR tests/kubernetes/test_k.py::test_down: (the same as above)",
     ]
 
 
