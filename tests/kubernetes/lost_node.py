@@ -27,7 +27,7 @@ import yaml
 from kubernetes.client import CoreV1Api, V1Eviction, V1Node, V1NodeSpec, V1NodeStatus, V1ObjectMeta, V1Pod, V1Taint
 from kubernetes.client.exceptions import ApiException
 
-from tests.kubernetes.simulated_nodes import CAPACITY, TAINT, wait_for
+from tests.kubernetes.simulated_nodes import CAPACITY, TAINT, ready, wait_for
 
 NODE = "iotbench-lost-node"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
@@ -100,10 +100,6 @@ def _delete(core: CoreV1Api) -> None:
         if error.status != 404:
             raise
     wait_for(lambda: not core.list_node(field_selector=f"metadata.name={NODE}").items, "the simulated node to be gone", 60)
-
-
-def ready(node: V1Node) -> str | None:
-    return next((c.status for c in node.status.conditions or [] if c.type == "Ready"), None)
 
 
 def _taint_keys(node: V1Node) -> set[str]:

@@ -148,7 +148,7 @@ def add_nodes_and_databases(core: CoreV1Api) -> None:
         ))
     # Ready, and schedulable: the node controller removes its not-ready taint some seconds after the
     # node turns Ready, and pods scheduled in between avoid those nodes (a spread test saw two empty).
-    wait_for(lambda: all(_ready(node) and _only_our_taint(node) for node in _nodes(core)) and len(_nodes(core)) == len(DB_NODES + CLIENT_NODES),
+    wait_for(lambda: all(ready(node) == "True" and _only_our_taint(node) for node in _nodes(core)) and len(_nodes(core)) == len(DB_NODES + CLIENT_NODES),
              "the simulated nodes to be Ready and schedulable (is KWOK running? see its log in /tmp/iotbench-kwok)", 60)
     _ensure_namespace(core, DB_NAMESPACE)
     for index, node in enumerate(DB_NODES):
@@ -194,8 +194,9 @@ def _nodes(core: CoreV1Api) -> list[V1Node]:
     return core.list_node(label_selector=POOL_LABEL).items
 
 
-def _ready(node: V1Node) -> bool:
-    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+def ready(node: V1Node) -> str | None:
+    """The status of the node's Ready condition ("True", "False", "Unknown"), None without one."""
+    return next((c.status for c in node.status.conditions or [] if c.type == "Ready"), None)
 
 
 def _only_our_taint(node: V1Node) -> bool:

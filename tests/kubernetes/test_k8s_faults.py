@@ -32,7 +32,7 @@ import yaml
 from kubernetes import client
 
 from tests.conftest import REPO_ROOT, postgres_env, run_cli
-from tests.kubernetes import lost_node
+from tests.kubernetes import lost_node, simulated_nodes
 from tests.kubernetes.conftest import KUBECONFIG, ROLE
 from tests.tcp_link import ApiLink
 
@@ -306,7 +306,7 @@ def wait_for_the_kubelet(cluster, since: float) -> None:
 
     def renewed_and_ready() -> bool:
         renewed = leases.read_namespaced_lease(node, "kube-node-lease").spec.renew_time
-        return renewed is not None and renewed.timestamp() > since and lost_node.ready(cluster.core.read_node(node)) == "True"
+        return renewed is not None and renewed.timestamp() > since and simulated_nodes.ready(cluster.core.read_node(node)) == "True"
 
     wait_for(renewed_and_ready, f"the kubelet of {node} to renew its lease and the node to be Ready", 120)
 
