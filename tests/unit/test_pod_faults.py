@@ -21,17 +21,24 @@ from kubernetes.client import (
 from iotdb_bench.cli.run.platforms.kubernetes import PodWatch
 
 
-def pod(name: str, component: str, index: str = "0", deleted: bool = False, conditions=(), terminated: int | None = None) -> V1Pod:
+def pod(name: str, component: str, index: str = "0", deleted: bool = False, conditions=(), terminated: int | None = None,
+        deletion_asked_s_ago: float = 0.0, grace_s: int = 30) -> V1Pod:
     annotations = {"batch.kubernetes.io/job-completion-index": index} if component == "worker" else {}
     state = V1ContainerState(terminated=V1ContainerStateTerminated(exit_code=terminated)) if terminated is not None \
         else V1ContainerState(running=V1ContainerStateRunning())
     return V1Pod(
         metadata=V1ObjectMeta(name=name, uid=f"uid-{name}", labels={"app.kubernetes.io/component": component}, annotations=annotations,
-                              deletion_timestamp=datetime.datetime.now(datetime.UTC) if deleted else None),
+                              deletion_timestamp=deletion_at(deletion_asked_s_ago, grace_s) if deleted else None,
+                              deletion_grace_period_seconds=grace_s if deleted else None),
         spec=V1PodSpec(containers=[], node_name="node-a"),
         status=V1PodStatus(phase="Running", conditions=list(conditions), container_statuses=[
             V1ContainerStatus(name="c", image="i", image_id="", ready=True, restart_count=0, state=state)]),
     )
+
+
+def deletion_at(asked_s_ago: float, grace_s: int) -> datetime.datetime:
+    """The deletionTimestamp the API server sets: when the deletion was asked for, plus the grace period."""
+    return datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=grace_s - asked_s_ago)
 
 
 def watch(tmp_path: Path, *pods: V1Pod) -> PodWatch:
@@ -74,3 +81,15 @@ def test_the_evicted_worker_is_named_before_the_one_its_failed_job_deleted(tmp_p
                   conditions=[V1PodCondition(type="DisruptionTarget", status="True", reason="EvictionByEvictionAPI")])
     found = watch(tmp_path, pod("c-1", "collector"), pod("w-0", "worker", "0", deleted=True), evicted)
     assert found._judge([]) == "worker 1 (pod w-1) was evicted (a node drain or the eviction API) on node node-a"
+
+
+def test_of_two_deleted_workers_the_one_deleted_first_is_named_not_the_one_its_failed_job_deleted(tmp_path):
+    """A user deletes worker 1; its Job fails and deletes worker 0 a second later. Both are terminating
+    when the CLI looks: worker 1 is the cause (CI once named worker 0, the first by index)."""
+    found = watch(tmp_path, pod("c-1", "collector"), pod("w-0", "worker", "0", deleted=True, deletion_asked_s_ago=1.0),
+                  pod("w-1", "worker", "1", deleted=True, deletion_asked_s_ago=2.0))
+    assert found._judge([]) == "worker 1 (pod w-1) was deleted (on node node-a)"
+    # The grace periods differ: the time asked for counts, not the deletionTimestamp.
+    found = watch(tmp_path, pod("w-0", "worker", "0", deleted=True, deletion_asked_s_ago=1.0, grace_s=5),
+                  pod("w-1", "worker", "1", deleted=True, deletion_asked_s_ago=2.0, grace_s=60))
+    assert found._judge([]) == "worker 1 (pod w-1) was deleted (on node node-a)"

@@ -453,23 +453,24 @@ class PodWatch:
         self._seen.update({pod.metadata.uid: _label(pod) for pod in self.pods})
         since, self._judged_version = self._judged_version, self._listed_version
         # A pod that fails takes the others with it (its Job fails and deletes its other pods): the
-        # one with a cause (evicted, preempted, crashed) is named before those merely deleted.
+        # one with a cause (evicted, preempted, crashed) is named before those merely deleted, and of
+        # those, the one whose deletion was asked for first (a gone pod without history: first).
         last_states = self._last_states(set(gone), since)
-        plainly_deleted = []
+        plainly_deleted: list[tuple[float, str]] = []
         for uid, label in gone.items():
             last = last_states.get(uid)
             problem = self._pod_problem(last) if last is not None else None
             if problem and not _plainly_deleted(last):
                 return problem
-            plainly_deleted.append(problem or f"{label} was deleted")
+            plainly_deleted.append((_deletion_asked_at(last), problem or f"{label} was deleted"))
         for pod in sorted(self.pods, key=_pod_order):
             problem = self._pod_problem(pod)
             if problem and _plainly_deleted(pod):
-                plainly_deleted.append(problem)
+                plainly_deleted.append((_deletion_asked_at(pod), problem))
             elif problem:
                 return problem
         if plainly_deleted:
-            return plainly_deleted[0]
+            return min(plainly_deleted, key=lambda asked_and_said: asked_and_said[0])[1]  # ties: in the order above
         problem = self._node_problem()
         if problem:
             return problem
@@ -680,6 +681,14 @@ def _plainly_deleted(pod: V1Pod) -> bool:
     """Deleted with no reason Kubernetes gives (a user, or a Job controller ending its pods)."""
     return pod.metadata.deletion_timestamp is not None and not any(
         c.type == "DisruptionTarget" and c.status == "True" for c in pod.status.conditions or [])
+
+
+def _deletion_asked_at(pod: V1Pod | None) -> float:
+    """When the pod's deletion was asked for (its deletionTimestamp is that plus its grace period);
+    -inf when not known."""
+    if pod is None or pod.metadata.deletion_timestamp is None:
+        return float("-inf")
+    return pod.metadata.deletion_timestamp.timestamp() - (pod.metadata.deletion_grace_period_seconds or 0)
 
 
 def _disruption(pod: V1Pod) -> str:
