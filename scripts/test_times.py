@@ -11,7 +11,9 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 
 TOP = 15
-MESSAGE_CHARS = 600   # a message's lines joined with ' | ': a fixture's failure says its cause after a heading line
+# A message's lines joined with ' | ', its beginning and its end: a fixture's failure says its cause
+# after a heading line, an assertion's own message may end with what a command printed last.
+MESSAGE_CHARS = 800
 
 
 def read_cases(paths: list[str]) -> list[ElementTree.Element]:
@@ -36,6 +38,14 @@ def file_times(cases: list[ElementTree.Element]) -> Counter:
     return times
 
 
+def shortened(message: str) -> str:
+    """At most about MESSAGE_CHARS: the first two thirds and the last third, with ' ... ' between."""
+    if len(message) <= MESSAGE_CHARS:
+        return message
+    head = MESSAGE_CHARS * 2 // 3
+    return f"{message[:head]} ... {message[-(MESSAGE_CHARS - head):]}"
+
+
 def problems(cases: list[ElementTree.Element]) -> list[str]:
     """'FAILED file::test: message' for every failure or error (an error at set-up and a failure of
     the same test are two lines, as pytest counts them). A message the line before gave already (the
@@ -46,7 +56,7 @@ def problems(cases: list[ElementTree.Element]) -> list[str]:
         for kind in ("failure", "error"):
             for element in case.findall(kind):
                 text = [line.strip() for line in (element.get("message") or element.text or "").splitlines()]
-                message = " | ".join(line for line in text if line)[:MESSAGE_CHARS] or "(no message)"
+                message = shortened(" | ".join(line for line in text if line)) or "(no message)"
                 label = "FAILED" if kind == "failure" else "ERROR"
                 said = "(the same as above)" if message == previous else message
                 lines.append(f"{label} {file_name(case)}::{case.get('name', '?')}: {said}")

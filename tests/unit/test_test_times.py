@@ -61,3 +61,12 @@ def test_nothing_failed_prints_no_failure_heading(tmp_path, capsys):
         '</testsuite></testsuites>')
     load().main([str(tmp_path / "a.xml")])
     assert "failed tests" not in capsys.readouterr().out
+
+
+def test_a_long_message_keeps_its_beginning_and_its_end():
+    script = load()
+    message = "AssertionError: (CLI exit 1) stdout: " + "progress " * 300 + "stderr: error: worker 1 (pod p-1) was deleted"
+    short = script.shortened(message)
+    assert len(short) <= script.MESSAGE_CHARS + 5
+    assert short.startswith("AssertionError: (CLI exit 1) stdout: ") and short.endswith("stderr: error: worker 1 (pod p-1) was deleted")
+    assert script.shortened("short") == "short"
