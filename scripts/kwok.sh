@@ -113,9 +113,9 @@ EOF
     launch
     started_within "$KWOK_FIRST_START_S" && code=0 || code=$?
     if [[ $code -ne 0 ]]; then
-        # Once (in CI, beside the tests on 2 cores) it printed nothing at all within 60 s; a second start
-        # is cheap. What the first one did is said, and kept: when silent, its goroutines show where it
-        # waited (Go prints them on SIGQUIT).
+        # Beside CI's tests on 2 cores one printed nothing within 20 s, and CI on another machine failed
+        # a start (why, its output did not keep); a second start is cheap. What the first one did is
+        # said, and kept: when silent, its goroutines show where it waited (Go prints them on SIGQUIT).
         first=$(what_happened "$code" 1 "$KWOK_FIRST_START_S")
         log "$first; starting it once more"
         launch

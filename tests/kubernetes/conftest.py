@@ -12,6 +12,7 @@ import os
 import secrets
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,7 +196,7 @@ def cluster(cluster_and_image, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def kwok_controller() -> dict[str, str]:
+def kwok_controller() -> Iterator[dict[str, str]]:
     """The local cluster up and KWOK running, once per session (its environment: KUBECONFIG, PATH with
     helm): the lost-node tests and the placement tests share one controller. KWOK is built on first use
     and stopped again at the end if started here, the cluster too (unless K8S_LOCAL_KEEP=1)."""
@@ -203,13 +204,16 @@ def kwok_controller() -> dict[str, str]:
 
     env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
     started_cluster = not _cluster_running(env)
-    _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
-    started_kwok = simulated_nodes.start_kwok(env)
-    yield env
-    if started_kwok:
-        simulated_nodes.kwok("stop", env)
-    if started_cluster and os.environ.get("K8S_LOCAL_KEEP") != "1":
-        subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+    started_kwok = False
+    try:
+        _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
+        started_kwok = simulated_nodes.start_kwok(env)
+        yield env
+    finally:  # also when KWOK did not start: a cluster started here does not outlive the session
+        if started_kwok:
+            simulated_nodes.kwok("stop", env)
+        if started_cluster and os.environ.get("K8S_LOCAL_KEEP") != "1":
+            subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
 
 
 @pytest.fixture(scope="session")
