@@ -158,11 +158,19 @@ what_happened() {
         echo "it exited: $(tail -n 5 "$kept" | tr '\n' ' ')"
         return
     fi
-    kill -QUIT "$pid" 2>/dev/null || true
-    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
+    end_process "$pid" QUIT 2
     cp "$log_file" "$kept"
     echo "it printed nothing within $3 s; where it waited ($kept): $(awk '/^goroutine 1 /{on=1} on && /^$/{exit} on && !/^\t/{print}' "$kept" | head -n 8 | tr '\n' ' ')"
+}
+
+# end_process PID SIGNAL SECONDS: send SIGNAL, and SIGKILL if the process still runs SECONDS later.
+end_process() {
+    kill -"$2" "$1" 2>/dev/null || return 0
+    for _ in $(seq 1 $(( $3 * 10 ))); do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -9 "$1" 2>/dev/null || true
 }
 
 stop() {
@@ -172,12 +180,7 @@ stop() {
         log "kwok is not running"
         return
     fi
-    kill "$pid"
-    for _ in $(seq 1 50); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    end_process "$pid" TERM 5
     rm -f "$pid_file"
     log "kwok stopped (PID $pid)"
 }

@@ -13,6 +13,7 @@ import secrets
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,23 +144,32 @@ def _write_config(path: Path, image: str, node_ip: str) -> None:
     path.write_text(yaml.safe_dump(config, sort_keys=False))
 
 
+@contextmanager
+def local_cluster() -> Iterator[dict[str, str]]:
+    """The local cluster up, with its environment (KUBECONFIG, PATH with helm): brought up if it is not
+    running, and then taken down again at the end (unless K8S_LOCAL_KEEP=1), also after a failure."""
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
+    started_here = not _cluster_running(env)
+    try:
+        kubeconfig = _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
+        assert Path(kubeconfig) == KUBECONFIG, f"k8s-local printed an unexpected kubeconfig path: {kubeconfig}"
+        yield env
+    finally:
+        if started_here and os.environ.get("K8S_LOCAL_KEEP") != "1":
+            subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+
+
 @pytest.fixture(scope="session")
 def cluster_and_image():
     """The local cluster up and the simulator image built from this tree, once per session (each build
-    takes 20-30 s: once per test module, they were minutes of the suite). Stopped again at the end when
-    started here."""
-    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
-    started_here = not _cluster_running(env)
+    takes 20-30 s: once per test module, they were minutes of the suite)."""
     t0 = time.monotonic()
-    kubeconfig = _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
-    assert Path(kubeconfig) == KUBECONFIG, f"k8s-local printed an unexpected kubeconfig path: {kubeconfig}"
-    # scripts/test.sh built it from this tree moments before and says so; otherwise build it now.
-    image = os.environ.get("IOTBENCH_TEST_IMAGE") or _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh")],
-                                                                  "building the simulator image", env, timeout=900)
-    print(f"cluster and image ready in {time.monotonic() - t0:.0f} s")
-    yield env, image
-    if started_here and os.environ.get("K8S_LOCAL_KEEP") != "1":
-        subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+    with local_cluster() as env:
+        # scripts/test.sh built it from this tree moments before and says so; otherwise build it now.
+        image = os.environ.get("IOTBENCH_TEST_IMAGE") or _run_script([str(REPO_ROOT / "scripts" / "k8s-image.sh")],
+                                                                      "building the simulator image", env, timeout=900)
+        print(f"cluster and image ready in {time.monotonic() - t0:.0f} s")
+        yield env, image
 
 
 @pytest.fixture(scope="session")
@@ -199,21 +209,16 @@ def cluster(cluster_and_image, tmp_path_factory):
 def kwok_controller() -> Iterator[dict[str, str]]:
     """The local cluster up and KWOK running, once per session (its environment: KUBECONFIG, PATH with
     helm): the lost-node tests and the placement tests share one controller. KWOK is built on first use
-    and stopped again at the end if started here, the cluster too (unless K8S_LOCAL_KEEP=1)."""
+    and stopped again at the end if started here."""
     from tests.kubernetes import simulated_nodes
 
-    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG), "PATH": f"{K8S_LOCAL_BIN}{os.pathsep}{os.environ['PATH']}"}
-    started_cluster = not _cluster_running(env)
-    started_kwok = False
-    try:
-        _run_script([str(K8S_LOCAL / "up")], "bringing up the local cluster", env, timeout=1800)
+    with local_cluster() as env:
         started_kwok = simulated_nodes.start_kwok(env)
-        yield env
-    finally:  # also when KWOK did not start: a cluster started here does not outlive the session
-        if started_kwok:
-            simulated_nodes.kwok("stop", env)
-        if started_cluster and os.environ.get("K8S_LOCAL_KEEP") != "1":
-            subprocess.run([str(K8S_LOCAL / "down")], env=env, capture_output=True, timeout=300)
+        try:
+            yield env
+        finally:
+            if started_kwok:
+                simulated_nodes.kwok("stop", env)
 
 
 @pytest.fixture(scope="session")
