@@ -79,7 +79,8 @@ def print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 
 def machine() -> dict[str, Any]:
     """What the figures depend on, including how busy the machine was (other work skews them)."""
-    return {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)}
+    return {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
+            "ended_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 def emit_json(payload: dict[str, Any]) -> None:
