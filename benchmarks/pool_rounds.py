@@ -17,21 +17,24 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from collections.abc import Callable
 from pathlib import Path
 
 from _common import print_table
 
-# Each figure: a round's ratio, from the round's measurement of every side.
-FIGURES: dict[str, Callable[[dict[str, dict]], float | None]] = {
-    "Tool / pre-built (goal ≥ 0.95)": lambda side: side["tool"]["rate"] / side["reference"]["rate"],
-    "--pregenerate / pre-built": lambda side: side["tool_pregenerated"]["rate"] / side["reference"]["rate"],
-    "Generating reference / pre-built": lambda side: side["reference_generating"]["rate"] / side["reference"]["rate"],
-    "Tool / generating reference": lambda side: side["tool"]["rate"] / side["reference_generating"]["rate"],
-    "Whole tool's CPU / generating reference's (goal ≤ 1.2)": lambda side: (
-        side["tool"]["tool_cpu_s_per_million"] / side["reference_generating"]["client_cpu_s_per_million"]
-        if side["tool"].get("tool_cpu_s_per_million") else None),
+# Each figure: a round's ratio of one side's figure to another's (side, figure, over side, figure).
+FIGURES: dict[str, tuple[str, str, str, str]] = {
+    "Tool / pre-built (goal ≥ 0.95)": ("tool", "rate", "reference", "rate"),
+    "--pregenerate / pre-built": ("tool_pregenerated", "rate", "reference", "rate"),
+    "Generating reference / pre-built": ("reference_generating", "rate", "reference", "rate"),
+    "Tool / generating reference": ("tool", "rate", "reference_generating", "rate"),
+    "Whole tool's CPU / generating reference's (goal ≤ 1.2)": ("tool", "tool_cpu_s_per_million", "reference_generating", "client_cpu_s_per_million"),
 }
+
+
+def ratio(round_: dict[str, dict], side: str, figure: str, over_side: str, over_figure: str) -> float | None:
+    """None where the round lacks either figure (a run of an older version of the benchmark)."""
+    numerator, denominator = round_.get(side, {}).get(figure), round_.get(over_side, {}).get(over_figure)
+    return numerator / denominator if numerator and denominator else None
 
 
 def read_run(path: Path) -> dict:
@@ -66,7 +69,7 @@ def summary(values: list[float]) -> str:
     return f"{q2:.3f} ({q1:.2f}-{q3:.2f}; {min(values):.2f}-{max(values):.2f})"
 
 
-def pooled(runs: list[tuple[str, dict]]) -> dict[int, list[tuple[str, list[dict[str, dict]]]]]:
+def by_worker_count(runs: list[tuple[str, dict]]) -> dict[int, list[tuple[str, list[dict[str, dict]]]]]:
     """Per worker count, each run's label and rounds."""
     by_workers: dict[int, list[tuple[str, list[dict[str, dict]]]]] = {}
     for label, run in runs:
@@ -79,7 +82,7 @@ def table_rows(runs: list[tuple[str, list[dict[str, dict]]]]) -> list[list[str]]
     every_round = [round_ for _, rounds in runs for round_ in rounds]
     rows = []
     for label, rounds in [*runs, ("all rounds together", every_round)]:
-        figures = [summary([v for v in map(ratio, rounds) if v is not None]) for ratio in FIGURES.values()]
+        figures = [summary([v for v in (ratio(round_, *figure) for round_ in rounds) if v is not None]) for figure in FIGURES.values()]
         rows.append([label, str(len(rounds)), *figures])
     return rows
 
@@ -89,7 +92,7 @@ def main() -> None:
     parser.add_argument("files", nargs="+", type=Path, help="outputs of `postgres_overhead.py --json`")
     args = parser.parse_args()
     runs = [(path.stem.removeprefix("postgres_overhead-"), read_run(path)) for path in args.files]
-    for workers, by_run in sorted(pooled(runs).items()):
+    for workers, by_run in sorted(by_worker_count(runs).items()):
         print_table(f"{workers} worker(s): median of the rounds' ratios (quartiles; range)",
                     ["Run", "Rounds", *FIGURES], table_rows(by_run))
 

@@ -50,3 +50,13 @@ def test_a_file_without_the_benchmarks_output_is_one_line_and_exit_1(tmp_path):
                                                       "(its last line that is a JSON object)"]
     missing = pool(tmp_path / "absent.json")
     assert missing.returncode == 1 and missing.stderr.strip() == f"cannot read {tmp_path / 'absent.json'}: No such file or directory"
+
+
+def test_a_run_of_an_older_benchmark_without_a_side_gives_a_dash_for_its_figures_not_a_traceback(tmp_path):
+    saved_run(tmp_path / "postgres_overhead-old.json", 1, tool=[95], reference=[100], pregenerated=[99], generating=[100])
+    run = json.loads((tmp_path / "postgres_overhead-old.json").read_text().splitlines()[-1])
+    del run["results"][0]["rounds"]["tool_pregenerated"]  # measured only since --pregenerate existed
+    (tmp_path / "postgres_overhead-old.json").write_text(json.dumps(run) + "\n")
+    completed = pool(tmp_path / "postgres_overhead-old.json")
+    assert completed.returncode == 0, completed.stderr
+    assert row(completed.stdout, "old")[2:4] == ["0.950", "-"]
