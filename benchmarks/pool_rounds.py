@@ -20,21 +20,16 @@ import statistics
 from pathlib import Path
 
 from _common import print_table
+from postgres_overhead import ratios, rounds_of
 
-# Each figure: a round's ratio of one side's figure to another's (side, figure, over side, figure).
-FIGURES: dict[str, tuple[str, str, str, str]] = {
-    "Tool / pre-built (goal ≥ 0.95)": ("tool", "rate", "reference", "rate"),
-    "--pregenerate / pre-built": ("tool_pregenerated", "rate", "reference", "rate"),
-    "Generating reference / pre-built": ("reference_generating", "rate", "reference", "rate"),
-    "Tool / generating reference": ("tool", "rate", "reference_generating", "rate"),
-    "Whole tool's CPU / generating reference's (goal ≤ 1.2)": ("tool", "tool_cpu_s_per_million", "reference_generating", "client_cpu_s_per_million"),
+# The columns: a round's ratios (postgres_overhead.ROUND_RATIOS), by name.
+FIGURES = {
+    "Tool / pre-built (goal ≥ 0.95)": "tool",
+    "--pregenerate / pre-built": "pregenerated",
+    "Generating reference / pre-built": "generating_reference",
+    "Tool / generating reference": "tool_to_generating",
+    "Whole tool's CPU / generating reference's (goal ≤ 1.2)": "cpu",
 }
-
-
-def ratio(round_: dict[str, dict], side: str, figure: str, over_side: str, over_figure: str) -> float | None:
-    """None where the round lacks either figure (a run of an older version of the benchmark)."""
-    numerator, denominator = round_.get(side, {}).get(figure), round_.get(over_side, {}).get(over_figure)
-    return numerator / denominator if numerator and denominator else None
 
 
 def read_run(path: Path) -> dict:
@@ -55,12 +50,6 @@ def read_run(path: Path) -> dict:
     raise SystemExit(f"{path}: no output of `postgres_overhead.py --json` in it (its last line that is a JSON object)")
 
 
-def rounds_of(result: dict) -> list[dict[str, dict]]:
-    """Per round, each side's measurement: {"tool": {...}, "reference": {...}, ...}."""
-    sides = result["rounds"]
-    return [dict(zip(sides, measured, strict=True)) for measured in zip(*sides.values(), strict=True)]
-
-
 def summary(values: list[float]) -> str:
     """Median (quartiles; range), or the one value."""
     if len(values) < 2:
@@ -74,7 +63,7 @@ def by_worker_count(runs: list[tuple[str, dict]]) -> dict[int, list[tuple[str, l
     by_workers: dict[int, list[tuple[str, list[dict[str, dict]]]]] = {}
     for label, run in runs:
         for result in run["results"]:
-            by_workers.setdefault(result["workers"], []).append((label, rounds_of(result)))
+            by_workers.setdefault(result["workers"], []).append((label, rounds_of(result["rounds"])))
     return by_workers
 
 
@@ -82,7 +71,7 @@ def table_rows(runs: list[tuple[str, list[dict[str, dict]]]]) -> list[list[str]]
     every_round = [round_ for _, rounds in runs for round_ in rounds]
     rows = []
     for label, rounds in [*runs, ("all rounds together", every_round)]:
-        figures = [summary([v for v in (ratio(round_, *figure) for round_ in rounds) if v is not None]) for figure in FIGURES.values()]
+        figures = [summary(ratios(rounds, name)) for name in FIGURES.values()]
         rows.append([label, str(len(rounds)), *figures])
     return rows
 

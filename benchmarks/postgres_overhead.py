@@ -108,6 +108,29 @@ def reference(workers: int, events: int, database: DatabaseCpu, generating: bool
 
 
 SIDES = ("tool", "tool_pregenerated", "reference", "reference_generating")
+# A round's figures, each one side's figure over another's measured in the same round: the run prints
+# their medians over its rounds, benchmarks/pool_rounds.py over the rounds of several runs.
+ROUND_RATIOS: dict[str, tuple[str, str, str, str]] = {
+    "tool": ("tool", "rate", "reference", "rate"),
+    "pregenerated": ("tool_pregenerated", "rate", "reference", "rate"),
+    "generating_reference": ("reference_generating", "rate", "reference", "rate"),
+    "tool_to_generating": ("tool", "rate", "reference_generating", "rate"),
+    # The CPU goal's figure: every process of the tool against a client that makes its events too.
+    "cpu": ("tool", "tool_cpu_s_per_million", "reference_generating", "client_cpu_s_per_million"),
+}
+
+
+def rounds_of(measured: dict[str, list[dict]]) -> list[dict[str, dict]]:
+    """Per round, each side's measurement: {"tool": {...}, "reference": {...}, ...}."""
+    return [dict(zip(measured, round_, strict=True)) for round_ in zip(*measured.values(), strict=True)]
+
+
+def ratios(rounds: list[dict[str, dict]], name: str) -> list[float]:
+    """ROUND_RATIOS[name] of each round that has both figures (a run of an older version of this
+    benchmark may lack a side, a tool run its CPU figure)."""
+    side, figure, over_side, over_figure = ROUND_RATIOS[name]
+    pairs = ((round_.get(side, {}).get(figure), round_.get(over_side, {}).get(over_figure)) for round_ in rounds)
+    return [value / over for value, over in pairs if value and over]
 
 
 def _check_reachable() -> None:
@@ -151,14 +174,13 @@ def main() -> None:
             order = SIDES[round_ % len(SIDES):] + SIDES[: round_ % len(SIDES)]
             for side in order:
                 measured[side].append(measure[side]())
-        ratios = [t["rate"] / r["rate"] for t, r in zip(measured["tool"], measured["reference"])]
-        to_generating = [t["rate"] / g["rate"] for t, g in zip(measured["tool"], measured["reference_generating"])]
-        pregenerated_ratios = [t["rate"] / r["rate"] for t, r in zip(measured["tool_pregenerated"], measured["reference"])]
+        rounds = rounds_of(measured)
+        tool_ratios, to_generating, pregenerated_ratios = (ratios(rounds, name) for name in ("tool", "tool_to_generating", "pregenerated"))
 
         med = functools.partial(_median_of, measured)
         result = {
             "workers": workers, "events_per_worker": args.events, "rounds": measured,
-            "ratio": median(ratios), "round_ratios": ratios, "ratio_to_generating": median(to_generating),
+            "ratio": median(tool_ratios), "round_ratios": tool_ratios, "ratio_to_generating": median(to_generating),
             "pregenerated_ratio": median(pregenerated_ratios), "pregenerated_round_ratios": pregenerated_ratios,
             **{f"{side}_rate": med(side, "rate") for side in SIDES},
             **{f"{side}_client_cpu_s_per_million": med(side, "client_cpu_s_per_million") for side in SIDES},
@@ -170,10 +192,8 @@ def main() -> None:
             **{f"tool_pregenerated_{name}": med("tool_pregenerated", f"{name}_cpu_s_per_million") for name in ("tool", "collector", "cli")},
         }
         result["client_cpu_ratio"] = result["tool_client_cpu_s_per_million"] / result["reference_client_cpu_s_per_million"]
-        # The goal's figure: every process of the tool against a client that makes its events too, paired
-        # round by round as the rates are (a slow minute of the machine moves both sides of a round).
-        cpu_ratios = [t["tool_cpu_s_per_million"] / g["client_cpu_s_per_million"]
-                      for t, g in zip(measured["tool"], measured["reference_generating"]) if t.get("tool_cpu_s_per_million")]
+        # Paired round by round as the rates are: a slow minute of the machine moves both sides of a round.
+        cpu_ratios = ratios(rounds, "cpu")
         result["cpu_round_ratios"] = cpu_ratios
         result["whole_tool_to_generating_cpu_ratio"] = median(cpu_ratios)
         result["whole_tool_to_generating_cpu_ratio_of_medians"] = (
