@@ -43,11 +43,11 @@ from _common import REPO_ROOT, emit_json, print_table
 from iotdb_bench.cli.run.platforms.follow import Deadline, follow_run, wait_for_collector
 from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.collector_client import CollectorClient
+from iotdb_bench.simulator.measurement.stats import new_histogram
 from iotdb_bench.simulator.protocol import Status, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import new_histogram
-from iotdb_bench.simulator.worker import ProgressReporter
+from iotdb_bench.simulator.worker.worker import ProgressReporter
 
 GOAL_CPU_CORES = 0.5
 GOAL_REPORT_S = 2.0

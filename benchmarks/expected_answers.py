@@ -1,5 +1,5 @@
 """What keeping the expected answers costs a worker: its per-batch path (generate a batch, encode it
-as the null target and PostgreSQL do, for COPY) with and without the tally of simulator/expected.py,
+as the null target and PostgreSQL do, for COPY) with and without the tally of simulator/checks/expected.py,
 in alternating rounds, in one process. CPU time of the process (not wall time: other work on the
 machine takes turns on the cores, which wall time would count). Medians over the rounds, with their
 range.
@@ -18,9 +18,9 @@ import time
 
 from _common import emit_json, print_table
 
-from iotdb_bench.simulator.events import EventGenerator
-from iotdb_bench.simulator.expected import Tally
+from iotdb_bench.simulator.checks.expected import Tally
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
+from iotdb_bench.simulator.workload.events import EventGenerator
 
 GOAL = 0.10
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, ResultsDocument, RunRecord
+from iotdb_bench.simulator.measurement.stats import InsertRunFigures, Latency
 from iotdb_bench.simulator.report import RunReport, ServerSide, Verification
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import InsertRunFigures, Latency
 
 
 def spec(task="insert", module="sqlite", workers=1, **fields) -> RunSpec:

@@ -48,16 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     # Drivers built on httpx (Elasticsearch, InfluxDB setup) would log every request at INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     if args.role == "conductor":
-        from iotdb_bench.simulator.conductor import main as conduct
+        from iotdb_bench.simulator.detached.conductor import main as conduct
 
         return conduct(args.plan)
     spec = RunSpec.load(args.spec)
     if args.role == "collector":
-        from iotdb_bench.simulator.collector import serve
+        from iotdb_bench.simulator.collector.service import serve
 
         serve(spec, args.host, args.port)
         return 0
-    from iotdb_bench.simulator.worker import Worker
+    from iotdb_bench.simulator.worker.worker import Worker
 
     return Worker(spec, args.index, args.collector).run()
 

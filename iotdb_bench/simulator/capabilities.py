@@ -53,7 +53,7 @@ ALL_SHAPES = frozenset({"events", "slim", "light", "large"})
 
 @dataclass(frozen=True)
 class Capabilities:
-    # What of the workload it can store (simulator/shapes.py); a run asking for more is refused before it starts.
+    # What of the workload it can store (simulator/workload/shapes.py); a run asking for more is refused before it starts.
     shapes: frozenset[str] = frozenset({"events"})
     primary_keys: frozenset[PrimaryKey] = frozenset(PrimaryKey)
     measurements: Ability = No("it stores one measurement per event")  # --measurements N > 1

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from iotdb_bench.simulator.expected import Expected
+from iotdb_bench.simulator.checks.expected import Expected
 
 Phase = Literal["preparing", "waiting", "running", "done", "failed"]
 

@@ -10,12 +10,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from iotdb_bench.simulator.conditions import RunConditions
+from iotdb_bench.simulator.measurement.conditions import RunConditions
+from iotdb_bench.simulator.measurement.query_latency import QueryUnderIngest
+from iotdb_bench.simulator.measurement.resources import ResourceUsage
+from iotdb_bench.simulator.measurement.stats import InsertRunFigures, Latency, QueryFigures, ScanFigures
 from iotdb_bench.simulator.protocol import WorkerResult
-from iotdb_bench.simulator.query_latency import QueryUnderIngest
-from iotdb_bench.simulator.resources import ResourceUsage
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import InsertRunFigures, Latency, QueryFigures, ScanFigures
 
 
 class IngestionWait(BaseModel):

@@ -5,7 +5,7 @@ interfaces). A module (modules/base.py) is its options, its connection and these
 - `Schema`: prepares the tables and counts what they hold (the collector);
 - `Writer`: stores batches and single events (the workers, the visibility probe);
 - `Reader`: the named queries, the scan, the visibility probe's look-up (the read side);
-- `RecordStore`: keeps the record of expected answers with the data (simulator/expected.py).
+- `RecordStore`: keeps the record of expected answers with the data (simulator/checks/expected.py).
 
 The simulator calls a method marked "only when" only where the capabilities say yes. Everything a
 role needs from the worker arrives through one call, `DatabaseModule.bind(WorkerHooks(...))`.
@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Query
-from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.checks.answers import Query
 from iotdb_bench.simulator.report import IngestionWait
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 def _no_call(events: int) -> Callable[[], None]:
@@ -95,7 +95,7 @@ class Writer(Protocol):
 
 class Reader(Protocol):
     def queries(self) -> dict[str, Query]:
-        """The named queries, each returning its rows as an `Answer` (simulator/answers.py)."""
+        """The named queries, each returning its rows as an `Answer` (simulator/checks/answers.py)."""
 
     def scan_devices(self) -> list[str]:
         """Only when `capabilities.scans`: every device with readings in the run's tables, sorted."""

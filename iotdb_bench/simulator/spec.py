@@ -45,7 +45,7 @@ class PrimaryKey(str, enum.Enum):
 
 
 # Data shapes (seed 002's tables beside the original tool's events) and sending orders; what each
-# means is in simulator/shapes.py and simulator/events.py.
+# means is in simulator/workload/shapes.py and simulator/workload/events.py.
 Shape = Literal["events", "slim", "light", "large"]
 Order = Literal["round-robin", "random", "burst"]
 # What one worker process (pod) of a run does: see RunSpec.role_of.
@@ -80,7 +80,7 @@ class RunSpec(_Frozen):
     devices_per_worker: int = Field(default=10, ge=1, le=MAX_DEVICES_PER_WORKER)
     devices: int = Field(default=0, ge=0, description="devices of all workers together, split evenly; 0 = devices_per_worker each")
 
-    # workload: what the generator produces, in which order (simulator/events.py, simulator/shapes.py)
+    # workload: what the generator produces, in which order (simulator/workload/events.py, simulator/workload/shapes.py)
     shape: Shape = "events"
     measurements: int = Field(default=1, ge=1, le=1000, description="values per device and timestamp (shape events)")
     sensors: int = Field(default=1, ge=1, le=1000, description="sensors per device, each its own series (shape events)")
@@ -92,9 +92,9 @@ class RunSpec(_Frozen):
     # run length and commits: the worker's loop
     duration_s: float = Field(default=0.0, ge=0, description="timed phase in seconds from the common start; 0 = num_inserts events")
     commit_interval_s: float = Field(default=0.0, ge=0, description="single inserts in a transaction committed every S seconds; 0 = autocommit")
-    # open loop (--rate): calls start on a fixed schedule from the common start (simulator/schedule.py)
+    # open loop (--rate): calls start on a fixed schedule from the common start (simulator/workload/schedule.py)
     rate: float = Field(default=0.0, ge=0, description="events per second of all workers together; 0 = closed loop (each call when the last returns)")
-    # The timed phase's batches generated and encoded before the common start (simulator/pregenerated.py).
+    # The timed phase's batches generated and encoded before the common start (simulator/worker/pregenerated.py).
     pregenerate: bool = Field(default=False, description="batches made before the common start; the timed phase only sends them")
     # Where in each worker's event stream this run starts (steps continue where the last one ended).
     stream_offset: int = Field(default=0, ge=0)
@@ -111,7 +111,7 @@ class RunSpec(_Frozen):
     # scan
     scan_page_size: int = Field(default=10_000, ge=1, le=1_000_000, description="readings per page or fetch of a scan")
 
-    # mixed workload and visibility lag of an insert run (simulator/query_client.py, simulator/visibility.py)
+    # mixed workload and visibility lag of an insert run (simulator/worker/query_client.py, simulator/collector/visibility.py)
     query_workers: int = Field(default=0, ge=0, le=1024, description="query clients beside the insert workers; 0 = none")
     query_rate: float = Field(default=0.0, ge=0, description="queries per second of all query clients together (open loop); 0 = back to back")
     visibility: bool = Field(default=False, description="a probe measures the time until written marker events are seen by a query")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.capabilities import ALL_SHAPES
 from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.workload import shapes
 from tests.conftest import downsample_minutes, rows_per_query
 from tests.contract.conftest import free_port
 from tests.contract.targets import TARGETS

@@ -19,10 +19,10 @@ import pytest
 
 from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
+from iotdb_bench.simulator.measurement.stats import new_histogram
 from iotdb_bench.simulator.protocol import WorkerFailure, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import new_histogram
 from tests.conftest import REPO_ROOT
 
 WORKERS = 200

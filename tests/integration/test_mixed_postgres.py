@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from iotdb_bench.simulator.visibility import PROBE_INDEX
+from iotdb_bench.simulator.collector.visibility import PROBE_INDEX
 from tests.conftest import dedicated_database, pg_connect
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

@@ -3,9 +3,9 @@
 import pytest
 
 from iotdb_bench.cli.config import load_config
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import EventGenerator
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.workload.events import EventGenerator
 from tests import factories
 
 pytestmark = pytest.mark.slow

@@ -131,7 +131,7 @@ def test_adx_wire_fake_queued_ingestion_uploads_blobs_and_queues_messages(fake_k
     adx_module.connect()
     try:
         adx_module.schema.setup()
-        from iotdb_bench.simulator.events import EventGenerator
+        from iotdb_bench.simulator.workload.events import EventGenerator
 
         for batch in EventGenerator(1, 0, 10).batches(0, 300, 100):
             adx_module.writer.insert_batch(adx_module.writer.prepare_batch(batch))
@@ -160,7 +160,7 @@ def test_adx_wire_fake_wait_for_count_gives_up_at_the_limit(fake_kusto):
     adx_module.connect()
     try:
         adx_module.schema.setup()
-        from iotdb_bench.simulator.events import EventGenerator
+        from iotdb_bench.simulator.workload.events import EventGenerator
 
         adx_module.writer.insert_batch(adx_module.writer.prepare_batch(EventGenerator(1, 0, 10).batch(0, 50)))
         started = time.time()

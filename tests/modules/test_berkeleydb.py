@@ -13,8 +13,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.wire import kv_records
+from iotdb_bench.simulator.workload.events import EventGenerator
 from tests.conftest import REPO_ROOT, assert_verified, downsample_minutes, rows_per_query
 from tests.read_side import check_read_side
 
@@ -205,7 +205,7 @@ def test_a_killed_process_leaves_a_usable_environment(bdb, tmp_path):
     # (SIGKILL) inside the next transaction, holding its locks, its pages dirty in the shared cache.
     script = textwrap.dedent("""
         import sys, time
-        from iotdb_bench.simulator.events import EventGenerator
+        from iotdb_bench.simulator.workload.events import EventGenerator
         from iotdb_bench.simulator.modules import module_class
         from iotdb_bench.simulator.spec import RunSpec
         spec = RunSpec(run_id="crash", task="insert", target="bdb", module="berkeleydb", workers=1, clean=False,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules.cassandra import InsertFailed, Module
 from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import EventGenerator
 from tests.conftest import WORKLOAD_OPTIONS, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 

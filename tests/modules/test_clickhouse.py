@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules.base import ModuleError
 from iotdb_bench.simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
-from iotdb_bench.simulator.shapes import layout
+from iotdb_bench.simulator.workload.events import EventGenerator
+from iotdb_bench.simulator.workload.shapes import layout
 from tests import factories
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side

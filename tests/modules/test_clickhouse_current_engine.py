@@ -15,10 +15,10 @@ import json
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.events import EventBatch, EventGenerator
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, MINUTE_MS
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, MINUTE_MS
 from iotdb_bench.simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
-from iotdb_bench.simulator.shapes import layout
+from iotdb_bench.simulator.workload.events import EventBatch, EventGenerator
+from iotdb_bench.simulator.workload.shapes import layout
 from tests import factories
 
 pytestmark = pytest.mark.chdb

@@ -11,11 +11,11 @@ import httpx
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.modules.elasticsearch import SearchServerError
 from iotdb_bench.simulator.retry import RetriesExhausted
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import EventGenerator
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import assert_scan_ok, check_read_side
 

@@ -8,10 +8,10 @@ import os
 import httpx
 import pytest
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.modules.influxdb import InfluxServerError
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import EventGenerator
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 

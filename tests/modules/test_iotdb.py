@@ -15,10 +15,10 @@ import os
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules.iotdb import Module
 from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import EventGenerator
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 

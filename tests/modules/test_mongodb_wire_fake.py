@@ -14,8 +14,8 @@ import pytest
 from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules.mongodb import QUERIES, pipelines
+from iotdb_bench.simulator.workload.events import EventGenerator
 from tests.conftest import assert_verified, downsample_minutes, rows_per_query
 from tests.modules.mongodb_wire_fake import FakeMongoState, serving
 from tests.read_side import check_read_side

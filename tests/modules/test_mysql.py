@@ -206,9 +206,9 @@ def test_mysql_myisam_engine_with_a_commit_interval_and_duration(cli, mysql):
 def test_mysql_values_lists_into_one_table_commit_on_the_server_without_a_commit_round_trip(mysql, mode, commits_per_batch):
     """A batch that is one multi-row INSERT runs in autocommit: the server commits it, and the client
     saves the COMMIT's round trip (the session's own counters say which statements it sent)."""
-    from iotdb_bench.simulator import shapes
     from iotdb_bench.simulator.modules import module_class
     from iotdb_bench.simulator.spec import RunSpec
+    from iotdb_bench.simulator.workload import shapes
 
     spec = RunSpec(run_id=f"autocommit-{mode}", task="insert", target="mysql", module="mysql", workers=1, batch=500, num_inserts=5000,
                    connection={"host": HOST, "port": PORT, "user": USER, "password": PASSWORD, "database": DATABASE},

@@ -14,9 +14,9 @@ import time
 import psycopg
 import pytest
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import EventGenerator
 from tests.conftest import REPO_ROOT, WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import check_read_side
 
@@ -286,7 +286,7 @@ def test_numpy_and_row_encodings_need_no_pandas(questdb):
     script = textwrap.dedent(f"""
         import sys
         sys.modules["pandas"] = None  # import pandas now raises ImportError
-        from iotdb_bench.simulator.events import EventGenerator
+        from iotdb_bench.simulator.workload.events import EventGenerator
         from iotdb_bench.simulator.modules import ModuleError, module_class
         from iotdb_bench.simulator.spec import RunSpec
         def module(**extra):

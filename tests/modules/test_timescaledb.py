@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from iotdb_bench.simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS
 from iotdb_bench.simulator.modules import timescaledb
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS
 from tests.conftest import dedicated_database, downsample_minutes, pg_connect, postgres_env, rows_per_query
 
 pytestmark = pytest.mark.timescaledb

@@ -16,8 +16,8 @@ import httpx
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.events import TIME_ORIGIN_MS, EventGenerator
 from iotdb_bench.simulator.modules.victoriametrics.schema import retention_seconds
+from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS, EventGenerator
 from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
 from tests.read_side import AFFECTED_BY_CHANGE, CHANGED_DEVICE, CHANGED_VALUE, assert_scan_ok, assert_wrong, report_page, scan_row
 

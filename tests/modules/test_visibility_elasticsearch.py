@@ -9,7 +9,7 @@ import os
 import httpx
 import pytest
 
-from iotdb_bench.simulator.visibility import PROBE_INDEX
+from iotdb_bench.simulator.collector.visibility import PROBE_INDEX
 
 pytestmark = [pytest.mark.elasticsearch, pytest.mark.slow]
 

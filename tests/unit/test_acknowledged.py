@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.acknowledged import AcknowledgedPrefix
-from iotdb_bench.simulator.events import EventGenerator
-from iotdb_bench.simulator.expected import Tally
+from iotdb_bench.simulator.checks.acknowledged import AcknowledgedPrefix
+from iotdb_bench.simulator.checks.expected import Tally
+from iotdb_bench.simulator.workload.events import EventGenerator
 
 
 @pytest.mark.parametrize("options", [{}, {"order": "random"}, {"late_fraction": 0.2, "max_lateness_s": 5.0}, {"sensors": 3}])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from iotdb_bench.simulator.answers import AVG_RELATIVE_TOLERANCE, Answer, AnswerChecker, epoch_ms, expected_rows, first_difference, with_times
-from iotdb_bench.simulator.expected import DeviceAggregates, Expected, ExpectedRecord, MinuteAggregates
+from iotdb_bench.simulator.checks.answers import AVG_RELATIVE_TOLERANCE, Answer, AnswerChecker, epoch_ms, expected_rows, first_difference, with_times
+from iotdb_bench.simulator.checks.expected import DeviceAggregates, Expected, ExpectedRecord, MinuteAggregates
 
 # Two devices: a has 2 readings (20.5, 21.25), b has 3 (19.0, 22.5 twice at its newest instant).
 EXPECTED = Expected(

@@ -5,8 +5,8 @@ import numpy as np
 from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.wire import bson_events
+from iotdb_bench.simulator.workload.events import EventGenerator
 
 
 def reference(batch, keys=None) -> list[bytes]:

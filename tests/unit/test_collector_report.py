@@ -9,12 +9,12 @@ import time
 import pytest
 from fastapi import HTTPException
 
-from iotdb_bench.simulator import report_assembly
-from iotdb_bench.simulator.collector import Collector
+from iotdb_bench.simulator.collector import report_assembly
+from iotdb_bench.simulator.collector.service import Collector
+from iotdb_bench.simulator.measurement.stats import CallRecorder
 from iotdb_bench.simulator.protocol import WorkerHello, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import CallRecorder
 
 
 def finished_run(workers: int, series_s: int) -> RunReport:

@@ -2,10 +2,10 @@
 
 from iotdb_bench.cli.report import comparison
 from iotdb_bench.cli.results.document import Environment, ResultsDocument, RunRecord
+from iotdb_bench.simulator.measurement.stats import query_figures
 from iotdb_bench.simulator.protocol import QueryRuns, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import query_figures
 
 
 def query_document(queries, target="postgresql", wrong=()):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload import shapes
 
 
 @pytest.mark.parametrize("module,extra", [("postgres", {}), ("timescaledb", {"restart_timestamps_each_step": "true"}), ("null", {}),

@@ -15,7 +15,7 @@ from iotdb_bench.cli.report.catalogue import Figure
 from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, QueryUnderIngestRow, ResultsDocument, ScanRow
 from iotdb_bench.cli.results.rate_search import MaxRateSearch, RateStep
-from iotdb_bench.simulator import stats
+from iotdb_bench.simulator.measurement import stats
 from tests import factories
 from tests.conftest import REPO_ROOT
 from tests.csv_checks import assert_round_trip, names, read_csv

@@ -8,12 +8,12 @@ import time
 import pytest
 
 from iotdb_bench.cli.run.platforms.releases import DEFAULT_SILENCE_S, Release, silence_limit
-from iotdb_bench.simulator import worker as worker_module
-from iotdb_bench.simulator.collector import Collector
+from iotdb_bench.simulator.collector.service import Collector
 from iotdb_bench.simulator.collector_client import CollectorError
 from iotdb_bench.simulator.protocol import WorkerProgress
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.worker import ProgressReporter, RunStopped
+from iotdb_bench.simulator.worker import worker as worker_module
+from iotdb_bench.simulator.worker.worker import ProgressReporter, RunStopped
 
 
 def _collector(heartbeat_timeout: float = 5.0) -> Collector:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from iotdb_bench.cli.commands.attach import progress_line
 from iotdb_bench.cli.run.platforms.releases import Release
-from iotdb_bench.simulator.detached import DetachedStatus, packed, unpacked
+from iotdb_bench.simulator.detached.plan import DetachedStatus, packed, unpacked
 from iotdb_bench.simulator.protocol import WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stream_continuation import continue_after
+from iotdb_bench.simulator.workload.stream_continuation import continue_after
 
 
 def test_a_detached_release_is_left_behind_only_past_its_deadline():

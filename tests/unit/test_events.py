@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS, EventGenerator, device_ids
+from iotdb_bench.simulator.workload.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS, EventGenerator, device_ids
 
 
 def concat(batches):
@@ -94,7 +94,7 @@ def test_generator_holds_no_per_event_state():
                                      {"late_fraction": 0.2, "max_lateness_s": 5.0}, {"measurements": 3, "text": True}])
 @pytest.mark.parametrize("size", [1000, 333, 10_000])
 def test_chunks_hold_whole_batches_of_the_same_stream(options, size):
-    from iotdb_bench.simulator.events import CHUNK_EVENTS
+    from iotdb_bench.simulator.workload.events import CHUNK_EVENTS
 
     chunks = list(EventGenerator(7, 3, 10, **options).chunks(50, 25_000, size))
     assert all(len(chunk) % size == 0 for chunk in chunks[:-1]) and sum(map(len, chunks)) == 25_000

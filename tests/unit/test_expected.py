@@ -8,12 +8,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator import record_keeping
-from iotdb_bench.simulator.collector import Collector
-from iotdb_bench.simulator.events import EventBatch, EventGenerator
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, Expected, ExpectedRecord, Tally, merge_all
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, Expected, ExpectedRecord, Tally, merge_all
+from iotdb_bench.simulator.collector import record_keeping
+from iotdb_bench.simulator.collector.service import Collector
 from iotdb_bench.simulator.protocol import WorkerResult
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import EventBatch, EventGenerator
 
 
 def recount(batches: list[EventBatch]) -> dict[str, tuple]:

@@ -80,3 +80,50 @@ def test_cli_layers_import_only_what_is_below_them():
             if other is not None and other != layer and other not in LAYERS_BELOW[layer]:
                 offenders.setdefault(name, []).append(target)
     assert not offenders, f"a layer reaches up or sideways: {offenders}"
+
+
+# The simulator's folders by concern, in three tiers. The processes (collector, worker, detached run's
+# conductor) sit on top, beside each other: none imports another (they talk over HTTP). The database
+# modules and the wire formats they share are below them. At the bottom: the contracts at the
+# simulator's top level (spec, report, protocol, roles, capabilities...) and the folders every tier
+# uses (workload generation, measurement, checks), which never import a module or a process.
+SIMULATOR = "iotdb_bench.simulator"
+PROCESSES = {f"{SIMULATOR}.{name}" for name in ("collector", "worker", "detached")}
+MODULES = {f"{SIMULATOR}.{name}" for name in ("modules", "wire")}
+
+
+def simulator_tier(module: str) -> tuple[str, str]:
+    """(tier, folder) of a simulator module: the folder is its first package under simulator/, or the
+    module itself for a file at the top level."""
+    parts = module.split(".")
+    folder = ".".join(parts[:3])
+    if folder in PROCESSES or folder == f"{SIMULATOR}.__main__":
+        return "process", folder
+    if folder in MODULES:
+        return "module", folder
+    return "base", folder
+
+
+def test_simulator_tiers_import_only_downwards():
+    offenders = {}
+    for name, targets in import_graph().items():
+        if not name.startswith(SIMULATOR + "."):
+            continue
+        tier, folder = simulator_tier(name)
+        for target in targets:
+            if not target.startswith(SIMULATOR + "."):
+                continue
+            other_tier, other_folder = simulator_tier(target)
+            sideways = tier == "process" and other_tier == "process" and other_folder != folder and folder != f"{SIMULATOR}.__main__"
+            upwards = (tier == "base" and other_tier != "base") or (tier == "module" and other_tier == "process")
+            wire_to_module = folder == f"{SIMULATOR}.wire" and other_folder == f"{SIMULATOR}.modules"
+            if sideways or upwards or wire_to_module:
+                offenders.setdefault(name, []).append(target)
+    assert not offenders, f"a simulator folder reaches up or sideways: {offenders}"
+
+
+def test_no_flat_folder():
+    """Folders by concern: no package of the project is a flat heap of files."""
+    crowded = {str(folder.relative_to(REPO_ROOT)): count for package in PACKAGES for folder in [REPO_ROOT / package, *(REPO_ROOT / package).rglob("*/")]
+               if folder.is_dir() and (count := len(list(folder.glob("*.py")))) > 16}
+    assert not crowded, f"folders of more than 16 files: {crowded}"

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventGenerator
 from iotdb_bench.simulator.wire import kv_records
+from iotdb_bench.simulator.workload.events import EventGenerator
 
 
 def test_device_keys_order_by_device_then_time_across_byte_boundaries():

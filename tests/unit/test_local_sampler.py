@@ -12,7 +12,7 @@ import time
 import psutil
 
 from iotdb_bench.cli.run.platforms.local_sampler import DatabaseProcesses, OwnProcess, ProcessTree
-from iotdb_bench.simulator.resources import Sample
+from iotdb_bench.simulator.measurement.resources import Sample
 
 
 def test_the_server_listening_on_the_address_is_found_with_its_children():

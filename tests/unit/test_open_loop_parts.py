@@ -12,11 +12,11 @@ from rich.console import Console
 from iotdb_bench.cli.report import tables
 from iotdb_bench.cli.results.rate_search import RateStep, answer, next_rate
 from iotdb_bench.cli.run.progress import achieved_against_target
-from iotdb_bench.simulator import stats
-from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop
+from iotdb_bench.simulator.measurement import stats
+from iotdb_bench.simulator.measurement.timing import CallTimer
 from iotdb_bench.simulator.protocol import Status, WorkerResult
-from iotdb_bench.simulator.schedule import Schedule, behind_limit_s
-from iotdb_bench.simulator.timing import CallTimer
+from iotdb_bench.simulator.worker.pacing import ClosedLoop, OpenLoop
+from iotdb_bench.simulator.workload.schedule import Schedule, behind_limit_s
 from tests.factories import document, insert_report
 
 

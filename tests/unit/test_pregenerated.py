@@ -1,13 +1,13 @@
-"""--pregenerate's batches (simulator/pregenerated.py): all made before the timed loop, in stream order,
+"""--pregenerate's batches (simulator/worker/pregenerated.py): all made before the timed loop, in stream order,
 none prepared again while the loop sends them; a worker that would hold more than its limit stops with
 one line before the start."""
 
 import pytest
 
-from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.modules import module_class
-from iotdb_bench.simulator.pregenerated import Pregenerated, PregenerateTooLarge, container_limit_bytes
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.worker.pregenerated import Pregenerated, PregenerateTooLarge, container_limit_bytes
+from iotdb_bench.simulator.workload import shapes
 
 
 def null_writer(batch: int):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from iotdb_bench.simulator.query_latency import QueryLatencyRecorder, merge_query_latencies
+from iotdb_bench.simulator.measurement.query_latency import QueryLatencyRecorder, merge_query_latencies
 from iotdb_bench.simulator.spec import RunSpec
 
 

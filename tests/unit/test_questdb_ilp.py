@@ -10,10 +10,10 @@ import warnings
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.modules.questdb.ilp import ilp_lines
-from iotdb_bench.simulator.shapes import TIMESTAMP, Column, Layout, generator, layout
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
+from iotdb_bench.simulator.workload.shapes import TIMESTAMP, Column, Layout, generator, layout
 
 
 def client_rendering(layout_: Layout, batch: EventBatch, table: str, key: np.ndarray | None, protocol_version: int = 2) -> bytes:

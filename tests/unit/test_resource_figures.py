@@ -11,8 +11,8 @@ from iotdb_bench.cli.config import Config
 from iotdb_bench.cli.report import render, tables
 from iotdb_bench.cli.results.cost import Cost, insert_cost, query_cost
 from iotdb_bench.cli.results.resource_figures import across_runs, run_figures
+from iotdb_bench.simulator.measurement.resources import ResourceGroup, ResourceUsage, Sample, Series, counter_at, summarise
 from iotdb_bench.simulator.protocol import WorkerResult
-from iotdb_bench.simulator.resources import ResourceGroup, ResourceUsage, Sample, Series, counter_at, summarise
 from tests import factories
 
 
@@ -270,7 +270,7 @@ def test_a_timed_phase_without_events_prints_the_database_cores_and_no_per_event
 
 
 def test_a_worker_that_ended_before_its_last_reading_gets_its_own_cpu_as_the_final_one():
-    from iotdb_bench.simulator.resources import Sample, Series, counter_delta, with_final_cpu
+    from iotdb_bench.simulator.measurement.resources import Sample, Series, counter_delta, with_final_cpu
 
     # read at 100.0 and 101.0 (0.2 s of CPU between), then the worker ended at 101.8 before the next reading
     samples = [Sample(at=100.0, cpu_s=5.0), Sample(at=101.0, cpu_s=5.2)]

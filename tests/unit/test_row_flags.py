@@ -13,8 +13,8 @@ from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, ResultsDocument
 from iotdb_bench.cli.results.host import usable_cpus
 from iotdb_bench.cli.results.row_flags import RowFlag
+from iotdb_bench.simulator.measurement.resources import ResourceGroup, ResourceUsage
 from iotdb_bench.simulator.protocol import WorkerResult
-from iotdb_bench.simulator.resources import ResourceGroup, ResourceUsage
 from tests import factories
 
 

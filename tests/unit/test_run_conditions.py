@@ -5,7 +5,7 @@ from __future__ import annotations
 from iotdb_bench.cli.results import run_conditions
 from iotdb_bench.cli.results.document import Environment, ResultsDocument, RunRecord
 from iotdb_bench.cli.results.host import Host
-from iotdb_bench.simulator.conditions import Build, Node, Placement, RunConditions, Software
+from iotdb_bench.simulator.measurement.conditions import Build, Node, Placement, RunConditions, Software
 from iotdb_bench.simulator.protocol import WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec

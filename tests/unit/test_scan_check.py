@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator import stats
-from iotdb_bench.simulator.expected import DeviceAggregates, Expected, ExpectedRecord
+from iotdb_bench.simulator.checks.expected import DeviceAggregates, Expected, ExpectedRecord
+from iotdb_bench.simulator.checks.scan import WINDOW_ROWS, ScanCheck, scan_share
+from iotdb_bench.simulator.measurement import stats
 from iotdb_bench.simulator.protocol import WorkerResult
-from iotdb_bench.simulator.scan import WINDOW_ROWS, ScanCheck, scan_share
 
 RECORD = ExpectedRecord(tables=["events"], complete=True, expected=Expected(devices=DeviceAggregates(
     device=["a", "b", "c"], count=[4, 25_000, 0], min=[0.0] * 3, max=[0.0] * 3, sum_hundredths=[0] * 3, newest_ms=[0] * 3,

@@ -6,7 +6,7 @@ import pytest
 from rich.console import Console
 
 from iotdb_bench.cli.report import comparison, tables
-from iotdb_bench.simulator import stats
+from iotdb_bench.simulator.measurement import stats
 from tests import factories
 
 

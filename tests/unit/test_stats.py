@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from iotdb_bench.simulator import stats
+from iotdb_bench.simulator.measurement import stats
 from iotdb_bench.simulator.protocol import QueryRuns, WorkerResult
 
 

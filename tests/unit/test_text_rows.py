@@ -13,12 +13,12 @@ import json
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.modules.influxdb import points
-from iotdb_bench.simulator.shapes import generator
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.shapes import generator
 
 EDGES = [0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 99_999_999, 100_000_000, 10**12 - 1, 10**12, 1_767_225_600_000,
          10**18 - 1, 10**18, 2**63 - 1]

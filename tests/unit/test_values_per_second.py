@@ -7,8 +7,8 @@ from rich.console import Console
 
 from iotdb_bench.cli.report import tables
 from iotdb_bench.cli.results.document import ResultsDocument
+from iotdb_bench.simulator.measurement.stats import InsertRunFigures, insert_figures
 from iotdb_bench.simulator.protocol import WorkerResult
-from iotdb_bench.simulator.stats import InsertRunFigures, insert_figures
 from tests.factories import document, insert_report
 
 

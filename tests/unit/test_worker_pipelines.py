@@ -1,4 +1,4 @@
-"""The worker's ways of preparing the next batches (simulator/preparing.py), checked with a recording
+"""The worker's ways of preparing the next batches (simulator/worker/preparing.py), checked with a recording
 fake module (in memory): every batch reaches the database once, in stream order, whichever way it
 was prepared, and during calls the next chunk is prepared while the database holds the last batch
 of the current one."""
@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from iotdb_bench.simulator.capabilities import PrepareNext
-from iotdb_bench.simulator.events import CHUNK_EVENTS, EventGenerator
 from iotdb_bench.simulator.modules.base import DatabaseModule, ReaderRole, RecordsRole, SchemaRole, WriterRole
-from iotdb_bench.simulator.preparing import PIPELINES
 from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.worker.preparing import PIPELINES
+from iotdb_bench.simulator.workload.events import CHUNK_EVENTS, EventGenerator
 
 
 class RecordingFakeModule(DatabaseModule, SchemaRole, WriterRole, ReaderRole, RecordsRole):

@@ -9,9 +9,9 @@ import itertools
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator import shapes
-from iotdb_bench.simulator.events import CACHED_SERIES_LIMIT, EVENT_INTERVAL_MS, TEXT_ALPHABET, TEXT_WIDTH, EventGenerator, device_ids
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload import shapes
+from iotdb_bench.simulator.workload.events import CACHED_SERIES_LIMIT, EVENT_INTERVAL_MS, TEXT_ALPHABET, TEXT_WIDTH, EventGenerator, device_ids
 
 ORDERS = [{"order": "round-robin"}, {"order": "random"}, {"order": "burst", "burst": 7}]
 LATE = [{"late_fraction": 0.1, "max_lateness_s": 5.0}, {"late_fraction": 0.3, "max_lateness_s": 60.0}]

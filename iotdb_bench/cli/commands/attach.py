@@ -13,7 +13,7 @@ from iotdb_bench.cli.errors import RunFailed
 from iotdb_bench.cli.report import results_files
 from iotdb_bench.cli.report.render import show
 from iotdb_bench.cli.terminal import console, error_line, handle_errors, warning_line
-from iotdb_bench.simulator.detached import DetachedStatus
+from iotdb_bench.simulator.detached.plan import DetachedStatus
 
 
 @click.command()

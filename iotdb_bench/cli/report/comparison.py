@@ -12,8 +12,9 @@ from iotdb_bench.cli.results import cost, crosscheck, run_conditions
 from iotdb_bench.cli.results.cost import QueryCost
 from iotdb_bench.cli.results.crosscheck import CrossCheck
 from iotdb_bench.cli.results.document import InsertRow, QueryUnderIngestRow, ResultsDocument, ScanRow
-from iotdb_bench.simulator import shapes, stats
+from iotdb_bench.simulator.measurement import stats
 from iotdb_bench.simulator.spec import QUERY_NAMES
+from iotdb_bench.simulator.workload import shapes
 
 Sources = list[tuple[str, ResultsDocument]]
 

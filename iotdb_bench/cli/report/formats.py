@@ -5,7 +5,7 @@ A value that is absent is "-"; a figure the run could not measure is "n/m" (the 
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.stats import Spread
+from iotdb_bench.simulator.measurement.stats import Spread
 
 DASH = "-"
 NOT_MEASURED = "n/m"

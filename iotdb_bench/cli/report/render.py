@@ -14,7 +14,7 @@ from iotdb_bench.cli.results.crosscheck import CrossCheck
 from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.cli.results.resource_figures import capacity_words
 from iotdb_bench.cli.terminal import console
-from iotdb_bench.simulator import shapes
+from iotdb_bench.simulator.workload import shapes
 
 
 def title(document: ResultsDocument) -> str:

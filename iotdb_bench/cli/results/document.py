@@ -22,10 +22,10 @@ from iotdb_bench.cli.results.host import Host
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.results.resource_figures import ResourceFigures
 from iotdb_bench.cli.results.row_flags import RowFlag
-from iotdb_bench.simulator import conditions
+from iotdb_bench.simulator.measurement import conditions
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import QueryFigures, Spread
+from iotdb_bench.simulator.measurement.stats import QueryFigures, Spread
 
 FORMAT_VERSION = 2
 Status = Literal["running", "ok", "failed", "interrupted"]

@@ -1,4 +1,4 @@
-"""Figures derived from what a run cost (simulator/resources.py), per run and across runs.
+"""Figures derived from what a run cost (simulator/measurement/resources.py), per run and across runs.
 
 - database CPU seconds per million events, the database's mean cores, its peak and mean memory;
 - bytes written to storage per event; storage bytes per event stored, and the growth per event
@@ -25,7 +25,7 @@ import statistics
 from pydantic import BaseModel, Field
 
 from iotdb_bench.simulator.report import RunReport
-from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceUsage
+from iotdb_bench.simulator.measurement.resources import CPU, MEMORY, WRITTEN, ResourceUsage
 
 # A worker whose CPU seconds reach this share of its timed phase had no spare CPU: it may have held
 # the rate back (a worker's loop runs in one thread).
@@ -65,7 +65,7 @@ class ResourceFigures(BaseModel):
         "the worker and collector pods / their CPU limits or their nodes' allocatable CPUs"))
     machine_busy_share: float | None = Field(None, description="(client + database CPU) / (cores x timed phase), when they share the cores")
     client_cores: float | None = None
-    client_cores_of: str | None = Field(None, description="'machine' or 'pods': what client_cores counts (simulator/resources.py)")
+    client_cores_of: str | None = Field(None, description="'machine' or 'pods': what client_cores counts (simulator/measurement/resources.py)")
     database_in_workers: bool = False
     client_may_be_bottleneck: bool | None = Field(None, description="None: not judged")
     bottleneck_reason: str | None = None

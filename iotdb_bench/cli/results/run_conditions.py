@@ -2,7 +2,7 @@
 `compare`, which marks rows measured under conditions that differ in ways that matter.
 
 Everything here reads the typed document (cli/document.py) and the run reports' conditions
-(simulator/conditions.py); nothing asks a database or a cluster.
+(simulator/measurement/conditions.py); nothing asks a database or a cluster.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import shlex
 from collections import Counter
 
 from iotdb_bench.cli.results.document import ResultsDocument
-from iotdb_bench.simulator.conditions import Node, RunConditions
+from iotdb_bench.simulator.measurement.conditions import Node, RunConditions
 
 # Spec fields that describe the workload's shape, where the spec has them (workload generators).
 SHAPE_FIELDS = ("shape", "schema", "measurements", "fields_per_event")

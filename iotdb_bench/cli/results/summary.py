@@ -7,7 +7,7 @@ import statistics
 
 from iotdb_bench.cli.results import cost, resource_figures, row_flags
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ResultsDocument, RunRecord, ScanRow
-from iotdb_bench.simulator import stats
+from iotdb_bench.simulator.measurement import stats
 
 
 def summarise(document: ResultsDocument) -> None:

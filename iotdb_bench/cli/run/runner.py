@@ -12,7 +12,7 @@ from iotdb_bench.cli.errors import ReleaseLeft, RunFailed
 from iotdb_bench.cli.results.document import RunRecord
 from iotdb_bench.cli.run.platforms import Platform, StatusCallback
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stream_continuation import continue_after, events_per_worker
+from iotdb_bench.simulator.workload.stream_continuation import continue_after, events_per_worker
 
 
 @dataclass

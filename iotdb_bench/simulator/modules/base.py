@@ -20,15 +20,16 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from iotdb_bench.simulator import env_references, shapes
-from iotdb_bench.simulator.answers import Query
+from iotdb_bench.simulator import env_references
 from iotdb_bench.simulator.capabilities import Capabilities
-from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.checks.answers import Query
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, WorkerHooks, Writer
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 from iotdb_bench.simulator.validation import validation_problems
+from iotdb_bench.simulator.workload import shapes
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 def http_url(url: str) -> str:
@@ -71,7 +72,7 @@ RECORD_KEY = "last-insert"
 
 
 class Part:
-    """What every role reads: the run's spec, its layout (simulator/shapes.py) and the module's options."""
+    """What every role reads: the run's spec, its layout (simulator/workload/shapes.py) and the module's options."""
 
     spec: RunSpec
     layout: shapes.Layout
@@ -201,7 +202,7 @@ class ReaderRole(Part, abc.ABC):
     @abc.abstractmethod
     def queries(self) -> dict[str, Query]:
         """The named queries (spec.QUERY_NAMES, and any variants), each fetching all its rows and
-        returning them as an `Answer` the check can read (see simulator/answers.py)."""
+        returning them as an `Answer` the check can read (see simulator/checks/answers.py)."""
 
     def one_table_queries(self) -> None:
         """For modules whose queries read the table `events` alone: data written with --tables N (the

@@ -22,12 +22,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from iotdb_bench.simulator.answers import Answer
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
-from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole
 from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class NullOptions(ModuleOptions):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.workload.events import EventBatch
 
 DATE, STRING, INT64, DOUBLE = 0x09, 0x02, 0x12, 0x01
 

@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from iotdb_bench.simulator.events import DEVICE_ID_WIDTH, EventBatch
+from iotdb_bench.simulator.workload.events import DEVICE_ID_WIDTH, EventBatch
 
 KeyOrder = Literal["device", "time"]
 

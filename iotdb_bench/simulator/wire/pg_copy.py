@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 
-from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
-from iotdb_bench.simulator.shapes import Layout
+from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
+from iotdb_bench.simulator.workload.shapes import Layout
 
 _PG_EPOCH_MS = 946_684_800_000  # 2000-01-01, the origin of PostgreSQL's binary timestamps
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
@@ -22,7 +22,7 @@ POOLED_BLOCKS = 3
 # sys.getrefcount of a block no view refers to, inside `_idle_block`'s loop: the pool's list, the
 # loop's variable and getrefcount's own argument.
 _IDLE_REFERENCES = 3
-# The binary representation of each kind of column (simulator/shapes.py).
+# The binary representation of each kind of column (simulator/workload/shapes.py).
 _BINARY = {"timestamp": ">i8", "device": f"S{DEVICE_ID_WIDTH}", "sensor": ">i2", "sequence": ">i8", "float": ">f8",
            "int16": ">i2", "int32": ">i4", "text": f"S{TEXT_WIDTH}"}
 

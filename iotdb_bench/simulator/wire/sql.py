@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.answers import Answer, with_times
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.shapes import Layout
+from iotdb_bench.simulator.checks.answers import Answer, with_times
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
+from iotdb_bench.simulator.workload.shapes import Layout
 
 EVENT_COLUMNS = ("timestamp", "device_id", "sequence_number", "temperature")
 

@@ -95,7 +95,7 @@ def datetimes(epoch_ms: np.ndarray) -> np.ndarray:
 
 
 def value(kind: str, values: np.ndarray, quote: str = '"') -> list[np.ndarray]:
-    """The text of a column of one of the shapes' kinds (simulator/shapes.py) as JSON (SQL, with
+    """The text of a column of one of the shapes' kinds (simulator/workload/shapes.py) as JSON (SQL, with
     quote="'") writes it: strings quoted (the generator's strings need no escaping), numbers as they are."""
     if kind in ("device", "text"):
         return [constant(quote), fixed(values), constant(quote)]

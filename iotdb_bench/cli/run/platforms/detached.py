@@ -1,7 +1,7 @@
 """Detached runs on Kubernetes (insert --detach, then `attach`).
 
 `install` puts every planned run of an invocation into ONE helm release: the chart creates each run's
-collector and worker Jobs suspended, and a conductor Job (simulator/conductor.py) starts them one after
+collector and worker Jobs suspended, and a conductor Job (simulator/detached/conductor.py) starts them one after
 another and keeps each run's report in the run's own spec ConfigMap. The release's spec ConfigMap
 holds the plan (runs.json) and the results document as the CLI began it (document.json): `attach`
 needs nothing else to save the results folder an attached run would have saved. No heartbeat: every
@@ -36,9 +36,9 @@ from iotdb_bench.cli.run.platforms.kubernetes import (
 from iotdb_bench.cli.run.platforms.releases import DETACHED_LABEL
 from iotdb_bench.cli.run.platforms.sampling import timed_window
 from iotdb_bench.cli.run.runner import PlannedRun, new_run_id
-from iotdb_bench.simulator.detached import REPORT_KEY, STATUS_KEY, DetachedStatus, unpacked
+from iotdb_bench.simulator.detached.plan import REPORT_KEY, STATUS_KEY, DetachedStatus, unpacked
+from iotdb_bench.simulator.measurement.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage
 from iotdb_bench.simulator.report import RunReport
-from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage
 
 # The conductor's deadline per run beyond --timeout: pods to schedule and start, the report to keep,
 # the Jobs to delete; and once for the conductor's own start.

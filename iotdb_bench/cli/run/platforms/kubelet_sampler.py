@@ -28,7 +28,7 @@ from typing import Any
 
 import psutil
 
-from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise
+from iotdb_bench.simulator.measurement.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise
 
 INTERVAL_S = 1.0
 API_TIMEOUT_S = 5

@@ -26,7 +26,7 @@ import time
 
 import psutil
 
-from iotdb_bench.simulator.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise, with_final_cpu
+from iotdb_bench.simulator.measurement.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage, Sample, Series, summarise, with_final_cpu
 
 # CPU and bytes written are read once a second: the CLI learns of the timed phase's edges at once
 # (its status requests are long polls) and reads then, and a counter is interpolated between the

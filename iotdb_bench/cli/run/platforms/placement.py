@@ -10,7 +10,7 @@ import logging
 
 from kubernetes.client import CoreV1Api, V1Node, V1Pod
 
-from iotdb_bench.simulator.conditions import Node, Placement, RunConditions
+from iotdb_bench.simulator.measurement.conditions import Node, Placement, RunConditions
 
 log = logging.getLogger(__name__)
 

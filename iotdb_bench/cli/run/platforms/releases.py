@@ -4,7 +4,7 @@ While it follows a run, the CLI renews a heartbeat annotation on the release's s
 chart gives every release one, labelled as part of iotdb-bench). A CLI killed with SIGKILL stops
 renewing it: once the heartbeat is older than the run's heartbeat timeout, the release is left
 behind. (The collector has stopped the run by then: the CLI's status requests are its own dead-man
-switch, see simulator/collector.py.) `python run.py cleanup` removes such releases, and the next
+switch, see simulator/collector/service.py.) `python run.py cleanup` removes such releases, and the next
 `insert` or `query` in the namespace warns about them. A release kept with --keep is marked so and
 counts as left behind too: its CLI is gone by design. A detached run (insert --detach) has no heartbeat:
 its own deadline replaces it, and it counts as left behind only once that has passed.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 ZYGOTE_ENV = "IOTBENCH_ZYGOTE"
 # The code every collector and worker runs; the target's module is added per invocation.
-PRELOAD = ["iotdb_bench.simulator.collector", "iotdb_bench.simulator.worker"]
+PRELOAD = ["iotdb_bench.simulator.collector.service", "iotdb_bench.simulator.worker.worker"]
 # A blank argument of the zygote: room in its command line for each child's own (setproctitle writes a
 # child's over the arguments it inherited, never over its environment).
 TITLE_ROOM = " " * 400

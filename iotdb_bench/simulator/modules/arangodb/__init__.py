@@ -10,7 +10,7 @@ Primary keys: `client` sends the event's content key as `_key` (`key_order=time`
 first: keys sorted by time instead of clustered by device, seed 004's two orders), `db` lets ArangoDB
 generate keys (its "traditional" generator), `uuid` uses ArangoDB's uuid key generator. Every
 document has a key, so `sql` and `none` do not apply (seed 002's keyless slim shape gets generated
-keys). Timestamps are stored as epoch milliseconds. Shapes (simulator/shapes.py): each column is a
+keys). Timestamps are stored as epoch milliseconds. Shapes (simulator/workload/shapes.py): each column is a
 document attribute; light's index on val1 is a persistent index.
 
 Reading back: the six queries in AQL, and scans through streaming AQL cursors (`stream: true`,

@@ -3,7 +3,7 @@ the fields of their result documents, and the scan's and its device list's state
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
 # The six queries in AQL, over the single-table collection like the SQL ones.

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.arangodb.queries import ANSWER_FIELDS, CURSOR_BATCH_SIZE, DEVICES, QUERIES, SCAN
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 

@@ -4,9 +4,9 @@ bulk import API (all-or-nothing per request), a single event as one document ins
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class ArangodbWriter(Role, WriterRole):

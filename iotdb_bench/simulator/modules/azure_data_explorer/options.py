@@ -8,7 +8,7 @@ from pydantic import Field
 
 from iotdb_bench.simulator.modules.base import ModuleOptions
 
-# Kusto types of each kind of column of the shapes (simulator/shapes.py).
+# Kusto types of each kind of column of the shapes (simulator/workload/shapes.py).
 COLUMN_TYPES = {"timestamp": "datetime", "device": "string", "sensor": "int", "sequence": "long", "float": "real",
                 "int16": "int", "int32": "int", "text": "string"}
 CSV_MAPPING = "events_csv_mapping"

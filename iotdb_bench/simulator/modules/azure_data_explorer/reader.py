@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer, with_times
+from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.modules.azure_data_explorer.queries import DEVICES, QUERIES, SCAN, TIME_COLUMNS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
 

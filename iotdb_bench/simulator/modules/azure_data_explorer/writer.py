@@ -8,8 +8,8 @@ import io
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.workload.events import EventBatch
 
 # Per table: (table, gzipped CSV, its size uncompressed).
 Blobs = list[tuple[str, bytes, int]]

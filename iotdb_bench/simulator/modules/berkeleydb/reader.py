@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer
+from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.berkeleydb.walks import TreeWalks
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME

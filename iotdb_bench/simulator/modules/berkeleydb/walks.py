@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.wire import kv_records
 from iotdb_bench.simulator.wire.kv_records import KeyOrder
 

@@ -3,10 +3,10 @@ transaction of one put, committed as `durability` says; a deadlock victim's tran
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.wire import kv_records
+from iotdb_bench.simulator.workload.events import EventBatch
 
 # Records per table: (table, keys, values), encoded outside the timed calls.
 Records = list[tuple[str, list[bytes], list[bytes]]]

@@ -16,7 +16,7 @@ Insert modes:
 Writes are upserts of the natural key, so retrying a timed-out or refused write is safe: timeouts,
 unavailable replicas and overloaded coordinators are retried up to `max_retries` times.
 
-Shapes (simulator/shapes.py): `events` as above, with `sensor` and the measurements m1.. as regular
+Shapes (simulator/workload/shapes.py): `events` as above, with `sensor` and the measurements m1.. as regular
 columns; `light` and `large` rows have a key `id`: a uuid made by Cassandra (`uuid()` in the INSERT,
 --primary-key db or uuid; a timed-out write is then not retried, it might have been stored) or the
 client's key (text); each row is its own partition, a batch one UNLOGGED multi-partition batch; light's

@@ -6,12 +6,12 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from iotdb_bench.simulator.expected import DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import ModuleOptions
 from iotdb_bench.simulator.spec import PrimaryKey
 
 ConsistencyName = Literal["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"]
-# CQL types of each kind of column of the shapes (simulator/shapes.py).
+# CQL types of each kind of column of the shapes (simulator/workload/shapes.py).
 COLUMN_TYPES = {"timestamp": "timestamp", "device": "text", "sensor": "smallint", "sequence": "bigint", "float": "double",
                 "int16": "smallint", "int32": "int", "text": "text"}
 # The light and large shapes have a key column: a uuid Cassandra makes (uuid() in the INSERT) or the client's key.

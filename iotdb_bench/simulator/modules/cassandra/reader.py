@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer, epoch_ms, with_times
-from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.answers import Answer, epoch_ms, with_times
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.cassandra.options import DOWNSAMPLE_END_MS, QUERY_FETCH_SIZE
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class CassandraReader(Role, ReaderRole):

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.modules.cassandra.wording import describe
 from iotdb_bench.simulator.retry import RetriesExhausted, Retry
 from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 @dataclass(frozen=True)

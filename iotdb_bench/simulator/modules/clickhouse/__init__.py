@@ -14,7 +14,7 @@ and knows no async_insert, so there timestamps are Int64 epoch milliseconds and 
 Strings. MergeTree keeps every row (its sorting key is not unique): --primary-key db (the default)
 and none both mean "no key column"; the other modes are refused.
 
-Shapes (simulator/shapes.py), columns in the layout's order: `events` with `sensor` (Int16) and the
+Shapes (simulator/workload/shapes.py), columns in the layout's order: `events` with `sensor` (Int16) and the
 measurements m1.. (Float64) as further columns; `slim`, `light` (val1, val2 Int16) and `large` (text
 String, i1..i8 Int32) sorted by timestamp alone (they have no device). Light's secondary index: the
 18.16 server has no data-skipping indexes (they came in 19.6 behind a setting), and a MergeTree has no

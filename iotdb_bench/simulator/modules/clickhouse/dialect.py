@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import ModuleError
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
-from iotdb_bench.simulator.shapes import Layout
+from iotdb_bench.simulator.workload.shapes import Layout
 
 # ClickHouse types of the shapes' kinds of column (timestamp and device: as the dialect says).
 COLUMN_TYPES = {"sensor": "Int16", "sequence": "Int64", "float": "Float64", "int16": "Int16", "int32": "Int32", "text": "String"}

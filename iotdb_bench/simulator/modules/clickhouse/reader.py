@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer
-from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class ClickhouseReader(Role, ReaderRole):

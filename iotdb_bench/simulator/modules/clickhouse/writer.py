@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class ClickhouseWriter(Role, WriterRole):

@@ -13,7 +13,7 @@ TOO_MANY_REQUESTS = 429
 CONNECT_TIMEOUT_S = 10.0
 MAX_PAGE = 10_000  # index.max_result_window: the most hits one search (or scroll page) returns
 SCROLL_KEEP_ALIVE = "2m"
-# Mapping types of each kind of column of the shapes (simulator/shapes.py); texts are keywords (not analysed).
+# Mapping types of each kind of column of the shapes (simulator/workload/shapes.py); texts are keywords (not analysed).
 FIELD_TYPES = {"timestamp": {"type": "date", "format": "epoch_millis"}, "device": {"type": "keyword"}, "sensor": {"type": "short"},
                "sequence": {"type": "long"}, "float": {"type": "double"}, "int16": {"type": "short"}, "int32": {"type": "integer"},
                "text": {"type": "keyword"}}

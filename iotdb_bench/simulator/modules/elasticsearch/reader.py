@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer
-from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.answers import Answer
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import ModuleError, Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class SearchReader(Role, ReaderRole):

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError, parsed
 from iotdb_bench.simulator.modules.elasticsearch.options import TOO_MANY_REQUESTS
@@ -18,6 +17,7 @@ from iotdb_bench.simulator.modules.elasticsearch.wording import reason
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.workload.events import EventBatch
 
 # Each item's status is kept (the positions of the events rejected with 429); an answer without errors
 # starts with the flag, and then is not decoded (1000 items cost about 0.5 ms of json.loads).

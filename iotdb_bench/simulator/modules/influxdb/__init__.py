@@ -2,7 +2,7 @@
 
 Events are points of the measurement `events` (events0..eventsN-1 with --tables N), tag `device_id`
 (and `sensor` with --sensors), fields `temperature` (and m1.. with --measurements) and
-`sequence_number`, timestamps in milliseconds. Other shapes (simulator/shapes.py) keep the device tag
+`sequence_number`, timestamps in milliseconds. Other shapes (simulator/workload/shapes.py) keep the device tag
 (a point is identified by its series and time: without it, the points of workers with equal
 timestamps would overwrite each other); light's indexed column val1 is a tag (InfluxDB indexes tags
 only, so that is its secondary index), the other values are fields, large's text a string field. A point is

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.shapes import Column, Layout
 from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.shapes import Column, Layout
 
 
 def tags(layout: Layout) -> list[Column]:

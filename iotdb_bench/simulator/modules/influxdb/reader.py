@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer, with_times
-from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.answers import Answer, with_times
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.influxdb.options import RANGE
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class InfluxReader(Role, ReaderRole):

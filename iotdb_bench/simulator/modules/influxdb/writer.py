@@ -4,10 +4,10 @@ the wire."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.modules.influxdb import points
 from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class InfluxWriter(Role, WriterRole):

@@ -15,7 +15,7 @@ there is no key column: --primary-key db (the default) and none are accepted and
 Tablets are encoded (big-endian columns, the device ids' STRING column) in prepare_batch, outside
 the timed call. IoTDB counts data points (rows x measurements, seed 003's unit): see notes().
 
-Workloads (simulator/shapes.py): `--measurements N` adds the measurements m1..m{N-1} (DOUBLE) to each
+Workloads (simulator/workload/shapes.py): `--measurements N` adds the measurements m1..m{N-1} (DOUBLE) to each
 device beside temperature (tree: the aligned device's timeseries; table: FIELDs), so a row holds N
 data points; `--sensors M` makes each sensor a device of its own under its device's node
 (tree: root.<database>.<table>.`<device id>`.s<k>; table: a second TAG `sensor`). Seed 002's shapes

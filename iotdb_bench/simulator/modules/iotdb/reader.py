@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer, with_times
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.answers import Answer, with_times
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.modules.iotdb.series import device_of

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 
-from iotdb_bench.simulator.events import TIME_ORIGIN_MS
 from iotdb_bench.simulator.modules.base import Role, SchemaRole
 from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER
+from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 log = logging.getLogger("iotdb")
 

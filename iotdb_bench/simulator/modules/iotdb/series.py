@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from iotdb_bench.simulator.events import device_ids
 from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
-from iotdb_bench.simulator.shapes import Layout
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import device_ids
+from iotdb_bench.simulator.workload.shapes import Layout
 
 
 class Series:

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class IotdbWriter(Role, WriterRole):

@@ -5,7 +5,7 @@ Collections (`collection_type`): a time series collection (the default; MongoDB 
 buckets; or a plain collection. One collection per table (`events`, `events0`..`events3`).
 
 Documents: `timestamp` (BSON date, ms), `device_id` (string), `sequence_number` (int64),
-`temperature` (double); other workloads (simulator/shapes.py) add `sensor` and the measurements
+`temperature` (double); other workloads (simulator/workload/shapes.py) add `sensor` and the measurements
 `m1`.. as fields, or are seed 002's shapes (`value`; `val1`, `val2` with an index on `val1`; `text`,
 `i1`..`i8`), whose time series collections have no metaField (no device); those documents are
 encoded by pymongo one by one. They are encoded to BSON with NumPy before the timed call

@@ -1,9 +1,9 @@
 """The mongodb module's six queries as aggregation pipelines over the `events` collection, and the
-fields of their result documents in the order of the common answer form (simulator/answers.py)."""
+fields of their result documents in the order of the common answer form (simulator/checks/answers.py)."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 
 # The five queries as aggregation pipelines over the `events` collection.
 QUERIES: dict[str, list[dict]] = {
@@ -23,7 +23,7 @@ QUERIES: dict[str, list[dict]] = {
     ],
 }
 
-# The fields of each query's result documents, in the order of the common answer form (simulator/answers.py).
+# The fields of each query's result documents, in the order of the common answer form (simulator/checks/answers.py).
 ANSWER_FIELDS = {
     "count-events": ("events",),
     "temperature-min-max": ("min", "max"),

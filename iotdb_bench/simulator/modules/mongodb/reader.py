@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer, epoch_ms
+from iotdb_bench.simulator.checks.answers import Answer, epoch_ms
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.mongodb.queries import ANSWER_FIELDS, TIME_FIELDS, pipelines
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.modules.mongodb.options import DEFAULT_COLUMNS
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import bson_events
+from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, EventBatch
 
 
 class MongodbWriter(Role, WriterRole):
@@ -32,7 +32,7 @@ class MongodbWriter(Role, WriterRole):
         return [RawBSONDocument(document) for document in encoded]
 
     def _encoded_one_by_one(self, batch: EventBatch, keys) -> list[bytes]:
-        """Documents of any shape (simulator/shapes.py), encoded by pymongo one by one: dates, int64
+        """Documents of any shape (simulator/workload/shapes.py), encoded by pymongo one by one: dates, int64
         sequence numbers, the other values as they are."""
         from bson import encode
         from bson.datetime_ms import DatetimeMS

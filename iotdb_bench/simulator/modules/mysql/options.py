@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.events import DEVICE_ID_WIDTH, TEXT_WIDTH
 from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.workload.events import DEVICE_ID_WIDTH, TEXT_WIDTH
 
-# Column types of each kind of column of the shapes (simulator/shapes.py).
+# Column types of each kind of column of the shapes (simulator/workload/shapes.py).
 COLUMN_TYPES = {"timestamp": "DATETIME(3)", "device": f"VARCHAR({DEVICE_ID_WIDTH})", "sensor": "SMALLINT", "sequence": "BIGINT",
                 "float": "DOUBLE", "int16": "SMALLINT", "int32": "INT", "text": f"VARCHAR({TEXT_WIDTH})"}
 

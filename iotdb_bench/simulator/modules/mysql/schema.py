@@ -4,11 +4,11 @@ counter and the tables' size."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH
 from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
 from iotdb_bench.simulator.modules.mysql.options import COLUMN_TYPES, MysqlOptions
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
 
 ER_PARSE_ERROR = 1064
 

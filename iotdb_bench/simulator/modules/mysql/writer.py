@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
 from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.workload.events import EventBatch
 
 # ER_LOCK_DEADLOCK and ER_LOCK_WAIT_TIMEOUT: the transaction can simply be run again.
 RETRYABLE_ERRORS = {1213, 1205}

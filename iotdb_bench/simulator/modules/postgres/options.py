@@ -6,11 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.events import DEVICE_ID_WIDTH, TEXT_WIDTH
 from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.workload.events import DEVICE_ID_WIDTH, TEXT_WIDTH
 
 BATCH_KINDS = {"copy": "COPY", "values": "values lists", "transaction": "single-row INSERTs in one transaction"}
-# Column types of each kind of column of the shapes (simulator/shapes.py).
+# Column types of each kind of column of the shapes (simulator/workload/shapes.py).
 COLUMN_TYPES = {"timestamp": "TIMESTAMPTZ", "device": f"VARCHAR({DEVICE_ID_WIDTH})", "sensor": "SMALLINT", "sequence": "BIGINT",
                 "float": "DOUBLE PRECISION", "int16": "SMALLINT", "int32": "INTEGER", "text": f"VARCHAR({TEXT_WIDTH})"}
 

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.spec import QUERY_VARIANTS
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.workload.events import EventBatch
 
 # Opt-in variant of newest-per-device (the seed tool's issue 7): walk the distinct device ids with
 # a recursive CTE (a "loose index scan" on an index leading with device_id), then fetch each

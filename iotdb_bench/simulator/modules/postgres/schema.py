@@ -3,11 +3,11 @@ indices when asked), counts, the server's own insert statistics and the tables' 
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH
 from iotdb_bench.simulator.modules.base import RECORD_NAME, Role, SchemaRole
 from iotdb_bench.simulator.modules.postgres.options import COLUMN_TYPES, PostgresOptions
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
 
 
 class PostgresSchema(Role, SchemaRole):

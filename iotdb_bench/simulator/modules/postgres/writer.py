@@ -8,7 +8,6 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
 from iotdb_bench.simulator.modules.postgres.options import PostgresOptions
 from iotdb_bench.simulator.retry import Retry
@@ -16,6 +15,7 @@ from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 from iotdb_bench.simulator.wire.pg_copy_call import copy_in
+from iotdb_bench.simulator.workload.events import EventBatch
 
 # SQLSTATEs worth retrying: serialization_failure, deadlock_detected.
 RETRYABLE_SQLSTATES = {"40001", "40P01"}

@@ -34,7 +34,7 @@ QuestDB has no primary keys or generated ids: `--primary-key db` (the default) a
 same (no key column); `client` stores the worker's key in a VARCHAR column `id`; `sql` and `uuid` are
 refused.
 
-Shapes (simulator/shapes.py), columns in the layout's order: `events` with `sensor` (SHORT) and the
+Shapes (simulator/workload/shapes.py), columns in the layout's order: `events` with `sensor` (SHORT) and the
 measurements m1.. (DOUBLE) as further columns; `slim` (value INT), `light` (val1, val2 SHORT) and
 `large` (text VARCHAR, i1..i8 INT), each with the designated timestamp. Light's secondary index is not
 made: QuestDB indexes SYMBOL columns only (and orders rows by the designated timestamp). `dedup` needs

@@ -8,15 +8,15 @@ Symbols (the device) first, then the fields in the layout's order (integers with
 doubles in line protocol 2's binary form: `==`, the type byte 16, eight little-endian bytes, so the
 stored double is the generated one bit for bit; as text with line protocol 1), the client's key as a
 string field `id`, and the designated timestamp in nanoseconds. The generator's names, device ids,
-keys and texts need no escaping (simulator/events.py)."""
+keys and texts need no escaping (simulator/workload/events.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.shapes import Layout
 from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.shapes import Layout
 
 # Line protocol 2's binary double: after `name=`, a second `=` and the type byte 16.
 _BINARY_DOUBLE = "=\x10"

@@ -10,7 +10,7 @@ from iotdb_bench.simulator.modules.base import ModuleOptions
 
 # ILP writes only to WAL tables, and WAL tables need partitions: no NONE.
 Partition = Literal["HOUR", "DAY", "WEEK", "MONTH", "YEAR"]
-# QuestDB types of the shapes' kinds of column (simulator/shapes.py).
+# QuestDB types of the shapes' kinds of column (simulator/workload/shapes.py).
 COLUMN_TYPES = {"timestamp": "TIMESTAMP", "device": "SYMBOL", "sensor": "SHORT", "sequence": "LONG", "float": "DOUBLE",
                 "int16": "SHORT", "int32": "INT", "text": "VARCHAR"}
 

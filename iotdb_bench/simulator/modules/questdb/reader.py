@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer, with_times
-from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.answers import Answer, with_times
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class QuestdbReader(Role, ReaderRole):

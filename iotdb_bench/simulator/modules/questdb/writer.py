@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from iotdb_bench.simulator.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
 from iotdb_bench.simulator.modules.questdb.ilp import ilp_lines
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
 from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 
 
 class QuestdbWriter(Role, WriterRole):

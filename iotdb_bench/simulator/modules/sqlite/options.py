@@ -10,7 +10,7 @@ from iotdb_bench.simulator.modules.base import ModuleOptions
 
 # SQLite's limit of bound variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
 MAX_VARIABLES = 32_766
-# Column types of each kind of column of the shapes (simulator/shapes.py): SQLite's storage classes.
+# Column types of each kind of column of the shapes (simulator/workload/shapes.py): SQLite's storage classes.
 COLUMN_TYPES = {"timestamp": "INTEGER", "device": "TEXT", "sensor": "INTEGER", "sequence": "INTEGER", "float": "REAL",
                 "int16": "INTEGER", "int32": "INTEGER", "text": "TEXT"}
 

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer
-from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class SqliteReader(Role, ReaderRole):

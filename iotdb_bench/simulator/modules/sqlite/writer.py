@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
 from iotdb_bench.simulator.modules.sqlite.options import MAX_VARIABLES, SqliteOptions
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class SqliteWriter(Role, WriterRole):

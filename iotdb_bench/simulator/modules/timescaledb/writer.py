@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from iotdb_bench.simulator.events import EVENT_INTERVAL_MS, EventBatch
 from iotdb_bench.simulator.modules.base import DatabaseModule
 from iotdb_bench.simulator.modules.postgres.writer import PostgresWriter
 from iotdb_bench.simulator.modules.timescaledb.options import TimescaleOptions
+from iotdb_bench.simulator.workload.events import EVENT_INTERVAL_MS, EventBatch
 
 
 class TimescaleWriter(PostgresWriter):

@@ -26,7 +26,7 @@ server's `-retentionPeriod` must reach back that far (the default, one month, dr
 queries (`/api/v1/query`, `nocache=1`) whose window covers every time an event can have: from the
 generator's origin to now + 2 days (the newest timestamp VictoriaMetrics accepts).
 
-Workloads (simulator/shapes.py): `--measurements N` writes each further measurement as a series of its
+Workloads (simulator/workload/shapes.py): `--measurements N` writes each further measurement as a series of its
 own, `<table>_m1`..`<table>_m{N-1}` beside `<table>_temperature` (N samples per event; the count check
 counts the temperature samples, one per event); `--sensors M` adds the label `sensor` (a series per
 device and sensor). Seed 002's shapes (slim, light, large) are refused: their rows have no device to

@@ -11,11 +11,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.events import TIME_ORIGIN_MS
 from iotdb_bench.simulator.modules.base import ModuleError
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, ENDPOINTS, FUTURE_LIMIT_S, VictoriametricsOptions
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.wire.http_post import HttpPoster, PostFailed
+from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 
 class VictoriaMetricsError(Exception):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.expected import MINUTE_MS
+from iotdb_bench.simulator.checks.expected import MINUTE_MS
 from iotdb_bench.simulator.modules.base import HttpUrl, ModuleOptions
 
 DAY_S = 86_400

@@ -9,12 +9,12 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.answers import Answer
-from iotdb_bench.simulator.events import TIME_ORIGIN_MS
-from iotdb_bench.simulator.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.answers import Answer
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
+from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 
 class VmReader(Role, ReaderRole):

@@ -12,9 +12,9 @@ import zlib
 
 import numpy as np
 
-from iotdb_bench.simulator.events import TIME_ORIGIN_MS
 from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, RecordsRole, Role
 from iotdb_bench.simulator.modules.victoriametrics.options import RECORD_BLOCK_MS, RECORD_BYTES_PER_SAMPLE
+from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 log = logging.getLogger("victoriametrics")
 

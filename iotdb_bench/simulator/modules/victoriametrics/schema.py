@@ -8,11 +8,11 @@ import logging
 import re
 import time
 
-from iotdb_bench.simulator.events import TIME_ORIGIN_MS
 from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.report import IngestionWait
+from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 log = logging.getLogger("victoriametrics")
 

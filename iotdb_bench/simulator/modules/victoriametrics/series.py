@@ -4,8 +4,8 @@ measured value, `<table>_<value>{device_id=...}`), shared by every role."""
 from __future__ import annotations
 
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
-from iotdb_bench.simulator.shapes import Layout
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.shapes import Layout
 
 
 class Series:

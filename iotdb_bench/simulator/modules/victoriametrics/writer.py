@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class VmWriter(Role, WriterRole):

@@ -1,12 +1,12 @@
 """The collector's record keeping: the record of expected answers an insert run adds to, saved
-marked incomplete before the run and complete after it (simulator/expected.py), through the
+marked incomplete before the run and complete after it (simulator/checks/expected.py), through the
 module's `records` role. A module whose capabilities say it keeps no record is never asked."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from iotdb_bench.simulator.expected import Expected, ExpectedRecord, merge_all
+from iotdb_bench.simulator.checks.expected import Expected, ExpectedRecord, merge_all
 from iotdb_bench.simulator.modules import DatabaseModule
 from iotdb_bench.simulator.protocol import WorkerResult
 from iotdb_bench.simulator.spec import RunSpec

@@ -7,15 +7,17 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator import record_keeping, scan, stats
+from iotdb_bench.simulator.checks import scan
+from iotdb_bench.simulator.collector import record_keeping
 from iotdb_bench.simulator.errors import described
+from iotdb_bench.simulator.measurement import stats
+from iotdb_bench.simulator.measurement.query_latency import merge_query_latencies
 from iotdb_bench.simulator.modules import DatabaseModule
-from iotdb_bench.simulator.query_latency import merge_query_latencies
 from iotdb_bench.simulator.report import RunReport, ServerSide, Verification
 
 if TYPE_CHECKING:
-    from iotdb_bench.simulator.run_state import RunState
-    from iotdb_bench.simulator.visibility import VisibilityProbe
+    from iotdb_bench.simulator.collector.run_state import RunState
+    from iotdb_bench.simulator.collector.visibility import VisibilityProbe
 
 log = logging.getLogger("collector")
 

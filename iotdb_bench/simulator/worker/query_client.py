@@ -18,13 +18,13 @@ from collections.abc import Callable
 
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.errors import one_line
+from iotdb_bench.simulator.measurement.query_latency import QueryLatencyRecorder
+from iotdb_bench.simulator.measurement.timing import CallTimer, clock, clock_at
 from iotdb_bench.simulator.modules import DatabaseModule
-from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop, Pacer
 from iotdb_bench.simulator.protocol import Status
-from iotdb_bench.simulator.query_latency import QueryLatencyRecorder
-from iotdb_bench.simulator.schedule import Schedule
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.timing import CallTimer, clock, clock_at
+from iotdb_bench.simulator.worker.pacing import ClosedLoop, OpenLoop, Pacer
+from iotdb_bench.simulator.workload.schedule import Schedule
 
 log = logging.getLogger("query-client")
 

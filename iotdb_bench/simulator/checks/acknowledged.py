@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class AcknowledgedPrefix:

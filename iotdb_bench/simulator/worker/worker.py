@@ -1,6 +1,6 @@
 """One benchmark client: prefill share, wait at the barrier, timed work, report.
 
-Only the database calls are timed (simulator/timing.py), paced closed or open loop (pacing.py). The
+Only the database calls are timed (simulator/measurement/timing.py), paced closed or open loop (pacing.py). The
 next batches are generated (and encoded by the module) a chunk at a time while the current call
 waits for the database where the module allows it, otherwise between calls (preparing.py); time
 outside calls is reported as client overhead. A
@@ -19,25 +19,25 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from iotdb_bench.simulator import shapes
-from iotdb_bench.simulator.acknowledged import AcknowledgedPrefix
+from iotdb_bench.simulator.checks.acknowledged import AcknowledgedPrefix
+from iotdb_bench.simulator.checks.expected import Tally
+from iotdb_bench.simulator.checks.scan import scan_share
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.events import EventBatch, EventGenerator
-from iotdb_bench.simulator.expected import Tally
+from iotdb_bench.simulator.measurement.stats import CallRecorder
+from iotdb_bench.simulator.measurement.timing import CallTimer, clock, clock_at
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
-from iotdb_bench.simulator.pacing import ClosedLoop, OpenLoop, Pacer
-from iotdb_bench.simulator.pregenerated import Pregenerated
-from iotdb_bench.simulator.preparing import PIPELINES
 from iotdb_bench.simulator.protocol import ProgressAnswer, QueryHistograms, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
-from iotdb_bench.simulator.query_client import QueryClient
-from iotdb_bench.simulator.reading import ReadSide
 from iotdb_bench.simulator.roles import WorkerHooks
-from iotdb_bench.simulator.scan import scan_share
-from iotdb_bench.simulator.schedule import Schedule
 from iotdb_bench.simulator.spec import PREFILL_BATCH, RunSpec
-from iotdb_bench.simulator.stats import CallRecorder
-from iotdb_bench.simulator.timing import CallTimer, clock, clock_at
+from iotdb_bench.simulator.worker.pacing import ClosedLoop, OpenLoop, Pacer
+from iotdb_bench.simulator.worker.pregenerated import Pregenerated
+from iotdb_bench.simulator.worker.preparing import PIPELINES
+from iotdb_bench.simulator.worker.query_client import QueryClient
+from iotdb_bench.simulator.worker.reading import ReadSide
+from iotdb_bench.simulator.workload import shapes
+from iotdb_bench.simulator.workload.events import EventBatch, EventGenerator
+from iotdb_bench.simulator.workload.schedule import Schedule
 
 log = logging.getLogger("worker")
 
@@ -225,12 +225,12 @@ class Worker:
             self.stream_end = max(self.stream_end, int(batch.sequence_number.max()) + 1)
             if self.tally is None:
                 self.tally = Tally.for_worker(self.index, self.spec.devices_of(self.index))
-            self.tally.add(self.module.writer.stored_events(batch))  # the expected answers (simulator/expected.py)
+            self.tally.add(self.module.writer.stored_events(batch))  # the expected answers (simulator/checks/expected.py)
 
     def _insert(self, generator: EventGenerator, start: int) -> WorkerResult:
         """The timed phase: `num_inserts` events, or as many as fit until the common start + --duration
         (a call is never started after that; one in flight then finishes and counts). With --rate the
-        calls start on the schedule (simulator/schedule.py) instead of each as soon as the last returned."""
+        calls start on the schedule (simulator/workload/schedule.py) instead of each as soon as the last returned."""
         module, recorder, spec = self.module, self.recorder, self.spec
         started_at = time.time()
         pacer: Pacer = ClosedLoop()
@@ -250,7 +250,7 @@ class Worker:
         behind = pacer.behind_s(min(clock(), deadline), all_sent)
         finished_at, cpu_at_end = time.time(), process_cpu_s()
         self.pregenerated = None  # its memory, freed outside the timed phase
-        for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/acknowledged.py)
+        for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/checks/acknowledged.py)
             self._stored(batch)
         return self._result(started_at, finished_at, behind_s=behind, max_lag_s=pacer.max_lag_s, cpu_at_end=cpu_at_end)
 

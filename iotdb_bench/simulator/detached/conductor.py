@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
-from iotdb_bench.simulator.detached import REPORT_KEY, STATUS_KEY, DetachedStatus, Plan, PlannedRun, packed
-from iotdb_bench.simulator.kube_api import KubeApi, KubeError
+from iotdb_bench.simulator.detached.kube_api import KubeApi, KubeError
+from iotdb_bench.simulator.detached.plan import REPORT_KEY, STATUS_KEY, DetachedStatus, Plan, PlannedRun, packed
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stream_continuation import continue_after
+from iotdb_bench.simulator.workload.stream_continuation import continue_after
 
 log = logging.getLogger("conductor")
 

@@ -22,8 +22,8 @@ from typing import Literal
 
 import numpy as np
 
-from iotdb_bench.simulator.events import DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch, EventGenerator
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.events import DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch, EventGenerator
 
 Kind = Literal["timestamp", "device", "sensor", "sequence", "float", "int16", "int32", "text"]
 # Kinds that hold a measured value: what values/s (points/s) counts.

@@ -21,15 +21,16 @@ from collections.abc import Iterator
 from fastapi import FastAPI, HTTPException
 from hdrh.histogram import HdrHistogram
 
-from iotdb_bench.simulator import conditions, open_files, record_keeping
+from iotdb_bench.simulator.collector import open_files, record_keeping
+from iotdb_bench.simulator.collector.report_assembly import assemble_report, settled_counters
+from iotdb_bench.simulator.collector.run_state import RunState
+from iotdb_bench.simulator.collector.visibility import VisibilityProbe
 from iotdb_bench.simulator.errors import described
+from iotdb_bench.simulator.measurement import conditions
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.report import RunReport
-from iotdb_bench.simulator.report_assembly import assemble_report, settled_counters
-from iotdb_bench.simulator.run_state import RunState
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.visibility import VisibilityProbe
 
 log = logging.getLogger("collector")
 

@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from iotdb_bench.simulator.capabilities import PrepareNext
-from iotdb_bench.simulator.events import EventBatch
 from iotdb_bench.simulator.roles import Writer
+from iotdb_bench.simulator.workload.events import EventBatch
 
 
 def prepared_chunks(writer: Writer, chunks: Iterator[EventBatch], size: int) -> Iterator[list[tuple[int, Any]]]:

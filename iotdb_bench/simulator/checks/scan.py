@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.expected import ExpectedRecord
+from iotdb_bench.simulator.checks.expected import ExpectedRecord
 from iotdb_bench.simulator.protocol import ScanOutcome
 
 WINDOW_ROWS = 10_000

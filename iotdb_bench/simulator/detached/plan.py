@@ -1,4 +1,4 @@
-"""A detached run's contract between the CLI and its conductor (simulator/conductor.py): the plan the
+"""A detached run's contract between the CLI and its conductor (simulator/detached/conductor.py): the plan the
 chart renders into the release's spec ConfigMap (runs.json), and what the conductor keeps for
 `python run.py attach`: the status (status.json of the release's reports ConfigMap) and each finished
 run's report, gzipped, in that run's own spec ConfigMap (binaryData report.json.gz: each run has a

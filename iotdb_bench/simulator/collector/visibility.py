@@ -16,15 +16,15 @@ import threading
 import time
 from collections.abc import Callable
 
-from iotdb_bench.simulator import shapes
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.events import EventBatch
+from iotdb_bench.simulator.measurement.query_latency import record_seconds
+from iotdb_bench.simulator.measurement.stats import latency_of, new_histogram
+from iotdb_bench.simulator.measurement.timing import CallTimer
 from iotdb_bench.simulator.modules import DatabaseModule, module_class
-from iotdb_bench.simulator.query_latency import record_seconds
 from iotdb_bench.simulator.report import VisibilityLag
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import latency_of, new_histogram
-from iotdb_bench.simulator.timing import CallTimer
+from iotdb_bench.simulator.workload import shapes
+from iotdb_bench.simulator.workload.events import EventBatch
 
 log = logging.getLogger("visibility")
 

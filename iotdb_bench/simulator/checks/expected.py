@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import numpy as np
 from pydantic import BaseModel, Field
 
-from iotdb_bench.simulator.events import TIME_ORIGIN_MS, EventBatch, device_ids
+from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS, EventBatch, device_ids
 
 RECORD_FORMAT = 1
 MINUTE_MS = 60_000
@@ -130,7 +130,7 @@ class ExpectedRecord(BaseModel):
 
     format: int = RECORD_FORMAT
     tables: list[str]
-    # The insert's workload (simulator/shapes.py): what query and scan can read depends on it.
+    # The insert's workload (simulator/workload/shapes.py): what query and scan can read depends on it.
     shape: str = "events"
     measurements: int = 1
     sensors: int = 1

@@ -16,9 +16,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from iotdb_bench.simulator.events import EventBatch
-from iotdb_bench.simulator.preparing import prepared_chunks
 from iotdb_bench.simulator.roles import Writer
+from iotdb_bench.simulator.worker.preparing import prepared_chunks
+from iotdb_bench.simulator.workload.events import EventBatch
 
 LIMIT_BYTES = 1 << 30  # per worker process
 # The container's memory limit: cgroup v2, then v1 (a huge number there means none).

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple, Protocol, TypeVar
 
-from iotdb_bench.simulator.stats import CallRecorder
+from iotdb_bench.simulator.measurement.stats import CallRecorder
 
 clock = time.perf_counter  # the monotonic clock of every measurement
 T = TypeVar("T")

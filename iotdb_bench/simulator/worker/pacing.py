@@ -1,5 +1,5 @@
 """When the next call starts: closed loop (as soon as the last one returned) or open loop (on a
-fixed schedule, simulator/schedule.py). Inserts (--rate) and the query clients (--query-rate) use
+fixed schedule, simulator/workload/schedule.py). Inserts (--rate) and the query clients (--query-rate) use
 the same two pacers; the timer (timing.py) asks its pacer before every call."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from iotdb_bench.simulator.schedule import Schedule
-from iotdb_bench.simulator.timing import Pacer, clock
+from iotdb_bench.simulator.measurement.timing import Pacer, clock
+from iotdb_bench.simulator.workload.schedule import Schedule
 
 __all__ = ["ClosedLoop", "OpenLoop", "Pacer"]
 

@@ -7,12 +7,12 @@ import logging
 import threading
 import time
 
-from iotdb_bench.simulator import conditions, stats
-from iotdb_bench.simulator.expected import ExpectedRecord
+from iotdb_bench.simulator.checks.expected import ExpectedRecord
+from iotdb_bench.simulator.collector.wakeup import Wakeup
+from iotdb_bench.simulator.measurement import conditions, stats
 from iotdb_bench.simulator.protocol import Status, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.wakeup import Wakeup
 
 log = logging.getLogger("collector")
 

@@ -170,7 +170,7 @@ class EventBatch:
 
     def rows(self, with_client_key: bool = False) -> list[tuple]:
         """Python tuples (timestamp_ms, device_id, sequence_number, temperature[, key]) for row-wise drivers
-        of the default shape (other shapes: simulator/shapes.py, Layout.python_rows)."""
+        of the default shape (other shapes: simulator/workload/shapes.py, Layout.python_rows)."""
         columns = [
             self.timestamp_ms.tolist(),
             self.device_id.astype(f"U{DEVICE_ID_WIDTH}").tolist(),

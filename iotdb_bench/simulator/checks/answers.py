@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from iotdb_bench.simulator.expected import MINUTE_MS, Expected, ExpectedRecord
+from iotdb_bench.simulator.checks.expected import MINUTE_MS, Expected, ExpectedRecord
 
 AVG_RELATIVE_TOLERANCE = 1e-9
 Verdict = Literal["ok", "wrong", "not checked"]

@@ -11,15 +11,15 @@ import functools
 import logging
 from collections.abc import Callable, Iterator
 
-from iotdb_bench.simulator.answers import AnswerChecker
+from iotdb_bench.simulator.checks.answers import AnswerChecker
+from iotdb_bench.simulator.checks.expected import ExpectedRecord
+from iotdb_bench.simulator.checks.scan import ScanCheck
 from iotdb_bench.simulator.errors import described, one_line
-from iotdb_bench.simulator.expected import ExpectedRecord
+from iotdb_bench.simulator.measurement.stats import CallRecorder
+from iotdb_bench.simulator.measurement.timing import CallTimer, clock
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import QueryRuns, ScanOutcome
-from iotdb_bench.simulator.scan import ScanCheck
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.stats import CallRecorder
-from iotdb_bench.simulator.timing import CallTimer, clock
 
 log = logging.getLogger("worker")
 

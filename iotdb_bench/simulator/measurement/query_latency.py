@@ -1,6 +1,6 @@
 """Latency of the query clients of a mixed run: each named query under ingest (while the insert
 workers run) and on the idle database right after (same data), one HdrHistogram per query and
-phase per client, merged across clients and pods like the insert latencies (simulator/stats.py)."""
+phase per client, merged across clients and pods like the insert latencies (simulator/measurement/stats.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Literal
 from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field
 
+from iotdb_bench.simulator.measurement.stats import Latency, latency_of, new_histogram
 from iotdb_bench.simulator.protocol import QueryHistograms
-from iotdb_bench.simulator.stats import Latency, latency_of, new_histogram
 
 Phase = Literal["ingest", "idle"]
 # A client keeps the first few distinct error lines of a query, not one per failed execution.

@@ -23,7 +23,7 @@ from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field, model_validator
 
 from iotdb_bench.simulator.protocol import QueryRuns, ScanOutcome, WorkerResult
-from iotdb_bench.simulator.schedule import behind_limit_s
+from iotdb_bench.simulator.workload.schedule import behind_limit_s
 
 # Call latencies in microseconds, from 1 us to 1 hour, 3 significant digits.
 _LOWEST_US, _HIGHEST_US, _DIGITS = 1, 3_600_000_000, 3

@@ -1,0 +1,1 @@
+"""Checks: the expected answers the workers keep, and the comparison with what the database returns."""

@@ -1,0 +1,1 @@
+"""Detached runs: the conductor Job and the plan it runs."""

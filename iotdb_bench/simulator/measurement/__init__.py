@@ -1,0 +1,1 @@
+"""Measurement: the one timer, latency and throughput figures, query latency, resources and conditions."""
