@@ -53,7 +53,7 @@ def import_time(statement: str) -> float:
 
 PARTS = {
     "interpreter alone": "pass",
-    "CLI (python run.py)": "import iotdb_bench.cli.commands.main",
+    "CLI (python run.py)": "import iotdb_bench.cli.commands.insert",
     "collector process": "import iotdb_bench.simulator.collector.service, uvicorn",
     "worker process (null module)": "import iotdb_bench.simulator.worker.worker, iotdb_bench.simulator.modules.null",
     "plots (matplotlib, after the run)": "from matplotlib.figure import Figure; Figure().savefig('/dev/null', format='png')",

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from iotdb_bench.cli.commands import main
+from iotdb_bench.cli.commands.launch import resolve
 from tests.conftest import dedicated_database, pg_connect
 from tests.integration.test_bad_input import assert_one_line_error
 
@@ -27,9 +27,9 @@ def test_the_null_target_runs_here_without_a_cluster(cli):
 
 
 def test_the_null_target_still_goes_to_kubernetes_when_asked():
-    assert main._resolve(None, "null", None)[2] == "local"
-    assert main._resolve(None, "null", "kubernetes")[2] == "kubernetes"
-    assert main._resolve(None, "postgresql", None)[2] == "kubernetes"  # the config's platform for a target with a server
+    assert resolve(None, "null", None)[2] == "local"
+    assert resolve(None, "null", "kubernetes")[2] == "kubernetes"
+    assert resolve(None, "postgresql", None)[2] == "kubernetes"  # the config's platform for a target with a server
 
 
 @pytest.mark.slow

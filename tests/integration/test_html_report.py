@@ -12,6 +12,7 @@ import subprocess
 from html import unescape
 from pathlib import Path
 
+import click
 import pytest
 
 from tests.conftest import REPO_ROOT
@@ -112,17 +113,16 @@ def assert_self_contained(page: Path) -> None:
 def assert_reads_at_1280_and_reproduces(browser: Browser, page: Path, document: dict) -> None:
     """No table scrolls sideways at 1280 px (expandable parts open), and the printed command, fed to the
     CLI's own click parser, gives back every option the invocation recorded."""
-    from iotdb_bench.cli.commands.main import commands
+    from iotdb_bench.cli.commands.entry import commands
 
     measured = browser.measure(page)
     assert measured["width"] <= 1280 and measured["wide"] == [], measured
     words = shlex.split(measured["command"])
     assert words[0] == "iotdb-bench" and words[1] == document["task"]
-    command = commands.commands[words[1]]
+    command = commands.get_command(click.Context(commands), words[1])
     context = command.make_context(words[1], words[2:])
     recorded = document["environment"]["options"]
     parsed = {name: value for name, value in context.params.items() if name in recorded}
-    parsed["heartbeat_timeout"] = context.meta.get("heartbeat_timeout")
     normal = json.loads(json.dumps({name: list(v) if isinstance(v, tuple) else (str(v) if isinstance(v, Path) else v)
                                     for name, v in parsed.items()}))
     assert normal == {name: value for name, value in recorded.items() if name in normal}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from iotdb_bench.cli.commands.main import LOCAL_DURATION_S, local_worker_counts
+from iotdb_bench.cli.commands.insert import LOCAL_DURATION_S, local_worker_counts
 from iotdb_bench.cli.results.host import usable_cpus
 
 pytestmark = [pytest.mark.slow, pytest.mark.plots]  # the quick start exactly as a user runs it

@@ -319,7 +319,7 @@ def test_without_its_optional_driver_the_target_says_which_file_to_install(tmp_p
         "            raise ModuleNotFoundError(\"No module named 'berkeleydb'\")\n"
         "sys.meta_path.insert(0, NoBerkeleyDB())\n"
         "sys.argv = ['run.py', 'insert', '--target', 'berkeleydb', '-w', '1', '-r', '1', '--num-inserts', '100']\n"
-        "from iotdb_bench.cli.commands.main import main\n"
+        "from iotdb_bench.cli.commands.entry import main\n"
         "main()\n"
     )
     done = subprocess.run([sys.executable, "-c", blocker], cwd=tmp_path, capture_output=True, text=True, timeout=120,

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from iotdb_bench.cli.commands import main
+from iotdb_bench.cli.commands import insert
+from iotdb_bench.cli.commands.insert_options import InsertOptions
+from iotdb_bench.cli.commands.run_options import parse
 from iotdb_bench.cli.report import html_report, tables
 from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, ResultsDocument
@@ -84,10 +86,15 @@ def test_report_html_lists_the_flags():
 
 
 def test_local_defaults_fit_the_machine():
-    assert main.local_worker_counts(1) == (1,)
-    assert main.local_worker_counts(2) == (1, 2)
-    assert main.local_worker_counts(6) == (1, 2, 4, 6)
-    assert main.local_worker_counts(8) == (1, 2, 4, 8)
-    assert main._length_defaults("local", None, None, None, False) == (main.local_worker_counts(usable_cpus()), None, 3.0)
-    assert main._length_defaults("kubernetes", None, None, None, False) == ((1, 4, 8, 12, 16), 10_000, None)
-    assert main._length_defaults("local", (3,), 500, None, False) == ((3,), 500, None)  # given options stand
+    assert insert.local_worker_counts(1) == (1,)
+    assert insert.local_worker_counts(2) == (1, 2)
+    assert insert.local_worker_counts(6) == (1, 2, 4, 6)
+    assert insert.local_worker_counts(8) == (1, 2, 4, 8)
+
+    def defaults(platform: str, *args: str) -> tuple:
+        length = insert._length_defaults(platform, parse(insert.insert, InsertOptions, ["--target", "sqlite", *args], []).length, False)
+        return length.worker_counts, length.num_inserts, length.duration
+
+    assert defaults("local") == (insert.local_worker_counts(usable_cpus()), None, 3.0)
+    assert defaults("kubernetes") == ((1, 4, 8, 12, 16), 10_000, None)
+    assert defaults("local", "-w", "3", "--num-inserts", "500") == ((3,), 500, None)  # given options stand

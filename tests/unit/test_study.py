@@ -8,13 +8,14 @@ import textwrap
 
 import pytest
 
-from iotdb_bench.cli.commands.main import commands
-from iotdb_bench.cli.commands.study_plan import Passthrough, expand
+from iotdb_bench.cli import study_file
+from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.results import ranking, study_file
+from iotdb_bench.cli.results import ranking
 from iotdb_bench.cli.results.cost import Cost
 from iotdb_bench.cli.results.study_document import CellRecord
+from iotdb_bench.cli.run.study_plan import Passthrough, expand
 from tests import factories
 from tests.conftest import run_cli
 
@@ -43,8 +44,7 @@ def write(tmp_path, text: str = STUDY, name: str = "study.yaml"):
 
 def plan(path, **load):
     study = study_file.load(path, **load)
-    run_commands = {name: commands.get_command(None, name) for name in ("insert", "query", "scan")}
-    return study, expand(study, load_config(None), run_commands, Passthrough(), str(path))
+    return study, expand(study, load_config(None), CELL_COMMANDS, Passthrough(), str(path))
 
 
 def test_cells_run_target_by_target_workloads_in_file_order_then_worker_counts(tmp_path):

@@ -1,9 +1,9 @@
-"""The entry point of `python run.py` and the `iotdb-bench` command.
+"""The entry point of `python run.py` and the `iotdb-bench` command, and the one group of its commands.
 
 The group knows its commands by name and imports a command's module only when that command runs, so
 `--help` and `--version` answer at once (the commands' modules bring pydantic, NumPy, the run and
-report layers and every database module's options). Every expected failure, click's own usage
-errors included, ends in one line (see cli/terminal.py).
+report layers and every database module's options), and a command loads only its own. Every expected
+failure, click's own usage errors included, ends in one line (see cli/terminal.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from iotdb_bench.simulator import __version__
 
 # name: (module, attribute, the command's summary for `--help`; tests/unit/test_entry.py keeps it the command's own)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "insert": ("iotdb_bench.cli.commands.main", "insert", "Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."),
-    "query": ("iotdb_bench.cli.commands.main", "query", "Run the analytic queries against the data already in the database and check every answer against what the tool inserted (exit 1 on a wrong answer)."),
-    "scan": ("iotdb_bench.cli.commands.main", "scan", "Read every reading of every device back in time order, streaming, and check order and counts (exit 1 when wrong)."),
+    "insert": ("iotdb_bench.cli.commands.insert", "insert", "Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."),
+    "query": ("iotdb_bench.cli.commands.reads", "query", "Run the analytic queries against the data already in the database and check every answer against what the tool inserted (exit 1 on a wrong answer)."),
+    "scan": ("iotdb_bench.cli.commands.reads", "scan", "Read every reading of every device back in time order, streaming, and check order and counts (exit 1 when wrong)."),
     "study": ("iotdb_bench.cli.commands.study", "study", "Run a whole comparison: every target x workload x worker count of a study FILE (a YAML file or the name of a shipped preset: seed-001, seed-002, seed-003, seed-004), resumable, with one ranking."),
     "report": ("iotdb_bench.cli.commands.saved_results", "report", "Print a saved run's tables again, redraw its plots and rewrite its report.html."),
     "compare": ("iotdb_bench.cli.commands.saved_results", "compare", "Compare saved runs in one Markdown/CSV table and a plot."),

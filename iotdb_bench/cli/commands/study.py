@@ -16,17 +16,18 @@ from pathlib import Path
 import click
 
 from iotdb_bench import simulator
-from iotdb_bench.cli.commands import study_plan
-from iotdb_bench.cli.commands.study_execute import StudyRun, now
-from iotdb_bench.cli.commands.study_plan import Passthrough, Plan
+from iotdb_bench.cli import study_file
+from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.report import plots, results_files, study_report
 from iotdb_bench.cli.report.comparison import Sources
-from iotdb_bench.cli.results import ranking, study_file
+from iotdb_bench.cli.results import ranking
 from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
-from iotdb_bench.cli.results.study_file import StudyFile
-from iotdb_bench.cli.run import study_state
+from iotdb_bench.cli.run import study_plan, study_state
+from iotdb_bench.cli.run.study_execute import StudyRun, now
+from iotdb_bench.cli.run.study_plan import Passthrough, Plan
+from iotdb_bench.cli.study_file import StudyFile
 from iotdb_bench.cli.terminal import console, handle_errors, warning_line
 
 STUDY_JSON = "study.json"
@@ -62,7 +63,7 @@ def study(file, dry_run, output, scale, overrides, target_names, retry_failed, c
         raise UsageProblem(f"invalid study file {path}: {'; '.join(problems)}")
     config = load_config(config_path)
     passthrough = Passthrough(str(config_path) if config_path else None, platform, namespace, kube_context, keep)
-    plan = study_plan.expand(plan_file, config, _commands(), passthrough, str(path))
+    plan = study_plan.expand(plan_file, config, CELL_COMMANDS, passthrough, str(path))
     folder = output or Path("results") / f"study-{plan_file.name}"
     if dry_run:
         _dry_run(plan_file, plan, folder, retry_failed)
@@ -73,16 +74,6 @@ def study(file, dry_run, output, scale, overrides, target_names, retry_failed, c
         raise UsageProblem(f"cannot create the study folder {folder}: {error.strerror}") from None
     with _lock(folder):
         _run(plan_file, plan, folder, path, passthrough, retry_failed)
-
-
-def _commands() -> dict[str, click.Command]:
-    """The run commands of the group `study` belongs to (found through click, so this module need not import the group)."""
-    context = click.get_current_context()
-    group = context.parent.command if context.parent else None
-    found = {name: group.get_command(context.parent, name) for name in ("insert", "query", "scan")} if isinstance(group, click.Group) else {}
-    if any(command is None for command in found.values()) or len(found) != 3:
-        raise UsageProblem("the study command runs only as `run.py study` (beside insert, query and scan)")
-    return found
 
 
 class _lock:
@@ -114,7 +105,7 @@ def _run(plan_file: StudyFile, plan: Plan, folder: Path, path: Path, passthrough
         document.cells, document.updated = cells, now()
         study_state.write_atomically(folder / STUDY_JSON, document.model_dump_json(indent=2))
 
-    run = StudyRun(plan_file, plan, folder, _commands(), passthrough, retry_failed, save)
+    run = StudyRun(plan_file, plan, folder, passthrough, retry_failed, commands=CELL_COMMANDS, read_results=results_files.read, on_cell_done=save)
     run.load_completed()
     document.stale_cells = run.stale()
     if document.stale_cells:

@@ -51,13 +51,14 @@ class Environment(BaseModel):
                                     "defaults included: it reproduces the invocation")
 
     @classmethod
-    def here(cls, options: dict[str, Any] | None = None, command_line: list[str] | None = None) -> Environment:
+    def here(cls, options: dict[str, Any], command_line: list[str], command: list[str]) -> Environment:
+        """This machine's and build's, with the command's options, its command line and the process's arguments."""
         build = conditions.build()
         return cls(
             tool_version=simulator.__version__, commit=build.commit, modified=build.modified, python=sys.version.split()[0],
             platform=platform.platform(), machine=platform.node(), cpus=os.cpu_count(), host=host_info.describe(),
-            created=datetime.now(UTC).isoformat(timespec="seconds"), command=sys.argv, options=_plain(options or {}),
-            command_line=command_line or [],
+            created=datetime.now(UTC).isoformat(timespec="seconds"), command=command, options=_plain(options),
+            command_line=command_line,
         )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from iotdb_bench.cli.results import run_conditions
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ScanRow
 from iotdb_bench.cli.results.study_document import CellRecord, Ranking, RankedRow, ScoreTerm, TargetScore
-from iotdb_bench.cli.results.study_file import ScoreInput, StudyFile, Workload
+from iotdb_bench.cli.study_file import ScoreInput, StudyFile, Workload
 from iotdb_bench.simulator.measurement.stats import Spread
 
 SCORE_FORMULA = ("score = 100 x exp(sum_i w_i ln r_i / sum_i w_i), r_i = value_i / best_i (higher is better) or best_i / value_i "

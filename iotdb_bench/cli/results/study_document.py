@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from iotdb_bench.cli.results.cost import Cost
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ScanRow
-from iotdb_bench.cli.results.study_file import Task
+from iotdb_bench.cli.study_file import Task
 
 STUDY_FORMAT_VERSION = 1
 # done: ran and saved its results (its own status says whether the runs passed); the others did not run.

@@ -39,14 +39,6 @@ class Invocation:
     compare_idle: bool = False
 
 
-@dataclass
-class PlanOnly:
-    """Given as a command's click context `obj` (by `study`): the command checks its options and builds its
-    invocation as for a run, and the invocation is collected here instead of executed."""
-
-    invocations: list[Invocation] = field(default_factory=list)
-
-
 def _workers(count: int) -> str:
     return f"{count} worker" + ("" if count == 1 else "s")
 

@@ -1,6 +1,6 @@
 """A study file expanded into cells: each cell is the argument list of one `insert`, `query` or `scan`
-command, parsed and checked by that very click command (so an option means exactly what it means on
-the command line), in a fixed order: target by target as the file lists them, the workloads in file
+command, parsed and checked by that very command (so an option means exactly what it means on the
+command line; commands/study_cells.py gives the commands to this layer), in a fixed order: target by target as the file lists them, the workloads in file
 order, then the worker counts. Queries and scans of a target thus follow the inserts that made their
 data; a query or scan cell's key includes the key of that insert cell.
 """
@@ -8,16 +8,32 @@ data; a query or scan cell's key includes the key of that insert cell.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import click
+from typing import Protocol
 
 from iotdb_bench.cli.config import Config
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results.study_document import CellPlan, cell_key
-from iotdb_bench.cli.results.study_file import StudyFile, StudyTarget, Workload
-from iotdb_bench.cli.run.runner import Invocation, PlanOnly
+from iotdb_bench.cli.run.runner import Invocation
+from iotdb_bench.cli.study_file import StudyFile, StudyTarget, Workload
 from iotdb_bench.simulator.env_references import MissingVariable
 from iotdb_bench.simulator.modules import ModuleError
+
+
+class CellCommand(Protocol):
+    """One of the run commands as a study's cells use it. Usage problems (click's own included) are
+    UsageProblem, a module's refusal a ModuleError."""
+
+    def arguments(self, workload: Workload, target: StudyTarget, where: str) -> list[str]:
+        """The workload's options, and the target's, as the command's arguments in a canonical order."""
+        ...
+
+    def check(self, args: list[str]) -> Invocation:
+        """The invocation the arguments ask for, checked as the command checks it; nothing runs."""
+        ...
+
+    def run(self, args: list[str]) -> None:
+        """The command run with the arguments as if typed: its results folder saved, a failure raised."""
+        ...
 
 
 @dataclass
@@ -45,7 +61,7 @@ class Plan:
     invocations: dict[str, Invocation] = field(default_factory=dict)  # key -> what the cell will run (for the estimate)
 
 
-def expand(study: StudyFile, config: Config, commands: dict[str, click.Command], passthrough: Passthrough, where: str) -> Plan:
+def expand(study: StudyFile, config: Config, commands: dict[str, CellCommand], passthrough: Passthrough, where: str) -> Plan:
     """Every cell of the study in its order, each checked by its command; a problem names its field.
     `where` names the file in messages."""
     cells: list[CellPlan] = []
@@ -59,10 +75,10 @@ def expand(study: StudyFile, config: Config, commands: dict[str, click.Command],
         for workload in study.workloads:
             if workload.targets is not None and target.name not in workload.targets:
                 continue
-            options = option_args(commands[workload.task], workload, target, where)
+            options = commands[workload.task].arguments(workload, target, where)
             for workers in study.workers_of(workload):
                 runs = study.runs_of(workload)
-                args = [*options, "-w", str(workers), "-r", str(runs), *(["--timeout", _text(study.timeout)] if study.timeout else []),
+                args = [*options, "-w", str(workers), "-r", str(runs), *(["--timeout", option_text(study.timeout)] if study.timeout else []),
                         "--target", target.config_target]
                 reads = data_cell if workload.task != "insert" else None
                 cell = CellPlan(key=cell_key(target.name, config_of_target, workload.task, args, reads, platform), index=len(cells),
@@ -83,16 +99,11 @@ def expand(study: StudyFile, config: Config, commands: dict[str, click.Command],
     return Plan(cells, invocations)
 
 
-def check_cell(command: click.Command, cell: CellPlan, passthrough: Passthrough, study: StudyFile, where: str) -> tuple[Invocation | None, str | None]:
+def check_cell(command: CellCommand, cell: CellPlan, passthrough: Passthrough, study: StudyFile, where: str) -> tuple[Invocation | None, str | None]:
     """(the invocation the command would run, None) or (None, why the module refuses it: unsupported: skip)."""
-    collected = PlanOnly()
     place = f"invalid study file {where}: workloads.{cell.workload} ({cell.task}) on target {cell.target}"
     try:
-        context = command.make_context(cell.task, [*cell.args, *passthrough.args()], obj=collected)
-        with context:
-            context.invoke(command.callback.__wrapped__, **context.params)
-    except click.ClickException as problem:
-        raise UsageProblem(f"{place}: {problem.format_message()}") from None
+        return command.check([*cell.args, *passthrough.args()]), None
     except ModuleError as problem:
         if isinstance(problem.__context__, MissingVariable):  # the user's environment, not the module, is missing something
             raise UsageProblem(f"target {cell.target} of the study: {problem}") from None
@@ -101,68 +112,14 @@ def check_cell(command: click.Command, cell: CellPlan, passthrough: Passthrough,
         raise UsageProblem(f"{place}: {problem} (unsupported: skip in the study file skips such cells)") from None
     except UsageProblem as problem:
         raise UsageProblem(f"{place}: {problem}") from None
-    if not collected.invocations:
-        raise UsageProblem(f"{place}: the command did not plan a run")
-    return collected.invocations[0], None
 
 
-def option_args(command: click.Command, workload: Workload, target: StudyTarget, where: str) -> list[str]:
-    """The workload's options as command-line arguments, in a canonical order (option names sorted),
-    the target's extra options after the workload's (a target's wins)."""
-    params = {}
-    for param in command.params:
-        if isinstance(param, click.Option):
-            for opt in [*param.opts, *param.secondary_opts]:
-                if opt.startswith("--"):
-                    params[opt[2:]] = (param, opt)
-    options = dict(workload.options)
-    options.update({name: value for name, value in target.options.items() if name in params})
-    extra = {**_mapping(options.pop("extra-option", None), workload, where), **target.extra_options}
-    if extra:
-        options["extra-option"] = extra
-    args: list[str] = []
-    for name in sorted(options):
-        value = options[name]
-        place = f"invalid study file {where}: workloads.{workload.name}.{workload.task}.{name}"
-        if name not in params:
-            known = ", ".join(sorted(n for n, (p, _) in params.items() if n not in ("target", "output", "workers", "runs", "config")))
-            raise UsageProblem(f"{place}: no such option of `{workload.task}` (options: {known})")
-        if value is None:
-            continue
-        param, opt = params[name]
-        if param.is_flag:
-            if not isinstance(value, bool):
-                raise UsageProblem(f"{place}: true or false")
-            if param.secondary_opts:  # --clean/--no-clean: the name given says which way true goes
-                positive = opt in param.opts
-                args.append(param.opts[0] if value == positive else param.secondary_opts[0])
-            elif value:
-                args.append(opt)
-        elif param.multiple:
-            items = [f"{key}={_text(item)}" for key, item in sorted(value.items())] if isinstance(value, dict) else value if isinstance(value, list) else [value]
-            for item in items:
-                args += [opt, _text(item)]
-        else:
-            if isinstance(value, dict):
-                raise UsageProblem(f"{place}: a value or a list, not a mapping")
-            args += [opt, ",".join(_text(item) for item in value) if isinstance(value, list) else _text(value)]
-    return args
-
-
-def _mapping(value, workload: Workload, where: str) -> dict:
-    if value is None:
-        return {}
-    if isinstance(value, dict):
-        return dict(value)
-    if isinstance(value, list):
-        pairs = [str(item).partition("=") for item in value]
-        return {key.strip(): setting.strip() for key, _, setting in pairs}
-    raise UsageProblem(f"invalid study file {where}: workloads.{workload.name}.{workload.task}.extra-option: a mapping of option: value")
-
-
-def _text(value) -> str:
+def option_text(value: object) -> str:
+    """An option's value as the command line spells it (a whole float without its `.0`)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+

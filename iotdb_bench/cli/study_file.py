@@ -19,7 +19,7 @@ from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results.cost import Cost
 from iotdb_bench.simulator.validation import validation_problems
 
-PRESETS = Path(__file__).resolve().parent.parent.parent / "studies"
+PRESETS = Path(__file__).resolve().parent.parent / "studies"
 Task = Literal["insert", "query", "scan"]
 NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 # Options the study sets itself for every cell: a workload may not give them.

@@ -1,27 +1,24 @@
-"""Running a study's cells in order, in this process, each through its own click command (the same
-progress, checks and results folder as the command typed by hand), and resuming: a cell that completed
+"""Running a study's cells in order, in this process, each through its own command (the same progress,
+checks and results folder as the command typed by hand), and resuming: a cell that completed
 (its folder has cell.json) is kept, a cut one runs again, a query or scan whose target no longer holds
 its insert cell's data has that insert cell run again first (docs/studies.md, "Resuming").
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-import click
-
-from iotdb_bench.cli.commands.study_plan import Passthrough, Plan
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.report import results_files
 from iotdb_bench.cli.results import run_conditions
+from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.cli.results.study_document import CellRecord
-from iotdb_bench.cli.results.study_file import StudyFile
 from iotdb_bench.cli.run import study_state
+from iotdb_bench.cli.run.study_plan import CellCommand, Passthrough, Plan
 from iotdb_bench.cli.run.study_state import CellMarker
+from iotdb_bench.cli.study_file import StudyFile
 from iotdb_bench.cli.terminal import console, error_line
 from iotdb_bench.simulator.modules import ModuleError
 
@@ -31,12 +28,15 @@ def now() -> str:
 
 
 class StudyRun:
-    """One invocation of `study` on a study folder."""
+    """One invocation of `study` on a study folder. The commands layer gives it the run commands, the
+    reader of a cell's results folder (report/results_files.py, above this layer) and what to do when a
+    cell is done (write study.json)."""
 
-    def __init__(self, study: StudyFile, plan: Plan, folder: Path, commands: dict[str, click.Command], passthrough: Passthrough,
-                 retry_failed: bool, on_cell_done: Callable[[list[CellRecord]], None]):
-        self.study, self.plan, self.folder, self.commands, self.passthrough = study, plan, folder, commands, passthrough
-        self.retry_failed, self.on_cell_done = retry_failed, on_cell_done
+    def __init__(self, study: StudyFile, plan: Plan, folder: Path, passthrough: Passthrough, retry_failed: bool, *,
+                 commands: dict[str, CellCommand], read_results: Callable[[Path], ResultsDocument],
+                 on_cell_done: Callable[[list[CellRecord]], None]):
+        self.study, self.plan, self.folder, self.passthrough, self.retry_failed = study, plan, folder, passthrough, retry_failed
+        self.commands, self.read_results, self.on_cell_done = commands, read_results, on_cell_done
         self.records = {cell.key: CellRecord(**cell.model_dump()) for cell in plan.cells}
         self.state = study_state.read_state(folder)
         self.costs = {target.name: target.cost for target in study.targets}
@@ -99,18 +99,11 @@ class StudyRun:
         console.print(record.command(), highlight=False, soft_wrap=True)
         started, clock = now(), time.monotonic()
         error = None
-        command = self.commands[record.task]
-        args = [*record.args, *self.passthrough.args(), "--output", str(folder)]
-        study_argv, sys.argv = sys.argv, [sys.argv[0], record.task, *args]  # results.json records the cell's own command
         try:
-            context = command.make_context(record.task, args)
-            with context:
-                context.invoke(command.callback.__wrapped__, **context.params)
-        except (RunFailed, UsageProblem, ModuleError, click.ClickException) as problem:
-            error = problem.format_message() if isinstance(problem, click.ClickException) else str(problem)
+            self.commands[record.task].run([*record.args, *self.passthrough.args(), "--output", str(folder)])
+        except (RunFailed, UsageProblem, ModuleError) as problem:
+            error = str(problem)
             error_line(f"{self._name(record)}: {error}")
-        finally:
-            sys.argv = study_argv
         results = study_state.results_folder(folder)
         if results is None and error is None:
             error = "the command saved no results"
@@ -129,7 +122,7 @@ class StudyRun:
         if done.results is None:
             return
         try:
-            document = results_files.read(folder / done.results)
+            document = self.read_results(folder / done.results)
         except UsageProblem as problem:
             record.status, record.error = "failed", str(problem)
             return
