@@ -4,7 +4,7 @@
 what the user reads when a run asks for it ("module 'x' does not support --commit-interval: <reason>").
 The simulator only calls a role's method for an ability that is `True`; nothing signals a missing
 ability by raising. The CLI, the worker, the collector and the capability tables of README.md and
-docs/workloads.md (tests/unit/test_capability_tables.py) all read this record.
+docs/workloads.md (tests/contract/test_capabilities.py) all read this record.
 """
 
 from __future__ import annotations

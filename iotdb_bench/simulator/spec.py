@@ -164,10 +164,6 @@ class RunSpec(_Frozen):
         `query_workers` are the query clients of a mixed insert run."""
         return "query-client" if self.task == "insert" and index >= self.workers else "worker"
 
-    @property
-    def timed_by_duration(self) -> bool:
-        return self.duration_s > 0
-
     def dump(self, path: Path) -> None:
         path.write_text(self.model_dump_json(indent=2))
 

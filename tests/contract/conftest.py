@@ -50,11 +50,11 @@ class Contract:
         return module_class(self.target.module)(RunSpec(**fields))
 
 
-def _param(target: ContractTarget):
+def target_param(target: ContractTarget):
     return pytest.param(target, id=target.name, marks=[getattr(pytest.mark, target.marker)] if target.marker else [])
 
 
-@pytest.fixture(params=[_param(target) for target in TARGETS])
+@pytest.fixture(params=[target_param(target) for target in TARGETS])
 def contract(request, tmp_path, monkeypatch) -> Contract:
     target: ContractTarget = request.param
     env = target.env()

@@ -44,10 +44,6 @@ class ContractTarget:
     read_side_story: str | None = None
 
 
-def _nothing_to_serve() -> contextlib.AbstractContextManager[str]:
-    return contextlib.nullcontext("")
-
-
 @contextlib.contextmanager
 def _mongodb_wire_fake() -> Iterator[str]:
     from tests.modules.mongodb_wire_fake import FakeMongoState, serving

@@ -1,6 +1,6 @@
 """One table across saved runs and targets, in the shape of the original study's results tables:
 database, insert mode, primary-key mode, inserts/s (with spread), p99 latency; and database x the
-queries in average seconds. The figures are the invocations' own summary rows (cli/summary.py);
+queries in average seconds. The figures are the invocations' own summary rows (cli/results/summary.py);
 the insert mode is the label each database module gave its runs."""
 
 from __future__ import annotations

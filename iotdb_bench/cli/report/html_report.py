@@ -1,10 +1,10 @@
 """report.html and compare.html: one self-contained page each (inline CSS, plots as data URIs, no
 script, nothing fetched when it is opened), readable on a phone and printable.
 
-Built from the typed results (cli/document.py), the rows across runs (cli/summary.py), the cross-checks
-(cli/crosscheck.py), the comparison rows (cli/comparison.py) and the conditions (cli/run_conditions.py):
-the same figures the terminal and the files show, all of them, with the conditions they were measured
-under, the flags and the modules' notes.
+Built from the typed results (cli/results/document.py), the rows across runs (cli/results/summary.py),
+the cross-checks (cli/results/crosscheck.py), the comparison rows (cli/report/comparison.py) and the
+conditions (cli/results/run_conditions.py): the same figures the terminal and the files show, all of
+them, with the conditions they were measured under, the flags and the modules' notes.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class Page:
 # -- pages ---------------------------------------------------------------------------------------
 
 def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> Path:
-    """report.html of a results folder, with the plots drawn for it (`drawn`, from cli/plots.py)."""
+    """report.html of a results folder, with the plots drawn for it (`drawn`, from cli/report/plots.py)."""
     from iotdb_bench.cli.report.render import title  # the terminal's title of the document, one wording everywhere
 
     page = Page(

@@ -1,6 +1,6 @@
 """--find-max-rate: the highest rate a target sustains within a response-time p99, found by short
 real open-loop runs (each saved with all its figures like any run); the choice of rates is in
-cli/rate_search.py."""
+cli/results/rate_search.py."""
 
 from __future__ import annotations
 

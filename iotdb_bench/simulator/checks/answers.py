@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from iotdb_bench.simulator.checks.expected import MINUTE_MS, Expected, ExpectedRecord
+from iotdb_bench.simulator.checks.expected import Expected, ExpectedRecord
 
 AVG_RELATIVE_TOLERANCE = 1e-9
 Verdict = Literal["ok", "wrong", "not checked"]
@@ -225,7 +225,3 @@ class AnswerChecker:
             self._expected[query] = expected_rows(query, self.record.expected)
         difference = first_difference(query, rows, self._expected[query])
         return Check("ok") if difference is None else Check("wrong", difference)
-
-
-def minute_start(ms: int) -> int:
-    return ms - ms % MINUTE_MS
