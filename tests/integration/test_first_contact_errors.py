@@ -9,6 +9,8 @@ import sqlite3
 import pytest
 
 from iotdb_bench.cli.commands.launch import resolve
+from iotdb_bench.cli.commands.reads import ScanOptions, scan
+from iotdb_bench.cli.commands.run_options import TargetOptions, parse
 from tests.conftest import dedicated_database, pg_connect
 from tests.integration.test_bad_input import assert_one_line_error
 
@@ -26,10 +28,14 @@ def test_the_null_target_runs_here_without_a_cluster(cli):
     assert result.results()["platform"] == "local"
 
 
+def target(name: str, *args: str) -> TargetOptions:
+    return parse(scan, ScanOptions, ["--target", name, *args], []).target
+
+
 def test_the_null_target_still_goes_to_kubernetes_when_asked():
-    assert resolve(None, "null", None)[2] == "local"
-    assert resolve(None, "null", "kubernetes")[2] == "kubernetes"
-    assert resolve(None, "postgresql", None)[2] == "kubernetes"  # the config's platform for a target with a server
+    assert resolve(target("null"))[2] == "local"
+    assert resolve(target("null", "--platform", "kubernetes"))[2] == "kubernetes"
+    assert resolve(target("postgresql"))[2] == "kubernetes"  # the config's platform for a target with a server
 
 
 @pytest.mark.slow

@@ -8,30 +8,20 @@ from typing import Any
 import click
 
 from iotdb_bench.cli.commands.insert_options import DataOptions, InsertOptions, MixedOptions, OpenLoop, RunLength, insert_options
-from iotdb_bench.cli.commands.launch import Launch, PlatformChoice, launch, resolve, spec
+from iotdb_bench.cli.commands.launch import Launch, PlatformChoice, launched, resolve, spec
 from iotdb_bench.cli.commands.options import parse_queries
-from iotdb_bench.cli.commands.run_options import TargetOptions, target_options, typed
+from iotdb_bench.cli.commands.run_options import TargetOptions, target_options
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results.host import usable_cpus
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.run import runner
-from iotdb_bench.cli.terminal import handle_errors, warning_line
+from iotdb_bench.cli.terminal import warning_line
 from iotdb_bench.simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, QUERY_VARIANTS
-
-
-@click.command()
-@target_options
-@insert_options
-@handle_errors
-@typed(InsertOptions)
-def insert(options: InsertOptions) -> None:
-    """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""
-    launch(plan_insert(options))
 
 
 def plan_insert(options: InsertOptions) -> Launch:
     """The invocation the options ask for, every combination checked (a conflict is a usage problem)."""
-    config, target_config, platform_name = resolve(options.target.config_path, options.target.target, options.target.platform)
+    config, target_config, platform_name = resolve(options.target)
     if options.detach:
         _check_detach(platform_name, options.target, options.open_loop.find_max_rate)
     length = _length_defaults(platform_name, options.length, options.open_loop.find_max_rate)
@@ -170,3 +160,11 @@ def _workload(length: RunLength, data: DataOptions) -> dict[str, Any]:
     if data.max_lateness is not None:
         fields["max_lateness_s"] = data.max_lateness
     return fields
+
+
+@click.command()
+@target_options
+@insert_options
+@launched(InsertOptions, plan_insert)
+def insert() -> None:
+    """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""

@@ -4,15 +4,19 @@ platform resolved, the run spec built and validated by its database module, and 
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
 from pydantic import ValidationError
 
 from iotdb_bench.cli.commands.options import parse_extra_options, spec_problems
-from iotdb_bench.cli.commands.run_options import Recording, TargetOptions
+from iotdb_bench.cli.commands.run_options import Group, Recording, TargetOptions, options_of
 from iotdb_bench.cli.commands.saving import save_results
 from iotdb_bench.cli.config import Config, Target, load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
@@ -22,7 +26,7 @@ from iotdb_bench.cli.results.document import Environment, ResultsDocument
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.run import rate_finder, runner
 from iotdb_bench.cli.run.progress import RunProgress
-from iotdb_bench.cli.terminal import console
+from iotdb_bench.cli.terminal import console, handle_errors
 from iotdb_bench.simulator.env_references import REFERENCE
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import RunSpec
@@ -56,18 +60,33 @@ class Launch:
     search: MaxRateSearch | None = None
 
 
-def resolve(config_path: Path | None, target: str, platform: str | None) -> tuple[Config, Target, str]:
+def launched(model: type[Group], plan: Callable[[Group], Launch]) -> Callable[[Callable[[], None]], Callable[..., None]]:
+    """The click callback of a run command (the decorated function gives its help): the options click
+    parsed, as the typed `model`, planned by `plan` and launched; every expected failure one line."""
+
+    def decorate(command: Callable[[], None]) -> Callable[..., None]:
+        @handle_errors
+        @functools.wraps(command)
+        def callback(**_: Any) -> None:
+            launch(plan(options_of(click.get_current_context(), model, sys.argv)))
+
+        return callback
+
+    return decorate
+
+
+def resolve(options: TargetOptions) -> tuple[Config, Target, str]:
     """The config, the target's entry in it, and the platform its runs go to."""
-    config = load_config(config_path)
-    target_config = config.target(target)
+    config = load_config(options.config_path)
+    target_config = config.target(options.target)
     # A target with no database to reach (null) has nothing to deploy: it runs here unless told otherwise.
     nothing_to_reach = module_class(target_config.module).capabilities.location.value == "none"
-    chosen = platform or target_config.platform or ("local" if nothing_to_reach else config.platform)
+    chosen = options.platform or target_config.platform or ("local" if nothing_to_reach else config.platform)
     if target_config.platform == "local" and chosen != "local":
-        raise UsageProblem(f"target '{target}' runs only on the local platform")
+        raise UsageProblem(f"target '{options.target}' runs only on the local platform")
     kubernetes = module_class(target_config.module).capabilities.kubernetes
     if kubernetes is not True and chosen != "local":
-        raise UsageProblem(f"target '{target}' runs only on the local platform: {kubernetes.because}")
+        raise UsageProblem(f"target '{options.target}' runs only on the local platform: {kubernetes.because}")
     return config, target_config, chosen
 
 

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 
 import click
 
-from iotdb_bench.cli.commands.launch import Launch, PlatformChoice, launch, resolve, spec
+from iotdb_bench.cli.commands.launch import Launch, PlatformChoice, launched, resolve, spec
 from iotdb_bench.cli.commands.options import WorkerSet, parse_queries
-from iotdb_bench.cli.commands.run_options import OptionGroup, Recording, TargetOptions, target_options, typed
+from iotdb_bench.cli.commands.run_options import OptionGroup, Recording, TargetOptions, target_options
 from iotdb_bench.cli.run import runner
-from iotdb_bench.cli.terminal import handle_errors
 from iotdb_bench.simulator.spec import QUERY_NAMES, QUERY_VARIANTS
 
 
@@ -24,6 +23,27 @@ class QueryOptions(OptionGroup):
     recording: Recording
 
 
+def plan_query(options: QueryOptions) -> Launch:
+    queries = parse_queries(options.query_names, QUERY_NAMES, QUERY_VARIANTS)
+    config, target_config, platform_name = resolve(options.target)
+    base = spec(options.target, target_config, task="query", workers=options.worker_counts[0], queries=queries,
+                query_runs=options.runs, query_timeout=options.query_timeout, clean=False)
+    invocation = runner.Invocation(base, options.worker_counts, 1, 0, options.target.timeout)
+    return Launch(invocation, config, target_config, PlatformChoice.of(options.target, platform_name), options.target.output, options.recording)
+
+
+@click.command()
+@target_options
+@click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Concurrent workers issuing the queries (a set is allowed).")
+@click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Executions of each query per worker.")
+@click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}; opt-in variants: {', '.join(QUERY_VARIANTS)}.")
+@click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
+@launched(QueryOptions, plan_query)
+def query() -> None:
+    """Run the analytic queries against the data already in the database and check every answer
+    against what the tool inserted (exit 1 on a wrong answer)."""
+
+
 @dataclass(frozen=True)
 class ScanOptions(OptionGroup):
     target: TargetOptions
@@ -33,26 +53,10 @@ class ScanOptions(OptionGroup):
     recording: Recording
 
 
-@click.command()
-@target_options
-@click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Concurrent workers issuing the queries (a set is allowed).")
-@click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Executions of each query per worker.")
-@click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}; opt-in variants: {', '.join(QUERY_VARIANTS)}.")
-@click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
-@handle_errors
-@typed(QueryOptions)
-def query(options: QueryOptions) -> None:
-    """Run the analytic queries against the data already in the database and check every answer
-    against what the tool inserted (exit 1 on a wrong answer)."""
-    launch(plan_query(options))
-
-
-def plan_query(options: QueryOptions) -> Launch:
-    queries = parse_queries(options.query_names, QUERY_NAMES, QUERY_VARIANTS)
-    config, target_config, platform_name = resolve(options.target.config_path, options.target.target, options.target.platform)
-    base = spec(options.target, target_config, task="query", workers=options.worker_counts[0], queries=queries,
-                query_runs=options.runs, query_timeout=options.query_timeout, clean=False)
-    invocation = runner.Invocation(base, options.worker_counts, 1, 0, options.target.timeout)
+def plan_scan(options: ScanOptions) -> Launch:
+    config, target_config, platform_name = resolve(options.target)
+    base = spec(options.target, target_config, task="scan", workers=options.worker_counts[0], scan_page_size=options.scan_page_size, clean=False)
+    invocation = runner.Invocation(base, options.worker_counts, options.runs, 0, options.target.timeout)
     return Launch(invocation, config, target_config, PlatformChoice.of(options.target, platform_name), options.target.output, options.recording)
 
 
@@ -62,15 +66,6 @@ def plan_query(options: QueryOptions) -> Launch:
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Scans per worker count; figures are averaged.")
 @click.option("--page-size", "scan_page_size", type=click.IntRange(min=1, max=1_000_000), default=10_000, show_default=True,
               help="Readings per page or fetch.")
-@handle_errors
-@typed(ScanOptions)
-def scan(options: ScanOptions) -> None:
+@launched(ScanOptions, plan_scan)
+def scan() -> None:
     """Read every reading of every device back in time order, streaming, and check order and counts (exit 1 when wrong)."""
-    launch(plan_scan(options))
-
-
-def plan_scan(options: ScanOptions) -> Launch:
-    config, target_config, platform_name = resolve(options.target.config_path, options.target.target, options.target.platform)
-    base = spec(options.target, target_config, task="scan", workers=options.worker_counts[0], scan_page_size=options.scan_page_size, clean=False)
-    invocation = runner.Invocation(base, options.worker_counts, options.runs, 0, options.target.timeout)
-    return Launch(invocation, config, target_config, PlatformChoice.of(options.target, platform_name), options.target.output, options.recording)

@@ -1,11 +1,10 @@
 """The run commands' options as typed groups: click parses and checks each option, then one object of
-frozen groups is built from its values (`typed`), and the command's code takes that object instead of
-one parameter per option. The options every run command shares (`target_options`) are one group."""
+frozen groups is built from its values (`options_of`), and the command's code takes that object
+instead of one parameter per option. The options every run command shares (`target_options`) are one
+group."""
 
 from __future__ import annotations
 
-import functools
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -76,28 +75,15 @@ def _command_line(ctx: click.Context) -> list[str]:
 
 
 def parse(command: click.Command, model: type[Group], args: list[str], argv: list[str]) -> Group:
-    """The command's options from `args`, checked by click as on the command line, as its typed object;
-    `argv` is what results.json records as the process's arguments."""
+    """The command's typed options from `args`, checked by click as on the command line."""
     with command.make_context(command.name, list(args)) as ctx:
         return options_of(ctx, model, argv)
 
 
 def options_of(ctx: click.Context, model: type[Group], argv: list[str]) -> Group:
+    """The typed options of a parsed command line; `argv` is what results.json records as the process's arguments."""
     given = ctx.get_parameter_source("runs") is ParameterSource.COMMANDLINE
     return model.of({**ctx.params, "runs_given": given, "recording": Recording.of(ctx, argv)})
-
-
-def typed(model: type[Group]) -> Callable[[Callable[[Group], None]], Callable[..., None]]:
-    """Make a function of the typed options a click callback: click passes one keyword per option."""
-
-    def decorate(function: Callable[[Group], None]) -> Callable[..., None]:
-        @functools.wraps(function)
-        def callback(**_: Any) -> None:
-            function(options_of(click.get_current_context(), model, sys.argv))
-
-        return callback
-
-    return decorate
 
 
 @dataclass(frozen=True)
