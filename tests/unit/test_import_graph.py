@@ -82,6 +82,15 @@ def test_cli_layers_import_only_what_is_below_them():
     assert not offenders, f"a layer reaches up or sideways: {offenders}"
 
 
+def test_cli_top_level_modules_serve_the_layers_and_import_none_above_results():
+    """The input files' models (config.py, study_file.py), the errors and the terminal are used by every
+    layer: they import at most the results layer (a price, `results/cost.py`), never commands, run or report."""
+    above = [layer for layer in LAYERS_BELOW if layer != "iotdb_bench.cli.results"]
+    offenders = {name: sorted(t for t in targets if any(t == layer or t.startswith(layer + ".") for layer in above))
+                 for name, targets in import_graph().items() if name.count(".") == 2 and name.startswith("iotdb_bench.cli.") and name not in LAYERS_BELOW}
+    assert not {name: found for name, found in offenders.items() if found}
+
+
 # The simulator's folders by concern, in three tiers. The processes (collector, worker, detached run's
 # conductor) sit on top, beside each other: none imports another (they talk over HTTP). The database
 # modules and the wire formats they share are below them. At the bottom: the contracts at the
