@@ -157,7 +157,7 @@ def launch(ready: Launch) -> None:
                       f"python run.py attach {run_id} --namespace {platform.namespace}", highlight=False)
         return
     progress = RunProgress(console, one_line=ready.search is not None)
-    failure: Exception | None = None
+    failure: BaseException | None = None
     try:
         with progress:
             if ready.search is not None:

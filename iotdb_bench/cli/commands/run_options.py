@@ -24,6 +24,7 @@ class OptionGroup:
 
     @classmethod
     def of(cls: type[Group], values: Mapping[str, Any]) -> Group:
+        """The group from click's values, by name; a group inside it is built the same way."""
         hints = get_type_hints(cls)
         return cls(**{field.name: hints[field.name].of(values) if _is_group(hints[field.name]) else values[field.name] for field in fields(cls)})
 

@@ -23,7 +23,9 @@ from iotdb_bench.cli.study_file import StudyTarget, Workload
 
 
 @dataclass(frozen=True)
-class CellCommand:
+class RunCommand:
+    """insert, query or scan as a study's cells run it (run/study_plan.py's CellCommand)."""
+
     command: click.Command
     model: type[OptionGroup]
     plan: Callable[[Any], Launch]
@@ -44,8 +46,8 @@ class CellCommand:
             raise UsageProblem(problem.format_message()) from None
 
 
-CELL_COMMANDS = {"insert": CellCommand(insert, InsertOptions, plan_insert), "query": CellCommand(query, QueryOptions, plan_query),
-                 "scan": CellCommand(scan, ScanOptions, plan_scan)}
+CELL_COMMANDS = {"insert": RunCommand(insert, InsertOptions, plan_insert), "query": RunCommand(query, QueryOptions, plan_query),
+                 "scan": RunCommand(scan, ScanOptions, plan_scan)}
 
 
 def option_args(command: click.Command, workload: Workload, target: StudyTarget, where: str) -> list[str]:

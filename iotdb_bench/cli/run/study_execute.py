@@ -7,7 +7,7 @@ its insert cell's data has that insert cell run again first (docs/studies.md, "R
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,7 +33,7 @@ class StudyRun:
     cell is done (write study.json)."""
 
     def __init__(self, study: StudyFile, plan: Plan, folder: Path, passthrough: Passthrough, retry_failed: bool, *,
-                 commands: dict[str, CellCommand], read_results: Callable[[Path], ResultsDocument],
+                 commands: Mapping[str, CellCommand], read_results: Callable[[Path], ResultsDocument],
                  on_cell_done: Callable[[list[CellRecord]], None]):
         self.study, self.plan, self.folder, self.passthrough, self.retry_failed = study, plan, folder, passthrough, retry_failed
         self.commands, self.read_results, self.on_cell_done = commands, read_results, on_cell_done

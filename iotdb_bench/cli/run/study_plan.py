@@ -7,6 +7,7 @@ data; a query or scan cell's key includes the key of that insert cell.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -61,7 +62,7 @@ class Plan:
     invocations: dict[str, Invocation] = field(default_factory=dict)  # key -> what the cell will run (for the estimate)
 
 
-def expand(study: StudyFile, config: Config, commands: dict[str, CellCommand], passthrough: Passthrough, where: str) -> Plan:
+def expand(study: StudyFile, config: Config, commands: Mapping[str, CellCommand], passthrough: Passthrough, where: str) -> Plan:
     """Every cell of the study in its order, each checked by its command; a problem names its field.
     `where` names the file in messages."""
     cells: list[CellPlan] = []
