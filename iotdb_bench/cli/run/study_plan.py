@@ -1,8 +1,9 @@
 """A study file expanded into cells: each cell is the argument list of one `insert`, `query` or `scan`
 command, parsed and checked by that very command (so an option means exactly what it means on the
-command line; commands/study_cells.py gives the commands to this layer), in a fixed order: target by target as the file lists them, the workloads in file
-order, then the worker counts. Queries and scans of a target thus follow the inserts that made their
-data; a query or scan cell's key includes the key of that insert cell.
+command line; commands/study_cells.py gives the commands to this layer), in a fixed order: target by
+target as the file lists them, the workloads in file order, then the worker counts. Queries and scans
+of a target thus follow the inserts that made their data; a query or scan cell's key includes the key
+of that insert cell.
 """
 
 from __future__ import annotations
