@@ -198,5 +198,6 @@ def test_a_target_without_a_ranked_cell_for_an_input_has_no_score(tmp_path):
 def test_operations_per_cost_use_the_study_price():
     cell = insert_cell("sqlite", 3600, "a")
     cell.cost = Cost(per_hour=2.0, currency="USD")
-    value = ranking.FIGURES["inserts_per_cost"].read(cell, cell.inserts[0])
+    [priced] = ranking.cell_rows(cell)
+    value = ranking.FIGURES["inserts_per_cost"].value(priced)
     assert value == pytest.approx(3600 * 3600 / 2.0)  # inserts one dollar buys at 3,600/s and 2 USD/h

@@ -16,8 +16,7 @@ import click
 
 from iotdb_bench.cli.commands.study_plan import Passthrough, Plan
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.report import results_files
-from iotdb_bench.cli.results import run_conditions
+from iotdb_bench.cli.results import results_files, run_conditions
 from iotdb_bench.cli.results.study_document import CellRecord
 from iotdb_bench.cli.results.study_file import StudyFile
 from iotdb_bench.cli.run import study_state

@@ -15,8 +15,8 @@ HOURS_PER_MONTH = 730
 class Cost(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    per_hour: float | None = Field(None, gt=0, description="price of running the database for one hour")
-    per_month: float | None = Field(None, gt=0, description="price of running the database for one month (730 hours)")
+    per_hour: float | None = Field(default=None, gt=0, description="price of running the database for one hour")
+    per_month: float | None = Field(default=None, gt=0, description="price of running the database for one month (730 hours)")
     currency: str = Field(min_length=1, max_length=10, pattern=r"^[A-Za-z$€£¥]+$")
 
     @model_validator(mode="after")

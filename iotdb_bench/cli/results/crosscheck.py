@@ -69,6 +69,19 @@ def check(run: RunRecord) -> CrossCheck:
     return row
 
 
+def verdict(checks: list[CrossCheck]) -> str:
+    """One phrase for the database-side checks of a group of runs: the count check, then the counters."""
+    if checks and all(check.count_check == "not applicable" for check in checks):
+        return "not applicable"
+    count = "count FAILED" if any(check.count_check == "FAILED" for check in checks) else ""
+    differences = [check.difference for check in checks if check.difference is not None]
+    if not differences:
+        return count or "not exposed"
+    worst = max(differences, key=abs)
+    counters = f"FLAGGED {worst:+.1%}" if any(check.flagged for check in checks) else f"within 2% ({worst:+.1%})"
+    return f"{count}, {counters}" if count else counters
+
+
 def _counter(start: dict[str, int] | None, end: dict[str, int] | None) -> tuple[str | None, int, int]:
     if not start or not end:
         return None, 0, 0

@@ -46,31 +46,31 @@ class ResourceFigures(BaseModel):
     """One run's, or the mean over the runs of a row (the flag: any run)."""
 
     db_cpu_s: float | None = None
-    db_cores: float | None = Field(None, description="database CPU seconds / timed phase seconds")
-    db_cpu_s_per_million: float | None = Field(None, description="database CPU seconds per million events")
+    db_cores: float | None = Field(default=None, description="database CPU seconds / timed phase seconds")
+    db_cpu_s_per_million: float | None = Field(default=None, description="database CPU seconds per million events")
     db_memory_mean_bytes: float | None = None
     db_memory_peak_bytes: float | None = None
     written_bytes_per_event: float | None = None
-    storage_bytes_per_event: float | None = Field(None, description="data size after the run / events stored")
-    storage_growth_per_event: float | None = Field(None, description="(data size after - before) / events inserted by the run")
+    storage_bytes_per_event: float | None = Field(default=None, description="data size after the run / events stored")
+    storage_growth_per_event: float | None = Field(default=None, description="(data size after - before) / events inserted by the run")
     workers_cpu_s: float | None = None
     collector_cpu_s: float | None = None
     cli_cpu_s: float | None = None
-    client_cpu_s: float | None = Field(None, description="workers + collector + CLI")
+    client_cpu_s: float | None = Field(default=None, description="workers + collector + CLI")
     client_cpu_s_per_million: float | None = None
-    client_share: float | None = Field(None, description="client CPU / (client + database CPU)")
-    worker_peak_core_share: float | None = Field(None, description="the busiest worker's CPU seconds / its timed phase")
-    client_machine_share: float | None = Field(None, description=(
+    client_share: float | None = Field(default=None, description="client CPU / (client + database CPU)")
+    worker_peak_core_share: float | None = Field(default=None, description="the busiest worker's CPU seconds / its timed phase")
+    client_machine_share: float | None = Field(default=None, description=(
         "client CPU / (the cores it could use x timed phase): local runs, every process / the machine's cores; Kubernetes, "
         "the worker and collector pods / their CPU limits or their nodes' allocatable CPUs"))
-    machine_busy_share: float | None = Field(None, description="(client + database CPU) / (cores x timed phase), when they share the cores")
+    machine_busy_share: float | None = Field(default=None, description="(client + database CPU) / (cores x timed phase), when they share the cores")
     client_cores: float | None = None
-    client_cores_of: str | None = Field(None, description="'machine' or 'pods': what client_cores counts (simulator/measurement/resources.py)")
+    client_cores_of: str | None = Field(default=None, description="'machine' or 'pods': what client_cores counts (simulator/measurement/resources.py)")
     database_in_workers: bool = False
-    client_may_be_bottleneck: bool | None = Field(None, description="None: not judged")
+    client_may_be_bottleneck: bool | None = Field(default=None, description="None: not judged")
     bottleneck_reason: str | None = None
     not_measured: dict[str, str] = Field(default_factory=dict, description="database figure -> why it is missing")
-    impossible_cpu: str | None = Field(None, description="why the run's CPU figures were refused (they cannot be true); over runs: the first")
+    impossible_cpu: str | None = Field(default=None, description="why the run's CPU figures were refused (they cannot be true); over runs: the first")
 
 
 def run_figures(report: RunReport) -> ResourceFigures | None:
