@@ -27,7 +27,10 @@ class Cost(BaseModel):
 
     @property
     def hourly(self) -> float:
-        return self.per_hour if self.per_hour is not None else self.per_month / HOURS_PER_MONTH
+        if self.per_hour is not None:
+            return self.per_hour
+        assert self.per_month is not None  # the validator: exactly one of them
+        return self.per_month / HOURS_PER_MONTH
 
     def per_million(self, operations_per_second: float) -> float | None:
         """Price of one million operations at this rate."""

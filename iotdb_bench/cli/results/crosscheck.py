@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
+from iotdb_bench.cli.results.document import ResultsDocument, RunRecord, insert_figures
 
 TOLERANCE = 0.02
 # Counter names in order of preference: an insert counter if the database keeps one, else a row count.
@@ -47,7 +47,7 @@ def run_checks(document: ResultsDocument) -> list[CrossCheck]:
 
 def check(run: RunRecord) -> CrossCheck:
     report = run.report
-    figures, verification = report.figures, report.verification
+    figures, verification = insert_figures(report), report.verification
     server = report.server
     row = CrossCheck(
         label=run.label, workers=run.workers, step=run.step,

@@ -25,7 +25,7 @@ from iotdb_bench.cli.results.row_flags import RowFlag
 from iotdb_bench.simulator.measurement import conditions
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.measurement.stats import QueryFigures, Spread
+from iotdb_bench.simulator.measurement.stats import InsertRunFigures, QueryFigures, Spread
 
 FORMAT_VERSION = 2
 Status = Literal["running", "ok", "failed", "interrupted"]
@@ -70,6 +70,14 @@ def _plain(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
+
+
+def insert_figures(report: RunReport) -> InsertRunFigures:
+    """An insert run's figures; a report without them is no insert run (ResultsDocument.insert_runs
+    leaves such runs out, so this never fails on the runs it gives)."""
+    if report.figures is None:
+        raise ValueError(f"run {report.run_id} has no insert figures")
+    return report.figures
 
 
 class RunRecord(BaseModel):

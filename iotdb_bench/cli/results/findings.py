@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from iotdb_bench.cli.results import crosscheck
 from iotdb_bench.cli.results.tables import formats
-from iotdb_bench.cli.results.compared import Compared, CompareInsertRow
+from iotdb_bench.cli.results.compared import Compared, CompareInsertRow, CompareQueryRow, CompareScanRow
 from iotdb_bench.cli.results.document import InsertRow, ResultsDocument, RunRecord
 from iotdb_bench.cli.results.study_document import StudyDocument
 from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV
@@ -185,7 +185,8 @@ def compared_findings(compared: Compared) -> list[Finding]:
         if scan.check == "FAILED" or scan.status != "ok":
             found.append(Finding(kind="scan-failed", where=f"{scan.database} ({scan.source}), scan at {formats.workers(scan.workers)}",
                                  what=f"check {scan.check}", why=scan.problem or scan.status))
-    for marked in [*compared.inserts, *compared.queries, *compared.scans]:
+    rows: list[CompareInsertRow | CompareQueryRow | CompareScanRow] = [*compared.inserts, *compared.queries, *compared.scans]
+    for marked in rows:
         if marked.differs:
             found.append(Finding(kind="differs", mark="†", where=f"{marked.database} ({marked.source}), {formats.workers(marked.workers)}",
                                  what="measured under other conditions", why="; ".join(marked.differs)))

@@ -125,13 +125,13 @@ def ranking(workload: Workload, figure: Figure, cells: list[CellRecord], query: 
             why = f"{figure.title} not measured" + (" (no cost given for the target)" if "cost" in figure.rank_as else "")
         rows.append(RankedRow(target=cell.target, workers=cell.workers, cell=cell.key, value=value, unit=figure.unit, spread=spread_text(row, figure),
                               check=shown, why=why))
-    for row, differs in zip(rows, run_conditions.differences([cell.conditions for cell in cells]), strict=True):
-        row.differs = differs
-    ranked = sorted((row for row in rows if row.why is None), key=lambda row: _measured(row.value) * (-1 if higher_is_better(figure) else 1))
-    for rank, row in enumerate(ranked, 1):
-        row.rank = rank
+    for ranked_row, differs in zip(rows, run_conditions.differences([cell.conditions for cell in cells]), strict=True):
+        ranked_row.differs = differs
+    ranked = sorted((one for one in rows if one.why is None), key=lambda one: _measured(one.value) * (-1 if higher_is_better(figure) else 1))
+    for rank, one in enumerate(ranked, 1):
+        one.rank = rank
     return Ranking(workload=workload.name, figure=figure.rank_as, label=figure.title, unit=figure.unit, higher_is_better=higher_is_better(figure),
-                   query=query, rows=ranked + [row for row in rows if row.why is not None])
+                   query=query, rows=ranked + [one for one in rows if one.why is not None])
 
 
 def _measured(value: float | None) -> float:
@@ -146,7 +146,7 @@ def score_inputs(study: StudyFile, found: list[Ranking]) -> list[ScoreInput]:
     if study.score:
         return study.score
     targets = {target.name for target in study.targets}
-    return [ScoreInput(workload=item.workload, figure=item.figure, query=item.query) for item in found
+    return [ScoreInput(workload=item.workload, figure=item.figure, query=item.query, workers=None, weight=1.0) for item in found
             if {row.target for row in item.rows if row.check != "not supported"} >= targets]
 
 
@@ -162,8 +162,8 @@ def scores(study: StudyFile, found: list[Ranking]) -> list[TargetScore]:
             terms.append(_term(item, figure, table, target))
         result.append(_score(target, terms))
     ranked = sorted((s for s in result if s.score is not None), key=lambda s: -_measured(s.score))
-    for rank, item in enumerate(ranked, 1):
-        item.rank = rank
+    for rank, scored in enumerate(ranked, 1):
+        scored.rank = rank
     return ranked + [s for s in result if s.score is None]
 
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.measurement.resources import CPU, MEMORY, WRITTEN, ResourceUsage
+from iotdb_bench.simulator.measurement.stats import InsertRunFigures
 
 # A worker whose CPU seconds reach this share of its timed phase had no spare CPU: it may have held
 # the rate back (a worker's loop runs in one thread).
@@ -99,8 +100,8 @@ def run_figures(report: RunReport) -> ResourceFigures | None:
     else:
         out.not_measured = dict.fromkeys((CPU, MEMORY, WRITTEN), "not sampled (results of an earlier version, or the platform does not sample)")
         out.collector_cpu_s = report.collector_cpu_s
-    _storage(out, report)
-    _client(out, report, usage)
+    _storage(out, report, figures)
+    _client(out, report, figures, usage)
     reason = impossible_cpu(out, usage)
     if reason is not None:
         for name in CPU_FIGURES:
@@ -132,31 +133,31 @@ def impossible_cpu(out: ResourceFigures, usage: ResourceUsage | None) -> str | N
     return f"{named} of {usage.cores} cores' time in the {usage.window_s:.2f} s timed phase: over 100%"
 
 
-def _storage(out: ResourceFigures, report: RunReport) -> None:
+def _storage(out: ResourceFigures, report: RunReport, figures: InsertRunFigures) -> None:
     server, verification = report.server, report.verification
     if server is None or server.storage_bytes is None:
         return
     if verification is not None and verification.counted:
         out.storage_bytes_per_event = server.storage_bytes / verification.counted
-    if server.storage_bytes_at_start is not None and report.figures.events:
-        out.storage_growth_per_event = (server.storage_bytes - server.storage_bytes_at_start) / report.figures.events
+    if server.storage_bytes_at_start is not None and figures.events:
+        out.storage_growth_per_event = (server.storage_bytes - server.storage_bytes_at_start) / figures.events
 
 
-def _client(out: ResourceFigures, report: RunReport, usage: ResourceUsage | None) -> None:
-    own = [worker.cpu_s for worker in report.workers]
-    if own and all(cpu is not None for cpu in own):
+def _client(out: ResourceFigures, report: RunReport, figures: InsertRunFigures, usage: ResourceUsage | None) -> None:
+    own = [worker.cpu_s for worker in report.workers if worker.cpu_s is not None]
+    if own and len(own) == len(report.workers):
         out.workers_cpu_s = sum(own)
-        shares = [w.cpu_s / (w.finished_at - w.started_at) for w in report.workers if w.finished_at > w.started_at]
+        shares = [w.cpu_s / (w.finished_at - w.started_at) for w in report.workers if w.cpu_s is not None and w.finished_at > w.started_at]
         out.worker_peak_core_share = max(shares) if shares else None
     elif usage is not None and usage.workers is not None:
         out.workers_cpu_s = usage.workers.cpu_s
     parts = [out.workers_cpu_s, out.collector_cpu_s, out.cli_cpu_s]
     if out.workers_cpu_s is not None:
         out.client_cpu_s = sum(part for part in parts if part is not None)
-        out.client_cpu_s_per_million = _per_million(out.client_cpu_s, report.figures.events)
+        out.client_cpu_s_per_million = _per_million(out.client_cpu_s, figures.events)
         if out.db_cpu_s is not None and not out.database_in_workers and out.client_cpu_s + out.db_cpu_s > 0:
             out.client_share = out.client_cpu_s / (out.client_cpu_s + out.db_cpu_s)
-        duration = report.figures.duration_s
+        duration = figures.duration_s
         if usage is not None and usage.client_cores and duration > 0:
             out.client_cores, out.client_cores_of = usage.client_cores, usage.client_cores_of
             capacity = usage.client_cores * duration

@@ -467,14 +467,17 @@ def conditions(rows: Sequence[Any]) -> Catalogue:
             Figure("Database", _database, COMPARED, key=True, text=True, compare_only=True, csv=("database",)),
             Figure("Source", lambda row: row.source, COMPARED, key=True, text=True, compare_only=True, csv=("source",)),
             Figure("Workers", lambda row: str(row.workers), key=True, csv=("workers",)),
-            *(Figure(name, lambda row, name=name: row.conditions.get(name, f.DASH), BOTH, text=True, csv=((name, lambda row, name=name: row.conditions.get(name)),))
-              for name in names),
+            *(Figure(name, _condition(name), BOTH, text=True, csv=("conditions",)) for name in names),
             Figure("Differs from the other rows", lambda row: "; ".join(row.differs) or f.DASH, BOTH, text=True, csv=("differs",)),
         ),
     )
 
 
-def _counted(run) -> str:
+def _condition(name: str) -> Read:
+    return lambda row: str(row.conditions.get(name, f.DASH))
+
+
+def _counted(run: Any) -> str:
     check = run.report.verification
     return f.DASH if check is None or check.expected is None else f"{check.counted:,} / {check.expected:,}"
 

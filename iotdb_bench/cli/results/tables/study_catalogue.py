@@ -49,11 +49,15 @@ def score_table(scores: list[TargetScore]) -> Catalogue:
         Figure("Rank", lambda item: str(item.rank) if item.rank else f.DASH, key=True, csv=("rank",)),
         Figure("Target", lambda item: item.target, key=True, text=True, csv=("target",)),
         Figure("Score", lambda item: f.DASH if item.score is None else f"{item.score:.1f}", csv=("score",)),
-        *(Figure(f"{term.workload} {term.figure}" + (f" ({term.query})" if term.query else "") + f" ×{term.weight:g}",
-                 lambda item, index=index: _term(item.terms[index]), text=True, csv=((f"terms.{index}", lambda item, index=index: item.terms[index].value),))
+        *(Figure(f"{term.workload} {term.figure}" + (f" ({term.query})" if term.query else "") + f" ×{term.weight:g}", _term_of(index), text=True,
+                 csv=("terms.value",))
           for index, term in enumerate(terms)),
         Figure("No score because", lambda item: item.why or f.DASH, text=True, csv=("why",)),
     ))
+
+
+def _term_of(index: int) -> Callable[[TargetScore], str]:
+    return lambda item: _term(item.terms[index])
 
 
 def _term(term: ScoreTerm) -> str:
@@ -84,10 +88,13 @@ def pivot(cells: list[CellRecord]) -> tuple[Catalogue, list[PivotRow]]:
         Figure("Target", lambda row: row.target, key=True, text=True, csv=("target",)),
         Figure("Workload", lambda row: row.workload, key=True, text=True, csv=("workload",)),
         Figure("Insert mode", lambda row: row.insert_mode, text=True, csv=("insert_mode",)),
-        *(Figure(f"{count} worker(s)", lambda row, count=count: row.by_workers[count], csv=((f"w{count}", lambda row, count=count: row.by_workers[count]),))
-          for count in counts),
+        *(Figure(f"{count} worker(s)", _at(count), csv=("by_workers",)) for count in counts),
     ))
     return table, rows
+
+
+def _at(workers: int) -> Callable[[PivotRow], str]:
+    return lambda row: row.by_workers[workers]
 
 
 def _pivot_cell(cell: CellRecord | None) -> str:
