@@ -7,7 +7,8 @@ from pathlib import Path
 
 from iotdb_bench.cli.report import csv_files, html_report, markdown, plots, tables
 from iotdb_bench.cli.results.compared import Compared
-from iotdb_bench.cli.results.tables.sections import TERMINAL, compared_sections
+from iotdb_bench.cli.results.tables import sections
+from iotdb_bench.cli.results.tables.sections import TERMINAL
 from iotdb_bench.cli.terminal import console
 
 MARKDOWN = "compare.md"
@@ -15,7 +16,7 @@ MARKDOWN = "compare.md"
 
 def write(compared: Compared, output: Path) -> Path:
     """The tables on the terminal and every file in `output`; returns compare.html."""
-    found = compared_sections(compared)
+    found = sections.compared_sections(compared)
     for section in found:
         if section.shown_in(TERMINAL):
             console.print(tables.section_table(section))

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from iotdb_bench.cli.report import csv_files, html_report, plots
 from iotdb_bench.cli.results.document import ResultsDocument
-from iotdb_bench.cli.results.tables.sections import document_sections
+from iotdb_bench.cli.results.tables import sections
 from iotdb_bench.cli.terminal import warning_line
 
 
 def write(folder: Path, document: ResultsDocument) -> None:
     """Every view of a finished invocation."""
-    csv_files.write_sections(folder, document_sections(document))
+    csv_files.write_sections(folder, sections.document_sections(document))
     drawn: list[Path] = []
     try:
         drawn = plots.draw(document, folder) if plots.wanted() else []

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from iotdb_bench.cli.report.tables import difference_lines
 from iotdb_bench.cli.results import run_conditions
 from iotdb_bench.cli.results.compared import Compared, Sources
-from iotdb_bench.cli.results.tables import catalogue
+from iotdb_bench.cli.results.tables import catalogue, sections
 from iotdb_bench.cli.results.tables.catalogue import COMPARE, DETAILS
-from iotdb_bench.cli.results.tables.sections import MARKDOWN, Section, compared_sections
+from iotdb_bench.cli.results.tables.sections import MARKDOWN, Section
 
 
 def parts(found: Sequence[Section]) -> list[str]:
@@ -47,7 +47,7 @@ def _row(cells: list[str]) -> str:
 
 def compare(compared: Compared) -> str:
     """compare.md: the comparison's tables, then where each compared folder's figures come from."""
-    return "\n".join(["# Comparison of saved runs\n", *parts(compared_sections(compared)), "## Sources\n", *sources(compared.sources)]) + "\n"
+    return "\n".join(["# Comparison of saved runs\n", *parts(sections.compared_sections(compared)), "## Sources\n", *sources(compared.sources)]) + "\n"
 
 
 def sources(documents: Sources) -> list[str]:

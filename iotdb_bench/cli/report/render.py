@@ -13,7 +13,8 @@ from iotdb_bench.cli.results import findings, run_conditions
 from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.cli.results.findings import Finding
 from iotdb_bench.cli.results.resource_figures import capacity_words
-from iotdb_bench.cli.results.tables.sections import TERMINAL, Section, document_sections
+from iotdb_bench.cli.results.tables import sections
+from iotdb_bench.cli.results.tables.sections import TERMINAL, Section
 from iotdb_bench.cli.terminal import console
 
 # The findings the terminal prints under a section's table (the others are in the tables, or below).
@@ -32,7 +33,7 @@ def show(document: ResultsDocument, folder: Path, details: bool = False, rerende
     found = findings.document_findings(document)
     if document.max_rate is not None:  # the search's answer says it: its failed rates fell behind by design
         found = [finding for finding in found if finding.kind != "could-not-sustain"]
-    shown = [section for section in document_sections(document) if section.shown_in(TERMINAL)]
+    shown = [section for section in sections.document_sections(document) if section.shown_in(TERMINAL)]
     conditions = run_conditions.caption(document)
     printed: set[int] = set()
     for section in (section for section in shown if not section.terminal.last):

@@ -15,8 +15,9 @@ from iotdb_bench.cli.report.tables import FittedTable, fitted, section_table
 from iotdb_bench.cli.results import findings
 from iotdb_bench.cli.results.compared import Sources, compare
 from iotdb_bench.cli.results.study_document import StudyDocument
+from iotdb_bench.cli.results.tables import sections
 from iotdb_bench.cli.results.tables.catalogue import DEFAULT
-from iotdb_bench.cli.results.tables.sections import TERMINAL, study_sections
+from iotdb_bench.cli.results.tables.sections import TERMINAL
 from iotdb_bench.cli.results.tables.study_catalogue import PLAN, PlannedCell, ranking_title
 
 REPORT = "report.html"
@@ -25,7 +26,7 @@ PLOT = "study.png"
 
 
 def terminal_tables(document: StudyDocument) -> list[FittedTable]:
-    return [section_table(section) for section in study_sections(document) if section.shown_in(TERMINAL)]
+    return [section_table(section) for section in sections.study_sections(document) if section.shown_in(TERMINAL)]
 
 
 def plan_table(cells: list[PlannedCell], title: str) -> FittedTable:
@@ -39,7 +40,7 @@ def markdown(document: StudyDocument, sources: Sources) -> str:
         parts.append(document.description.strip() + "\n")
     done = sum(cell.status == "ok" for cell in document.cells)
     parts.append(f"Study `{document.name}` ({document.file}), status {document.status}: {done} of {len(document.cells)} cells passed.\n")
-    parts += md.parts(study_sections(document, compare(sources)))
+    parts += md.parts(sections.study_sections(document, compare(sources)))
     if document.stale_cells:
         parts.append("Cell folders of an earlier version of the study file (kept, not reported): " + ", ".join(document.stale_cells) + "\n")
     return "\n".join(parts)
@@ -51,7 +52,7 @@ def write_html(folder: Path, document: StudyDocument, sources: Sources, drawn: l
         title=document.title or f"Study {document.name}", status=document.status,
         subtitle=f"study {document.name} ({document.file}): {done} of {len(document.cells)} cells passed, updated {document.updated}",
         summary=document.description, flags=findings.flags(findings.study_findings(document)),
-        sections=html_report.page_tables(study_sections(document, compare(sources))), plots=html_report.embedded(drawn),
+        sections=html_report.page_tables(sections.study_sections(document, compare(sources))), plots=html_report.embedded(drawn),
         sources=[(source, [("Task", item.task), ("Target", item.target), ("Status", item.status)]) for source, item in sources],
     )
     return html_report.write_page(folder / REPORT, "study.html.j2", page)

@@ -73,10 +73,6 @@ def ratio(value: float | None) -> str:
     return DASH if value is None else f"{value:.3g}x"
 
 
-def yes_no(value: bool | None) -> str:
-    return DASH if value is None else ("yes" if value else "no")
-
-
 def text(value: str | None) -> str:
     return value or DASH
 
