@@ -40,7 +40,7 @@ class Recording(Console):
         super().__init__(width=WIDTH, record=True, file=io.StringIO())
         self.printed: list[object] = []
 
-    def print(self, *objects, **options) -> None:  # noqa: A003 - rich's name
+    def print(self, *objects, **options) -> None:
         self.printed += objects
         super().print(*objects, **options)
 
