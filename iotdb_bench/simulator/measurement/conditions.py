@@ -21,7 +21,7 @@ from iotdb_bench import simulator
 # Set at image build (Dockerfile ARG, scripts/k8s-image.sh): the image has no .git to ask.
 COMMIT_ENV = "IOTBENCH_COMMIT"
 UNKNOWN = "unknown"
-_REPO = Path(__file__).resolve().parents[2]
+_REPO = Path(__file__).resolve().parents[3]
 
 
 class Build(BaseModel):
