@@ -1,5 +1,5 @@
 """Plots of the mixed runs and the visibility lag: each query's latency under ingest beside idle,
-and the lag per worker count. Drawn with the other plots: cli/plots.py calls `draw` with its own
+and the lag per worker count. Drawn with the other plots: cli/report/plots.py calls `draw` with its own
 figure and save helpers, so both look alike (and this module needs nothing from it)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 `format_version` changes whenever a reader of an older file would misread it. The run reports are
 the collector's own typed reports (simulator/report.py); the rows across runs are derived from them
-in one place (cli/summary.py) and saved with them so the files keep every figure.
+in one place (cli/results/summary.py) and saved with them so the files keep every figure.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The conditions of a results document in words: for the tables' caption, the HTML reports and
 `compare`, which marks rows measured under conditions that differ in ways that matter.
 
-Everything here reads the typed document (cli/document.py) and the run reports' conditions
+Everything here reads the typed document (cli/results/document.py) and the run reports' conditions
 (simulator/measurement/conditions.py); nothing asks a database or a cluster.
 """
 
