@@ -2,9 +2,8 @@
 WRONG answers and unstable marks in the tables and the flags."""
 
 from iotdb_bench.cli.report import markdown
-from iotdb_bench.cli.results import compared, summary
+from iotdb_bench.cli.results import compared, findings, summary
 from iotdb_bench.cli.results.document import Environment, QueryRow, ResultsDocument, RunRecord
-from iotdb_bench.cli.results.tables import sections
 from iotdb_bench.cli.results.tables.sections import compared_sections
 from iotdb_bench.simulator.measurement.stats import query_figures
 from iotdb_bench.simulator.protocol import QueryRuns, WorkerResult
@@ -43,6 +42,6 @@ def test_compared_query_rows_are_the_documents_rows_with_the_spread_of_their_exe
     assert by_query["newest-per-device"].errors == ["temporary file size exceeds temp_file_limit"]
     assert by_query["temperature-stats"].unstable is True and by_query["count-events"].unstable is False
     assert (by_query["device-downsample"].answer, by_query["device-downsample"].answer_detail) == ("wrong", "count is 1, expected 2")
-    flags = sections.compared_flags(compared.compare([("folder", document)]))
+    flags = findings.flags(findings.compared_findings(compared.compare([("folder", document)])))
     assert "postgresql (folder), query device-downsample: WRONG answer: count is 1, expected 2" in flags
     assert "postgresql (folder), query temperature-stats: unstable executions (CV 50.0%)" in flags

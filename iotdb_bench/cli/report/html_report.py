@@ -103,7 +103,7 @@ def write_compare(output: Path, compared: Compared, drawn: list[Path]) -> Path:
     page = Page(
         title="Comparison of saved runs", status="ok",
         subtitle=f"{len(documents)} results folder(s): {', '.join(dict.fromkeys(document.target for _, document in documents))}",
-        flags=sections.compared_flags(compared), sections=page_tables(sections.compared_sections(compared)), plots=embedded(drawn),
+        flags=findings.flags(findings.compared_findings(compared)), sections=page_tables(sections.compared_sections(compared)), plots=embedded(drawn),
         sources=[(source, [("Status", document.status), ("Task", document.task), ("Target", document.target),
                            *run_conditions.facts(document)]) for source, document in documents],
     )

@@ -7,8 +7,8 @@ where it has its own (the terminal's heading of a run's table names the run; com
 tables shortly). Views never decide which tables exist: a table added here is in every view of its
 document. Layout (what fits the width, what goes into expandable details) stays with the views.
 
-This lives in results/ beside the catalogue because both report/ (the views) and commands/ read it,
-and because which tables a document has is a fact of the results, not of one view.
+It lives in results/ beside the catalogue: which tables a document has is a fact of its results, not of
+one view, and every view (cli/report/) reads it from below.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from iotdb_bench.cli.results import crosscheck, findings, rate_search
+from iotdb_bench.cli.results import crosscheck, rate_search
 from iotdb_bench.cli.results.tables import catalogue, formats, study_catalogue
 from iotdb_bench.cli.results.tables.catalogue import Catalogue
 from iotdb_bench.cli.results.compared import Compared, one_per_run
@@ -203,10 +203,6 @@ def compared_sections(compared: Compared, study: bool = False) -> list[Section]:
     found.append(Section("conditions", catalogue.conditions(rows), rows, views=frozenset({PAGE}), compared=True, split=False,
                          caption="The conditions that change figures. The server version is compared among rows of the same database module only."))
     return found
-
-
-def compared_flags(compared: Compared) -> list[str]:
-    return findings.flags(findings.compared_findings(compared))
 
 
 # -- a study --------------------------------------------------------------------------------------------
