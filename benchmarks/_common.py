@@ -17,7 +17,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from iotdb_bench.cli.report import results_files  # noqa: E402  (the tool's own results reader, after the path is set)
+from iotdb_bench.cli.results import results_files  # noqa: E402  (the tool's own results reader, after the path is set)
 from iotdb_bench.cli.results.document import ResultsDocument  # noqa: E402
 from iotdb_bench.simulator.report import RunReport  # noqa: E402
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import Environment, ResultsDocument, RunRecord
+from iotdb_bench.cli.results.tables.sections import Section, document_sections
 from iotdb_bench.simulator.measurement.stats import InsertRunFigures, Latency
 from iotdb_bench.simulator.report import RunReport, ServerSide, Verification
 from iotdb_bench.simulator.spec import RunSpec
@@ -44,3 +45,8 @@ def document(runs: list[tuple[int, RunReport]], task="insert", steps=0, target="
                             worker_counts=sorted({workers for workers, _ in runs}), steps=steps, runs=records)
     summary.summarise(built)
     return built
+
+
+def section(found: ResultsDocument, name: str) -> Section:
+    """The document's section of that name (cli/results/tables/sections.py), as every view receives it."""
+    return next(section for section in document_sections(found) if section.name == name)

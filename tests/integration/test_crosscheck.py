@@ -9,7 +9,7 @@ import csv
 import psycopg
 import pytest
 
-from iotdb_bench.cli.report import catalogue
+from iotdb_bench.cli.results.tables import catalogue
 from tests.csv_checks import names
 
 TEST_DATABASE = "iotbench_crosscheck"

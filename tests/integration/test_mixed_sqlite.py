@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from iotdb_bench.cli.report import catalogue
+from iotdb_bench.cli.results.tables import catalogue
 from iotdb_bench.simulator.collector.visibility import PROBE_INDEX
 from tests.csv_checks import assert_round_trip, names, read_csv
 

@@ -10,7 +10,7 @@ import time
 import psycopg
 import pytest
 
-from iotdb_bench.cli.report import catalogue
+from iotdb_bench.cli.results.tables import catalogue
 from tests.conftest import dedicated_database, pg_connect
 from tests.csv_checks import assert_round_trip, names, read_csv
 

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from iotdb_bench.cli.report import catalogue
+from iotdb_bench.cli.results.tables import catalogue
 from tests.conftest import downsample_minutes, rows_per_query
 from tests.csv_checks import assert_round_trip, names, read_csv
 from tests.read_side import assert_scan_ok, check_read_side

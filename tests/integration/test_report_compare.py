@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from iotdb_bench.cli.report import catalogue, csv_files
+from iotdb_bench.cli.results.tables import catalogue
 from tests.csv_checks import names
 
 pytestmark = [pytest.mark.slow, pytest.mark.plots]  # what is checked is the plots
@@ -75,8 +75,8 @@ def test_compare_sqlite_and_null_runs(cli, tmp_path):
     with (output / "queries.csv").open() as handle:
         queries = list(csv.DictReader(handle))
     assert len(queries) == 6 and {row["answer"] for row in queries} == {"ok"}
-    assert list(queries[0]) == names((catalogue.COMPARED_QUERIES,), compared=True)  # the catalogue's columns, every level
-    assert list(rows[0]) == names(csv_files.insert_tables(), compared=True)
+    assert list(queries[0]) == names((catalogue.QUERIES,), compared=True)  # the catalogue's columns, every level
+    assert list(rows[0]) == names((catalogue.INSERTS, catalogue.VISIBILITY), compared=True)
     assert {row["source"] for row in rows} == {path.name for path in sqlite.results_folders() if path.name.endswith("-insert")}
     assert "Inserts across runs" in result.stdout and "Queries across runs" in result.stdout
 

@@ -1,5 +1,7 @@
-"""Every command's output at 80, 100 and 120 columns: no line wider than the terminal, no figure or
-name cut short ("…"), every figure of the results present whole, on real runs (SQLite, the null target).
+"""Every command's output at 80, 100 and 120 columns: no line wider than the terminal, no table cut at
+its edge, no figure or name cut short ("…"), every figure of the results present whole, on real runs
+(SQLite, the null target). tests/unit/test_table_widths.py renders the same tables, and a study's,
+from typed documents with the widest cells.
 
 The commands run once each at 80 columns (the narrowest, progress included); `report` and
 `report --details` on their folders, and `compare` on all of them, print at every width.
@@ -36,6 +38,8 @@ def assert_fits(output: str, width: int, what: str) -> None:
     wide = [line for line in lines if len(line) > width]
     assert not wide, f"{what} at {width} columns: {len(wide)} lines wider, e.g. {wide[0]!r}"
     assert "…" not in output, f"{what} at {width} columns cut a figure or a name: " + next(line for line in lines if "…" in line)
+    cut = [line for line in lines if line[:1] in "┏┃┡│└" and line.rstrip()[-1:] not in "┃│┓┐┫┤┩┛┘"]
+    assert not cut, f"{what} at {width} columns: a table cut at the terminal's edge: {cut[0]!r}"  # rich crops what does not fit
 
 
 @pytest.fixture(scope="module")

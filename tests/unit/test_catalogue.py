@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from iotdb_bench.cli.report import catalogue, comparison, formats, tables
+from iotdb_bench.cli.report import markdown, tables
+from iotdb_bench.cli.results import compared
 from iotdb_bench.cli.results.document import QueryRow
+from iotdb_bench.cli.results.tables import catalogue, formats, sections
 from iotdb_bench.simulator.spec import QUERY_NAMES
 from tests import factories
 
@@ -28,7 +30,7 @@ def _inserts(runs_per_count: int = 3):
 @pytest.mark.parametrize("width", [80, 100, 120])
 def test_details_split_into_blocks_that_fit_and_keep_every_figure_whole(width):
     rows = _inserts()
-    table = tables.insert_table(rows, "a title long enough to wrap " * 3, details=True)
+    table = tables.fitted(catalogue.INSERTS, rows, catalogue.DETAILS, title="a title long enough to wrap " * 3)
     lines = printed(table, width)
     assert max(len(line) for line in lines) <= width and not any("…" in line for line in lines)
     text = "\n".join(lines)
@@ -42,7 +44,7 @@ def test_details_split_into_blocks_that_fit_and_keep_every_figure_whole(width):
 def test_query_names_never_cut_and_times_in_milliseconds_at_80_columns():
     rows = [QueryRow(workers=16, query=name, executions=10, min_s=0.00001, avg_s=0.000012, max_s=12.5, p95_s=0.5, rows=1)
             for name in QUERY_NAMES]
-    lines = printed(tables.query_table(rows, "queries"), 80)
+    lines = printed(tables.fitted(catalogue.QUERIES, rows, catalogue.DEFAULT), 80)
     assert max(len(line) for line in lines) <= 80 and not any("…" in line for line in lines)
     for name in QUERY_NAMES:
         assert any(f" {name} " in line for line in lines), name
@@ -56,13 +58,13 @@ def test_a_single_run_shows_no_spread_and_is_never_unstable():
 
 
 def test_every_figure_of_every_catalogue_renders_for_insert_and_compare_rows():
-    rows = comparison.insert_rows([("folder-a", factories.document([(2, factories.insert_report([500, 500], 1.0, workers=2))]))])
-    rendered = catalogue.render(catalogue.INSERTS, rows, catalogue.DETAILS, compared=True)
+    rows = compared.compare([("folder-a", factories.document([(2, factories.insert_report([500, 500], 1.0, workers=2))]))])
+    rendered = catalogue.render(catalogue.INSERTS, rows.inserts, catalogue.DETAILS, compared=True)
     assert [figure.header for figure in rendered.figures][:3] == ["Database", "Source", "Workers"]
     assert rendered.rows[0][1] == "folder-a"
     assert all(isinstance(cell, str) and cell for cell in rendered.rows[0])
-    markdown = comparison.insert_markdown(rows)
-    assert "| Source (results folder) |" in markdown and "| folder-a |" in markdown
+    written = markdown.table(sections.compared_sections(rows)[0])
+    assert "| Source (results folder) |" in written and "| folder-a |" in written
 
 
 def test_words_for_counts():

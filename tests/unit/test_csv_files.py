@@ -10,16 +10,26 @@ import pytest
 from click.testing import CliRunner
 
 from iotdb_bench.cli.commands.saved_results import compare
-from iotdb_bench.cli.report import catalogue, csv_files, results_files
-from iotdb_bench.cli.report.catalogue import Figure
-from iotdb_bench.cli.results import summary
+from iotdb_bench.cli.report import csv_files
+from iotdb_bench.cli.results import results_files, summary
 from iotdb_bench.cli.results.document import Environment, QueryUnderIngestRow, ResultsDocument, ScanRow
 from iotdb_bench.cli.results.rate_search import MaxRateSearch, RateStep
+from iotdb_bench.cli.results.tables import catalogue
+from iotdb_bench.cli.results.tables.catalogue import Figure
+from iotdb_bench.cli.results.tables.sections import document_sections
 from iotdb_bench.simulator.measurement import stats
 from tests import factories
 from tests.conftest import REPO_ROOT
 from tests.csv_checks import assert_round_trip, names, read_csv
 from tests.unit.test_comparison import query_document
+
+INSERT_TABLES = (catalogue.INSERTS, catalogue.VISIBILITY)  # an insert row's figures: summary.csv and inserts.csv
+
+
+def save(folder, document: ResultsDocument) -> None:
+    """A results folder as a command leaves it: results.json and the CSV file of every section."""
+    results_files.save(folder, document)
+    csv_files.write_sections(folder, document_sections(document))
 
 
 def insert_document() -> ResultsDocument:
@@ -57,7 +67,7 @@ def saved_document(task: str) -> ResultsDocument:
     ("scan", (catalogue.SCANS,), "scans"),
 ])
 def test_summary_csv_is_the_catalogues_columns_and_round_trips_results_json(tmp_path, task, tables, key):
-    results_files.save(tmp_path, saved_document(task))
+    save(tmp_path, saved_document(task))
     header, rows = read_csv(tmp_path / "summary.csv")
     assert header == names(tables)
     assert "database" not in header and "source" not in header  # a compared row's columns only in compare's files
@@ -65,7 +75,7 @@ def test_summary_csv_is_the_catalogues_columns_and_round_trips_results_json(tmp_
 
 
 def test_runs_and_rate_steps_csv_are_their_catalogues_and_round_trip(tmp_path):
-    results_files.save(tmp_path, insert_document())
+    save(tmp_path, insert_document())
     saved = json.loads((tmp_path / "results.json").read_text())
     header, rows = read_csv(tmp_path / "runs.csv")
     assert header == names((catalogue.EVERY_RUN,)) and [row["label"] for row in rows] == [run["label"] for run in saved["runs"]]
@@ -77,7 +87,7 @@ def test_runs_and_rate_steps_csv_are_their_catalogues_and_round_trip(tmp_path):
 
 def test_cells_are_plain_numbers_in_the_unit_the_name_gives(tmp_path):
     document = insert_document()
-    results_files.save(tmp_path, document)
+    save(tmp_path, document)
     _, rows = read_csv(tmp_path / "summary.csv")
     first = document.inserts[0]
     assert float(rows[0]["throughput.avg"]) == first.throughput.avg and "," not in rows[0]["throughput.avg"]
@@ -115,19 +125,17 @@ def test_a_figure_added_to_the_catalogue_is_in_the_run_csv(tmp_path, monkeypatch
     column = _with_fake_figure(monkeypatch, name)
     document = saved_document(task)
     document.queries_under_ingest = [QueryUnderIngestRow(workers=1, query_workers=1, query="count-events", runs=1, executions=3, p50_ms=0.5)]
-    results_files.save(tmp_path, document)
-    if file == "crosscheck.csv":
-        results_files.write_figures(tmp_path, document)
+    save(tmp_path, document)
     header, rows = read_csv(tmp_path / file)
     assert column in header and rows and {row[column] for row in rows} == {"1.5"}
 
 
-@pytest.mark.parametrize(("name", "file"), [("INSERTS", "inserts.csv"), ("VISIBILITY", "inserts.csv"), ("COMPARED_QUERIES", "queries.csv")])
+@pytest.mark.parametrize(("name", "file"), [("INSERTS", "inserts.csv"), ("VISIBILITY", "inserts.csv"), ("QUERIES", "queries.csv")])
 def test_a_figure_added_to_the_catalogue_is_in_compares_csv(tmp_path, monkeypatch, name, file):
     column = _with_fake_figure(monkeypatch, name)
     for folder, task in (("inserts", "insert"), ("queries", "query")):
         (tmp_path / folder).mkdir()
-        results_files.save(tmp_path / folder, saved_document(task))
+        save(tmp_path / folder, saved_document(task))
     result = CliRunner().invoke(compare, [str(tmp_path / "inserts"), str(tmp_path / "queries"), "--output", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     header, rows = read_csv(tmp_path / "out" / file)
@@ -137,19 +145,19 @@ def test_a_figure_added_to_the_catalogue_is_in_compares_csv(tmp_path, monkeypatc
 def test_compares_csv_names_each_rows_source_and_round_trips_its_results_json(tmp_path):
     for folder, task in (("inserts", "insert"), ("queries", "query")):
         (tmp_path / folder).mkdir()
-        results_files.save(tmp_path / folder, saved_document(task))
+        save(tmp_path / folder, saved_document(task))
     result = CliRunner().invoke(compare, [str(tmp_path / "inserts"), str(tmp_path / "queries"), "--output", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
 
     header, rows = read_csv(tmp_path / "out" / "inserts.csv")
-    assert header == names(csv_files.insert_tables(), compared=True) and header[:4] == ["database", "differs", "source", "workers"]
+    assert header == names(INSERT_TABLES, compared=True) and header[:4] == ["database", "differs", "source", "workers"]
     assert {row["source"] for row in rows} == {"inserts"} and {row["database"] for row in rows} == {"sqlite"}
     saved = json.loads((tmp_path / "inserts" / "results.json").read_text())["inserts"]
     own = [column for column in header if column not in ("database", "differs", "source", "primary_key", "crosscheck", "status", "workload")]
     assert_round_trip(own, rows, saved)
 
     header, rows = read_csv(tmp_path / "out" / "queries.csv")
-    assert header == names((catalogue.COMPARED_QUERIES,), compared=True)
+    assert header == names((catalogue.QUERIES,), compared=True)
     assert {row["source"] for row in rows} == {"queries"}
     by_query = {row["query"]: row for row in rows}
     saved = {row["query"]: row for row in json.loads((tmp_path / "queries" / "results.json").read_text())["queries"]}
@@ -161,9 +169,8 @@ def test_docs_name_every_column_of_every_csv_file():
     """docs/csv-files.md lists each file's columns in the files' order: a figure added to the catalogue
     without a line in the docs fails here."""
     sections = {
-        "`summary.csv` of an insert run, `inserts.csv` of compare": csv_files.insert_tables(),
-        "`summary.csv` of a query run": (catalogue.QUERIES,),
-        "`queries.csv` of compare": (catalogue.COMPARED_QUERIES,),
+        "`summary.csv` of an insert run, `inserts.csv` of compare": INSERT_TABLES,
+        "`summary.csv` of a query run, `queries.csv` of compare": (catalogue.QUERIES,),
         "`summary.csv` of a scan run, `scans.csv` of compare": (catalogue.SCANS,),
         "`queries-under-ingest.csv` (insert runs with `--query-workers`, and compare)": (catalogue.UNDER_INGEST,),
         "`crosscheck.csv` of an insert run": (catalogue.CROSSCHECKS,),
@@ -182,7 +189,7 @@ def test_compares_insert_csv_names_the_conditions_a_row_differs_in(tmp_path):
         document = insert_document()
         document.spec = document.spec.model_copy(update={"batch": batch})
         (tmp_path / folder).mkdir()
-        results_files.save(tmp_path / folder, document)
+        save(tmp_path / folder, document)
     result = CliRunner().invoke(compare, [str(tmp_path / "batch-1000"), str(tmp_path / "batch-100"), "--output", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     _, rows = read_csv(tmp_path / "out" / "inserts.csv")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from iotdb_bench.cli.report.tables import query_under_ingest_table
+from iotdb_bench.cli.report.tables import fitted
 from iotdb_bench.cli.results.document import QueryUnderIngestRow
+from iotdb_bench.cli.results.tables import catalogue
 from iotdb_bench.simulator.spec import QUERY_NAMES
 
 
@@ -19,7 +20,7 @@ def test_queries_under_ingest_fit_100_columns_with_every_query_name_whole():
     rows = [QueryUnderIngestRow(workers=16, query_workers=4, query=name, runs=3, executions=123_456, p50_ms=1234.5, p99_ms=98765.4,
                                 max_ms=99999.0, idle_executions=12, idle_p50_ms=1111.1, idle_p99_ms=2222.2, slowdown=1.11)
             for name in QUERY_NAMES]
-    lines = rendered(query_under_ingest_table(rows))
+    lines = rendered(fitted(catalogue.UNDER_INGEST, rows, catalogue.DEFAULT))
     assert max(len(line) for line in lines) <= 100
     assert lines[0] == "Queries under ingest" and "Clients" in lines[2]
     for name in QUERY_NAMES:

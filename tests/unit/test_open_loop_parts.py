@@ -17,7 +17,7 @@ from iotdb_bench.simulator.measurement.timing import CallTimer
 from iotdb_bench.simulator.protocol import Status, WorkerResult
 from iotdb_bench.simulator.worker.pacing import ClosedLoop, OpenLoop
 from iotdb_bench.simulator.workload.schedule import Schedule, behind_limit_s
-from tests.factories import document, insert_report
+from tests.factories import document, insert_report, section
 
 
 def test_the_schedule_spaces_each_workers_calls_and_staggers_the_workers():
@@ -151,12 +151,12 @@ def open_loop_report(target: float, sustained: bool = True):
 def test_the_open_loop_table_shows_target_achieved_both_p99_and_fits_100_columns():
     built = document([(4, open_loop_report(200_000, sustained=False)), (4, open_loop_report(9_000))])
     assert [(row.target_rate, row.sustained) for row in built.inserts] == [(200_000, "NO"), (9_000, "yes")]  # a row per rate
-    table = tables.insert_table(built.inserts, "postgresql-local: inserts/s")
+    table = tables.section_table(section(built, "inserts"))
     headers = [figure.header for figure in table.rendered.figures]
     assert headers[2:4] == ["Target/s", "Inserts/s"] and {"p99 ms", "Resp p99", "Sustained"} <= set(headers) and width(table) <= 100
     column = dict(zip(headers, zip(*table.rendered.rows)))
     assert column["Resp p99"] == ("1,972", "1,972") and column["Sustained"] == ("NO", "yes")
-    details = [figure.header for figure in tables.insert_table(built.inserts, "t", details=True).rendered.figures]
+    details = [figure.header for figure in tables.section_table(section(built, "inserts"), details=True).rendered.figures]
     assert {"Resp p50", "Resp p99", "Resp max", "Behind s", "Max lag s", "p99 ms"} <= set(details)
 
 

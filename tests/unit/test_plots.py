@@ -79,24 +79,24 @@ def test_matplotlib_is_not_imported_at_startup():
 
 
 def test_a_plotting_error_is_a_warning_not_a_failure(tmp_path, capsys, monkeypatch):
-    from iotdb_bench.cli.report import results_files
+    from iotdb_bench.cli.report import folder_views
 
     def broken(document, folder):
         raise ValueError("no figures to draw")
 
     monkeypatch.setattr(plots, "draw", broken)
-    results_files.write_figures(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))  # must not raise
+    folder_views.write(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))  # must not raise
     assert "could not draw the plots" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("setting", "drawn"), [("0", False), ("off", False), ("1", True), (None, True)])
 def test_iotbench_plots_0_leaves_the_plots_out_and_the_report_still_written(tmp_path, monkeypatch, setting, drawn):
-    from iotdb_bench.cli.report import results_files
+    from iotdb_bench.cli.report import folder_views
 
     if setting is None:
         monkeypatch.delenv(plots.PLOTS_ENV, raising=False)
     else:
         monkeypatch.setenv(plots.PLOTS_ENV, setting)
-    results_files.write_figures(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))
+    folder_views.write(tmp_path, factories.document([(1, factories.insert_report([100], 1.0))]))
     assert bool(list(tmp_path.glob("*.png"))) is drawn
     assert (tmp_path / "report.html").is_file()

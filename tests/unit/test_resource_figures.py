@@ -172,7 +172,7 @@ def _text(renderable, width: int = 100) -> str:
 
 def test_tables_show_not_measured_never_zero_and_stay_within_100_columns():
     document = factories.document([(1, report(None, [0.2]))])
-    text = _text(tables.insert_table(document.inserts, "t"))
+    text = _text(tables.section_table(factories.section(document, "inserts")))
     assert "DB CPU s/M" in text and "n/m" in text
     assert max(len(line) for line in text.splitlines()) <= 100
     lines = render.resource_lines(document)
@@ -188,7 +188,7 @@ def test_the_flag_and_the_cost_are_printed():
     lines = render.resource_lines(document)
     assert any("Client may be the bottleneck" in line for line in lines)
     assert any("USD per million inserts" in line for line in lines)
-    details = _text(tables.insert_table(document.inserts, "t", details=True), width=400)
+    details = _text(tables.section_table(factories.section(document, "inserts"), details=True), width=400)
     assert "MAYBE" in details and "Cost/M" in details and " USD " in details
 
 

@@ -10,8 +10,8 @@ from rich.console import Console
 from iotdb_bench.cli.commands import insert
 from iotdb_bench.cli.commands.insert_options import InsertOptions
 from iotdb_bench.cli.commands.run_options import parse
-from iotdb_bench.cli.report import html_report, tables
-from iotdb_bench.cli.results import summary
+from iotdb_bench.cli.report import tables
+from iotdb_bench.cli.results import findings, summary
 from iotdb_bench.cli.results.document import Environment, ResultsDocument
 from iotdb_bench.cli.results.host import usable_cpus
 from iotdb_bench.cli.results.row_flags import RowFlag
@@ -70,7 +70,7 @@ def test_the_terminal_table_marks_flagged_rows_and_fits_the_width(width, monkeyp
         row.throughput.cv, row.count_check = 0.357, "not applicable"
     narrow = Console(width=width, record=True)
     monkeypatch.setattr("iotdb_bench.cli.terminal.console", narrow)
-    narrow.print(tables.insert_table(built.inserts, "sqlite: inserts/s"))
+    narrow.print(tables.section_table(factories.section(built, "inserts")))
     text = narrow.export_text()
     lines = text.splitlines()
     assert all(len(line) <= width for line in lines)
@@ -81,7 +81,7 @@ def test_the_terminal_table_marks_flagged_rows_and_fits_the_width(width, monkeyp
 
 
 def test_report_html_lists_the_flags():
-    found = html_report.flags(document({1: 0.4}))
+    found = findings.flags(findings.document_findings(document({1: 0.4})))
     assert any(line.startswith("1 worker: timed phase 0.40 s, under 1 s") for line in found)
 
 

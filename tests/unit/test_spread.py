@@ -5,7 +5,9 @@ import math
 import pytest
 from rich.console import Console
 
-from iotdb_bench.cli.report import comparison, tables
+from iotdb_bench.cli.report import markdown, tables
+from iotdb_bench.cli.results import compared
+from iotdb_bench.cli.results.tables.sections import compared_sections
 from iotdb_bench.simulator.measurement import stats
 from tests import factories
 
@@ -56,15 +58,16 @@ def _text(table) -> str:
     return console.export_text()
 
 
-def _rows(throughputs):
-    return factories.document([(4, factories.insert_report([1000], 1.0, throughput=value, workers=4)) for value in throughputs]).inserts
+def _inserts(throughputs):
+    return factories.section(factories.document([(4, factories.insert_report([1000], 1.0, throughput=value, workers=4))
+                                                 for value in throughputs]), "inserts")
 
 
 def test_insert_table_flags_unstable_and_shows_the_interval():
-    text = _text(tables.insert_table(_rows([80.0, 100.0, 120.0]), "t", details=True))
+    text = _text(tables.section_table(_inserts([80.0, 100.0, 120.0]), details=True))
     assert "20.0% unstable" in text
     assert "±50" in text  # 4.303 * 20 / sqrt(3) = 49.7
-    steady = _text(tables.insert_table(_rows([99.0, 100.0, 101.0]), "t"))
+    steady = _text(tables.section_table(_inserts([99.0, 100.0, 101.0])))
     body = [line for line in steady.splitlines() if line.startswith("│")]  # data rows, not the caption
     assert len(body) == 1 and "1.0%" in body[0] and "unstable" not in body[0]
     assert "99–101" in body[0]  # min–max of the runs
@@ -78,11 +81,12 @@ def _document(throughputs):
 def test_compare_output_carries_the_flag(tmp_path):
     from iotdb_bench.cli.report import csv_files
 
-    rows = comparison.insert_rows([("a", _document([100.0, 150.0])), ("b", _document([100.0, 101.0]))])
-    assert [row.throughput.unstable for row in rows] == [True, False]
-    markdown = comparison.insert_markdown(rows)
-    assert [line.count("unstable") for line in markdown.splitlines() if line.startswith("| sqlite |")] == [1, 0]
-    csv_files.write(tmp_path / "inserts.csv", csv_files.insert_tables(), rows, compared=True)
+    rows = compared.compare([("a", _document([100.0, 150.0])), ("b", _document([100.0, 101.0]))])
+    assert [row.throughput.unstable for row in rows.inserts] == [True, False]
+    inserts = next(section for section in compared_sections(rows) if section.name == "inserts")
+    written = markdown.table(inserts)
+    assert [line.count("unstable") for line in written.splitlines() if line.startswith("| sqlite |")] == [1, 0]
+    csv_files.write_sections(tmp_path, [inserts])
     assert "throughput.unstable" in (tmp_path / "inserts.csv").read_text().splitlines()[0]
-    assert "unstable" in _text(tables.compare_insert_table(rows))
-    assert "| sqlite | a |" in markdown and "| sqlite | b |" in markdown  # every row names its source
+    assert "unstable" in _text(tables.section_table(inserts))
+    assert "| sqlite | a |" in written and "| sqlite | b |" in written  # every row names its source

@@ -17,7 +17,7 @@ from iotdb_bench.cli.results.cost import Cost
 from iotdb_bench.cli.results.study_document import CellRecord
 from iotdb_bench.cli.run.study_plan import Passthrough, expand
 from tests import factories
-from tests.conftest import run_cli
+from tests.conftest import REPO_ROOT, run_cli
 
 STUDY = """
 name: unit
@@ -198,5 +198,14 @@ def test_a_target_without_a_ranked_cell_for_an_input_has_no_score(tmp_path):
 def test_operations_per_cost_use_the_study_price():
     cell = insert_cell("sqlite", 3600, "a")
     cell.cost = Cost(per_hour=2.0, currency="USD")
-    value = ranking.FIGURES["inserts_per_cost"].read(cell, cell.inserts[0])
+    [priced] = ranking.cell_rows(cell)
+    value = ranking.FIGURES["inserts_per_cost"].value(priced)
     assert value == pytest.approx(3600 * 3600 / 2.0)  # inserts one dollar buys at 3,600/s and 2 USD/h
+
+
+def test_docs_list_every_figure_a_study_ranks_by_as_the_catalogue_declares_it():
+    """docs/studies.md's table of figures: each ranked figure of the catalogue with its task, label, unit and direction."""
+    table = (REPO_ROOT / "docs" / "studies.md").read_text().split("| figure | task | label")[1].split("\n\n")[0]
+    rows = [[cell.strip(" `") for cell in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| `")]
+    assert {row[0]: tuple(row[1:5]) for row in rows} == {
+        name: (ranking.TASKS[name], figure.title, figure.unit, figure.better) for name, figure in ranking.FIGURES.items()}

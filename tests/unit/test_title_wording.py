@@ -1,6 +1,6 @@
 """The insert table's title counts tables in words ("1 table", "4 tables"), never "table(s)"."""
 
-from iotdb_bench.cli.report.render import title
+from iotdb_bench.cli.results.tables.sections import title
 from tests import factories
 
 

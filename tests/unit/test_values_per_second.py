@@ -9,7 +9,7 @@ from iotdb_bench.cli.report import tables
 from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.simulator.measurement.stats import InsertRunFigures, insert_figures
 from iotdb_bench.simulator.protocol import WorkerResult
-from tests.factories import document, insert_report
+from tests.factories import document, insert_report, section
 
 
 def with_values(report, values_per_event: int):
@@ -40,15 +40,17 @@ def test_reports_saved_before_values_existed_read_as_one_value_per_event():
 
 def test_default_table_shows_values_per_second_only_for_several_values_and_fits_100_columns():
     big = [with_values(insert_report([9_000_000] * 10, 10.0, throughput=12_345_678.0 + i), 10) for i in range(3)]
-    rows = document([(16, report) for report in big]).inserts
+    built = document([(16, report) for report in big])
+    rows = built.inserts
     assert rows[0].values_per_row == 10 and rows[0].values_throughput.avg == 10 * rows[0].throughput.avg
-    table = tables.insert_table(rows, "t")
+    table = tables.section_table(section(built, "inserts"))
     headers = [figure.header for figure in table.rendered.figures]
     assert "Values/s" in headers and width(table) <= 100
-    single = document([(16, insert_report([9_000_000] * 10, 10.0, throughput=12_345_678.0))]).inserts
-    headers = [figure.header for figure in tables.insert_table(single, "t").rendered.figures]
-    assert "Values/s" not in headers and "Min–Max" in headers and width(tables.insert_table(single, "t")) <= 100
-    steps = tables.steps_table(rows, "2 s")
+    single = tables.section_table(section(document([(16, insert_report([9_000_000] * 10, 10.0, throughput=12_345_678.0))]), "inserts"))
+    headers = [figure.header for figure in single.rendered.figures]
+    assert "Values/s" not in headers and "Min–Max" in headers and width(single) <= 100
+    built.steps, built.spec = 2, built.spec.model_copy(update={"duration_s": 2.0})
+    steps = tables.section_table(section(built, "inserts"))
     assert "Values/s" in [figure.header for figure in steps.rendered.figures] and steps.rendered.title == "Fill level (step: 2 s)"
 
 

@@ -10,8 +10,8 @@ import click
 from iotdb_bench.cli.commands.saving import save_results
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import RunFailed
-from iotdb_bench.cli.report import results_files
 from iotdb_bench.cli.report.render import show
+from iotdb_bench.cli.results import results_files
 from iotdb_bench.cli.terminal import console, error_line, handle_errors, warning_line
 from iotdb_bench.simulator.detached.plan import DetachedStatus
 

@@ -20,8 +20,8 @@ from iotdb_bench.cli.commands.run_options import Group, Recording, TargetOptions
 from iotdb_bench.cli.commands.saving import save_results
 from iotdb_bench.cli.config import Config, Target, load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.report import results_files
 from iotdb_bench.cli.report.render import show
+from iotdb_bench.cli.results import results_files
 from iotdb_bench.cli.results.document import Environment, ResultsDocument
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.run import rate_finder, runner

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iotdb_bench.cli.report import results_files
-from iotdb_bench.cli.results import summary
+from iotdb_bench.cli.report import folder_views
+from iotdb_bench.cli.results import results_files, summary
 from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
 
 
@@ -14,4 +14,4 @@ def save_results(document: ResultsDocument, finished: list[RunRecord], folder: P
     document.runs = finished
     summary.summarise(document)
     results_files.save(folder, document)
-    results_files.write_figures(folder, document)  # plots and cross-check file; never raises
+    folder_views.write(folder, document)  # CSV files, plots and report.html; a plot or page that fails is a warning

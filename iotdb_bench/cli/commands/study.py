@@ -20,10 +20,11 @@ from iotdb_bench.cli import study_file
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.report import plots, results_files, study_report
-from iotdb_bench.cli.report.comparison import Sources
-from iotdb_bench.cli.results import ranking
+from iotdb_bench.cli.report import plots, study_report
+from iotdb_bench.cli.results import ranking, results_files
+from iotdb_bench.cli.results.compared import Sources
 from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
+from iotdb_bench.cli.results.tables.study_catalogue import PlannedCell
 from iotdb_bench.cli.run import study_plan, study_state
 from iotdb_bench.cli.run.study_execute import StudyRun, now
 from iotdb_bench.cli.run.study_plan import Passthrough, Plan
@@ -105,7 +106,7 @@ def _run(plan_file: StudyFile, plan: Plan, folder: Path, path: Path, passthrough
         document.cells, document.updated = cells, now()
         study_state.write_atomically(folder / STUDY_JSON, document.model_dump_json(indent=2))
 
-    run = StudyRun(plan_file, plan, folder, passthrough, retry_failed, commands=CELL_COMMANDS, read_results=results_files.read, on_cell_done=save)
+    run = StudyRun(plan_file, plan, folder, passthrough, retry_failed, commands=CELL_COMMANDS, on_cell_done=save)
     run.load_completed()
     document.stale_cells = run.stale()
     if document.stale_cells:
@@ -171,11 +172,7 @@ def _dry_run(plan_file: StudyFile, plan: Plan, folder: Path, retry_failed: bool 
         found = study_state.marker(path)
         if found is not None:
             done[found.key] = found
-    from rich.table import Table
-
-    table = Table(title=f"Study {plan_file.name}: {len(plan.cells)} cells in {folder}", title_justify="left")
-    for column in ("Cell", "Target", "Workload", "Workers", "Runs", "State", "Estimate", "Command"):
-        table.add_column(column, justify="right" if column in ("Cell", "Workers", "Runs", "Estimate") else "left")
+    rows = []
     to_run_s, assumed = 0.0, False
     for cell in plan.cells:
         marker = done.get(cell.key)
@@ -188,9 +185,9 @@ def _dry_run(plan_file: StudyFile, plan: Plan, folder: Path, retry_failed: bool 
             state, seconds = ("cut: runs again" if cut else "to run"), _estimate(plan, cell.key)
             to_run_s += seconds
             assumed = True
-        table.add_row(str(cell.index + 1), cell.target, cell.workload, str(cell.workers), str(cell.runs), state,
-                      "-" if seconds is None else _duration(seconds), cell.command())
-    console.print(table)
+        rows.append(PlannedCell(number=cell.index + 1, target=cell.target, workload=cell.workload, workers=cell.workers, runs=cell.runs,
+                                state=state, estimate="-" if seconds is None else _duration(seconds), command=cell.command()))
+    console.print(study_report.plan_table(rows, f"Study {plan_file.name}: {len(plan.cells)} cells in {folder}"))
     console.print(f"To run: about {_duration(to_run_s)}" + (
         f" (rough: assumes {ASSUMED['single']:,.0f} single / {ASSUMED['batch']:,.0f} batched inserts/s, {ASSUMED['run_overhead_s']:g} s to start a run, "
         f"{ASSUMED['query_s']:g} s per query execution, {ASSUMED['scan_rows_per_s']:,.0f} rows/s scanned)" if assumed else ""), highlight=False)

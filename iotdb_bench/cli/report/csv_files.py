@@ -1,6 +1,6 @@
 """CSV files: the rows of a table for machines, their columns taken from the catalogue.
 
-Every figure of the catalogues (cli/report/catalogue.py) names its CSV columns; a file takes all of
+Every figure of the catalogues (cli/results/tables/catalogue.py) names its CSV columns; a file takes all of
 them, at every level, in the catalogue's order (a compared row's columns, Database and Source, only in
 compare's files), so its header is the same whatever the rows hold and a figure added to the
 catalogue is in every file of its rows. A cell is the typed value itself: numbers as Python writes them
@@ -16,15 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from iotdb_bench.cli.report import catalogue
-from iotdb_bench.cli.report.catalogue import Catalogue, Column
+from iotdb_bench.cli.results.tables.catalogue import Catalogue, Column
+from iotdb_bench.cli.results.tables.sections import CSV, Section
 
 LIST_SEPARATOR = "; "
-
-
-def insert_tables() -> tuple[Catalogue, ...]:
-    """An insert row's figures: the insert table's and the visibility lag's (a table of its own in the views)."""
-    return catalogue.INSERTS, catalogue.VISIBILITY
 
 
 def column_name(column: Column) -> str:
@@ -67,6 +62,13 @@ def cell(found: Any) -> str:
     if isinstance(found, list | tuple):
         return LIST_SEPARATOR.join(cell(item) for item in found)
     raise TypeError(f"a CSV cell holds a number, words or a list of them, not {type(found).__name__}")
+
+
+def write_sections(folder: Path, sections: Sequence[Section]) -> None:
+    """The CSV file of every section that has one (cli/results/tables/sections.py), even without a row."""
+    for section in sections:
+        if section.csv and section.shown_in(CSV):
+            write(folder / section.csv, (section.table, *section.csv_tables), section.rows, section.compared)
 
 
 def write(path: Path, tables: Catalogue | Sequence[Catalogue], rows: Sequence[Any], compared: bool = False) -> None:

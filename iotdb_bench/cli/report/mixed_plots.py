@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from iotdb_bench.cli.report import formats
 from iotdb_bench.cli.results.document import ResultsDocument
+from iotdb_bench.cli.results.tables import formats
 
 # figure(fit_labels) -> (figure, axes); save(figure, path) -> path
 NewFigure = Callable[..., tuple[Any, Any]]

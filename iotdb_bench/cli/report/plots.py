@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from iotdb_bench.cli.report import formats
-from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryDetail, CompareQueryRow, insert_mode_label
+from iotdb_bench.cli.results.compared import Compared, CompareInsertRow, CompareQueryRow, one_per_run
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ResultsDocument
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
+from iotdb_bench.cli.results.tables import formats
+from iotdb_bench.simulator.spec import QUERY_NAMES
 
 # IOTBENCH_PLOTS=0: a run writes no PNG plots (its report.html shows the tables only). Drawing them
 # costs about 1.4 s of CPU per invocation, most of a small run's; scripted sweeps and the test suite,
@@ -285,11 +286,11 @@ def query_durations(summary: list[QueryRow], path: Path) -> Path:
     return _save(figure, path)
 
 
-def comparison(insert_rows: list[CompareInsertRow], query_rows: list[CompareQueryRow], query_detail: list[CompareQueryDetail],
-               queries: tuple[str, ...], path: Path) -> Path:
+def comparison(compared: Compared, path: Path) -> Path:
     """Inserts/s of every compared row (bars from min to max) and the query averages per database."""
     from matplotlib.figure import Figure
 
+    insert_rows, query_rows = compared.inserts, compared.queries
     # One panel above the other: the insert bars' labels (database, source, mode...) need the width.
     heights = ([max(3.0, 0.32 * len(insert_rows) + 1.2)] if insert_rows else []) + ([SIZE[1]] if query_rows else [])
     figure = Figure(figsize=(11, sum(heights) + 0.5), layout="constrained")
@@ -298,14 +299,14 @@ def comparison(insert_rows: list[CompareInsertRow], query_rows: list[CompareQuer
     if insert_rows:
         _compare_inserts(next(axes), insert_rows)
     if query_rows:
-        _compare_queries(next(axes), query_rows, query_detail, queries)
+        _compare_queries(next(axes), query_rows)
     figure.savefig(path, dpi=DPI, bbox_inches="tight")  # every label and the legend inside the image
     return path
 
 
 def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
     labels = [
-        f"{row.database} ({row.source}), {insert_mode_label(row)}, pk {row.primary_key}, {_workers(row.workers)}"
+        f"{row.database} ({row.source}), {row.insert_mode or 'not recorded'}, pk {row.primary_key}, {_workers(row.workers)}"
         + (f", level {row.level:,}" if row.level is not None else "")
         + (f", at {row.target_rate:,.0f}/s" if row.target_rate else "")
         for row in rows
@@ -326,18 +327,17 @@ def _compare_inserts(axes, rows: list[CompareInsertRow]) -> None:
     axes.grid(alpha=0.3, axis="x")
 
 
-def _compare_queries(axes, rows: list[CompareQueryRow], detail: list[CompareQueryDetail], queries: tuple[str, ...]) -> None:
-    width = 0.8 / len(rows)
+def _compare_queries(axes, rows: list[CompareQueryRow]) -> None:
+    """One group of bars per query (the canonical ones, then any variant a run executed), one bar per run."""
+    queries = list(dict.fromkeys([*QUERY_NAMES, *(row.query for row in rows)]))
+    runs = one_per_run(rows)
+    width = 0.8 / len(runs)
     values = []
-    for slot, row in enumerate(rows):
-        averages = {
-            item.query: item.avg_s for item in detail
-            if item.source == row.source and item.workers == row.workers and item.avg_s is not None
-        }
-        xs = [index + (slot - (len(rows) - 1) / 2) * width for index in range(len(queries))]
+    for slot, run in enumerate(runs):
+        averages = {row.query: row.avg_s for row in rows if row.source == run.source and row.workers == run.workers and row.avg_s is not None}
+        xs = [index + (slot - (len(runs) - 1) / 2) * width for index in range(len(queries))]
         heights = [averages.get(name, 0.0) * 1000 for name in queries]
-        label = f"{row.database} ({row.source}), {_workers(row.workers)}"
-        axes.bar(xs, heights, width * 0.9, label=label)
+        axes.bar(xs, heights, width * 0.9, label=f"{run.database} ({run.source}), {_workers(run.workers)}")
         values += [value for value in heights if value > 0]
     _finish_query_axes(axes, queries, values, "average ms per execution")
 

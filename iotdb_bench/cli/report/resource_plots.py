@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iotdb_bench.cli.report import formats
 from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
+from iotdb_bench.cli.results.tables import formats
 from iotdb_bench.simulator.measurement.resources import ResourceGroup, counter_delta, gauge_on_grid
 
 SIZE = (7.5, 7.2)

@@ -1,4 +1,4 @@
-"""The terminal's view of the catalogue (cli/report/catalogue.py): tables that fit the terminal.
+"""The terminal's view of the catalogue (cli/results/tables/catalogue.py): tables that fit the terminal.
 
 A table is laid out when it is printed, for the width it is printed at: the columns that fit go side
 by side; the rest follow in further blocks that repeat the columns naming the row (workers, query,
@@ -10,19 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import SimpleNamespace
+from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from iotdb_bench.cli.report import catalogue
-from iotdb_bench.cli.report.catalogue import COMPARE, DEFAULT, DETAILS, Figure, Rendered
-from iotdb_bench.cli.report.comparison import CompareInsertRow, CompareQueryDetail, CompareScanRow
-from iotdb_bench.cli.results.crosscheck import CrossCheck
-from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ScanRow
-from iotdb_bench.cli.results.rate_search import MaxRateSearch
+from iotdb_bench.cli.results.tables import catalogue, formats
+from iotdb_bench.cli.results.tables.catalogue import COMPARE, DEFAULT, DETAILS, Catalogue, Figure, Rendered
+from iotdb_bench.cli.results.tables.sections import Section
 
 MIN_TEXT_WIDTH = 12  # a column of words narrower than this wraps into too many lines
 
@@ -37,17 +35,16 @@ class FittedTable:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         figures, rows = self.rendered.figures, self.rendered.rows
-        keys = [index for index, figure in enumerate(figures) if figure.key]
-        others = [index for index, figure in enumerate(figures) if not figure.key]
         yield Text(self.rendered.title, style="bold")
-        for block in _blocks(keys, others, [_min_width(figure, [row[i] for row in rows]) for i, figure in enumerate(figures)], width):
+        minimums = [_min_width(figure, [row[i] for row in rows]) for i, figure in enumerate(figures)]
+        for block in _blocks(figures, minimums, width):
             table = Table(box=box.HEAVY_HEAD, expand=False)
-            for index in block:
+            widths = _widths([figures[index] for index in block], [[row[index] for row in rows] for index in block],
+                             [minimums[index] for index in block], width - len(block) - 1)
+            for index, fixed in zip(block, widths, strict=True):
                 figure = figures[index]
-                cells = [row[index] for row in rows]
-                minimum = _min_width(figure, cells)
                 table.add_column(figure.header, justify="left" if figure.text else "right", no_wrap=not figure.text or figure.key,
-                                 min_width=minimum, overflow="fold")
+                                 min_width=minimums[index], width=fixed, overflow="fold")
             for row in rows:
                 table.add_row(*(row[index] for index in block))
             yield table
@@ -69,11 +66,70 @@ def _min_width(figure: Figure, cells: Sequence[str]) -> int:
     return max(longest_word, min(longest_cell, MIN_TEXT_WIDTH))
 
 
-def _blocks(keys: list[int], others: list[int], widths: list[int], width: int) -> list[list[int]]:
+def _widths(figures: list[Figure], cells: list[list[str]], minimums: list[int], room: int) -> list[int | None]:
+    """The widths of the columns of words in a block too wide for `room` (None: as wide as they need).
+
+    rich narrows such a table by shrinking its widest columns of words in turn, but not below the
+    longest word of each, so a column of long words can push it past the width. This shrinks them the
+    same way, each only down to its minimum (the blocks leave room for every minimum)."""
+    padding = 2
+    widths = [max([cell_len(figure.header), *(cell_len(cell) for cell in column)]) + padding for figure, column in zip(figures, cells, strict=True)]
+    floors = [minimum + padding for minimum in minimums]
+    wrapping = [figure.text and not figure.key for figure in figures]
+    excess = sum(widths) - room
+    if excess <= 0 or not any(wrapping):
+        return [None] * len(figures)
+    while excess > 0:
+        shrinkable = [index for index, width in enumerate(widths) if wrapping[index] and width > floors[index]]
+        if not shrinkable:
+            break
+        widest = max(widths[index] for index in shrinkable)
+        second = max((width for index, width in enumerate(widths) if wrapping[index] and width < widest), default=0)
+        ratios = [1 if index in shrinkable and widths[index] == widest else 0 for index in range(len(widths))]
+        limits = [min(excess, widest - second, widths[index] - floors[index]) for index in range(len(widths))]
+        widths = _reduce(excess, ratios, limits, widths)
+        excess = sum(widths) - room
+    return [width - padding if wrapping[index] else None for index, width in enumerate(widths)]
+
+
+def _reduce(total: int, ratios: list[int], limits: list[int], values: list[int]) -> list[int]:
+    """`total` taken from the values in proportion to the ratios, none losing more than its limit
+    (rich's own division of a reduction, so a table rich fits alone comes out the same)."""
+    ratios = [ratio if limit > 0 else 0 for ratio, limit in zip(ratios, limits, strict=True)]
+    remaining, shares = total, sum(ratios)
+    result = []
+    for ratio, limit, value in zip(ratios, limits, values, strict=True):
+        if ratio and shares > 0:
+            taken = min(limit, round(ratio * remaining / shares))
+            result.append(value - taken)
+            remaining -= taken
+            shares -= ratio
+        else:
+            result.append(value)
+    return result
+
+
+def _blocks(figures: list[Figure], widths: list[int], width: int) -> list[list[int]]:
     """Columns in order, as many per block as fit `width` (each column costs its width + 3: padding
-    and a rule), every block led by the key columns."""
-    base = 1 + sum(widths[index] + 3 for index in keys)
-    blocks, current, used = [], [], base
+    and a rule), every block led by the key columns. Where the keys leave a column no room, the first
+    block leads with every key and the others with the keys that name the row without the spare ones
+    (a compared row's database: its numbered source names it)."""
+    keys = [index for index, figure in enumerate(figures) if figure.key]
+    others = [index for index, figure in enumerate(figures) if not figure.key]
+    blocks = _packed(keys, others, widths, width)
+    if not others or all(_used(block, widths) <= width for block in blocks):
+        return blocks
+    naming = [index for index in keys if not figures[index].spare]
+    first = _packed(keys, others, widths, width)[0] if _used(keys, widths) + widths[others[0]] + 3 <= width else sorted(keys)
+    rest = [index for index in others if index not in first]
+    return [first, *(_packed(naming, rest, widths, width) if rest else [])]
+
+
+def _packed(keys: list[int], others: list[int], widths: list[int], width: int) -> list[list[int]]:
+    base = _used(keys, widths)
+    blocks: list[list[int]] = []
+    current: list[int] = []
+    used = base
     for index in others:
         cost = widths[index] + 3
         if current and used + cost > width:
@@ -86,85 +142,40 @@ def _blocks(keys: list[int], others: list[int], widths: list[int], width: int) -
     return [sorted(keys + block) for block in blocks]
 
 
-def fitted(table: catalogue.Catalogue, rows: Sequence, level: str, compared: bool = False, title: str | None = None,
+def _used(columns: list[int], widths: list[int]) -> int:
+    """The width a block of these columns takes: each its width + padding + a rule, and the last rule."""
+    return 1 + sum(widths[index] + 3 for index in columns)
+
+
+def fitted(table: Catalogue, rows: Sequence[Any], level: str, compared: bool = False, title: str | None = None,
            caption: str | None = None) -> FittedTable:
     return FittedTable(catalogue.render(table, rows, level, compared, title, caption))
 
 
-def insert_table(rows: list[InsertRow], title: str, details: bool = False) -> FittedTable:
-    """Inserts per worker count (or fill-level step, or target rate): the default figures, or every one;
-    a flagged row's reasons under it."""
-    hint = "" if details else " --details: every figure."
-    return fitted(catalogue.INSERTS, rows, DETAILS if details else DEFAULT, title=title,
-                  caption=" ".join([*flag_notes(rows), ("Latency per database call." + hint).strip()]))
+def section_table(section: Section, details: bool = False, under: str = "") -> FittedTable:
+    """A section as the terminal shows it: its default figures, or every one with --details; compared
+    rows name their results folders by number (a folder's name would take half of an 80-column
+    terminal) with the legend under the table; `under`: what follows the caption (the conditions)."""
+    terminal = section.terminal
+    rows, legend = _numbered_sources(section.rows) if section.compared else (list(section.rows), "")
+    level = COMPARE if section.compared else DETAILS if details and terminal.detailed else DEFAULT
+    words = section.caption if terminal.words is None else " ".join(filter(None, [terminal.words, "" if details else terminal.hint]))
+    table = fitted(section.table, rows, level, section.compared, terminal.heading or section.heading, words)
+    table.rendered.caption = " ".join(filter(None, [legend, table.rendered.caption, terminal.after]))
+    differences = difference_lines(section.marked)
+    if differences:
+        under = "\n".join([under, "Measured under other conditions than the other rows:", *differences])
+    table.caption = under
+    return table
 
 
-def flag_notes(rows: list[InsertRow]) -> list[str]:
-    return [f"{catalogue.FLAG_MARK} {row.workers} worker{'' if row.workers == 1 else 's'}: {flag.text}." for row in rows for flag in row.flags]
+def difference_lines(rows: Sequence[Any]) -> list[str]:
+    """The compared rows marked † and the conditions they differ in (the legend of the †)."""
+    return [f"† {row.database} ({row.source}, {formats.workers(row.workers)}): {'; '.join(row.differs)}" for row in rows if row.differs]
 
 
-def steps_table(rows: list[InsertRow], step: str, details: bool = False) -> FittedTable:
-    return fitted(catalogue.INSERTS, rows, DETAILS if details else DEFAULT, title=f"Fill level (step: {step})",
-                  caption="Storage B/ev (--details) = data size after the step / events stored.")
-
-
-def query_table(rows: list[QueryRow], title: str, details: bool = False) -> FittedTable:
-    return fitted(catalogue.QUERIES, rows, DETAILS if details else DEFAULT, title=title)
-
-
-def scan_table(rows: list[ScanRow], title: str, details: bool = False) -> FittedTable:
-    return fitted(catalogue.SCANS, rows, DETAILS if details else DEFAULT, title=title)
-
-
-def query_under_ingest_table(rows: list[QueryUnderIngestRow], databases: bool = False) -> FittedTable:
-    if databases:
-        return _compared(catalogue.UNDER_INGEST, rows, "Queries under ingest")
-    return fitted(catalogue.UNDER_INGEST, rows, DEFAULT, title="Queries under ingest")
-
-
-def visibility_table(rows: list[InsertRow], compared: bool = False) -> FittedTable:
-    lags = [row for row in rows if row.visibility_unseen is not None]
-    return _compared(catalogue.VISIBILITY, lags) if compared else fitted(catalogue.VISIBILITY, lags, DEFAULT)
-
-
-def crosscheck_table(rows: list[CrossCheck], details: bool = True) -> FittedTable:
-    return fitted(catalogue.CROSSCHECKS, rows, DETAILS if details else DEFAULT, title="Database-side cross-check")
-
-
-def rate_steps(search: MaxRateSearch) -> list[SimpleNamespace]:
-    """The search's steps, numbered."""
-    return [SimpleNamespace(number=number, **step.model_dump()) for number, step in enumerate(search.steps, 1)]
-
-
-def rate_search_table(search: MaxRateSearch) -> FittedTable:
-    """--find-max-rate: every rate tried, in order, and whether it passed."""
-    return fitted(catalogue.RATE_STEPS, rate_steps(search), DEFAULT,
-                  title=f"Highest sustainable rate: response-time p99 <= {search.latency_p99_ms:g} ms, {search.step_s:g} s per rate")
-
-
-def _numbered_sources(rows: Sequence) -> tuple[list, str]:
-    """Rows whose source folder is a number (a folder's name would take half of an 80-column terminal),
-    and the line that names each number's folder."""
+def _numbered_sources(rows: Sequence[Any]) -> tuple[list[Any], str]:
+    """Rows whose source folder is a number, and the line that names each number's folder."""
     numbers = {source: str(index) for index, source in enumerate(dict.fromkeys(row.source for row in rows), 1)}
     legend = "Source: " + "; ".join(f"{number} = {source}" for source, number in numbers.items()) + "."
     return [row.model_copy(update={"source": numbers[row.source]}) for row in rows], legend
-
-
-def _compared(table: catalogue.Catalogue, rows: Sequence, title: str | None = None, caption: str = "") -> FittedTable:
-    numbered, legend = _numbered_sources(rows)
-    fitted_table = fitted(table, numbered, COMPARE, compared=True, title=title)
-    fitted_table.rendered.caption = " ".join(filter(None, [legend, fitted_table.rendered.caption, caption]))
-    return fitted_table
-
-
-def compare_insert_table(rows: list[CompareInsertRow]) -> FittedTable:
-    return _compared(catalogue.INSERTS, rows, "Inserts across runs",
-                     "Client shares, memory and every other figure: compare.html (expand Every other figure) and inserts.csv.")
-
-
-def compare_query_table(rows: list[CompareQueryDetail]) -> FittedTable:
-    return _compared(catalogue.COMPARED_QUERIES, rows)
-
-
-def compare_scan_table(rows: list[CompareScanRow]) -> FittedTable:
-    return _compared(catalogue.SCANS, rows, "Scans across runs")

@@ -15,8 +15,8 @@ HOURS_PER_MONTH = 730
 class Cost(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    per_hour: float | None = Field(None, gt=0, description="price of running the database for one hour")
-    per_month: float | None = Field(None, gt=0, description="price of running the database for one month (730 hours)")
+    per_hour: float | None = Field(default=None, gt=0, description="price of running the database for one hour")
+    per_month: float | None = Field(default=None, gt=0, description="price of running the database for one month (730 hours)")
     currency: str = Field(min_length=1, max_length=10, pattern=r"^[A-Za-z$€£¥]+$")
 
     @model_validator(mode="after")
@@ -27,7 +27,10 @@ class Cost(BaseModel):
 
     @property
     def hourly(self) -> float:
-        return self.per_hour if self.per_hour is not None else self.per_month / HOURS_PER_MONTH
+        if self.per_hour is not None:
+            return self.per_hour
+        assert self.per_month is not None  # the validator: exactly one of them
+        return self.per_month / HOURS_PER_MONTH
 
     def per_million(self, operations_per_second: float) -> float | None:
         """Price of one million operations at this rate."""

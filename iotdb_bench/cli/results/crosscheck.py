@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from iotdb_bench.cli.results.document import ResultsDocument, RunRecord
+from iotdb_bench.cli.results.document import ResultsDocument, RunRecord, insert_figures
 
 TOLERANCE = 0.02
 # Counter names in order of preference: an insert counter if the database keeps one, else a row count.
@@ -47,7 +47,7 @@ def run_checks(document: ResultsDocument) -> list[CrossCheck]:
 
 def check(run: RunRecord) -> CrossCheck:
     report = run.report
-    figures, verification = report.figures, report.verification
+    figures, verification = insert_figures(report), report.verification
     server = report.server
     row = CrossCheck(
         label=run.label, workers=run.workers, step=run.step,
@@ -67,6 +67,19 @@ def check(run: RunRecord) -> CrossCheck:
     if row.storage_bytes and counted:
         row.bytes_per_event = row.storage_bytes / counted
     return row
+
+
+def verdict(checks: list[CrossCheck]) -> str:
+    """One phrase for the database-side checks of a group of runs: the count check, then the counters."""
+    if checks and all(check.count_check == "not applicable" for check in checks):
+        return "not applicable"
+    count = "count FAILED" if any(check.count_check == "FAILED" for check in checks) else ""
+    differences = [check.difference for check in checks if check.difference is not None]
+    if not differences:
+        return count or "not exposed"
+    worst = max(differences, key=abs)
+    counters = f"FLAGGED {worst:+.1%}" if any(check.flagged for check in checks) else f"within 2% ({worst:+.1%})"
+    return f"{count}, {counters}" if count else counters
 
 
 def _counter(start: dict[str, int] | None, end: dict[str, int] | None) -> tuple[str | None, int, int]:

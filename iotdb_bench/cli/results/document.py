@@ -25,7 +25,7 @@ from iotdb_bench.cli.results.row_flags import RowFlag
 from iotdb_bench.simulator.measurement import conditions
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.measurement.stats import QueryFigures, Spread
+from iotdb_bench.simulator.measurement.stats import InsertRunFigures, QueryFigures, Spread
 
 FORMAT_VERSION = 2
 Status = Literal["running", "ok", "failed", "interrupted"]
@@ -37,13 +37,13 @@ class Environment(BaseModel):
     (What the collector and the workers ran, and where, is in each run report's `conditions`.)"""
 
     tool_version: str = ""
-    commit: str = Field("", description="git commit of the CLI's checkout, 'unknown' outside one")
-    modified: bool | None = Field(None, description="the checkout had uncommitted changes")
+    commit: str = Field(default="", description="git commit of the CLI's checkout, 'unknown' outside one")
+    modified: bool | None = Field(default=None, description="the checkout had uncommitted changes")
     python: str = ""
     platform: str = ""
     machine: str = ""
     cpus: int | None = None
-    host: Host | None = Field(None, description="the CLI's machine; on the local platform, also the run's")
+    host: Host | None = Field(default=None, description="the CLI's machine; on the local platform, also the run's")
     created: str = ""
     command: list[str] = Field(default_factory=list)
     options: dict[str, Any] = Field(default_factory=dict, description="every option of the command, defaults included")
@@ -73,6 +73,14 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def insert_figures(report: RunReport) -> InsertRunFigures:
+    """An insert run's figures; a report without them is no insert run (ResultsDocument.insert_runs
+    leaves such runs out, so this never fails on the runs it gives)."""
+    if report.figures is None:
+        raise ValueError(f"run {report.run_id} has no insert figures")
+    return report.figures
+
+
 class RunRecord(BaseModel):
     """One run of the invocation (a worker count's repetition, or a fill-level step) and its report."""
 
@@ -81,7 +89,7 @@ class RunRecord(BaseModel):
     run: int
     step: int | None = None
     report: RunReport
-    without_queries: bool = Field(False, description="--compare-idle: the twin of a mixed run, without its query clients")
+    without_queries: bool = Field(default=False, description="--compare-idle: the twin of a mixed run, without its query clients")
 
 
 class InsertRow(BaseModel):
@@ -89,7 +97,7 @@ class InsertRow(BaseModel):
 
     workers: int
     step: int | None = None
-    level: int | None = Field(None, description="events in the database before the step (fill level)")
+    level: int | None = Field(default=None, description="events in the database before the step (fill level)")
     runs: int
     insert_mode: str
     throughput: Spread
@@ -102,26 +110,26 @@ class InsertRow(BaseModel):
     start_skew_s: float = Field(description="the largest start skew of the runs")
     retries: int
     count_check: str = Field(description="ok, FAILED or not applicable, over the runs")
-    resources: ResourceFigures | None = Field(None, description="what the runs cost the database and the client (means over the runs)")
+    resources: ResourceFigures | None = Field(default=None, description="what the runs cost the database and the client (means over the runs)")
     flags: list[RowFlag] = Field(default_factory=list, description="why the row's figures are not worth reading as they stand")
-    cost: InsertCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
-    values_per_row: int = Field(1, description="measured values per event (row) of the run's shape")
-    values_throughput: Spread | None = Field(None, description="values (data points) per second across the runs: inserts/s x values per row")
+    cost: InsertCost | None = Field(default=None, description="at the target's price (config.yaml cost:); absent without one")
+    values_per_row: int = Field(default=1, description="measured values per event (row) of the run's shape")
+    values_throughput: Spread | None = Field(default=None, description="values (data points) per second across the runs: inserts/s x values per row")
     # open-loop runs (--rate): the schedule's target, and latency from each call's intended start
-    target_rate: float | None = Field(None, description="--rate: events per second asked for; throughput is the rate achieved")
-    sustained: str | None = Field(None, description="yes, or NO when a run ended behind its schedule by more than its limit")
-    behind_s: float | None = Field(None, description="the most a run was behind its schedule at its end")
-    max_lag_s: float | None = Field(None, description="the most any call started after its intended start")
-    response_p50_ms: float | None = Field(None, description="mean of the runs' p50 response time (intended start to end)")
+    target_rate: float | None = Field(default=None, description="--rate: events per second asked for; throughput is the rate achieved")
+    sustained: str | None = Field(default=None, description="yes, or NO when a run ended behind its schedule by more than its limit")
+    behind_s: float | None = Field(default=None, description="the most a run was behind its schedule at its end")
+    max_lag_s: float | None = Field(default=None, description="the most any call started after its intended start")
+    response_p50_ms: float | None = Field(default=None, description="mean of the runs' p50 response time (intended start to end)")
     response_p95_ms: float | None = None
     response_p99_ms: Spread | None = None
     response_max_ms: float | None = None
-    query_workers: int = Field(0, description="query clients beside the workers (mixed workload)")
-    throughput_without_queries: Spread | None = Field(None, description="--compare-idle: inserts/s of the same runs without query clients")
-    visibility_p50_ms: float | None = Field(None, description="--visibility: mean of the runs' p50 lag from writing a marker to a query seeing it")
+    query_workers: int = Field(default=0, description="query clients beside the workers (mixed workload)")
+    throughput_without_queries: Spread | None = Field(default=None, description="--compare-idle: inserts/s of the same runs without query clients")
+    visibility_p50_ms: float | None = Field(default=None, description="--visibility: mean of the runs' p50 lag from writing a marker to a query seeing it")
     visibility_p99_ms: float | None = None
-    visibility_max_ms: float | None = Field(None, description="the longest lag of all runs")
-    visibility_unseen: int | None = Field(None, description="markers no query saw within the probe's limit, all runs")
+    visibility_max_ms: float | None = Field(default=None, description="the longest lag of all runs")
+    visibility_unseen: int | None = Field(default=None, description="markers no query saw within the probe's limit, all runs")
 
 
 class QueryUnderIngestRow(BaseModel):
@@ -138,7 +146,7 @@ class QueryUnderIngestRow(BaseModel):
     idle_executions: int = 0
     idle_p50_ms: float | None = None
     idle_p99_ms: float | None = None
-    slowdown: float | None = Field(None, description="p50 under ingest / p50 idle")
+    slowdown: float | None = Field(default=None, description="p50 under ingest / p50 idle")
     errors: list[str] = Field(default_factory=list)
 
 
@@ -147,7 +155,7 @@ class QueryRow(QueryFigures):
 
     workers: int
     query: str
-    cost: QueryCost | None = Field(None, description="at the target's price (config.yaml cost:); absent without one")
+    cost: QueryCost | None = Field(default=None, description="at the target's price (config.yaml cost:); absent without one")
 
 
 class ScanRow(BaseModel):
@@ -158,14 +166,14 @@ class ScanRow(BaseModel):
     devices: int
     rows: int = Field(description="rows read per run (of the last run)")
     rows_per_s: Spread = Field(description="rows read by all workers per second, across runs")
-    window_min: float | None = Field(None, description="slowest 10,000-row window of any worker in any run, rows/s")
-    window_avg: float | None = Field(None, description="mean over the runs of their windows' mean rate, rows/s per worker")
+    window_min: float | None = Field(default=None, description="slowest 10,000-row window of any worker in any run, rows/s")
+    window_avg: float | None = Field(default=None, description="mean over the runs of their windows' mean rate, rows/s per worker")
     window_max: float | None = None
     page_p50_ms: float = Field(description="mean of the runs' p50 latency per page or fetch")
     page_p99_ms: float
     page_max_ms: float
     check: str = Field(description="ok, FAILED, or order ok, counts not checked; over the runs")
-    problem: str | None = Field(None, description="the first failed check, or why counts were not checked")
+    problem: str | None = Field(default=None, description="the first failed check, or why counts were not checked")
 
 
 class ResultsDocument(BaseModel):
@@ -180,12 +188,12 @@ class ResultsDocument(BaseModel):
     worker_counts: list[int]
     runs_per_worker_count: int = 1
     steps: int = 0
-    cost: Cost | None = Field(None, description="the target's price when the runs were made")
+    cost: Cost | None = Field(default=None, description="the target's price when the runs were made")
     runs: list[RunRecord] = Field(default_factory=list)
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
     scans: list[ScanRow] = Field(default_factory=list)
-    max_rate: MaxRateSearch | None = Field(None, description="--find-max-rate: the rates tried and the answer")
+    max_rate: MaxRateSearch | None = Field(default=None, description="--find-max-rate: the rates tried and the answer")
     queries_under_ingest: list[QueryUnderIngestRow] = Field(default_factory=list)
 
     def insert_runs(self) -> list[RunRecord]:

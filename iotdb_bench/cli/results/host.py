@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 
 class Host(BaseModel):
     cpu_model: str | None = None
-    logical_cpus: int | None = Field(None, description="CPUs this process may run on")
+    logical_cpus: int | None = Field(default=None, description="CPUs this process may run on")
     memory_bytes: int | None = None
-    os: str | None = Field(None, description="the distribution's name, else the system's")
+    os: str | None = Field(default=None, description="the distribution's name, else the system's")
     kernel: str | None = None
     architecture: str | None = None
 

@@ -29,14 +29,20 @@ class RateStep(BaseModel):
     passed: bool = Field(description="sustained, and response-time p99 within the target")
 
 
+class NumberedStep(RateStep):
+    """A step of the search as its table shows it: numbered in the order it ran."""
+
+    number: int
+
+
 class MaxRateSearch(BaseModel):
     latency_p99_ms: float = Field(description="the response-time p99 target (--latency-p99)")
-    max_rate: float | None = Field(None, description="--max-rate: no rate above it is tried")
+    max_rate: float | None = Field(default=None, description="--max-rate: no rate above it is tried")
     step_s: float = Field(description="length of each run")
     steps: list[RateStep] = Field(default_factory=list)
-    answer: float | None = Field(None, description="the highest rate that passed; None: none did")
-    limited_by_max_rate: bool = Field(False, description="the answer is --max-rate itself: the database may hold more")
-    finished: bool = Field(False, description="the search reached its answer (False: interrupted or a run failed)")
+    answer: float | None = Field(default=None, description="the highest rate that passed; None: none did")
+    limited_by_max_rate: bool = Field(default=False, description="the answer is --max-rate itself: the database may hold more")
+    finished: bool = Field(default=False, description="the search reached its answer (False: interrupted or a run failed)")
 
     def sentence(self) -> str:
         target = f"response-time p99 <= {self.latency_p99_ms:g} ms"
@@ -47,6 +53,10 @@ class MaxRateSearch(BaseModel):
         if self.limited_by_max_rate:
             return f"Highest sustainable rate: at least {self.answer:,.0f} events/s ({target}; --max-rate reached)"
         return f"Highest sustainable rate: {self.answer:,.0f} events/s ({target}, sustained; within {PRECISION:.0%})"
+
+
+def numbered(search: MaxRateSearch) -> list[NumberedStep]:
+    return [NumberedStep(number=number, **step.model_dump()) for number, step in enumerate(search.steps, 1)]
 
 
 def passed(step_p99_ms: float, sustained: bool, target_ms: float) -> bool:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.measurement.resources import CPU, MEMORY, WRITTEN, ResourceUsage
+from iotdb_bench.simulator.measurement.stats import InsertRunFigures
 
 # A worker whose CPU seconds reach this share of its timed phase had no spare CPU: it may have held
 # the rate back (a worker's loop runs in one thread).
@@ -46,31 +47,31 @@ class ResourceFigures(BaseModel):
     """One run's, or the mean over the runs of a row (the flag: any run)."""
 
     db_cpu_s: float | None = None
-    db_cores: float | None = Field(None, description="database CPU seconds / timed phase seconds")
-    db_cpu_s_per_million: float | None = Field(None, description="database CPU seconds per million events")
+    db_cores: float | None = Field(default=None, description="database CPU seconds / timed phase seconds")
+    db_cpu_s_per_million: float | None = Field(default=None, description="database CPU seconds per million events")
     db_memory_mean_bytes: float | None = None
     db_memory_peak_bytes: float | None = None
     written_bytes_per_event: float | None = None
-    storage_bytes_per_event: float | None = Field(None, description="data size after the run / events stored")
-    storage_growth_per_event: float | None = Field(None, description="(data size after - before) / events inserted by the run")
+    storage_bytes_per_event: float | None = Field(default=None, description="data size after the run / events stored")
+    storage_growth_per_event: float | None = Field(default=None, description="(data size after - before) / events inserted by the run")
     workers_cpu_s: float | None = None
     collector_cpu_s: float | None = None
     cli_cpu_s: float | None = None
-    client_cpu_s: float | None = Field(None, description="workers + collector + CLI")
+    client_cpu_s: float | None = Field(default=None, description="workers + collector + CLI")
     client_cpu_s_per_million: float | None = None
-    client_share: float | None = Field(None, description="client CPU / (client + database CPU)")
-    worker_peak_core_share: float | None = Field(None, description="the busiest worker's CPU seconds / its timed phase")
-    client_machine_share: float | None = Field(None, description=(
+    client_share: float | None = Field(default=None, description="client CPU / (client + database CPU)")
+    worker_peak_core_share: float | None = Field(default=None, description="the busiest worker's CPU seconds / its timed phase")
+    client_machine_share: float | None = Field(default=None, description=(
         "client CPU / (the cores it could use x timed phase): local runs, every process / the machine's cores; Kubernetes, "
         "the worker and collector pods / their CPU limits or their nodes' allocatable CPUs"))
-    machine_busy_share: float | None = Field(None, description="(client + database CPU) / (cores x timed phase), when they share the cores")
+    machine_busy_share: float | None = Field(default=None, description="(client + database CPU) / (cores x timed phase), when they share the cores")
     client_cores: float | None = None
-    client_cores_of: str | None = Field(None, description="'machine' or 'pods': what client_cores counts (simulator/measurement/resources.py)")
+    client_cores_of: str | None = Field(default=None, description="'machine' or 'pods': what client_cores counts (simulator/measurement/resources.py)")
     database_in_workers: bool = False
-    client_may_be_bottleneck: bool | None = Field(None, description="None: not judged")
+    client_may_be_bottleneck: bool | None = Field(default=None, description="None: not judged")
     bottleneck_reason: str | None = None
     not_measured: dict[str, str] = Field(default_factory=dict, description="database figure -> why it is missing")
-    impossible_cpu: str | None = Field(None, description="why the run's CPU figures were refused (they cannot be true); over runs: the first")
+    impossible_cpu: str | None = Field(default=None, description="why the run's CPU figures were refused (they cannot be true); over runs: the first")
 
 
 def run_figures(report: RunReport) -> ResourceFigures | None:
@@ -99,8 +100,8 @@ def run_figures(report: RunReport) -> ResourceFigures | None:
     else:
         out.not_measured = dict.fromkeys((CPU, MEMORY, WRITTEN), "not sampled (results of an earlier version, or the platform does not sample)")
         out.collector_cpu_s = report.collector_cpu_s
-    _storage(out, report)
-    _client(out, report, usage)
+    _storage(out, report, figures)
+    _client(out, report, figures, usage)
     reason = impossible_cpu(out, usage)
     if reason is not None:
         for name in CPU_FIGURES:
@@ -132,31 +133,31 @@ def impossible_cpu(out: ResourceFigures, usage: ResourceUsage | None) -> str | N
     return f"{named} of {usage.cores} cores' time in the {usage.window_s:.2f} s timed phase: over 100%"
 
 
-def _storage(out: ResourceFigures, report: RunReport) -> None:
+def _storage(out: ResourceFigures, report: RunReport, figures: InsertRunFigures) -> None:
     server, verification = report.server, report.verification
     if server is None or server.storage_bytes is None:
         return
     if verification is not None and verification.counted:
         out.storage_bytes_per_event = server.storage_bytes / verification.counted
-    if server.storage_bytes_at_start is not None and report.figures.events:
-        out.storage_growth_per_event = (server.storage_bytes - server.storage_bytes_at_start) / report.figures.events
+    if server.storage_bytes_at_start is not None and figures.events:
+        out.storage_growth_per_event = (server.storage_bytes - server.storage_bytes_at_start) / figures.events
 
 
-def _client(out: ResourceFigures, report: RunReport, usage: ResourceUsage | None) -> None:
-    own = [worker.cpu_s for worker in report.workers]
-    if own and all(cpu is not None for cpu in own):
+def _client(out: ResourceFigures, report: RunReport, figures: InsertRunFigures, usage: ResourceUsage | None) -> None:
+    own = [worker.cpu_s for worker in report.workers if worker.cpu_s is not None]
+    if own and len(own) == len(report.workers):
         out.workers_cpu_s = sum(own)
-        shares = [w.cpu_s / (w.finished_at - w.started_at) for w in report.workers if w.finished_at > w.started_at]
+        shares = [w.cpu_s / (w.finished_at - w.started_at) for w in report.workers if w.cpu_s is not None and w.finished_at > w.started_at]
         out.worker_peak_core_share = max(shares) if shares else None
     elif usage is not None and usage.workers is not None:
         out.workers_cpu_s = usage.workers.cpu_s
     parts = [out.workers_cpu_s, out.collector_cpu_s, out.cli_cpu_s]
     if out.workers_cpu_s is not None:
         out.client_cpu_s = sum(part for part in parts if part is not None)
-        out.client_cpu_s_per_million = _per_million(out.client_cpu_s, report.figures.events)
+        out.client_cpu_s_per_million = _per_million(out.client_cpu_s, figures.events)
         if out.db_cpu_s is not None and not out.database_in_workers and out.client_cpu_s + out.db_cpu_s > 0:
             out.client_share = out.client_cpu_s / (out.client_cpu_s + out.db_cpu_s)
-        duration = report.figures.duration_s
+        duration = figures.duration_s
         if usage is not None and usage.client_cores and duration > 0:
             out.client_cores, out.client_cores_of = usage.client_cores, usage.client_cores_of
             capacity = usage.client_cores * duration

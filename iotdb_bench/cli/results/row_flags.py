@@ -30,7 +30,7 @@ class RowFlag(BaseModel):
     kind: FlagKind
     detail: str = Field(description="the figures behind the flag")
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented way: mypy does not follow decorators on properties
     @property
     def text(self) -> str:
         return WORDING[self.kind].format(detail=self.detail, limit=SHORT_PHASE_S)
@@ -40,7 +40,7 @@ def insert_row_flags(reports: list[RunReport], resources: ResourceFigures | None
     """The flags of one insert row (a worker count's runs); `local_cores`: the machine's CPUs when the
     runs' processes ran on it (the local platform), else None."""
     flags = []
-    shortest = min(report.figures.duration_s for report in reports)
+    shortest = min(report.figures.duration_s for report in reports if report.figures is not None)
     if shortest < SHORT_PHASE_S:
         flags.append(RowFlag(kind="short-phase", detail=f"{shortest:.2f} s" if len(reports) == 1 else f"as short as {shortest:.2f} s"))
     processes = reports[0].spec.processes

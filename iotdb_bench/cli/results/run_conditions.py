@@ -176,7 +176,7 @@ def run_specs(document: ResultsDocument) -> list[tuple[str, str]]:
     return [(label, ", ".join(f"{name.replace('_', ' ')} {_value(spec.get(name))}" for name in varying)) for label, spec in specs]
 
 
-def _value(value) -> str:
+def _value(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(str(item) for item in value) or "-"
     if isinstance(value, dict):

@@ -33,8 +33,8 @@ class CellPlan(BaseModel):
     workers: int
     runs: int
     args: list[str] = Field(description="the arguments of `python run.py TASK`, as on a command line (results folder left out)")
-    data_cell: str | None = Field(None, description="query and scan: the key of the insert cell whose data they read")
-    refused: str | None = Field(None, description="why the target's module refuses this cell (skipped with unsupported: skip)")
+    data_cell: str | None = Field(default=None, description="query and scan: the key of the insert cell whose data they read")
+    refused: str | None = Field(default=None, description="why the target's module refuses this cell (skipped with unsupported: skip)")
 
     def command(self) -> str:
         return " ".join(["python run.py", self.task, *(_quoted(arg) for arg in self.args)])
@@ -59,12 +59,12 @@ class CellRecord(CellPlan):
 
     status: CellStatus = "pending"
     error: str | None = None
-    folder: str | None = Field(None, description="its results folder, relative to the study folder")
+    folder: str | None = Field(default=None, description="its results folder, relative to the study folder")
     started: str | None = None
     finished: str | None = None
-    seconds: float | None = Field(None, description="wall-clock time the cell took")
-    results_status: str | None = Field(None, description="the status in the cell's results.json")
-    cost: Cost | None = Field(None, description="the price its cost figures are at (the study's for the target, else the config's)")
+    seconds: float | None = Field(default=None, description="wall-clock time the cell took")
+    results_status: str | None = Field(default=None, description="the status in the cell's results.json")
+    cost: Cost | None = Field(default=None, description="the price its cost figures are at (the study's for the target, else the config's)")
     conditions: dict[str, str] = Field(default_factory=dict, description="the conditions that change figures (see compare)")
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
@@ -77,9 +77,9 @@ class RankedRow(BaseModel):
     cell: str
     value: float | None
     unit: str
-    spread: str = Field("", description="min-max and coefficient of variation across runs or executions")
+    spread: str = Field(default="", description="min-max and coefficient of variation across runs or executions")
     check: str
-    rank: int | None = Field(None, description="None: not ranked (see `why`)")
+    rank: int | None = Field(default=None, description="None: not ranked (see `why`)")
     why: str | None = None
     differs: list[str] = Field(default_factory=list, description="conditions in which this cell differs from the others in the table")
 
@@ -99,14 +99,14 @@ class ScoreTerm(BaseModel):
     figure: str
     query: str | None = None
     weight: float
-    value: float | None = Field(None, description="the target's figure: its best ranked cell, or the one at `workers`")
-    best: float | None = Field(None, description="the best of all targets")
-    relative: float | None = Field(None, description="value / best (higher is better) or best / value (lower is better), in (0, 1]")
+    value: float | None = Field(default=None, description="the target's figure: its best ranked cell, or the one at `workers`")
+    best: float | None = Field(default=None, description="the best of all targets")
+    relative: float | None = Field(default=None, description="value / best (higher is better) or best / value (lower is better), in (0, 1]")
 
 
 class TargetScore(BaseModel):
     target: str
-    score: float | None = Field(None, description="100 x the weighted geometric mean of the relative figures; None when one is missing")
+    score: float | None = Field(default=None, description="100 x the weighted geometric mean of the relative figures; None when one is missing")
     rank: int | None = None
     why: str | None = None
     terms: list[ScoreTerm]

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
 from iotdb_bench.cli.results import cost, resource_figures, row_flags
-from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ResultsDocument, RunRecord, ScanRow
+from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ResultsDocument, RunRecord, ScanRow, insert_figures
 from iotdb_bench.simulator.measurement import stats
 
 
@@ -36,7 +37,7 @@ def insert_rows(runs: list[RunRecord], cores: int | None = None) -> list[InsertR
     rows = []
     for workers, step, rate in dict.fromkeys((run.workers, run.step, run.report.spec.rate) for run in runs):
         group = [run.report for run in runs if run.workers == workers and run.step == step and run.report.spec.rate == rate]
-        figures = [report.figures for report in group]
+        figures = [insert_figures(report) for report in group]
         latency = [f.latency for f in figures]
         resources = resource_figures.across_runs([resource_figures.run_figures(report) for report in group])
         rows.append(InsertRow(
@@ -64,7 +65,7 @@ def insert_rows(runs: list[RunRecord], cores: int | None = None) -> list[InsertR
     return rows
 
 
-def open_loop_figures(figures: list[stats.InsertRunFigures]) -> dict:
+def open_loop_figures(figures: list[stats.InsertRunFigures]) -> dict[str, Any]:
     """The InsertRow fields of open-loop runs (--rate): target, sustained, response-time percentiles."""
     rates = [f.rate for f in figures if f.rate is not None]
     responses = [f.response_latency for f in figures if f.response_latency is not None]
@@ -85,7 +86,7 @@ def add_mixed_figures(rows: list[InsertRow], runs: list[RunRecord], without_quer
     for row in rows:
         group = [run.report for run in runs if run.workers == row.workers and run.step == row.step]
         row.query_workers = group[0].spec.query_workers
-        twins = [run.report.figures.throughput for run in without_queries if run.workers == row.workers and run.step == row.step]
+        twins = [insert_figures(run.report).throughput for run in without_queries if run.workers == row.workers and run.step == row.step]
         row.throughput_without_queries = stats.spread(twins) if twins else None
         lags = [report.visibility for report in group if report.visibility is not None]
         measured = [lag.lag for lag in lags if lag.lag is not None]

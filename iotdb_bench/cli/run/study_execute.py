@@ -12,8 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
-from iotdb_bench.cli.results import run_conditions
-from iotdb_bench.cli.results.document import ResultsDocument
+from iotdb_bench.cli.results import results_files, run_conditions
 from iotdb_bench.cli.results.study_document import CellRecord
 from iotdb_bench.cli.run import study_state
 from iotdb_bench.cli.run.study_plan import CellCommand, Passthrough, Plan
@@ -28,15 +27,14 @@ def now() -> str:
 
 
 class StudyRun:
-    """One invocation of `study` on a study folder. The commands layer gives it the run commands, the
-    reader of a cell's results folder (report/results_files.py, above this layer) and what to do when a
-    cell is done (write study.json)."""
+    """One invocation of `study` on a study folder. The commands layer gives it the run commands and
+    what to do when a cell is done (write study.json)."""
 
     def __init__(self, study: StudyFile, plan: Plan, folder: Path, passthrough: Passthrough, retry_failed: bool, *,
-                 commands: Mapping[str, CellCommand], read_results: Callable[[Path], ResultsDocument],
+                 commands: Mapping[str, CellCommand],
                  on_cell_done: Callable[[list[CellRecord]], None]):
         self.study, self.plan, self.folder, self.passthrough, self.retry_failed = study, plan, folder, passthrough, retry_failed
-        self.commands, self.read_results, self.on_cell_done = commands, read_results, on_cell_done
+        self.commands, self.on_cell_done = commands, on_cell_done
         self.records = {cell.key: CellRecord(**cell.model_dump()) for cell in plan.cells}
         self.state = study_state.read_state(folder)
         self.costs = {target.name: target.cost for target in study.targets}
@@ -122,7 +120,7 @@ class StudyRun:
         if done.results is None:
             return
         try:
-            document = self.read_results(folder / done.results)
+            document = results_files.read(folder / done.results)
         except UsageProblem as problem:
             record.status, record.error = "failed", str(problem)
             return

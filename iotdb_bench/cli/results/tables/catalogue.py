@@ -1,7 +1,7 @@
 """The catalogue of figures: every figure a view can show, declared once.
 
 A `Figure` says how it is headed (a short header for the terminal, a human label for the pages and
-Markdown), how it is read from a typed row, how it is written (cli/report/formats.py), what an
+Markdown), how it is read from a typed row, how it is written (cli/results/tables/formats.py), what an
 abbreviation in its header means, and at which levels it is shown:
 
 - DEFAULT: a command's table in the terminal and the main table of report.html;
@@ -13,18 +13,25 @@ also their paths in results.json (`throughput.avg`, `p99_ms.avg`, `avg_s`), writ
 the unit the name gives (cli/report/csv_files.py). Every CSV file takes every column of its
 catalogue's figures, whatever their levels, so a figure added here is in the CSV files too.
 
-Views (cli/report/tables.py for the terminal, html_report.py, comparison.py for Markdown) decide the
-layout only: what fits the width, what goes into expandable details. Adding a figure is the typed
-field, the code that fills it (cli/results/) and one entry here, with its CSV columns.
+A figure may say what its number is (`value`, in `unit`, as the views write it: `form`); a figure a
+study can rank targets by (`rank_as`: its name in a study file) also says which way is better. The
+study's rankings and score read these same figures (cli/results/ranking.py), so a ranking is headed,
+written and plotted as the figure is everywhere.
+
+Which tables a document has, in which order, is cli/results/tables/sections.py; the views (cli/report/:
+tables.py for the terminal, html_report.py, markdown.py, csv_files.py) decide the layout only: what
+fits the width, what goes into expandable details. Adding a figure is the typed field, the code that
+fills it (cli/results/) and one entry here, with its CSV columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from iotdb_bench.cli.report import formats as f
+from iotdb_bench.cli.results.tables import formats as f
+from iotdb_bench.cli.results.resource_figures import ResourceFigures
 
 DEFAULT, DETAILS, COMPARE = "default", "details", "compare"
 RUN = frozenset({DEFAULT})          # shown by default, and so also with --details
@@ -33,7 +40,9 @@ BOTH = frozenset({DEFAULT, COMPARE})
 COMPARED = frozenset({COMPARE})     # compare's main table (and every compare view)
 MORE_COMPARED = frozenset({DETAILS, COMPARE})
 
-
+Better = Literal["higher", "lower"]
+Read = Callable[[Any], str]
+Value = Callable[[Any], float | None]
 # A CSV column: the dotted path of a value in the typed row (its name is the path), or a name and how
 # to compute the value when no single field holds it.
 Column = str | tuple[str, Callable[[Any], Any]]
@@ -42,23 +51,42 @@ Column = str | tuple[str, Callable[[Any], Any]]
 @dataclass(frozen=True)
 class Figure:
     header: str
-    read: Callable[[Any], str]
+    read: Read | None = None        # the cell's text; None: `form` of `value`
     levels: frozenset[str] = RUN
     label: str = ""                 # the human label in report.html and Markdown; the header when empty
     explain: str = ""               # what the header's abbreviation means, printed once under the table
     key: bool = False               # names the row: repeated in every block of a table split to fit
+    spare: bool = False             # a key another key implies: left out of further blocks that lack the room
     text: bool = False              # words rather than a number: left-aligned, may wrap in the terminal
     show_if: Callable[[Sequence[Any]], bool] | None = None  # shown only when some row has it
     compare_only: bool = False      # a column of compared rows (Database, Source): absent from a run's views
     csv: tuple[Column, ...] = ()    # the figure's values for machines (see the module's docstring); required
+    # a figure of its own: its number in `unit`, how that number is written, which way is better, and
+    # its name in a study file (rank_by:, score:) when a study may rank by it
+    value: Value | None = None
+    form: Callable[[float | None], str] = f.figure
+    unit: str = ""
+    better: Better | None = None
+    rank_as: str = ""
+    spread: Callable[[Any], Any] | None = None  # its spread across runs (a Spread) or executions (fastest, slowest)
 
     def __post_init__(self) -> None:
         if not self.csv:
             raise ValueError(f"figure {self.header!r} names no CSV column: every figure is in the CSV files")
+        if self.read is None and self.value is None:
+            raise ValueError(f"figure {self.header!r} says neither how its cell reads nor its value")
+        if self.rank_as and (self.value is None or self.better is None or not self.unit):
+            raise ValueError(f"figure {self.header!r} is ranked: it needs a value, a unit and which way is better")
 
     @property
     def title(self) -> str:
         return self.label or self.header
+
+    def cell(self, row: Any) -> str:
+        if self.read is not None:
+            return self.read(row)
+        assert self.value is not None  # __post_init__: one of them
+        return self.form(self.value(row))
 
     def shown(self, rows: Sequence[Any], level: str, compared: bool) -> bool:
         if self.compare_only and not compared:
@@ -81,15 +109,9 @@ class Catalogue:
     def figures_at(self, rows: Sequence[Any], level: str, compared: bool = False) -> list[Figure]:
         return [figure for figure in self.figures if figure.shown(rows, level, compared)]
 
-    def keys(self, rows: Sequence[Any], compared: bool = False) -> list[Figure]:
-        return [figure for figure in self.figures if figure.key and figure.shown(rows, DEFAULT, compared)]
-
     def explanations(self, shown: Sequence[Figure]) -> str:
         """Each abbreviation shown, explained once."""
         return "; ".join(dict.fromkeys(figure.explain for figure in shown if figure.explain))
-
-    def cells(self, row: Any, shown: Sequence[Figure]) -> list[str]:
-        return [figure.read(row) for figure in shown]
 
 
 @dataclass
@@ -100,13 +122,12 @@ class Rendered:
     figures: list[Figure]
     rows: list[list[str]]
     caption: str = ""
-    notes: list[str] = field(default_factory=list)
 
 
 def render(catalogue: Catalogue, rows: Sequence[Any], level: str, compared: bool = False, title: str | None = None,
            caption: str | None = None) -> Rendered:
     shown = catalogue.figures_at(rows, level, compared)
-    cells = [catalogue.cells(row, shown) for row in rows]
+    cells = [[figure.cell(row) for figure in shown] for row in rows]
     marked = any("†" in cell for line in cells for cell in line)
     explained = "; ".join(part for part in catalogue.explanations(shown).split("; ") if marked or "†" not in part)
     words = " ".join(filter(None, [catalogue.caption if caption is None else caption, explained + "." if explained else ""]))
@@ -119,17 +140,15 @@ def _any(read: Callable[[Any], Any]) -> Callable[[Sequence[Any]], bool]:
     return lambda rows: any(read(row) not in (None, False, 0, "", []) for row in rows)
 
 
-def _database(row) -> str:
-    return row.database + (" †" if getattr(row, "differs", None) else "")
+def _database(row: Any) -> str:
+    return str(row.database) + (" †" if getattr(row, "differs", None) else "")
 
 
-def _resources(row):
-    from iotdb_bench.cli.results.resource_figures import ResourceFigures
-
+def _resources(row: Any) -> ResourceFigures:
     return row.resources or ResourceFigures()
 
 
-def _db_cpu(row) -> str:
+def _db_cpu(row: Any) -> str:
     if row.resources is None:
         return f.NOT_MEASURED
     if row.resources.database_in_workers:
@@ -137,34 +156,57 @@ def _db_cpu(row) -> str:
     return f.figure(row.resources.db_cpu_s_per_million)
 
 
-def _bottleneck(row) -> str:
+def _bottleneck(row: Any) -> str:
     r = row.resources
     if r is None or r.client_may_be_bottleneck is None:
         return f.DASH
     return "MAYBE" if r.client_may_be_bottleneck else "no"
 
 
-def _open_loop(rows) -> bool:
+def _open_loop(rows: Sequence[Any]) -> bool:
     return any(row.target_rate is not None for row in rows)
 
 
-def _values(rows) -> bool:
+def _values(rows: Sequence[Any]) -> bool:
     return any(row.values_per_row > 1 and row.values_throughput is not None for row in rows)
 
 
-def _currency(rows) -> str | None:
-    return next((row.cost.currency for row in rows if getattr(row, "cost", None)), None)
+def _currency(rows: Sequence[Any]) -> bool:
+    return any(getattr(row, "cost", None) for row in rows)
 
 
-def _compare_crosscheck(row) -> str:
+def _compare_crosscheck(row: Any) -> str:
     flag = "; client may be the bottleneck" if row.resources and row.resources.client_may_be_bottleneck else ""
-    return row.crosscheck + flag
+    return str(row.crosscheck) + flag
 
 
-DATABASE = Figure("Database", _database, COMPARED, key=True, text=True, compare_only=True,
+def _values_per_s(row: Any) -> float:
+    """Values (data points) per second; rows of an older study file keep no values_throughput."""
+    return float(row.values_throughput.avg if row.values_throughput else row.throughput.avg * row.values_per_row)
+
+
+def _memory_peak_mb(row: Any) -> float | None:
+    peak = _resources(row).db_memory_peak_bytes
+    return None if peak is None else peak * 1e-6
+
+
+def _inserts_per_cost(row: Any) -> float | None:
+    return float(row.cost.inserts_per_unit) if row.cost is not None and row.throughput.avg else None
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
+
+
+def _fastest_slowest(row: Any) -> tuple[float, float] | None:
+    """A query's fastest and slowest execution, ms."""
+    return None if row.min_s is None or row.max_s is None else (row.min_s * 1000, row.max_s * 1000)
+
+
+DATABASE = Figure("Database", _database, COMPARED, key=True, spare=True, text=True, compare_only=True,
                   explain="† = measured under other conditions than the other rows (listed below)", csv=("database",))
 # Compared insert and scan rows carry the conditions they differ in (the †): a column of their own.
-DATABASE_DIFFERS = Figure(DATABASE.header, DATABASE.read, DATABASE.levels, key=True, text=True, compare_only=True, explain=DATABASE.explain,
+DATABASE_DIFFERS = Figure(DATABASE.header, DATABASE.read, DATABASE.levels, key=True, spare=True, text=True, compare_only=True, explain=DATABASE.explain,
                           csv=("database", "differs"))
 SOURCE = Figure("Source", lambda row: row.source, COMPARED, key=True, text=True, compare_only=True, label="Source (results folder)",
                 csv=("source",))
@@ -187,10 +229,12 @@ INSERTS = Catalogue(
         Figure("Workload", lambda row: row.workload or "default", COMPARED, text=True, compare_only=True,
                show_if=_any(lambda row: getattr(row, "workload", "")), csv=("workload",)),
         Figure("Target/s", lambda row: f.rate(row.target_rate), BOTH, label="Target rate (--rate), events/s", show_if=_open_loop, csv=("target_rate",)),
-        Figure("Inserts/s", lambda row: f.rate(row.throughput.avg), BOTH, label="Inserts/s (average over runs)",
-               explain="Inserts/s = events / (last worker end - common start), average over runs", csv=("throughput.avg", "throughput.n")),
-        Figure("Values/s", lambda row: f.rate(row.values_throughput.avg if row.values_throughput else None), BOTH,
-               label="Values/s (inserts/s x values per row)", show_if=_values, explain="Values/s = inserts/s x values per row", csv=("values_per_row", "values_throughput.avg")),
+        Figure("Inserts/s", value=lambda row: row.throughput.avg, form=f.rate, levels=BOTH, label="Inserts/s (average over runs)",
+               explain="Inserts/s = events / (last worker end - common start), average over runs", csv=("throughput.avg", "throughput.n"),
+               unit="events/s", better="higher", rank_as="inserts_per_s", spread=lambda row: row.throughput),
+        Figure("Values/s", value=_values_per_s, form=f.rate, levels=BOTH, label="Values/s (inserts/s x values per row)", show_if=_values,
+               explain="Values/s = inserts/s x values per row", csv=("values_per_row", "values_throughput.avg"),
+               unit="values/s", better="higher", rank_as="values_per_s", spread=lambda row: row.values_throughput),
         Figure("Min–Max", lambda row: f.min_max(row.throughput), RUN, label="Inserts/s min–max over runs", csv=("throughput.min", "throughput.max")),
         Figure("Min", lambda row: f.rate(row.throughput.min), MORE, label="Inserts/s, slowest run", csv=("throughput.min",)),
         Figure("Max", lambda row: f.rate(row.throughput.max), MORE, label="Inserts/s, fastest run", csv=("throughput.max",)),
@@ -203,8 +247,9 @@ INSERTS = Catalogue(
                explain="Seed formula = events / mean worker duration (the original tool's figure)", csv=("seed_formula_throughput.avg",)),
         Figure("p50 ms", lambda row: f.ms(row.p50_ms), MORE, label="Latency p50, ms per call", csv=("p50_ms",)),
         Figure("p95 ms", lambda row: f.ms(row.p95_ms), MORE, label="Latency p95, ms per call", csv=("p95_ms",)),
-        Figure("p99 ms", lambda row: f.ms(row.p99_ms.avg), BOTH, label="Latency p99, ms per call",
-               explain="p99 ms = 99th percentile of the service time per database call", csv=("p99_ms.avg",)),
+        Figure("p99 ms", value=lambda row: row.p99_ms.avg, form=f.ms, levels=BOTH, label="Latency p99, ms per call",
+               explain="p99 ms = 99th percentile of the service time per database call", csv=("p99_ms.avg",),
+               unit="ms", better="lower", rank_as="p99_ms", spread=lambda row: row.p99_ms),
         Figure("p99 range", lambda row: f.min_max(row.p99_ms, f.ms), MORE, label="Latency p99 min–max over runs, ms", csv=("p99_ms.min", "p99_ms.max")),
         Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest call, ms", csv=("max_ms",)),
         Figure("Resp p99", lambda row: f.ms(row.response_p99_ms.avg if row.response_p99_ms else None), BOTH, show_if=_open_loop,
@@ -222,13 +267,17 @@ INSERTS = Catalogue(
         Figure("Skew ms", lambda row: f"{row.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms", csv=("start_skew_s",)),
         Figure("Retries", lambda row: str(row.retries), MORE, csv=("retries",)),
         Figure("DB CPU s/M", _db_cpu, BOTH, label="Database CPU s per million events",
-               explain="DB CPU s/M = database CPU seconds per million events (n/m: not measured)", csv=("resources.db_cpu_s_per_million", "resources.database_in_workers")),
+               explain="DB CPU s/M = database CPU seconds per million events (n/m: not measured)", csv=("resources.db_cpu_s_per_million", "resources.database_in_workers"),
+               value=lambda row: _resources(row).db_cpu_s_per_million, unit="CPU s per million events", better="lower", rank_as="db_cpu_s_per_million"),
         Figure("DB cores", lambda row: f.figure(_resources(row).db_cores), MORE, label="Database cores busy", csv=("resources.db_cores",)),
-        Figure("DB peak MB", lambda row: f.megabytes(_resources(row).db_memory_peak_bytes), MORE, label="Database memory peak, MB", csv=("resources.db_memory_peak_bytes",)),
+        Figure("DB peak MB", lambda row: f.megabytes(_resources(row).db_memory_peak_bytes), MORE, label="Database memory peak, MB", csv=("resources.db_memory_peak_bytes",),
+               value=_memory_peak_mb, form=lambda mb: f.NOT_MEASURED if mb is None else f"{mb:,.0f}", unit="MB", better="lower",
+               rank_as="db_memory_peak_mb"),
         Figure("Written B/ev", lambda row: f.figure(_resources(row).written_bytes_per_event), MORE, label="Bytes written per event",
                explain="B/ev = bytes per event", csv=("resources.written_bytes_per_event",)),
-        Figure("Storage B/ev", lambda row: f.bytes_per_event(_resources(row).storage_bytes_per_event), MORE,
-               label="Storage bytes per event", explain="B/ev = bytes per event", csv=("resources.storage_bytes_per_event",)),
+        Figure("Storage B/ev", value=lambda row: _resources(row).storage_bytes_per_event, form=f.bytes_per_event, levels=MORE,
+               label="Storage bytes per event", explain="B/ev = bytes per event", csv=("resources.storage_bytes_per_event",),
+               unit="bytes/event", better="lower", rank_as="storage_bytes_per_event"),
         Figure("Client CPU s/M", lambda row: f.figure(_resources(row).client_cpu_s_per_million), MORE,
                label="Client CPU s per million events (workers + collector + CLI)", csv=("resources.client_cpu_s_per_million",)),
         Figure("Client share", lambda row: f.share(_resources(row).client_share), MORE, label="Client share of CPU",
@@ -240,7 +289,8 @@ INSERTS = Catalogue(
         Figure("Cost/M", lambda row: f.DASH if row.cost is None else f"{f.figure(row.cost.per_million_inserts)} {row.cost.currency}",
                MORE_COMPARED, label="Cost per million inserts", show_if=_currency, csv=("cost.per_million_inserts", "cost.currency")),
         Figure("Inserts/cost", lambda row: f.DASH if row.cost is None else f.figure(row.cost.inserts_per_unit), MORE,
-               label="Inserts per unit of money", show_if=_currency, csv=("cost.inserts_per_unit",)),
+               label="Inserts per unit of money", show_if=_currency, csv=("cost.inserts_per_unit",),
+               value=_inserts_per_cost, unit="events per unit of money", better="higher", rank_as="inserts_per_cost"),
         Figure("Count check", lambda row: row.count_check, RUN, text=True,
                explain="Count check = the database holds the events the workers reported", csv=("count_check",)),
         Figure("Cross-check", _compare_crosscheck, COMPARED, text=True, compare_only=True, label="Database-side check",
@@ -262,30 +312,50 @@ VISIBILITY = Catalogue(
     "and p99, the longest of all runs; unseen = not seen within the probe's limit.",
 )
 
+# The cost of queries: per 1000 in the tables; what a unit of money buys, a study's figure to rank by
+# (not a column: the cost per 1000 queries says the same to a reader of the tables).
 QUERY_COST = Figure("Cost/1000", lambda row: f.DASH if row.cost is None else f"{f.figure(row.cost.per_thousand_queries)} {row.cost.currency}",
                     MORE, label="Cost per 1000 queries", show_if=_currency, csv=("cost.per_thousand_queries", "cost.currency"))
+QUERIES_PER_COST = Figure("Queries/cost", value=lambda row: row.cost.queries_per_unit if row.cost is not None else None,
+                          label="Queries per unit of money", csv=("cost.queries_per_unit",), unit="queries per unit of money",
+                          better="higher", rank_as="queries_per_cost")
 
 QUERIES = Catalogue(
     "Queries",
     (
-        WORKERS,
-        Figure("Query", lambda row: row.query, RUN | COMPARED, key=True, text=True, csv=("query",)),
+        DATABASE_DIFFERS, SOURCE, WORKERS,
+        Figure("Query", lambda row: row.query, BOTH, key=True, text=True, csv=("query",)),
         Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions", csv=("executions",)),
-        Figure("Avg ms", lambda row: f.ms_of_seconds(row.avg_s), BOTH, label="Average ms per execution", csv=("avg_s",)),
+        Figure("Avg ms", value=lambda row: _ms(row.avg_s), form=f.ms, levels=BOTH, label="Average ms per execution", csv=("avg_s",),
+               unit="ms", better="lower", rank_as="latency_s", spread=_fastest_slowest),
         Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), RUN, label="Fastest execution, ms", csv=("min_s",)),
-        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), MORE, label="Slowest execution, ms", csv=("max_s",)),
-        Figure("p95 ms", lambda row: f.ms_of_seconds(row.p95_s), RUN, label="p95 per execution, ms", csv=("p95_s",)),
+        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), MORE_COMPARED, label="Slowest execution, ms", csv=("max_s",)),
+        Figure("p95 ms", value=lambda row: _ms(row.p95_s), form=f.ms, levels=RUN, label="p95 per execution, ms", csv=("p95_s",),
+               unit="ms", better="lower", rank_as="p95_s"),
         Figure("Cold ms", lambda row: f.ms_of_seconds(row.cold_avg_s), MORE, label="Cold (first execution per worker), ms",
                explain="Cold = first execution on each worker, warm = the others", csv=("cold_avg_s",)),
         Figure("Warm ms", lambda row: f.ms_of_seconds(row.warm_avg_s), MORE, label="Warm (later executions), ms",
                explain="Cold = first execution on each worker, warm = the others", csv=("warm_avg_s",)),
+        Figure("CV", lambda row: f.DASH if row.cv is None or row.executions < 2 else f"{row.cv:.1%}" + (" unstable" if row.unstable else ""),
+               COMPARED, label="Coefficient of variation over the executions", compare_only=True,
+               explain="CV = stdev / average over the executions, unstable above 10%", csv=("cv", "unstable")),
         Figure("Rows", lambda row: f.count(row.rows), RUN, label="Rows returned", csv=("rows",)),
-        Figure("Answer", lambda row: {"wrong": "WRONG", None: f.DASH}.get(row.answer, row.answer), RUN, text=True,
+        Figure("Answer", lambda row: f.answer(row.answer), BOTH, text=True,
                explain="Answer = every execution's rows checked against what the tool inserted", csv=("answer", "answer_detail")),
-        Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, RUN, text=True, show_if=_any(lambda row: row.errors), csv=("errors",)),
+        Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors), csv=("errors",)),
         QUERY_COST,
     ),
     "Milliseconds per execution.",
+)
+
+# The answer check of every query whose check says more than ok (report.html).
+ANSWERS = Catalogue(
+    "Answers",
+    (
+        WORKERS,
+        Figure("Query", lambda row: row.query, key=True, text=True, csv=("query",)),
+        Figure("Answer", lambda row: f.answer(row.answer, row.answer_detail), text=True, csv=("answer", "answer_detail")),
+    ),
 )
 
 SCANS = Catalogue(
@@ -295,12 +365,14 @@ SCANS = Catalogue(
         Figure("Runs", lambda row: str(row.runs), RUN, csv=("runs",)),
         Figure("Devices", lambda row: f.count(row.devices), MORE, csv=("devices",)),
         Figure("Rows", lambda row: f.count(row.rows), BOTH, label="Rows read per run", csv=("rows",)),
-        Figure("Rows/s", lambda row: f.rate(row.rows_per_s.avg), BOTH, label="Rows read per second",
-               explain="Rows/s = rows read by all workers / run duration, average over runs", csv=("rows_per_s.avg", "rows_per_s.n")),
+        Figure("Rows/s", value=lambda row: row.rows_per_s.avg, form=f.rate, levels=BOTH, label="Rows read per second",
+               explain="Rows/s = rows read by all workers / run duration, average over runs", csv=("rows_per_s.avg", "rows_per_s.n"),
+               unit="rows/s", better="higher", rank_as="rows_per_s", spread=lambda row: row.rows_per_s),
         Figure("CV", lambda row: f.cv(row.rows_per_s), BOTH, label="Coefficient of variation",
                explain="CV = stdev / average over runs, unstable above 10% (- for a single run)", csv=("rows_per_s.cv", "rows_per_s.unstable")),
-        Figure("Win min", lambda row: f.rate(row.window_min), RUN | COMPARED, label="Slowest 10,000-row window, rows/s",
-               explain="Win = each worker's rate over every 10,000 rows it read", csv=("window_min",)),
+        Figure("Win min", value=lambda row: row.window_min, form=f.rate, levels=BOTH, label="Slowest 10,000-row window, rows/s",
+               explain="Win = each worker's rate over every 10,000 rows it read", csv=("window_min",),
+               unit="rows/s", better="higher", rank_as="window_min"),
         Figure("Win avg", lambda row: f.rate(row.window_avg), MORE_COMPARED, label="Mean window rate, rows/s", csv=("window_avg",)),
         Figure("Win max", lambda row: f.rate(row.window_max), MORE_COMPARED, label="Fastest window, rows/s", csv=("window_max",)),
         Figure("p50 ms", lambda row: f.ms(row.page_p50_ms), MORE, label="p50 per page or fetch, ms", csv=("page_p50_ms",)),
@@ -371,31 +443,41 @@ CROSSCHECKS = Catalogue(
     ),
 )
 
-COMPARED_QUERIES = Catalogue(
-    "Queries across runs",
+# compare.md's inserts/s of the mixed runs beside their twins without query clients (--compare-idle)
+WITH_AND_WITHOUT_QUERIES = Catalogue(
+    "Inserts with and without queries",
     (
-        DATABASE, SOURCE, WORKERS,
-        Figure("Query", lambda row: row.query, BOTH, key=True, text=True, csv=("query",)),
-        Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions", csv=("executions",)),
-        Figure("Avg ms", lambda row: f.ms_of_seconds(row.avg_s), BOTH, label="Average ms per execution", csv=("avg_s",)),
-        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), MORE, label="Fastest execution, ms", csv=("min_s",)),
-        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), BOTH, label="Slowest execution, ms", csv=("max_s",)),
-        Figure("Cold ms", lambda row: f.ms_of_seconds(row.cold_avg_s), MORE, label="Cold (first execution per worker), ms", csv=("cold_avg_s",)),
-        Figure("Warm ms", lambda row: f.ms_of_seconds(row.warm_avg_s), MORE, label="Warm (later executions), ms", csv=("warm_avg_s",)),
-        Figure("CV", lambda row: f.DASH if row.cv is None or row.executions < 2 else f"{row.cv:.1%}" + (" unstable" if row.unstable else ""),
-               BOTH, label="Coefficient of variation over the executions",
-               explain="CV = stdev / average over the executions, unstable above 10%", csv=("cv", "unstable")),
-        Figure("Rows", lambda row: f.count(row.rows), MORE, label="Rows returned", csv=("rows",)),
-        Figure("Answer", lambda row: {"wrong": "WRONG", None: f.DASH}.get(row.answer, row.answer), BOTH, text=True,
-               explain="Answer = every execution's rows checked against what the tool inserted", csv=("answer", "answer_detail")),
-        Figure("Errors", lambda row: getattr(row, "errors", None) or f.DASH, BOTH, text=True, show_if=_any(lambda row: getattr(row, "errors", None)), csv=("errors",)),
-        QUERY_COST,
+        Figure("Database", lambda row: row.database, COMPARED, key=True, text=True, compare_only=True, csv=("database",)),
+        Figure("Source", lambda row: row.source, COMPARED, key=True, text=True, compare_only=True, csv=("source",)),
+        Figure("Workers", lambda row: str(row.workers), key=True, csv=("workers",)),
+        Figure("Query clients", lambda row: str(row.query_workers), BOTH, csv=("query_workers",)),
+        Figure("Inserts/s with queries", lambda row: f.rate(row.throughput.avg), BOTH, csv=("throughput.avg",)),
+        Figure("Inserts/s without", lambda row: f.rate(row.throughput_without_queries.avg), BOTH, csv=("throughput_without_queries.avg",)),
     ),
-    "Milliseconds per execution, over every worker's executions.",
 )
 
 
-def _counted(run) -> str:
+def conditions(rows: Sequence[Any]) -> Catalogue:
+    """The key conditions of compared rows side by side (one column per condition any row has), and
+    what sets a row apart (†)."""
+    names = list(dict.fromkeys(name for row in rows for name in row.conditions))
+    return Catalogue(
+        "Conditions of the compared rows",
+        (
+            Figure("Database", _database, COMPARED, key=True, text=True, compare_only=True, csv=("database",)),
+            Figure("Source", lambda row: row.source, COMPARED, key=True, text=True, compare_only=True, csv=("source",)),
+            Figure("Workers", lambda row: str(row.workers), key=True, csv=("workers",)),
+            *(Figure(name, _condition(name), BOTH, text=True, csv=("conditions",)) for name in names),
+            Figure("Differs from the other rows", lambda row: "; ".join(row.differs) or f.DASH, BOTH, text=True, csv=("differs",)),
+        ),
+    )
+
+
+def _condition(name: str) -> Read:
+    return lambda row: str(row.conditions.get(name, f.DASH))
+
+
+def _counted(run: Any) -> str:
     check = run.report.verification
     return f.DASH if check is None or check.expected is None else f"{check.counted:,} / {check.expected:,}"
 

@@ -1,9 +1,12 @@
-"""How a figure is written, one function per kind, for every view (terminal, HTML, Markdown).
+"""How a figure is written, one function per kind, for every view (terminal, HTML, Markdown): the
+catalogue (cli/results/tables/catalogue.py) names one of these for each figure.
 
 A value that is absent is "-"; a figure the run could not measure is "n/m" (the notes say why).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from iotdb_bench.simulator.measurement.stats import Spread
 
@@ -70,12 +73,14 @@ def ratio(value: float | None) -> str:
     return DASH if value is None else f"{value:.3g}x"
 
 
-def yes_no(value: bool | None) -> str:
-    return DASH if value is None else ("yes" if value else "no")
-
-
 def text(value: str | None) -> str:
     return value or DASH
+
+
+def answer(verdict: str | None, detail: str | None = None) -> str:
+    """An answer check as every view writes it (WRONG in capitals), with its detail where it says more than ok."""
+    shown = {"wrong": "WRONG", None: DASH}.get(verdict, verdict) or DASH
+    return f"{shown}: {detail}" if detail and verdict != "ok" else shown
 
 
 # -- spreads across runs: a single run has none ---------------------------------------------------
@@ -87,7 +92,7 @@ def cv(spread: Spread) -> str:
     return f"{spread.cv:.1%}" + (" unstable" if spread.unstable else "")
 
 
-def min_max(spread: Spread, form=rate) -> str:
+def min_max(spread: Spread, form: Callable[[float | None], str] = rate) -> str:
     return DASH if spread.n < 2 else f"{form(spread.min)}–{form(spread.max)}"
 
 
