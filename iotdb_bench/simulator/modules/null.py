@@ -24,7 +24,7 @@ from pydantic import Field
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, PlayedBy, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole
 from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -103,6 +103,10 @@ class NullRecords(Role, RecordsRole):
 class Module(DatabaseModule):
     Options = NullOptions
     options: NullOptions
+    schema = PlayedBy(NullSchema)
+    writer = PlayedBy(NullWriter)
+    reader = PlayedBy(NullReader)
+    records = PlayedBy(NullRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, record=No("the null target stores nothing"),
         location=Location.none,
@@ -110,27 +114,6 @@ class Module(DatabaseModule):
         # hand-off to what this target measures, the client's own work per event.
         prepare_next=PrepareNext.in_turn,
     )
-
-    def __init__(self, spec):
-        super().__init__(spec)
-        self._schema, self._writer, self._reader, self._records = NullSchema(self), NullWriter(self), NullReader(self), NullRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> NullSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> NullWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> NullReader:
-        return self._reader
-
-    @property
-    def records(self) -> NullRecords:
-        return self._records
 
     def batch_kind(self) -> str:
         return f"nothing sent ({self.options.encoding} encoding)"

@@ -31,7 +31,7 @@ from iotdb_bench.simulator.modules.arangodb.reader import ArangodbReader
 from iotdb_bench.simulator.modules.arangodb.records import ArangodbRecords
 from iotdb_bench.simulator.modules.arangodb.schema import ArangodbSchema
 from iotdb_bench.simulator.modules.arangodb.writer import ArangodbWriter
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.spec import PrimaryKey
 
 __all__ = ["DEVICES", "QUERIES", "SCAN", "ArangoOptions", "Module"]
@@ -40,6 +40,10 @@ __all__ = ["DEVICES", "QUERIES", "SCAN", "ArangoOptions", "Module"]
 class Module(DatabaseModule):
     Options = ArangoOptions
     options: ArangoOptions
+    schema = PlayedBy(ArangodbSchema)
+    writer = PlayedBy(ArangodbWriter)
+    reader = PlayedBy(ArangodbReader)
+    records = PlayedBy(ArangodbRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client, PrimaryKey.uuid}),
         measurements=True, sensors=True, drivers=("python-arango",),
@@ -48,25 +52,6 @@ class Module(DatabaseModule):
     def __init__(self, spec):
         super().__init__(spec)
         self.db: Any = None  # python-arango's database, shared by the roles
-        self._schema, self._writer = ArangodbSchema(self), ArangodbWriter(self)
-        self._reader, self._records = ArangodbReader(self), ArangodbRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> ArangodbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> ArangodbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> ArangodbReader:
-        return self._reader
-
-    @property
-    def records(self) -> ArangodbRecords:
-        return self._records
 
     def validate(self) -> None:
         self.validate_workload()

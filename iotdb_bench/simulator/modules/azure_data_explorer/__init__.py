@@ -38,7 +38,7 @@ from iotdb_bench.simulator.modules.azure_data_explorer.reader import AdxReader
 from iotdb_bench.simulator.modules.azure_data_explorer.records import AdxRecords
 from iotdb_bench.simulator.modules.azure_data_explorer.schema import AdxSchema
 from iotdb_bench.simulator.modules.azure_data_explorer.writer import AdxWriter
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.spec import PrimaryKey
 
 log = logging.getLogger("azure_data_explorer")
@@ -49,6 +49,10 @@ __all__ = ["CSV_MAPPING", "DEVICES", "QUERIES", "RECORD_NAME", "SCAN", "AdxOptio
 class Module(DatabaseModule):
     Options = AdxOptions
     options: AdxOptions
+    schema = PlayedBy(AdxSchema)
+    writer = PlayedBy(AdxWriter)
+    reader = PlayedBy(AdxReader)
+    records = PlayedBy(AdxRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         location=Location.managed, drivers=("azure-kusto-data", "azure-kusto-ingest"),
@@ -61,25 +65,6 @@ class Module(DatabaseModule):
         self.client: Any = None
         self.ingest: Any = None
         self.ingestion_properties: dict[str, Any] = {}
-        self._schema, self._writer = AdxSchema(self), AdxWriter(self)
-        self._reader, self._records = AdxReader(self), AdxRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> AdxSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> AdxWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> AdxReader:
-        return self._reader
-
-    @property
-    def records(self) -> AdxRecords:
-        return self._records
 
     def validate(self) -> None:
         self.validate_workload()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from iotdb_bench.simulator.modules.azure_data_explorer.options import COLUMN_TYPES, CSV_MAPPING
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
+from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
 from iotdb_bench.simulator.report import IngestionWait
 
 
@@ -48,4 +48,4 @@ class AdxSchema(Role, SchemaRole):
 
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
         """Queued rows appear minutes after the run: count until they are all there (bounded)."""
-        return self.count_until(expected, run_ended_at, self.options.ingestion_wait_s, self.options.ingestion_poll_s)
+        return count_until(self.count, expected, run_ended_at, self.options.ingestion_wait_s, self.options.ingestion_poll_s)

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from iotdb_bench.simulator.capabilities import Capabilities, Location, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.berkeleydb.environment import environment_file, reason, registered_processes
 from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE, BerkeleydbOptions
 from iotdb_bench.simulator.modules.berkeleydb.reader import BerkeleydbReader
@@ -68,6 +68,10 @@ __all__ = ["BerkeleydbOptions", "Module", "registered_processes"]
 class Module(DatabaseModule):
     Options = BerkeleydbOptions
     options: BerkeleydbOptions
+    schema = PlayedBy(BerkeleydbSchema)
+    writer = PlayedBy(BerkeleydbWriter)
+    reader = PlayedBy(BerkeleydbReader)
+    records = PlayedBy(BerkeleydbRecords)
     capabilities = Capabilities(
         # The key is seed 004's (device, sensor, timestamp): the events shape, with any sensors and measurements.
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True,
@@ -88,26 +92,6 @@ class Module(DatabaseModule):
         self.tables: dict[str, Any] = {}
         self.home = Path(self.options.home)
         self.key_order: KeyOrder = self.options.key_order
-        self._schema, self._writer = BerkeleydbSchema(self), BerkeleydbWriter(self)
-        self._reader, self._records = BerkeleydbReader(self), BerkeleydbRecords(self)
-        self.retry = self._writer.retry
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> BerkeleydbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> BerkeleydbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> BerkeleydbReader:
-        return self._reader
-
-    @property
-    def records(self) -> BerkeleydbRecords:
-        return self._records
 
     def validate(self) -> None:
         # The bindings are optional (no wheel: they compile against libdb): say so before the run.

@@ -35,7 +35,7 @@ import logging
 import socket
 
 from iotdb_bench.simulator.capabilities import Capabilities
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.cassandra.options import KEYED_SHAPE_KEYS, CassandraOptions
 from iotdb_bench.simulator.modules.cassandra.reader import CassandraReader
 from iotdb_bench.simulator.modules.cassandra.records import CassandraRecords
@@ -54,6 +54,10 @@ __all__ = ["InsertFailed", "Module"]
 class Module(DatabaseModule):
     Options = CassandraOptions
     options: CassandraOptions
+    schema = PlayedBy(CassandraSchema)
+    writer = PlayedBy(CassandraWriter)
+    reader = PlayedBy(CassandraReader)
+    records = PlayedBy(CassandraRecords)
     capabilities = Capabilities(
         # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
         shapes=frozenset({"events", "light", "large"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
@@ -66,26 +70,6 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self._cluster = None
         self.session = None  # the driver's session, shared by the roles
-        self._schema, self._writer = CassandraSchema(self), CassandraWriter(self)
-        self._reader, self._records = CassandraReader(self), CassandraRecords(self)
-        self.retry = self._writer.retry
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> CassandraSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> CassandraWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> CassandraReader:
-        return self._reader
-
-    @property
-    def records(self) -> CassandraRecords:
-        return self._records
 
     def validate(self) -> None:
         self.validate_workload()
@@ -162,5 +146,5 @@ class Module(DatabaseModule):
         if self._cluster is not None:
             self._cluster.shutdown()
         self._cluster = self.session = None
-        self._writer.forget_statements()
-        self._reader.forget_statements()
+        self.writer.forget_statements()
+        self.reader.forget_statements()

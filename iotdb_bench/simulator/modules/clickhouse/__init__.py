@@ -33,12 +33,13 @@ wording.py the server's refusals in one line, options.py the options.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.clickhouse.dialect import ServerDialect
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 from iotdb_bench.simulator.modules.clickhouse.reader import ClickhouseReader
@@ -59,6 +60,10 @@ __all__ = ["ClickhouseError", "ClickhouseOptions", "Module", "ServerDialect"]
 class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
+    schema = PlayedBy(ClickhouseSchema)
+    writer = PlayedBy(ClickhouseWriter)
+    reader = PlayedBy(ClickhouseReader)
+    records = PlayedBy(ClickhouseRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
@@ -68,27 +73,12 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self.client = None  # the driver's client, shared by the roles
         self.dialect: ServerDialect | None = None  # the server's, known once connected
-        database = self.options.database
-        self.tables = {table: f"{database}.{table}" for table in self.spec.table_names}  # run table -> database.table
-        self._schema, self._writer = ClickhouseSchema(self), ClickhouseWriter(self)
-        self._reader, self._records = ClickhouseReader(self), ClickhouseRecords(self)
 
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> ClickhouseSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> ClickhouseWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> ClickhouseReader:
-        return self._reader
-
-    @property
-    def records(self) -> ClickhouseRecords:
-        return self._records
+    @functools.cached_property
+    def tables(self) -> dict[str, str]:
+        """The run's tables as the server names them: run table -> database.table (the writer's
+        constructor reads them)."""
+        return {table: f"{self.options.database}.{table}" for table in self.spec.table_names}
 
     def validate(self) -> None:
         self.validate_workload()

@@ -4,7 +4,7 @@ inserts that did not wait for them."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
+from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 from iotdb_bench.simulator.report import IngestionWait
 
@@ -39,4 +39,4 @@ class ClickhouseSchema(Role, SchemaRole):
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
         if not (self.options.async_insert and not self.options.wait_for_async_insert):
             return None
-        return self.count_until(expected, run_ended_at, limit_s=ASYNC_INSERT_COUNT_LIMIT_S, poll_s=0.1)
+        return count_until(self.count, expected, run_ended_at, limit_s=ASYNC_INSERT_COUNT_LIMIT_S, poll_s=0.1)

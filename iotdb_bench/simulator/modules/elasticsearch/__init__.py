@@ -25,7 +25,7 @@ timestamp). The record of expected answers is a document in an index of its own,
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchConnection, SearchServerError
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, PRODUCT, ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.reader import SearchReader
@@ -40,6 +40,10 @@ __all__ = ["Module", "Rejected", "SearchServerError"]
 class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
+    schema = PlayedBy(SearchSchema)
+    writer = PlayedBy(SearchWriter)
+    reader = PlayedBy(SearchReader)
+    records = PlayedBy(SearchRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
         drivers=("httpx",),
@@ -52,26 +56,6 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self.connection = SearchConnection(self.options)  # the HTTP client to one node, shared by the roles
         self.indices = ",".join(spec.table_names)  # the run's indices, as a request path names them
-        self._schema, self._writer = SearchSchema(self), SearchWriter(self)
-        self._reader, self._records = SearchReader(self), SearchRecords(self)
-        self.retry = self._writer.retry
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> SearchSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> SearchWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> SearchReader:
-        return self._reader
-
-    @property
-    def records(self) -> SearchRecords:
-        return self._records
 
     def validate(self) -> None:
         super().validate()

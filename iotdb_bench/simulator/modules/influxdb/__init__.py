@@ -28,7 +28,7 @@ cut it into pages. The record of expected answers is kept in the measurement `io
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
-from iotdb_bench.simulator.modules.base import DatabaseModule
+from iotdb_bench.simulator.modules.base import DatabaseModule, PlayedBy
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxConnection, InfluxServerError
 from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
 from iotdb_bench.simulator.modules.influxdb.reader import InfluxReader
@@ -43,6 +43,10 @@ __all__ = ["InfluxServerError", "Module"]
 class Module(DatabaseModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
+    schema = PlayedBy(InfluxSchema)
+    writer = PlayedBy(InfluxWriter)
+    reader = PlayedBy(InfluxReader)
+    records = PlayedBy(InfluxRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         drivers=("influxdb-client",),
@@ -54,25 +58,6 @@ class Module(DatabaseModule):
     def __init__(self, spec):
         super().__init__(spec)
         self.connection = InfluxConnection(spec, self.options)  # the clients, shared by the roles
-        self._schema, self._writer = InfluxSchema(self), InfluxWriter(self)
-        self._reader, self._records = InfluxReader(self), InfluxRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> InfluxSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> InfluxWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> InfluxReader:
-        return self._reader
-
-    @property
-    def records(self) -> InfluxRecords:
-        return self._records
 
     # -- lifecycle -------------------------------------------------------------------------
     def batch_kind(self) -> str:

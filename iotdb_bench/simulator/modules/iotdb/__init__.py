@@ -36,7 +36,7 @@ table layout), table <database>.iotbench_expected.
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.iotdb.connection import IotdbConnection
 from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbOptions
 from iotdb_bench.simulator.modules.iotdb.reader import IotdbReader
@@ -52,6 +52,10 @@ __all__ = ["Module"]
 class Module(DatabaseModule):
     Options = IotdbOptions
     options: IotdbOptions
+    schema = PlayedBy(IotdbSchema)
+    writer = PlayedBy(IotdbWriter)
+    reader = PlayedBy(IotdbReader)
+    records = PlayedBy(IotdbRecords)
     capabilities = Capabilities(
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("IoTDB has no transactions to commit every S seconds"),
@@ -61,25 +65,6 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self.connection = IotdbConnection(self.options)  # the driver's session, shared by the roles
         self.series = Series(spec, self.layout, self.options)  # measurements and device paths, shared too
-        self._schema, self._writer = IotdbSchema(self), IotdbWriter(self)
-        self._reader, self._records = IotdbReader(self), IotdbRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> IotdbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> IotdbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> IotdbReader:
-        return self._reader
-
-    @property
-    def records(self) -> IotdbRecords:
-        return self._records
 
     def validate(self) -> None:
         if self.spec.shape != "events":

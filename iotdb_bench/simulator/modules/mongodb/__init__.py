@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.mongodb.options import MongodbOptions
 from iotdb_bench.simulator.modules.mongodb.queries import QUERIES, pipelines
 from iotdb_bench.simulator.modules.mongodb.reader import MongodbReader
@@ -46,6 +46,10 @@ __all__ = ["QUERIES", "Module", "MongodbOptions", "pipelines"]
 class Module(DatabaseModule):
     Options = MongodbOptions
     options: MongodbOptions
+    schema = PlayedBy(MongodbSchema)
+    writer = PlayedBy(MongodbWriter)
+    reader = PlayedBy(MongodbReader)
+    records = PlayedBy(MongodbRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True,
         transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
@@ -58,25 +62,6 @@ class Module(DatabaseModule):
         self.client: Any = None
         self.db: Any = None
         self.collections: dict[str, Any] = {}
-        self._schema, self._writer = MongodbSchema(self), MongodbWriter(self)
-        self._reader, self._records = MongodbReader(self), MongodbRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> MongodbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> MongodbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> MongodbReader:
-        return self._reader
-
-    @property
-    def records(self) -> MongodbRecords:
-        return self._records
 
     def validate(self) -> None:
         self.validate_workload()

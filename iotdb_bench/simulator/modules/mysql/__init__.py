@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
 from iotdb_bench.simulator.modules.mysql.reader import MysqlReader
 from iotdb_bench.simulator.modules.mysql.records import MysqlRecords
@@ -35,32 +35,16 @@ __all__ = ["Module", "MysqlOptions"]
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
+    schema = PlayedBy(MysqlSchema)
+    writer = PlayedBy(MysqlWriter)
+    reader = PlayedBy(MysqlReader)
+    records = PlayedBy(MysqlRecords)
     capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
 
     def __init__(self, spec):
         super().__init__(spec)
         self.conn = None  # the driver's connection, shared by the roles
         self.version = ""  # SELECT VERSION() at connect
-        self._schema, self._writer = MysqlSchema(self), MysqlWriter(self)
-        self._reader, self._records = MysqlReader(self), MysqlRecords(self)
-        self.retry = self._writer.retry
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> MysqlSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> MysqlWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> MysqlReader:
-        return self._reader
-
-    @property
-    def records(self) -> MysqlRecords:
-        return self._records
 
     def validate(self) -> None:
         super().validate()
@@ -87,7 +71,7 @@ class Module(DatabaseModule):
             self.conn = pymysql.connect(
                 host=options.host, port=options.port, user=options.user, password=options.password or "",
                 database=options.database, connect_timeout=options.connect_timeout, charset="utf8mb4",
-                autocommit=(not self.spec.batch and not self.spec.commit_interval_s) or self._writer.batches_in_autocommit,
+                autocommit=(not self.spec.batch and not self.spec.commit_interval_s) or self.writer.batches_in_autocommit,
             )
         except pymysql.err.OperationalError as error:
             reason = error.args[1] if len(error.args) > 1 else str(error)

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import ClassVar
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.postgres.options import BATCH_KINDS, PostgresOptions
 from iotdb_bench.simulator.modules.postgres.reader import LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE, NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN, PostgresReader
 from iotdb_bench.simulator.modules.postgres.records import PostgresRecords
@@ -39,6 +38,11 @@ __all__ = ["LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE", "NEWEST_PER_DEVICE_LOOSE_INDEX_
 class Module(DatabaseModule):
     Options = PostgresOptions
     options: PostgresOptions
+    # Relatives (TimescaleDB) name their own classes.
+    schema = PlayedBy(PostgresSchema)
+    writer = PlayedBy(PostgresWriter)
+    reader = PlayedBy(PostgresReader)
+    records = PlayedBy(PostgresRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
         # COPY sends the rows before it waits for the server, which leaves time to prepare the next
@@ -46,37 +50,12 @@ class Module(DatabaseModule):
         # modes prepare it in a helper thread (see __init__).
         prepare_next=PrepareNext.during_call,
     )
-    # The classes playing the roles; relatives (TimescaleDB) name their own.
-    schema_class: ClassVar[type[PostgresSchema]] = PostgresSchema
-    writer_class: ClassVar[type[PostgresWriter]] = PostgresWriter
-    reader_class: ClassVar[type[PostgresReader]] = PostgresReader
-    records_class: ClassVar[type[PostgresRecords]] = PostgresRecords
 
     def __init__(self, spec):
         super().__init__(spec)
         self.conn = None  # the driver's connection, shared by the roles
-        self._schema, self._writer = self.schema_class(self), self.writer_class(self)
-        self._reader, self._records = self.reader_class(self), self.records_class(self)
-        self.retry = self._writer.retry
         if self.batch_mode != "copy":
             self.capabilities = dataclasses.replace(self.capabilities, prepare_next=PrepareNext.helper_thread)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> PostgresSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> PostgresWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> PostgresReader:
-        return self._reader
-
-    @property
-    def records(self) -> PostgresRecords:
-        return self._records
 
     def validate(self) -> None:
         super().validate()
@@ -116,7 +95,7 @@ class Module(DatabaseModule):
                 cursor.execute(f"SET statement_timeout = {int(self.spec.query_timeout * 1000)}")
         # Batches are one transaction each; single inserts, and COPY batches that are one statement,
         # commit by themselves (autocommit); with --commit-interval the worker commits single inserts.
-        self.conn.autocommit = (not self.spec.batch and not self.spec.commit_interval_s) or (bool(self.spec.batch) and self._writer.one_copy_per_batch)
+        self.conn.autocommit = (not self.spec.batch and not self.spec.commit_interval_s) or (bool(self.spec.batch) and self.writer.one_copy_per_batch)
 
     def address(self) -> tuple[str, str]:
         """(host, port) of the connection string, the PG* environment variables filling the gaps."""

@@ -52,7 +52,7 @@ import logging
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp, IlpWriteFailed
 from iotdb_bench.simulator.modules.questdb.ilp_tcp import IlpOverTcp
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
@@ -72,6 +72,10 @@ ENCODINGS = {"numpy": "NumPy", "dataframe": "DataFrame", "rows": "rows"}
 class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
+    schema = PlayedBy(QuestdbSchema)
+    writer = PlayedBy(QuestdbWriter)
+    reader = PlayedBy(QuestdbReader)
+    records = PlayedBy(QuestdbRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
@@ -83,25 +87,6 @@ class Module(DatabaseModule):
         self.sender = None  # ILP over HTTP with the official client: single inserts, batches it encodes (insert runs only)
         self.lines: IlpOverHttp | IlpOverTcp | None = None  # batches the module encodes (batch_encoding=numpy)
         self.binary_doubles = True  # the server speaks line protocol 2 (doubles as 8 bytes)
-        self._schema, self._writer = QuestdbSchema(self), QuestdbWriter(self)
-        self._reader, self._records = QuestdbReader(self), QuestdbRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> QuestdbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> QuestdbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> QuestdbReader:
-        return self._reader
-
-    @property
-    def records(self) -> QuestdbRecords:
-        return self._records
 
     def validate(self) -> None:
         self.validate_workload()

@@ -4,7 +4,7 @@ acknowledged rows are visible, and table_storage()'s rows and sizes."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
+from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
 from iotdb_bench.simulator.modules.questdb.options import COLUMN_TYPES, QuestdbOptions
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -41,7 +41,7 @@ class QuestdbSchema(Role, SchemaRole):
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
         """Rows acknowledged by ILP are visible once QuestDB has applied its write-ahead log: count until
         they all are (bounded), and say how long that took after the run."""
-        return self.count_until(expected, run_ended_at, self.options.commit_wait_s, self.options.commit_poll_s)
+        return count_until(self.count, expected, run_ended_at, self.options.commit_wait_s, self.options.commit_poll_s)
 
     def server_counters(self) -> dict[str, int] | None:
         """Rows of the run's tables as QuestDB's table_storage() reports them (its transaction files, not a scan)."""

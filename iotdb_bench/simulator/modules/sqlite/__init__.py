@@ -23,7 +23,7 @@ import sqlite3
 from pathlib import Path
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.sqlite.options import SqliteOptions
 from iotdb_bench.simulator.modules.sqlite.reader import SqliteReader
 from iotdb_bench.simulator.modules.sqlite.records import SqliteRecords
@@ -36,6 +36,10 @@ __all__ = ["Module", "SqliteOptions"]
 class Module(DatabaseModule):
     Options = SqliteOptions
     options: SqliteOptions
+    schema = PlayedBy(SqliteSchema)
+    writer = PlayedBy(SqliteWriter)
+    reader = PlayedBy(SqliteReader)
+    records = PlayedBy(SqliteRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True,
         # SQLite runs inside the worker processes: their CPU is the database's work too.
@@ -45,25 +49,6 @@ class Module(DatabaseModule):
     def __init__(self, spec):
         super().__init__(spec)
         self.conn: sqlite3.Connection | None = None  # shared by the roles
-        self._schema, self._writer = SqliteSchema(self), SqliteWriter(self)
-        self._reader, self._records = SqliteReader(self), SqliteRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> SqliteSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> SqliteWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> SqliteReader:
-        return self._reader
-
-    @property
-    def records(self) -> SqliteRecords:
-        return self._records
 
     def validate(self) -> None:
         super().validate()

@@ -48,7 +48,7 @@ blocks stay: a few kB each.
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.victoriametrics.connection import VictoriaMetricsError, VmConnection
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
 from iotdb_bench.simulator.modules.victoriametrics.reader import VmReader
@@ -64,6 +64,10 @@ __all__ = ["Module", "VictoriaMetricsError"]
 class Module(DatabaseModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
+    schema = PlayedBy(VmSchema)
+    writer = PlayedBy(VmWriter)
+    reader = PlayedBy(VmReader)
+    records = PlayedBy(VmRecords)
     capabilities = Capabilities(
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("a metrics store has no transactions to commit every S seconds"),
@@ -73,25 +77,6 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self.connection = VmConnection(spec, self.options)  # the HTTP clients, shared by the roles
         self.series = Series(spec, self.layout, self.options)  # what an event becomes, shared too
-        self._schema, self._writer = VmSchema(self), VmWriter(self)
-        self._reader, self._records = VmReader(self), VmRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> VmSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> VmWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> VmReader:
-        return self._reader
-
-    @property
-    def records(self) -> VmRecords:
-        return self._records
 
     def validate(self) -> None:
         if self.spec.shape != "events":

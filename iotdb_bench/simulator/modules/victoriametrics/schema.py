@@ -8,7 +8,7 @@ import logging
 import re
 import time
 
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
+from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole, count_until
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.report import IngestionWait
@@ -61,7 +61,7 @@ class VmSchema(Role, SchemaRole):
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
         """Acknowledged samples are searchable after a flush, but series the run created were seen to
         stay unfound for up to 10 s: count (each time after a flush) until all are there, bounded."""
-        return self.count_until(expected, run_ended_at, self.options.visible_wait_s, self.options.visible_poll_s)
+        return count_until(self.count, expected, run_ended_at, self.options.visible_wait_s, self.options.visible_poll_s)
 
     def server_counters(self) -> dict[str, int] | None:
         """Events as the server counted them: its samples received over the run's protocol (server-wide,
