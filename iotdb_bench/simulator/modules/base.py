@@ -24,7 +24,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from iotdb_bench.simulator import env_references
 from iotdb_bench.simulator.capabilities import Capabilities
-from iotdb_bench.simulator.checks.answers import Query
+from iotdb_bench.simulator.checks.answers import Query as Query  # re-exported: what every reader returns
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, WorkerHooks, Writer
@@ -62,6 +62,17 @@ class ModuleError(Exception):
     """A problem the user can fix (bad option, unreachable database); reported as one line."""
 
 
+Handle = TypeVar("Handle")
+
+
+def connected(handle: Handle | None, module: str) -> Handle:
+    """What `connect()` opened and the module shares with its roles (a connection, a session...), for
+    a role to use: a role is only called on a connected module."""
+    if handle is None:
+        raise ModuleError(f"module '{module}' is not connected")
+    return handle
+
+
 class ModuleOptions(BaseModel):
     """Base of every module's options model: unknown keys are errors."""
 
@@ -96,7 +107,8 @@ class Part:
         names = self.spec.table_names
         if len(names) == 1:
             return names * len(batch)
-        return np.array(names)[batch.device_index % len(names)].tolist()
+        tables: list[str] = np.array(names)[batch.device_index % len(names)].tolist()
+        return tables
 
 
 class SchemaRole(Part, abc.ABC):

@@ -41,7 +41,7 @@ class NullSchema(Role, SchemaRole):
     def setup(self) -> None:
         pass
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         return "none (the null target sends nothing anywhere)"
 
     def count(self) -> None:
@@ -71,17 +71,17 @@ class NullWriter(Role, WriterRole):
         if self.options.call_delay_ms:
             time.sleep(self.options.call_delay_ms / 1000)
 
-    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple[Any, ...]]]:
         return list(zip(self.table_of_each(batch), self._rows(batch)))
 
-    def insert_single(self, item: tuple[str, tuple]) -> None:
+    def insert_single(self, item: tuple[str, tuple[Any, ...]]) -> None:
         if self.options.call_delay_ms:
             time.sleep(self.options.call_delay_ms / 1000)
 
     def commit(self) -> None:
         pass
 
-    def _rows(self, batch: EventBatch) -> list[tuple]:
+    def _rows(self, batch: EventBatch) -> list[tuple[Any, ...]]:
         return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
 
 

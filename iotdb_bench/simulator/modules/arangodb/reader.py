@@ -4,7 +4,7 @@ scans through streaming AQL cursors, a batch of `--page-size` documents per fetc
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,8 +12,13 @@ from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.arangodb.queries import ANSWER_FIELDS, CURSOR_BATCH_SIZE, DEVICES, QUERIES, SCAN
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.arangodb import Module
+
 
 class ArangodbReader(Role, ReaderRole):
+    module: Module
+
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         return {name: self._query(name, aql) for name, aql in QUERIES.items()}
@@ -21,7 +26,7 @@ class ArangodbReader(Role, ReaderRole):
     def _query(self, name: str, aql: str) -> Query:
         fields = ANSWER_FIELDS.get(name)
 
-        def rows(documents: list) -> list[tuple]:
+        def rows(documents: list) -> list[tuple[Any, ...]]:
             return [tuple(document[field] for field in fields) if fields else (document,) for document in documents]
 
         def run() -> Answer:

@@ -3,10 +3,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.arangodb import Module
 
 
 class ArangodbRecords(Role, RecordsRole):
+    module: Module
+
     def store_record(self, text: str) -> None:
         db = self.module.db
         if not db.has_collection(RECORD_NAME):

@@ -5,13 +5,19 @@ rows to be stored after a run."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.azure_data_explorer.options import COLUMN_TYPES, CSV_MAPPING
 from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
 from iotdb_bench.simulator.report import IngestionWait
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.azure_data_explorer import Module
+
 
 class AdxSchema(Role, SchemaRole):
+    module: Module
+
     def setup(self) -> None:
         for statement in self.setup_commands():
             self.module.mgmt(statement)
@@ -35,7 +41,7 @@ class AdxSchema(Role, SchemaRole):
                 )
         return commands
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         row = self.module.mgmt(".show version").primary_results[0][0]
         return f"{row['ServiceType'] or 'Kusto'} {row['BuildVersion']}"
 

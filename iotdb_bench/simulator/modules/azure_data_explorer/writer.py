@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import gzip
 import io
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.azure_data_explorer import Module
+
 # Per table: (table, gzipped CSV, its size uncompressed).
 Blobs = list[tuple[str, bytes, int]]
 
 
 class AdxWriter(Role, WriterRole):
+    module: Module
+
     def prepare_batch(self, batch: EventBatch) -> Blobs:
         prepared = []
         for table, part in self.per_table(batch):

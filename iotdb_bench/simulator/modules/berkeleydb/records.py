@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iotdb_bench.simulator.modules.base import RecordsRole, Role
 from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.berkeleydb import Module
+
 
 class BerkeleydbRecords(Role, RecordsRole):
+    module: Module
+
     def store_record(self, text: str) -> None:
         self._with_layout(lambda layout: layout.put(self._record_key(), text.encode(), txn=None))
 

@@ -4,11 +4,18 @@ and after the run a checkpoint removes the log files recovery no longer needs.""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
 from iotdb_bench.simulator.modules.berkeleydb.environment import environment_file, registered_processes
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.berkeleydb import Module
+
 
 class BerkeleydbSchema(Role, SchemaRole):
+    module: Module
+
     def setup(self) -> None:
         if not self.spec.clean:
             return
@@ -24,7 +31,7 @@ class BerkeleydbSchema(Role, SchemaRole):
         module.open_environment()
         module.env.txn_checkpoint()
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         # Embedded: the library the bindings were built against is the database engine.
         return self.module.db.DB_VERSION_STRING
 

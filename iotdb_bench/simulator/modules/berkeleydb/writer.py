@@ -3,16 +3,24 @@ transaction of one put, committed as `durability` says; a deadlock victim's tran
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.wire import kv_records
 from iotdb_bench.simulator.workload.events import EventBatch
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.berkeleydb import Module
 
 # Records per table: (table, keys, values), encoded outside the timed calls.
 Records = list[tuple[str, list[bytes], list[bytes]]]
 
 
 class BerkeleydbWriter(Role, WriterRole):
+    module: Module
+    retry: Retry
+
     def __init__(self, module):
         super().__init__(module)
         self.retry = Retry(self.options.max_retries, self._deadlocked)

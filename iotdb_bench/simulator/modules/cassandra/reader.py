@@ -5,7 +5,7 @@ time in ascending time order, and the visibility probe's look-up of one row by i
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,8 +16,13 @@ from iotdb_bench.simulator.modules.cassandra.options import DOWNSAMPLE_END_MS, Q
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.cassandra import Module
+
 
 class CassandraReader(Role, ReaderRole):
+    module: Module
+
     def __init__(self, module):
         super().__init__(module)
         self._scans: dict[str, Any] = {}  # table -> prepared scan of one device

@@ -3,11 +3,18 @@ read at the verification count's consistency."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
 from iotdb_bench.simulator.modules.cassandra.options import DDL_TIMEOUT_S
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.cassandra import Module
+
 
 class CassandraRecords(Role, RecordsRole):
+    module: Module
+
     def store_record(self, text: str) -> None:
         table = f"{self.options.keyspace}.{RECORD_NAME}"
         self.module.session.execute(f"CREATE TABLE IF NOT EXISTS {table} (tables text PRIMARY KEY, record text)", timeout=DDL_TIMEOUT_S)

@@ -8,7 +8,7 @@ import itertools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from iotdb_bench.simulator.modules.cassandra.wording import describe
 from iotdb_bench.simulator.retry import RetriesExhausted, Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.workload.events import EventBatch
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.cassandra import Module
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,9 @@ class InsertFailed(RuntimeError):
 
 
 class CassandraWriter(Role, WriterRole):
+    module: Module
+    retry: Retry
+
     def __init__(self, module):
         super().__init__(module)
         self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
@@ -60,7 +66,7 @@ class CassandraWriter(Role, WriterRole):
                 requests.append(_Request(statement, len(rows)))
         return requests
 
-    def _device_groups(self, batch: EventBatch) -> list[list[tuple]]:
+    def _device_groups(self, batch: EventBatch) -> list[list[tuple[Any, ...]]]:
         """The batch's rows grouped per device (one partition each), split at `max_rows_per_batch`. Rows
         of the light and large shapes are each their own partition: one group, split the same way."""
         if self.layout.shape != "events":
@@ -92,7 +98,7 @@ class CassandraWriter(Role, WriterRole):
         inserts = {table: self._insert_statement(table) for table in self.spec.table_names}
         return [inserts[table].bind(row) for table, row in zip(self.table_of_each(batch), self._rows(batch))]
 
-    def _rows(self, batch: EventBatch) -> list[tuple]:
+    def _rows(self, batch: EventBatch) -> list[tuple[Any, ...]]:
         """Rows in the INSERT's column order (timestamps as epoch milliseconds; the key last, if the client's)."""
         return self.layout.python_rows(batch, key=batch.client_key if self.spec.primary_key is PrimaryKey.client else None)
 

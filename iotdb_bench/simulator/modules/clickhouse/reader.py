@@ -4,6 +4,7 @@ columns), scans streamed block by block with `execute_iter`, and the visibility 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -11,8 +12,13 @@ from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.clickhouse import Module
+
 
 class ClickhouseReader(Role, ReaderRole):
+    module: Module
+
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's row: visible when the insert returned, or, with async_insert and no wait, once the
         server has flushed its insert buffer."""
@@ -47,5 +53,5 @@ class ClickhouseReader(Role, ReaderRole):
             yield from timestamp_pages((row[0] for row in rows), page_size)
 
 
-def _rows_of_columns(columns: list[np.ndarray]) -> list[tuple]:
+def _rows_of_columns(columns: list[np.ndarray]) -> list[tuple[Any, ...]]:
     return list(zip(*(column.tolist() for column in columns)))

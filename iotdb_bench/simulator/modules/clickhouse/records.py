@@ -4,14 +4,19 @@ one row per saved version (MergeTree has no UPDATE; the newest wins)."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.clickhouse import Module
+
 
 class ClickhouseRecords(Role, RecordsRole):
+    module: Module
     options: ClickhouseOptions
 
     def store_record(self, text: str) -> None:

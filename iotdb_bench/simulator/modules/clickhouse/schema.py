@@ -4,9 +4,14 @@ inserts that did not wait for them."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 from iotdb_bench.simulator.report import IngestionWait
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.clickhouse import Module
 
 # Rows buffered by async inserts without waiting are written within async_insert_busy_timeout_ms
 # (200 ms by default); the count check waits this long at most.
@@ -14,6 +19,7 @@ ASYNC_INSERT_COUNT_LIMIT_S = 60.0
 
 
 class ClickhouseSchema(Role, SchemaRole):
+    module: Module
     options: ClickhouseOptions
 
     def setup(self) -> None:
@@ -24,7 +30,7 @@ class ClickhouseSchema(Role, SchemaRole):
                 execute(f"DROP TABLE IF EXISTS {qualified}")
             execute(self.module.dialect.create_table(qualified, self.layout))
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         return f"ClickHouse {self.module.execute('SELECT version()')[0][0]}"
 
     def count(self) -> int:

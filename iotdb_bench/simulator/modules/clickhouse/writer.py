@@ -3,13 +3,20 @@ block per table; a single insert as a one-row INSERT."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.clickhouse import Module
+
 
 class ClickhouseWriter(Role, WriterRole):
+    module: Module
+
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in module.tables.items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,8 +16,13 @@ from iotdb_bench.simulator.modules.base import ModuleError, Query, ReaderRole, R
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.elasticsearch import Module
+
 
 class SearchReader(Role, ReaderRole):
+    module: Module
+
     def __init__(self, module):
         super().__init__(module)
         self._deadline: float | None = None  # of the query running, with --query-timeout

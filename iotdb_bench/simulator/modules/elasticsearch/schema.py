@@ -4,14 +4,21 @@ version, its indexing counter and the indices' store size."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import Role, SchemaRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError
 from iotdb_bench.simulator.modules.elasticsearch.options import FIELD_TYPES, PRODUCT
 from iotdb_bench.simulator.modules.elasticsearch.wording import error_type, reason
 from iotdb_bench.simulator.spec import PrimaryKey
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.elasticsearch import Module
+
 
 class SearchSchema(Role, SchemaRole):
+    module: Module
+
     def setup(self) -> None:
         for index in self.spec.table_names:
             if self.spec.clean:
@@ -39,7 +46,7 @@ class SearchSchema(Role, SchemaRole):
         self.module.connection.refresh(self.module.indices)
         return int(self.module.connection.request("GET", f"/{self.module.indices}/_count")[1]["count"])
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         """OpenSearch names its distribution at GET /; Elasticsearch 8's test build refuses GET /, so
         the nodes' own versions are asked then (only Elasticsearch reports a build flavor)."""
         request = self.module.connection.request

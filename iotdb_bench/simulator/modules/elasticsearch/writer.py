@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.elasticsearch import Module
 
 # Each item's status is kept (the positions of the events rejected with 429); an answer without errors
 # starts with the flag, and then is not decoded (1000 items cost about 0.5 ms of json.loads).
@@ -44,6 +48,9 @@ class BulkRequest:
 
 
 class SearchWriter(Role, WriterRole):
+    module: Module
+    retry: Retry
+
     def __init__(self, module):
         super().__init__(module)
         # Events the server rejected with 429 (its write queue full) are sent again, the others are not.

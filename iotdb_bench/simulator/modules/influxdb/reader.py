@@ -5,6 +5,7 @@ pages, and the visibility probe's look-up of a marker in its own millisecond."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,8 +15,13 @@ from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.influxdb.options import RANGE
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.influxdb import Module
+
 
 class InfluxReader(Role, ReaderRole):
+    module: Module
+
     def queries(self) -> dict[str, Query]:
         data = self._data()
         # Aggregates of one stream are combined into one row: union of the named values, then pivot.
@@ -69,7 +75,7 @@ class InfluxReader(Role, ReaderRole):
         """A Flux query whose records' `columns` are the answer's rows; `total`: one count, 0 when the
         query finds nothing (Flux returns no table at all then)."""
 
-        def rows_of(tables: list) -> list[tuple]:
+        def rows_of(tables: list) -> list[tuple[Any, ...]]:
             rows = [tuple(record.values.get(column) for column in columns) for table in tables for record in table.records]
             return [(sum(row[0] for row in rows),)] if total else with_times(*times)(rows)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,8 +17,13 @@ from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.modules.iotdb.series import device_of
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.iotdb import Module
+
 
 class IotdbReader(Role, ReaderRole):
+    module: Module
+
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         end = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
@@ -86,17 +92,17 @@ class IotdbReader(Role, ReaderRole):
                         yield _epoch_ms(frame.iloc[:, 0])
 
 
-def _per_device(rows: list[list]) -> list[tuple]:
+def _per_device(rows: list[list]) -> list[tuple[Any, ...]]:
     """ALIGN BY DEVICE rows (path, min, avg, max) with the device id instead of its path."""
     return [(device_of(path), *values) for path, *values in rows]
 
 
-def _last_points(rows: list[list]) -> list[tuple]:
+def _last_points(rows: list[list]) -> list[tuple[Any, ...]]:
     """SELECT LAST rows (time, series path, value as text, type) as (device id, time, value)."""
     return [(device_of(series.rsplit(".", 1)[0]), int(time), float(value)) for time, series, value, _ in rows]
 
 
-def _minutes_with_readings(rows: list[list]) -> list[tuple]:
+def _minutes_with_readings(rows: list[list]) -> list[tuple[Any, ...]]:
     """GROUP BY time rows (minute, min, avg, max), the minutes without readings (NaN or None) left out."""
     return [(int(minute), *values) for minute, *values in rows if values[0] is not None and not math.isnan(values[0])]
 

@@ -4,12 +4,18 @@
 from __future__ import annotations
 
 import zlib
+from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.iotdb import Module
+
 
 class IotdbRecords(Role, RecordsRole):
+    module: Module
+
     def store_record(self, text: str) -> None:
         connection = self.module.connection
         key = self.record_key()

@@ -4,15 +4,21 @@ the tables (table model), the write that makes the data regions, and counts of t
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import Role, SchemaRole
 from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.iotdb import Module
+
 log = logging.getLogger("iotdb")
 
 
 class IotdbSchema(Role, SchemaRole):
+    module: Module
+
     def setup(self) -> None:
         if self.module.series.tree:
             self._setup_tree()
@@ -57,7 +63,7 @@ class IotdbSchema(Role, SchemaRole):
         connection.statement(f"CREATE TABLE IF NOT EXISTS {SETUP_MARKER} (ready BOOLEAN FIELD)")
         connection.statement(f"INSERT INTO {SETUP_MARKER}(time, ready) VALUES ({TIME_ORIGIN_MS}, true)")
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         version = self.module.connection.first_row("SHOW VERSION")  # Version, BuildInfo
         return f"IoTDB {' '.join(str(part) for part in version)}" if version else "IoTDB (version not reported)"
 

@@ -4,7 +4,7 @@ device, all in one insert_aligned_tablets call; table model: one tablet per tabl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,8 +12,13 @@ from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.iotdb import Module
+
 
 class IotdbWriter(Role, WriterRole):
+    module: Module
+
     def prepare_batch(self, batch: EventBatch) -> list[Any]:
         if self.module.series.tree:
             return [tablet for table, part in self.per_table(batch) for tablet in self._device_tablets(table, part)]

@@ -4,6 +4,7 @@ for a query run), and scans as `find` per device sorted by timestamp, a driver b
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,14 +13,19 @@ from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.modules.mongodb.queries import ANSWER_FIELDS, TIME_FIELDS, pipelines
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.mongodb import Module
+
 
 class MongodbReader(Role, ReaderRole):
+    module: Module
+
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
 
     def _query(self, name: str, pipeline: list[dict]) -> Query:
-        def rows(documents: list[dict]) -> list[tuple]:
+        def rows(documents: list[dict]) -> list[tuple[Any, ...]]:
             found = [[document.get(field) for field in ANSWER_FIELDS[name]] for document in documents]
             if name in TIME_FIELDS:
                 for row in found:

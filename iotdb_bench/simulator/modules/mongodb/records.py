@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.mongodb import Module
 
 
 class MongodbRecords(Role, RecordsRole):
+    module: Module
+
     def store_record(self, text: str) -> None:
         self.module.db.get_collection(RECORD_NAME).replace_one({"_id": self.record_key()}, {"record": text}, upsert=True)
 

@@ -4,7 +4,7 @@ default shape, pymongo one by one for the others) and sent as RawBSONDocuments, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iotdb_bench.simulator.modules.base import Role, WriterRole
 from iotdb_bench.simulator.modules.mongodb.options import DEFAULT_COLUMNS
@@ -12,8 +12,13 @@ from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import bson_events
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.mongodb import Module
+
 
 class MongodbWriter(Role, WriterRole):
+    module: Module
+
     def __init__(self, module):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client

@@ -20,6 +20,7 @@ The roles: schema.py, writer.py, reader.py, records.py; options.py their options
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
@@ -28,6 +29,7 @@ from iotdb_bench.simulator.modules.mysql.reader import MysqlReader
 from iotdb_bench.simulator.modules.mysql.records import MysqlRecords
 from iotdb_bench.simulator.modules.mysql.schema import MysqlSchema
 from iotdb_bench.simulator.modules.mysql.writer import MysqlWriter
+from iotdb_bench.simulator.spec import RunSpec
 
 __all__ = ["Module", "MysqlOptions"]
 
@@ -41,9 +43,9 @@ class Module(DatabaseModule):
     records = PlayedBy(MysqlRecords)
     capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.conn = None  # the driver's connection, shared by the roles
+        self.conn: Any = None  # the driver's connection (PyMySQL's, untyped), shared by the roles
         self.version = ""  # SELECT VERSION() at connect
 
     def validate(self) -> None:

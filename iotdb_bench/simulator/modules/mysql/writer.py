@@ -7,6 +7,8 @@ PyMySQL takes the statements as bytes and sends them as they are."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
@@ -15,6 +17,9 @@ from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.mysql import Module
 
 # ER_LOCK_DEADLOCK and ER_LOCK_WAIT_TIMEOUT: the transaction can simply be run again.
 RETRYABLE_ERRORS = {1213, 1205}
@@ -26,6 +31,8 @@ _ROW_END = b",\n"
 
 
 class MysqlWriter(Role, WriterRole):
+    module: Module
+    retry: Retry
     options: MysqlOptions
 
     def __init__(self, module: DatabaseModule):

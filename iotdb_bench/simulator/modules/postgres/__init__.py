@@ -22,21 +22,27 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING, ClassVar
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy, connected
 from iotdb_bench.simulator.modules.postgres.options import BATCH_KINDS, PostgresOptions
 from iotdb_bench.simulator.modules.postgres.reader import LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE, NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN, PostgresReader
 from iotdb_bench.simulator.modules.postgres.records import PostgresRecords
 from iotdb_bench.simulator.modules.postgres.schema import PostgresSchema
 from iotdb_bench.simulator.modules.postgres.writer import PostgresWriter
+from iotdb_bench.simulator.spec import RunSpec
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import TupleRow
 
 __all__ = ["LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE", "NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN", "Module", "PostgresOptions"]
 
 
 class Module(DatabaseModule):
-    Options = PostgresOptions
+    Options: ClassVar[type[PostgresOptions]] = PostgresOptions
     options: PostgresOptions
     # Relatives (TimescaleDB) name their own classes.
     schema = PlayedBy(PostgresSchema)
@@ -51,9 +57,9 @@ class Module(DatabaseModule):
         prepare_next=PrepareNext.during_call,
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.conn = None  # the driver's connection, shared by the roles
+        self._conn: Connection[TupleRow] | None = None  # the driver's connection, shared by the roles (`conn`)
         if self.batch_mode != "copy":
             self.capabilities = dataclasses.replace(self.capabilities, prepare_next=PrepareNext.helper_thread)
 
@@ -64,6 +70,11 @@ class Module(DatabaseModule):
             raise ModuleError(
                 f"target '{self.spec.target}' does not support COPY; use --extra-option use_values_lists=true"
             )
+
+    @property
+    def conn(self) -> Connection[TupleRow]:
+        """The connection `connect()` opened, as the roles use it."""
+        return connected(self._conn, self.spec.module)
 
     @property
     def batch_mode(self) -> str:
@@ -77,7 +88,7 @@ class Module(DatabaseModule):
         import psycopg
 
         try:
-            self.conn = psycopg.connect(
+            self._conn = psycopg.connect(
                 self.options.connection_string,
                 password=self.options.password or None,
                 connect_timeout=self.options.connect_timeout,
@@ -114,6 +125,6 @@ class Module(DatabaseModule):
         return (f"{host}/.s.PGSQL.{port}" if host.startswith("/") else host), int(port.split(",")[0])
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -6,13 +6,18 @@ visibility probe's look-up of one event."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
 from iotdb_bench.simulator.spec import QUERY_VARIANTS
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import EventBatch
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.postgres import Module
 
 # Opt-in variant of newest-per-device (the seed tool's issue 7): walk the distinct device ids with
 # a recursive CTE (a "loose index scan" on an index leading with device_id), then fetch each
@@ -32,6 +37,8 @@ LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE = (
 
 
 class PostgresReader(Role, ReaderRole):
+    module: Module
+
     def marker_visible(self, marker: EventBatch) -> bool:
         table, device, sequence = self.marker_key(marker)
         conn = self.module.conn
@@ -53,7 +60,7 @@ class PostgresReader(Role, ReaderRole):
                                            _timestamptz(sql_common.DOWNSAMPLE_END_MS))
 
     def _query(self, name: str, statement: str) -> Query:
-        def run():
+        def run() -> Answer:
             conn = self.module.conn
             with conn.cursor() as cursor:
                 rows = cursor.execute(statement).fetchall()

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.wire.pg_values import first_value
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.postgres import Module
 
 
 class PostgresRecords(Role, RecordsRole):
+    module: Module
+
     def store_record(self, text: str) -> None:
         conn = self.module.conn
         with conn.cursor() as cursor:
@@ -18,7 +26,7 @@ class PostgresRecords(Role, RecordsRole):
     def stored_record(self) -> str | None:
         conn = self.module.conn
         with conn.cursor() as cursor:
-            found = cursor.execute("SELECT to_regclass(%s)", (RECORD_NAME,)).fetchone()[0]
+            found = first_value(cursor, "SELECT to_regclass(%s)", (RECORD_NAME,))
             row = cursor.execute(f"SELECT record FROM {RECORD_NAME} WHERE tables = %s", (self.record_key(),)).fetchone() if found else None
         if not conn.autocommit:
             conn.commit()

@@ -49,10 +49,11 @@ The roles: schema.py, writer.py, reader.py, records.py; options.py their options
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy, connected
 from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp, IlpWriteFailed
 from iotdb_bench.simulator.modules.questdb.ilp_tcp import IlpOverTcp
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
@@ -60,7 +61,12 @@ from iotdb_bench.simulator.modules.questdb.reader import QuestdbReader
 from iotdb_bench.simulator.modules.questdb.records import QuestdbRecords
 from iotdb_bench.simulator.modules.questdb.schema import QuestdbSchema
 from iotdb_bench.simulator.modules.questdb.writer import QuestdbWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import TupleRow
+    from questdb import Sender
 
 log = logging.getLogger("questdb")
 
@@ -81,12 +87,17 @@ class Module(DatabaseModule):
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.conn = None  # PostgreSQL wire protocol: tables, counts, queries, the record
-        self.sender = None  # ILP over HTTP with the official client: single inserts, batches it encodes (insert runs only)
+        self._conn: Connection[TupleRow] | None = None  # PostgreSQL wire protocol: tables, counts, queries, the record (`conn`)
+        self.sender: Sender | None = None  # ILP over HTTP with the official client: single inserts, batches it encodes (insert runs only)
         self.lines: IlpOverHttp | IlpOverTcp | None = None  # batches the module encodes (batch_encoding=numpy)
         self.binary_doubles = True  # the server speaks line protocol 2 (doubles as 8 bytes)
+
+    @property
+    def conn(self) -> Connection[TupleRow]:
+        """The PostgreSQL wire protocol's connection `connect()` opened, as the roles use it."""
+        return connected(self._conn, self.spec.module)
 
     def validate(self) -> None:
         self.validate_workload()
@@ -132,7 +143,7 @@ class Module(DatabaseModule):
         if self.spec.task == "query" and self.spec.query_timeout:  # QuestDB honours statement_timeout (ms) given at startup only
             startup = f"-c statement_timeout={max(1, round(self.spec.query_timeout * 1000))}"
         try:
-            self.conn = psycopg.connect(host=options.host, port=options.pg_port, user=options.user, password=options.password,
+            self._conn = psycopg.connect(host=options.host, port=options.pg_port, user=options.user, password=options.password,
                                         dbname=options.database, connect_timeout=options.connect_timeout, autocommit=True,
                                         options=startup)
         except psycopg.OperationalError as error:
@@ -156,7 +167,7 @@ class Module(DatabaseModule):
                 except ImportError:
                     raise ModuleError("questdb: batch_encoding dataframe needs pandas; install it or use batch_encoding=numpy or rows") from None
 
-    def _new_sender(self):
+    def _new_sender(self) -> Sender:
         from questdb import QuestDBError, Sender
 
         options = self.options
@@ -164,7 +175,8 @@ class Module(DatabaseModule):
                 f"request_timeout={round(options.request_timeout_s * 1000)};retry_timeout={round(options.client_retry_s * 1000)};")
         sender = Sender.from_conf(conf)
         try:
-            sender.establish()  # asks the server for its line protocol versions: fails here when unreachable
+            # Asks the server for its line protocol versions: fails here when unreachable (the client's stub leaves it untyped).
+            sender.establish()  # type: ignore[no-untyped-call]
         except QuestDBError as error:
             raise ModuleError(f"cannot connect to QuestDB's ILP over HTTP at {options.host}:{options.http_port}: {one_line(error)}") from None
         return sender
@@ -176,6 +188,6 @@ class Module(DatabaseModule):
         if self.sender is not None:
             self.sender.close()
             self.sender = None
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -5,6 +5,7 @@ psycopg's `Cursor.stream()` and grouped into pages on the client, and the visibi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,8 +14,13 @@ from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.questdb import Module
+
 
 class QuestdbReader(Role, ReaderRole):
+    module: Module
+
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's row, found in its own microsecond of the designated timestamp: visible once QuestDB
         has applied the write-ahead log that holds it (acknowledged earlier)."""

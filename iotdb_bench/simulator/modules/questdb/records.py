@@ -4,11 +4,18 @@ partitioned, hence not WAL: a written record is visible at once), one row per sa
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.wire.pg_values import first_value
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.questdb import Module
 
 
 class QuestdbRecords(Role, RecordsRole):
+    module: Module
+
     def store_record(self, text: str) -> None:
         # Versions instead of an UPDATE: the newest row is the record (QuestDB updates rows in place
         # only on tables with a designated timestamp).
@@ -16,7 +23,7 @@ class QuestdbRecords(Role, RecordsRole):
         self.module.conn.execute(f"INSERT INTO {RECORD_NAME} VALUES (%s, %s, %s)", (self.record_key(), time.time_ns(), text))
 
     def stored_record(self) -> str | None:
-        if not self.module.conn.execute("SELECT count() FROM tables() WHERE table_name = %s", (RECORD_NAME,)).fetchone()[0]:
+        if not first_value(self.module.conn, "SELECT count() FROM tables() WHERE table_name = %s", (RECORD_NAME,)):
             return None
         row = self.module.conn.execute(f"SELECT record FROM {RECORD_NAME} WHERE tables = %s ORDER BY version DESC LIMIT 1",
                                        (self.record_key(),)).fetchone()

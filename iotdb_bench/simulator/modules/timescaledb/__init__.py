@@ -25,6 +25,8 @@ writer.py (restarted timestamps), reader.py (time_bucket); the record is Postgre
 
 from __future__ import annotations
 
+from typing import ClassVar, cast
+
 from iotdb_bench.simulator.modules import postgres
 from iotdb_bench.simulator.modules.base import ModuleError, PlayedBy
 from iotdb_bench.simulator.modules.timescaledb.options import INTERVAL, TimescaleOptions
@@ -37,7 +39,7 @@ __all__ = ["Module", "TimescaleOptions"]
 
 
 class Module(postgres.Module):
-    Options = TimescaleOptions
+    Options: ClassVar[type[TimescaleOptions]] = TimescaleOptions
     options: TimescaleOptions
     # Its own schema, writer and reader; PostgreSQL's record as it is.
     schema = PlayedBy(TimescaleSchema)
@@ -46,7 +48,7 @@ class Module(postgres.Module):
 
     @classmethod
     def parse_options(cls, spec: RunSpec) -> TimescaleOptions:
-        options = super().parse_options(spec)
+        options = cast(TimescaleOptions, super().parse_options(spec))  # validated by cls.Options
         # TimescaleDB only accepts unique keys that contain the partitioning column.
         if spec.primary_key is not PrimaryKey.none and not options.primary_key_constraint:
             options = options.model_copy(update={"primary_key_constraint": "PRIMARY KEY (id, timestamp)"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,8 +17,13 @@ from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.victoriametrics import Module
+
 
 class VmReader(Role, ReaderRole):
+    module: Module
+
     def queries(self) -> dict[str, Query]:
         temperature = self.module.series.temperature
         series = selector(temperature)
@@ -48,7 +54,7 @@ class VmReader(Role, ReaderRole):
             "device-downsample": self._range_query(named(**minute), DOWNSAMPLE_START_MS, DOWNSAMPLE_START_MS + (DOWNSAMPLE_MINUTES - 1) * MINUTE_MS),
         }
 
-    def _query(self, expression: str, rows: Callable[[list[dict]], list[tuple]]) -> Query:
+    def _query(self, expression: str, rows: Callable[[list[dict]], list[tuple[Any, ...]]]) -> Query:
         def run() -> Answer:
             return Answer(self.module.connection.instant(expression, bounded=True), rows)
 
@@ -78,11 +84,11 @@ class VmReader(Role, ReaderRole):
             yield np.array(line["timestamps"], dtype=np.int64)
 
 
-def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], list[tuple]]:
+def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], list[tuple[Any, ...]]]:
     """The `stat`-labelled results as rows with the stats in the order of `names` (the common form),
     one row in all, or one per device (device id first)."""
 
-    def convert(result: list[dict]) -> list[tuple]:
+    def convert(result: list[dict]) -> list[tuple[Any, ...]]:
         groups: dict[str, dict[str, float]] = {}
         for series in result:
             key = series["metric"].get("device_id", "") if per_device else ""
@@ -93,7 +99,7 @@ def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], lis
     return convert
 
 
-def per_minute(result: list[dict]) -> list[tuple]:
+def per_minute(result: list[dict]) -> list[tuple[Any, ...]]:
     """A range query's `stat`-labelled series (min, avg, max) as rows (minute ms, min, avg, max)."""
     minutes: dict[int, dict[str, float]] = {}
     for series in result:
@@ -102,7 +108,7 @@ def per_minute(result: list[dict]) -> list[tuple]:
     return [(minute, stats.get("min"), stats.get("avg"), stats.get("max")) for minute, stats in sorted(minutes.items())]
 
 
-def one_row(result: list[dict]) -> list[tuple]:
+def one_row(result: list[dict]) -> list[tuple[Any, ...]]:
     """The `stat`-labelled results of a global aggregation as one row (none when there is no data)."""
     values = {series["metric"].get("stat", "value"): float(series["value"][1]) for series in result}
     return [tuple(values[name] for name in sorted(values))] if values else []

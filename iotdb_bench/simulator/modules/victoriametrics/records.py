@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import zlib
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,10 +17,15 @@ from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, Records
 from iotdb_bench.simulator.modules.victoriametrics.options import RECORD_BLOCK_MS, RECORD_BYTES_PER_SAMPLE
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.victoriametrics import Module
+
 log = logging.getLogger("victoriametrics")
 
 
 class VmRecords(Role, RecordsRole):
+    module: Module
+
     def store_record(self, text: str) -> None:
         data = zlib.compress(text.encode())
         blocks = self._record_blocks()

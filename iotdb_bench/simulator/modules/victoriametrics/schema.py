@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole, count_until
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S
@@ -14,10 +15,15 @@ from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.victoriametrics import Module
+
 log = logging.getLogger("victoriametrics")
 
 
 class VmSchema(Role, SchemaRole):
+    module: Module
+
     def setup(self) -> None:
         connection = self.module.connection
         self._check_flags(_flags(connection.request("reading /metrics", "GET", "/metrics").text))
@@ -45,7 +51,7 @@ class VmSchema(Role, SchemaRole):
             raise ModuleError(f"VictoriaMetrics at {address} deduplicates samples (-dedup.minScrapeInterval={dedup}), which merges a "
                               "device's events: run it without that flag")
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         """From the vm_app_version metric; Debian's build leaves its version label empty and says so."""
         metrics = self.module.connection.request("reading /metrics", "GET", "/metrics").text
         found = re.search(r'^vm_app_version\{version="([^"]*)"', metrics, re.MULTILINE)
