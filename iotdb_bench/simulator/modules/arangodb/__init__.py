@@ -32,7 +32,7 @@ from iotdb_bench.simulator.modules.arangodb.records import ArangodbRecords
 from iotdb_bench.simulator.modules.arangodb.schema import ArangodbSchema
 from iotdb_bench.simulator.modules.arangodb.writer import ArangodbWriter
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["DEVICES", "QUERIES", "SCAN", "ArangoOptions", "Module"]
 
@@ -49,7 +49,7 @@ class Module(DatabaseModule):
         measurements=True, sensors=True, drivers=("python-arango",),
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.db: Any = None  # python-arango's database, shared by the roles
 
@@ -72,7 +72,7 @@ class Module(DatabaseModule):
         return self.url_address(self.options.url.split(",")[0].strip(), 8529)
 
     def connect(self) -> None:
-        from arango import ArangoClient
+        from arango.client import ArangoClient
         from arango.http import DefaultHTTPClient
 
         client = ArangoClient(

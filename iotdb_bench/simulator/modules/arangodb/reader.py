@@ -3,7 +3,7 @@ scans through streaming AQL cursors, a batch of `--page-size` documents per fetc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +26,7 @@ class ArangodbReader(Role, ReaderRole):
     def _query(self, name: str, aql: str) -> Query:
         fields = ANSWER_FIELDS.get(name)
 
-        def rows(documents: list) -> list[tuple[Any, ...]]:
+        def rows(documents: Sequence[Any]) -> list[tuple[Any, ...]]:
             return [tuple(document[field] for field in fields) if fields else (document,) for document in documents]
 
         def run() -> Answer:

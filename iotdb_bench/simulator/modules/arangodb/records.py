@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from iotdb_bench.simulator.modules.arangodb.options import ArangoOptions
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
 
 if TYPE_CHECKING:
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
 
 class ArangodbRecords(Role, RecordsRole):
     module: Module
+    options: ArangoOptions
 
     def store_record(self, text: str) -> None:
         db = self.module.db

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.arangodb.options import KEY_GENERATORS
+from iotdb_bench.simulator.modules.arangodb.options import KEY_GENERATORS, ArangoOptions
 from iotdb_bench.simulator.modules.base import Role, SchemaRole
 from iotdb_bench.simulator.spec import PrimaryKey
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 class ArangodbSchema(Role, SchemaRole):
     module: Module
+    options: ArangoOptions
 
     def setup(self) -> None:
         db = self.module.db

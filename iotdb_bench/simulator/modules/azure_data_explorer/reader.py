@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
+from iotdb_bench.simulator.modules.azure_data_explorer.options import AdxOptions
 from iotdb_bench.simulator.modules.azure_data_explorer.queries import DEVICES, QUERIES, SCAN, TIME_COLUMNS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 class AdxReader(Role, ReaderRole):
     module: Module
+    options: AdxOptions
 
     def queries(self) -> dict[str, Query]:
         return {name: self._query(name, kql) for name, kql in QUERIES.items()}

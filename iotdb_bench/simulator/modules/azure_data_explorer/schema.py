@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.azure_data_explorer.options import COLUMN_TYPES, CSV_MAPPING
+from iotdb_bench.simulator.modules.azure_data_explorer.options import COLUMN_TYPES, CSV_MAPPING, AdxOptions
 from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
 from iotdb_bench.simulator.report import IngestionWait
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 class AdxSchema(Role, SchemaRole):
     module: Module
+    options: AdxOptions
 
     def setup(self) -> None:
         for statement in self.setup_commands():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,8 +49,9 @@ class AdxWriter(Role, WriterRole):
 
 
 def _iso_times(timestamp_ms: np.ndarray) -> list[str]:
-    return np.datetime_as_string(timestamp_ms.astype("datetime64[ms]"), timezone="UTC").tolist()
+    times: list[str] = np.datetime_as_string(timestamp_ms.astype("datetime64[ms]"), timezone="UTC").tolist()
+    return times
 
 
-def _csv_value(value) -> str:
+def _csv_value(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)

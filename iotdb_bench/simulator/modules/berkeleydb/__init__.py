@@ -57,7 +57,7 @@ from iotdb_bench.simulator.modules.berkeleydb.reader import BerkeleydbReader
 from iotdb_bench.simulator.modules.berkeleydb.records import BerkeleydbRecords
 from iotdb_bench.simulator.modules.berkeleydb.schema import BerkeleydbSchema
 from iotdb_bench.simulator.modules.berkeleydb.writer import BerkeleydbWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 from iotdb_bench.simulator.wire.kv_records import KeyOrder
 
 log = logging.getLogger("berkeleydb")
@@ -83,7 +83,7 @@ class Module(DatabaseModule):
         drivers=("berkeleydb",),
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         # The environment, shared by the roles: the berkeleydb.db module (imported in connect()), the
         # environment's handle, one B-tree per table, and the key order the tables hold.
@@ -156,7 +156,7 @@ class Module(DatabaseModule):
         self.key_order = self._stored_key_order()
         self.tables = {name: self._open_table(name) for name in self.spec.table_names}
 
-    def _open_table(self, name: str):
+    def _open_table(self, name: str) -> Any:
         db = self.db
         table = db.DB(self.env)
         if self.options.page_size:
@@ -184,7 +184,7 @@ class Module(DatabaseModule):
                 if self.spec.task == "insert":
                     layout.put(b"key_order", wanted.encode())
                 return wanted
-            stored_order = stored.decode()
+            stored_order: KeyOrder = stored.decode()
             if self.spec.task == "insert" and not self.spec.clean and stored_order != wanted:
                 raise ModuleError(f"the tables in {self.home} have {stored_order}-first keys: --no-clean needs key_order={stored_order}")
             if self.spec.task == "insert" and stored_order != wanted:

@@ -33,7 +33,7 @@ class BerkeleydbSchema(Role, SchemaRole):
 
     def server_version(self) -> str:
         # Embedded: the library the bindings were built against is the database engine.
-        return self.module.db.DB_VERSION_STRING
+        return str(self.module.db.DB_VERSION_STRING)
 
     def count(self) -> int:
         return sum(table.stat()["ndata"] for table in self.module.tables.values())

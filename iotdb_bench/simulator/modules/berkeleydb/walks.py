@@ -82,10 +82,11 @@ class TreeWalks:
         return [(device.decode(), low, total / count, high) for device, (low, high, total, count) in per_device.items()]
 
     def newest_per_device(self, deadline: float | None) -> list[tuple[Any, ...]]:
+        newest: dict[bytes, tuple[int, float]]
         if self.key_order == "device":
             newest = self.last_record_per_device(deadline)
         else:
-            newest: dict[bytes, tuple[int, float]] = {}
+            newest = {}
             for keys, values in self.chunks(deadline):  # time order: a device's last record in the walk is its newest
                 decoded = kv_records.decode_keys(keys, self.layout)
                 devices, from_end = np.unique(decoded["device_id"][::-1], return_index=True)

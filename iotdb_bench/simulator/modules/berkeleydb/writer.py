@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.berkeleydb.options import BerkeleydbOptions
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.wire import kv_records
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -19,9 +20,10 @@ Records = list[tuple[str, list[bytes], list[bytes]]]
 
 class BerkeleydbWriter(Role, WriterRole):
     module: Module
+    options: BerkeleydbOptions
     retry: Retry
 
-    def __init__(self, module):
+    def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self.retry = Retry(self.options.max_retries, self._deadlocked)
 
@@ -62,7 +64,8 @@ class BerkeleydbWriter(Role, WriterRole):
 
     def _commit_flags(self) -> int:
         db = self.module.db
-        return {"sync": db.DB_TXN_SYNC, "write_nosync": db.DB_TXN_WRITE_NOSYNC, "nosync": db.DB_TXN_NOSYNC}[self.options.durability]
+        flags: int = {"sync": db.DB_TXN_SYNC, "write_nosync": db.DB_TXN_WRITE_NOSYNC, "nosync": db.DB_TXN_NOSYNC}[self.options.durability]
+        return flags
 
     def _deadlocked(self, error: BaseException) -> bool:
         db = self.module.db

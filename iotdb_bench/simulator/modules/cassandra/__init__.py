@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from typing import Any
 
 from iotdb_bench.simulator.capabilities import Capabilities
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
@@ -42,7 +43,7 @@ from iotdb_bench.simulator.modules.cassandra.records import CassandraRecords
 from iotdb_bench.simulator.modules.cassandra.schema import CassandraSchema
 from iotdb_bench.simulator.modules.cassandra.wording import reason
 from iotdb_bench.simulator.modules.cassandra.writer import CassandraWriter, InsertFailed
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 log = logging.getLogger("cassandra")
 # The driver leaves Nagle's algorithm on: with delayed ACKs every small request then waits ~40 ms.
@@ -66,10 +67,10 @@ class Module(DatabaseModule):
         marks_own_calls=True,
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self._cluster = None
-        self.session = None  # the driver's session, shared by the roles
+        self._cluster: Any = None
+        self.session: Any = None  # the driver's session (cassandra-driver, untyped), shared by the roles
 
     def validate(self) -> None:
         self.validate_workload()

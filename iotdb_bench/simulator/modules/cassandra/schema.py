@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S
+from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S, CassandraOptions
 from iotdb_bench.simulator.spec import PrimaryKey
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 class CassandraSchema(Role, SchemaRole):
     module: Module
+    options: CassandraOptions
 
     def setup(self) -> None:
         keyspace = self.options.keyspace

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.cassandra.options import CassandraOptions
 from iotdb_bench.simulator.modules.cassandra.wording import describe
 from iotdb_bench.simulator.retry import RetriesExhausted, Retry
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -36,9 +37,10 @@ class InsertFailed(RuntimeError):
 
 class CassandraWriter(Role, WriterRole):
     module: Module
+    options: CassandraOptions
     retry: Retry
 
-    def __init__(self, module):
+    def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
         self._in_flight = _InFlight(self.options.max_sync_calls)
@@ -140,7 +142,7 @@ class CassandraWriter(Role, WriterRole):
         except Exception as error:  # e.g. the session was shut down; the worker's thread sees it
             self._in_flight.release(error)
 
-    def _on_success(self, _rows, request: _Request, done: Callable[[], None]) -> None:
+    def _on_success(self, _rows: Any, request: _Request, done: Callable[[], None]) -> None:
         error = None
         try:
             done()
@@ -193,7 +195,7 @@ class _InFlight:
             raise InsertFailed(f"an asynchronous insert failed: {describe(self._error)}") from self._error
 
 
-def _is_retryable(error: Exception) -> bool:
+def _is_retryable(error: BaseException) -> bool:
     """Timeouts, missing replicas and overload; the driver wraps them in NoHostAvailable after
     its own policy tried the next host, so look inside."""
     from cassandra import OperationTimedOut, Unavailable, WriteTimeout
@@ -205,7 +207,7 @@ def _is_retryable(error: Exception) -> bool:
     return isinstance(error, (WriteTimeout, OperationTimedOut, Unavailable, OverloadedErrorMessage))
 
 
-def _is_refusal(error: Exception) -> bool:
+def _is_refusal(error: BaseException) -> bool:
     """Errors after which the write was certainly not applied: missing replicas, overload."""
     from cassandra import Unavailable
     from cassandra.cluster import NoHostAvailable

@@ -39,7 +39,7 @@ from typing import Any
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy, connected
 from iotdb_bench.simulator.modules.clickhouse.dialect import ServerDialect
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 from iotdb_bench.simulator.modules.clickhouse.reader import ClickhouseReader
@@ -47,7 +47,7 @@ from iotdb_bench.simulator.modules.clickhouse.records import ClickhouseRecords
 from iotdb_bench.simulator.modules.clickhouse.schema import ClickhouseSchema
 from iotdb_bench.simulator.modules.clickhouse.wording import ClickhouseError, first_line
 from iotdb_bench.simulator.modules.clickhouse.writer import ClickhouseWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 log = logging.getLogger("clickhouse")
 
@@ -69,10 +69,15 @@ class Module(DatabaseModule):
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.client = None  # the driver's client, shared by the roles
+        self.client: Any = None  # the driver's client (clickhouse-driver, untyped), shared by the roles
         self.dialect: ServerDialect | None = None  # the server's, known once connected
+
+    @property
+    def server_dialect(self) -> ServerDialect:
+        """The server's dialect, as the roles use it once `connect()` has read it."""
+        return connected(self.dialect, self.spec.module)
 
     @functools.cached_property
     def tables(self) -> dict[str, str]:
@@ -150,7 +155,7 @@ class Module(DatabaseModule):
             self.client.disconnect()
             self.client = None
 
-    def execute(self, statement: str, *args, **kwargs) -> Any:
+    def execute(self, statement: str, *args: Any, **kwargs: Any) -> Any:
         """Run a statement; a refusal becomes a ClickhouseError with the server's code and first line."""
         from clickhouse_driver.errors import ServerException
 

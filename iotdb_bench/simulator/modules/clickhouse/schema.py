@@ -28,7 +28,7 @@ class ClickhouseSchema(Role, SchemaRole):
         for qualified in self.module.tables.values():
             if self.spec.clean:
                 execute(f"DROP TABLE IF EXISTS {qualified}")
-            execute(self.module.dialect.create_table(qualified, self.layout))
+            execute(self.module.server_dialect.create_table(qualified, self.layout))
 
     def server_version(self) -> str:
         return f"ClickHouse {self.module.execute('SELECT version()')[0][0]}"

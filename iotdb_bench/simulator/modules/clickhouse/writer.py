@@ -19,7 +19,7 @@ class ClickhouseWriter(Role, WriterRole):
 
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
-        self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in module.tables.items()}
+        self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in self.module.tables.items()}
 
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
         return [(self._inserts[table], self._columns(part)) for table, part in self.per_table(batch)]

@@ -32,7 +32,7 @@ from iotdb_bench.simulator.modules.elasticsearch.reader import SearchReader
 from iotdb_bench.simulator.modules.elasticsearch.records import SearchRecords
 from iotdb_bench.simulator.modules.elasticsearch.schema import SearchSchema
 from iotdb_bench.simulator.modules.elasticsearch.writer import Rejected, SearchWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["Module", "Rejected", "SearchServerError"]
 
@@ -52,7 +52,7 @@ class Module(DatabaseModule):
         prepare_next=PrepareNext.during_call,
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = SearchConnection(self.options)  # the HTTP client to one node, shared by the roles
         self.indices = ",".join(spec.table_names)  # the run's indices, as a request path names them

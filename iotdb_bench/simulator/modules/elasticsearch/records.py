@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError
+from iotdb_bench.simulator.modules.elasticsearch.options import ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.wording import error_type, reason
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 class SearchRecords(Role, RecordsRole):
     module: Module
+    options: ElasticsearchOptions
 
     def store_record(self, text: str) -> None:
         request = self.module.connection.request

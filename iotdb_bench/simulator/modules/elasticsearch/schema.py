@@ -4,11 +4,11 @@ version, its indexing counter and the indices' store size."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iotdb_bench.simulator.modules.base import Role, SchemaRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError
-from iotdb_bench.simulator.modules.elasticsearch.options import FIELD_TYPES, PRODUCT
+from iotdb_bench.simulator.modules.elasticsearch.options import FIELD_TYPES, PRODUCT, ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.wording import error_type, reason
 from iotdb_bench.simulator.spec import PrimaryKey
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 class SearchSchema(Role, SchemaRole):
     module: Module
+    options: ElasticsearchOptions
 
     def setup(self) -> None:
         for index in self.spec.table_names:
@@ -27,7 +28,7 @@ class SearchSchema(Role, SchemaRole):
             if status == 400 and error_type(answer) != "resource_already_exists_exception":
                 raise SearchServerError(f"creating index {index} failed: {reason(answer, '')}")
 
-    def index_definition(self) -> dict:
+    def index_definition(self) -> dict[str, Any]:
         properties = {column.name: FIELD_TYPES[column.kind] for column in self.layout.columns}
         if self.spec.primary_key is PrimaryKey.client:
             properties["id"] = {"type": "keyword"}

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError, parsed
-from iotdb_bench.simulator.modules.elasticsearch.options import TOO_MANY_REQUESTS
+from iotdb_bench.simulator.modules.elasticsearch.options import TOO_MANY_REQUESTS, ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.wording import reason
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -49,9 +49,10 @@ class BulkRequest:
 
 class SearchWriter(Role, WriterRole):
     module: Module
+    options: ElasticsearchOptions
     retry: Retry
 
-    def __init__(self, module):
+    def __init__(self, module: DatabaseModule):
         super().__init__(module)
         # Events the server rejected with 429 (its write queue full) are sent again, the others are not.
         self.retry = Retry(self.options.max_retries, lambda error: isinstance(error, Rejected), first_delay_s=0.01, max_delay_s=1.0)
@@ -77,10 +78,11 @@ class SearchWriter(Role, WriterRole):
                 return
             else:
                 rejected = self._rejected_items(answer["items"], pending)
-            time.sleep(self.retry.pause(Rejected(f"{len(rejected)} events rejected with 429 (write queue full)"), attempt))
+            pause = self.retry.pause(Rejected(f"{len(rejected)} events rejected with 429 (write queue full)"), attempt)
+            time.sleep(pause or 0.0)  # (a Rejected is always retryable: never None)
             pending, attempt = rejected, attempt + 1
 
-    def _rejected_items(self, items: list[dict], pending: list[int] | None) -> list[int]:
+    def _rejected_items(self, items: list[dict[str, Any]], pending: list[int] | None) -> list[int]:
         """Positions (in the prepared batch) of the events rejected with 429; any other error is raised."""
         positions = pending if pending is not None else range(len(items))
         rejected = []
@@ -115,7 +117,8 @@ class SearchWriter(Role, WriterRole):
     def _index_of(self, batch: EventBatch) -> np.ndarray:
         """Each event's index name; a device always goes to the same index (as EventBatch.split_by_table)."""
         names = np.array(self.spec.table_names, dtype="S")
-        return names[batch.device_index % len(names)]
+        of_each: np.ndarray = names[batch.device_index % len(names)]
+        return of_each
 
     def _keys(self, batch: EventBatch) -> np.ndarray:
         return batch.time_first_key if self.options.key_order == "time" else batch.client_key

@@ -35,7 +35,7 @@ from iotdb_bench.simulator.modules.influxdb.reader import InfluxReader
 from iotdb_bench.simulator.modules.influxdb.records import InfluxRecords
 from iotdb_bench.simulator.modules.influxdb.schema import InfluxSchema
 from iotdb_bench.simulator.modules.influxdb.writer import InfluxWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["InfluxServerError", "Module"]
 
@@ -55,7 +55,7 @@ class Module(DatabaseModule):
         prepare_next=PrepareNext.during_call,
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = InfluxConnection(spec, self.options)  # the clients, shared by the roles
 

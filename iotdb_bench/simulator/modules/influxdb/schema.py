@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
 from iotdb_bench.simulator.modules.influxdb import points
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxServerError
-from iotdb_bench.simulator.modules.influxdb.options import RANGE
+from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxdbOptions
 
 if TYPE_CHECKING:
     from iotdb_bench.simulator.modules.influxdb import Module
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 class InfluxSchema(Role, SchemaRole):
     module: Module
+    options: InfluxdbOptions
 
     def setup(self) -> None:
         if self.module.connection.v1:

@@ -44,7 +44,7 @@ from iotdb_bench.simulator.modules.iotdb.records import IotdbRecords
 from iotdb_bench.simulator.modules.iotdb.schema import IotdbSchema
 from iotdb_bench.simulator.modules.iotdb.series import Series
 from iotdb_bench.simulator.modules.iotdb.writer import IotdbWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["Module"]
 
@@ -61,7 +61,7 @@ class Module(DatabaseModule):
         transactions=No("IoTDB has no transactions to commit every S seconds"),
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = IotdbConnection(self.options)  # the driver's session, shared by the roles
         self.series = Series(spec, self.layout, self.options)  # measurements and device paths, shared too

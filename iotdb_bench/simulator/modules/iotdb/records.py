@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
 from iotdb_bench.simulator.modules.iotdb.connection import literal
+from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
 
 if TYPE_CHECKING:
     from iotdb_bench.simulator.modules.iotdb import Module
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 
 class IotdbRecords(Role, RecordsRole):
     module: Module
+    options: IotdbOptions
 
     def store_record(self, text: str) -> None:
         connection = self.module.connection

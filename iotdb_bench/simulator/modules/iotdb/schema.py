@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER
+from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbOptions
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 if TYPE_CHECKING:
@@ -18,6 +18,7 @@ log = logging.getLogger("iotdb")
 
 class IotdbSchema(Role, SchemaRole):
     module: Module
+    options: IotdbOptions
 
     def setup(self) -> None:
         if self.module.series.tree:

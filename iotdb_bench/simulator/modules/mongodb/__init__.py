@@ -36,7 +36,7 @@ from iotdb_bench.simulator.modules.mongodb.reader import MongodbReader
 from iotdb_bench.simulator.modules.mongodb.records import MongodbRecords
 from iotdb_bench.simulator.modules.mongodb.schema import MongodbSchema
 from iotdb_bench.simulator.modules.mongodb.writer import MongodbWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 log = logging.getLogger("mongodb")
 
@@ -55,7 +55,7 @@ class Module(DatabaseModule):
         transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         # The connection, shared by the roles: the client, its database (with the write concern) and a
         # collection per table.
@@ -98,7 +98,7 @@ class Module(DatabaseModule):
 
         options = self.options
         timeout_ms = int(options.timeout_s * 1000)
-        credentials = {"username": options.username, "password": options.password, "authSource": options.auth_source} if options.username else {}
+        credentials: dict[str, Any] = {"username": options.username, "password": options.password, "authSource": options.auth_source} if options.username else {}
         self.client = MongoClient(options.uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms, socketTimeoutMS=timeout_ms,
                                   appname="iotdb-bench", **credentials)
         try:

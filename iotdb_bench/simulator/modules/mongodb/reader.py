@@ -3,7 +3,7 @@ for a query run), and scans as `find` per device sorted by timestamp, a driver b
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,8 +24,8 @@ class MongodbReader(Role, ReaderRole):
         self.one_table_queries()
         return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
 
-    def _query(self, name: str, pipeline: list[dict]) -> Query:
-        def rows(documents: list[dict]) -> list[tuple[Any, ...]]:
+    def _query(self, name: str, pipeline: list[dict[str, Any]]) -> Query:
+        def rows(documents: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
             found = [[document.get(field) for field in ANSWER_FIELDS[name]] for document in documents]
             if name in TIME_FIELDS:
                 for row in found:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.mongodb.options import INDEXES, META_FIELD, TIME_FIELD
+from iotdb_bench.simulator.modules.mongodb.options import INDEXES, META_FIELD, TIME_FIELD, MongodbOptions
 
 if TYPE_CHECKING:
     from iotdb_bench.simulator.modules.mongodb import Module
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 class MongodbSchema(Role, SchemaRole):
     module: Module
+    options: MongodbOptions
 
     def setup(self) -> None:
         db, collections = self.module.db, self.module.collections

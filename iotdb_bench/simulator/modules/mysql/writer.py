@@ -32,8 +32,8 @@ _ROW_END = b",\n"
 
 class MysqlWriter(Role, WriterRole):
     module: Module
-    retry: Retry
     options: MysqlOptions
+    retry: Retry
 
     def __init__(self, module: DatabaseModule):
         super().__init__(module)

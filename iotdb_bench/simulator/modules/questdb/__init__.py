@@ -175,8 +175,7 @@ class Module(DatabaseModule):
                 f"request_timeout={round(options.request_timeout_s * 1000)};retry_timeout={round(options.client_retry_s * 1000)};")
         sender = Sender.from_conf(conf)
         try:
-            # Asks the server for its line protocol versions: fails here when unreachable (the client's stub leaves it untyped).
-            sender.establish()  # type: ignore[no-untyped-call]
+            sender.establish()  # asks the server for its line protocol versions: fails here when unreachable
         except QuestDBError as error:
             raise ModuleError(f"cannot connect to QuestDB's ILP over HTTP at {options.host}:{options.http_port}: {one_line(error)}") from None
         return sender

@@ -56,7 +56,7 @@ from iotdb_bench.simulator.modules.victoriametrics.records import VmRecords
 from iotdb_bench.simulator.modules.victoriametrics.schema import VmSchema
 from iotdb_bench.simulator.modules.victoriametrics.series import Series
 from iotdb_bench.simulator.modules.victoriametrics.writer import VmWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["Module", "VictoriaMetricsError"]
 
@@ -73,7 +73,7 @@ class Module(DatabaseModule):
         transactions=No("a metrics store has no transactions to commit every S seconds"),
     )
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = VmConnection(spec, self.options)  # the HTTP clients, shared by the roles
         self.series = Series(spec, self.layout, self.options)  # what an event becomes, shared too

@@ -5,7 +5,7 @@ minute m is exactly [m, m + 1 min)), and scans streaming /api/v1/export a page p
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,7 +54,7 @@ class VmReader(Role, ReaderRole):
             "device-downsample": self._range_query(named(**minute), DOWNSAMPLE_START_MS, DOWNSAMPLE_START_MS + (DOWNSAMPLE_MINUTES - 1) * MINUTE_MS),
         }
 
-    def _query(self, expression: str, rows: Callable[[list[dict]], list[tuple[Any, ...]]]) -> Query:
+    def _query(self, expression: str, rows: Callable[[Sequence[dict[str, Any]]], list[tuple[Any, ...]]]) -> Query:
         def run() -> Answer:
             return Answer(self.module.connection.instant(expression, bounded=True), rows)
 
@@ -84,11 +84,11 @@ class VmReader(Role, ReaderRole):
             yield np.array(line["timestamps"], dtype=np.int64)
 
 
-def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], list[tuple[Any, ...]]]:
+def ordered(*names: str, per_device: bool = False) -> Callable[[Sequence[dict[str, Any]]], list[tuple[Any, ...]]]:
     """The `stat`-labelled results as rows with the stats in the order of `names` (the common form),
     one row in all, or one per device (device id first)."""
 
-    def convert(result: list[dict]) -> list[tuple[Any, ...]]:
+    def convert(result: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
         groups: dict[str, dict[str, float]] = {}
         for series in result:
             key = series["metric"].get("device_id", "") if per_device else ""
@@ -99,7 +99,7 @@ def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], lis
     return convert
 
 
-def per_minute(result: list[dict]) -> list[tuple[Any, ...]]:
+def per_minute(result: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """A range query's `stat`-labelled series (min, avg, max) as rows (minute ms, min, avg, max)."""
     minutes: dict[int, dict[str, float]] = {}
     for series in result:
@@ -108,7 +108,7 @@ def per_minute(result: list[dict]) -> list[tuple[Any, ...]]:
     return [(minute, stats.get("min"), stats.get("avg"), stats.get("max")) for minute, stats in sorted(minutes.items())]
 
 
-def one_row(result: list[dict]) -> list[tuple[Any, ...]]:
+def one_row(result: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The `stat`-labelled results of a global aggregation as one row (none when there is no data)."""
     values = {series["metric"].get("stat", "value"): float(series["value"][1]) for series in result}
     return [tuple(values[name] for name in sorted(values))] if values else []

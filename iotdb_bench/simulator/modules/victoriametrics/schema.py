@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole, count_until
-from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S
+from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S, VictoriametricsOptions
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
@@ -23,6 +23,7 @@ log = logging.getLogger("victoriametrics")
 
 class VmSchema(Role, SchemaRole):
     module: Module
+    options: VictoriametricsOptions
 
     def setup(self) -> None:
         connection = self.module.connection
