@@ -5,8 +5,9 @@ overridden by `--extra-option key=value`) are validated by the module's own pyda
 or a bad value is reported up front, field by field, before anything starts. Drivers are imported
 lazily inside `connect()`, so a missing driver only affects its own targets.
 
-A module declares the classes that play its four roles (`writer = PlayedBy(PostgresWriter)`...);
-this base builds one object of each. The collector uses the `schema` and `records` roles, the
+A module names the classes that play its four roles (`schema, writer, reader, records =
+played_by(...)`), each built on its `Role[Module, ItsOptions]`; this base builds one object of each.
+The collector uses the `schema` and `records` roles, the
 workers the `writer` and `reader` roles; which optional parts a module has is its `capabilities`
 record (simulator/capabilities.py).
 """
@@ -17,7 +18,7 @@ import abc
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Annotated, Any, ClassVar, Generic, TypeVar, overload
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast, overload
 
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
@@ -274,15 +275,23 @@ class RecordsRole(Part):
         raise self.not_capable("stored_record")
 
 
-class Role(Part):
-    """A role object of a module split into roles (e.g. modules/cassandra/): it reads the module's
-    spec, layout, options, connection and the worker's hooks through `module` (which a role class
-    narrows to its own module's class, `module: Module`, as it narrows `options`)."""
+ModuleT = TypeVar("ModuleT", bound="DatabaseModule")
+OptionsT = TypeVar("OptionsT", bound=ModuleOptions)
 
-    module: DatabaseModule
+
+class Role(Part, Generic[ModuleT, OptionsT]):
+    """A role object of a module split into roles (e.g. modules/cassandra/): it reads the module's
+    spec, layout, options, connection and the worker's hooks through `module`. A module's roles build
+    on `Role[Module, ItsOptions]` (named once, in its options.py: `SqliteRole`), which types `module`
+    and `options` as that module's."""
+
+    module: ModuleT
+    options: OptionsT
 
     def __init__(self, module: DatabaseModule):
-        self.module, self.spec, self.layout, self.options = module, module.spec, module.layout, module.options
+        # The module that builds a role is the one whose class names it (PlayedBy): its own.
+        self.module, self.options = cast(ModuleT, module), cast(OptionsT, module.options)
+        self.spec, self.layout = module.spec, module.layout
 
     @property
     def hooks(self) -> WorkerHooks:
@@ -293,10 +302,10 @@ RoleT = TypeVar("RoleT", covariant=True)
 
 
 class PlayedBy(Generic[RoleT]):
-    """One of a module's roles, declared in the module's class by the class that plays it:
-    `writer = PlayedBy(PostgresWriter)`. Each module object gets one object of that class (built
-    when the module is, by DatabaseModule), and `module.writer` is that object, typed as that class;
-    mypy checks the class against the role's protocol (simulator/roles.py)."""
+    """One of a module's roles, declared in the module's class by the class that plays it (all four at
+    once with `played_by`). Each module object gets one object of that class (built when the module
+    is, by DatabaseModule), and `module.writer` is that object, typed as that class; mypy checks the
+    class against the role's protocol (simulator/roles.py)."""
 
     def __init__(self, role_class: Callable[[DatabaseModule], RoleT]):
         self.role_class = role_class
@@ -319,6 +328,20 @@ class PlayedBy(Generic[RoleT]):
         return played
 
 
+SchemaT = TypeVar("SchemaT")
+WriterT = TypeVar("WriterT")
+ReaderT = TypeVar("ReaderT")
+RecordsT = TypeVar("RecordsT")
+
+
+def played_by(schema: Callable[[DatabaseModule], SchemaT], writer: Callable[[DatabaseModule], WriterT],
+              reader: Callable[[DatabaseModule], ReaderT],
+              records: Callable[[DatabaseModule], RecordsT]) -> tuple[PlayedBy[SchemaT], PlayedBy[WriterT], PlayedBy[ReaderT], PlayedBy[RecordsT]]:
+    """A module's four roles by the classes that play them, in its class:
+    `schema, writer, reader, records = played_by(SqliteSchema, SqliteWriter, SqliteReader, SqliteRecords)`."""
+    return PlayedBy(schema), PlayedBy(writer), PlayedBy(reader), PlayedBy(records)
+
+
 # The roles every module plays (simulator/roles.py), in the order DatabaseModule builds them.
 ROLE_NAMES = ("schema", "writer", "reader", "records")
 
@@ -326,13 +349,13 @@ ROLE_NAMES = ("schema", "writer", "reader", "records")
 class DatabaseModule(abc.ABC):
     """A database module: its options, its connection, and its roles (simulator/roles.py: `schema`,
     `writer`, `reader`, `records`), with one `capabilities` record saying what it can do
-    (simulator/capabilities.py). A module declares the class that plays each role (`schema =
-    PlayedBy(PostgresSchema)`...: `Role` subclasses, each a small class of its own, modules/null.py
-    in one file, modules/cassandra/ as a package); this base builds one object of each."""
+    (simulator/capabilities.py). A module names the class that plays each role (`schema, writer,
+    reader, records = played_by(...)`: `Role` subclasses, each a small class of its own,
+    modules/null.py in one file, modules/cassandra/ as a package); this base builds one object of each."""
 
     Options: ClassVar[type[ModuleOptions]] = ModuleOptions
     capabilities: Capabilities = Capabilities()
-    # Its roles: each module names the classes playing them (`PlayedBy`), narrowing these types.
+    # Its roles: each module names the classes playing them (`played_by`), narrowing these types.
     schema: Schema
     writer: Writer
     reader: Reader
@@ -343,7 +366,7 @@ class DatabaseModule(abc.ABC):
         missing = [name for name in ROLE_NAMES if not hasattr(cls, name)]
         if missing:
             raise TypeError(f"{cls.__module__}.{cls.__qualname__} names no class for its role(s) {', '.join(missing)} "
-                            f"(e.g. {missing[0]} = PlayedBy(...))")
+                            "(schema, writer, reader, records = played_by(...))")
 
     def __init__(self, spec: RunSpec):
         self.spec = spec

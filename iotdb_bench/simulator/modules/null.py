@@ -24,7 +24,7 @@ from pydantic import Field
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, PlayedBy, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole, played_by
 from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -37,7 +37,10 @@ class NullOptions(ModuleOptions):
     call_delay_ms: float = Field(0.0, ge=0, le=10_000)
 
 
-class NullSchema(Role, SchemaRole):
+NullRole = Role["Module", NullOptions]  # the base of the module's role classes
+
+
+class NullSchema(NullRole, SchemaRole):
     def setup(self) -> None:
         pass
 
@@ -49,8 +52,7 @@ class NullSchema(Role, SchemaRole):
         return None
 
 
-class NullWriter(Role, WriterRole):
-    options: NullOptions
+class NullWriter(NullRole, WriterRole):
 
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
@@ -85,7 +87,7 @@ class NullWriter(Role, WriterRole):
         return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
 
 
-class NullReader(Role, ReaderRole):
+class NullReader(NullRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         return {name: (lambda: Answer([])) for name in QUERY_NAMES}
 
@@ -96,17 +98,13 @@ class NullReader(Role, ReaderRole):
         return iter(())
 
 
-class NullRecords(Role, RecordsRole):
+class NullRecords(NullRole, RecordsRole):
     """Nothing is stored, so no record is kept (capabilities.record says why)."""
 
 
 class Module(DatabaseModule):
     Options = NullOptions
     options: NullOptions
-    schema = PlayedBy(NullSchema)
-    writer = PlayedBy(NullWriter)
-    reader = PlayedBy(NullReader)
-    records = PlayedBy(NullRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, record=No("the null target stores nothing"),
         location=Location.none,
@@ -114,6 +112,7 @@ class Module(DatabaseModule):
         # hand-off to what this target measures, the client's own work per event.
         prepare_next=PrepareNext.in_turn,
     )
+    schema, writer, reader, records = played_by(NullSchema, NullWriter, NullReader, NullRecords)
 
     def batch_kind(self) -> str:
         return f"nothing sent ({self.options.encoding} encoding)"

@@ -31,7 +31,7 @@ from iotdb_bench.simulator.modules.arangodb.reader import ArangodbReader
 from iotdb_bench.simulator.modules.arangodb.records import ArangodbRecords
 from iotdb_bench.simulator.modules.arangodb.schema import ArangodbSchema
 from iotdb_bench.simulator.modules.arangodb.writer import ArangodbWriter
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["DEVICES", "QUERIES", "SCAN", "ArangoOptions", "Module"]
@@ -40,14 +40,11 @@ __all__ = ["DEVICES", "QUERIES", "SCAN", "ArangoOptions", "Module"]
 class Module(DatabaseModule):
     Options = ArangoOptions
     options: ArangoOptions
-    schema = PlayedBy(ArangodbSchema)
-    writer = PlayedBy(ArangodbWriter)
-    reader = PlayedBy(ArangodbReader)
-    records = PlayedBy(ArangodbRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client, PrimaryKey.uuid}),
         measurements=True, sensors=True, drivers=("python-arango",),
     )
+    schema, writer, reader, records = played_by(ArangodbSchema, ArangodbWriter, ArangodbReader, ArangodbRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

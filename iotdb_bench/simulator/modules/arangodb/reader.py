@@ -4,21 +4,17 @@ scans through streaming AQL cursors, a batch of `--page-size` documents per fetc
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
+from iotdb_bench.simulator.modules.arangodb.options import ArangodbRole
 from iotdb_bench.simulator.modules.arangodb.queries import ANSWER_FIELDS, CURSOR_BATCH_SIZE, DEVICES, QUERIES, SCAN
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.arangodb import Module
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
 
 
-class ArangodbReader(Role, ReaderRole):
-    module: Module
-
+class ArangodbReader(ArangodbRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         return {name: self._query(name, aql) for name, aql in QUERIES.items()}

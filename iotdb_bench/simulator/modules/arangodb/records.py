@@ -3,19 +3,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.arangodb.options import ArangoOptions
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.arangodb import Module
+from iotdb_bench.simulator.modules.arangodb.options import ArangodbRole
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
 
 
-class ArangodbRecords(Role, RecordsRole):
-    module: Module
-    options: ArangoOptions
-
+class ArangodbRecords(ArangodbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         db = self.module.db
         if not db.has_collection(RECORD_NAME):

@@ -3,20 +3,12 @@ waitForSync, the key generator), persistent indexes, counts and storage from the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.arangodb.options import KEY_GENERATORS, ArangoOptions
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
+from iotdb_bench.simulator.modules.arangodb.options import KEY_GENERATORS, ArangodbRole
+from iotdb_bench.simulator.modules.base import SchemaRole
 from iotdb_bench.simulator.spec import PrimaryKey
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.arangodb import Module
 
-
-class ArangodbSchema(Role, SchemaRole):
-    module: Module
-    options: ArangoOptions
-
+class ArangodbSchema(ArangodbRole, SchemaRole):
     def setup(self) -> None:
         db = self.module.db
         for name in self.spec.table_names:

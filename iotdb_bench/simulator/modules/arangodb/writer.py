@@ -4,21 +4,15 @@ bulk import API (all-or-nothing per request), a single event as one document ins
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from iotdb_bench.simulator.modules.arangodb.options import ArangoOptions
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.arangodb.options import ArangodbRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.arangodb import Module
 
-
-class ArangodbWriter(Role, WriterRole):
-    module: Module
-    options: ArangoOptions
-
+class ArangodbWriter(ArangodbRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client

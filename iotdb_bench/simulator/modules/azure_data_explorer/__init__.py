@@ -39,7 +39,7 @@ from iotdb_bench.simulator.modules.azure_data_explorer.reader import AdxReader
 from iotdb_bench.simulator.modules.azure_data_explorer.records import AdxRecords
 from iotdb_bench.simulator.modules.azure_data_explorer.schema import AdxSchema
 from iotdb_bench.simulator.modules.azure_data_explorer.writer import AdxWriter
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 if TYPE_CHECKING:
@@ -54,14 +54,11 @@ __all__ = ["CSV_MAPPING", "DEVICES", "QUERIES", "RECORD_NAME", "SCAN", "AdxOptio
 class Module(DatabaseModule):
     Options = AdxOptions
     options: AdxOptions
-    schema = PlayedBy(AdxSchema)
-    writer = PlayedBy(AdxWriter)
-    reader = PlayedBy(AdxReader)
-    records = PlayedBy(AdxRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         location=Location.managed, drivers=("azure-kusto-data", "azure-kusto-ingest"),
     )
+    schema, writer, reader, records = played_by(AdxSchema, AdxWriter, AdxReader, AdxRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

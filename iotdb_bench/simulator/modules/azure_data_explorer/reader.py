@@ -4,23 +4,16 @@ streaming query API (the v2 response parsed as it arrives, rows taken a page at 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
-from iotdb_bench.simulator.modules.azure_data_explorer.options import AdxOptions
+from iotdb_bench.simulator.modules.azure_data_explorer.options import AdxRole
 from iotdb_bench.simulator.modules.azure_data_explorer.queries import DEVICES, QUERIES, SCAN, TIME_COLUMNS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.azure_data_explorer import Module
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
 
 
-class AdxReader(Role, ReaderRole):
-    module: Module
-    options: AdxOptions
-
+class AdxReader(AdxRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         return {name: self._query(name, kql) for name, kql in QUERIES.items()}
 

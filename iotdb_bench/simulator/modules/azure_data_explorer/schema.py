@@ -5,20 +5,13 @@ rows to be stored after a run."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.azure_data_explorer.options import COLUMN_TYPES, CSV_MAPPING, AdxOptions
-from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
+from iotdb_bench.simulator.modules.azure_data_explorer.options import COLUMN_TYPES, CSV_MAPPING, AdxRole
+from iotdb_bench.simulator.modules.base import SchemaRole, count_until
 from iotdb_bench.simulator.report import IngestionWait
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.azure_data_explorer import Module
 
-
-class AdxSchema(Role, SchemaRole):
-    module: Module
-    options: AdxOptions
-
+class AdxSchema(AdxRole, SchemaRole):
     def setup(self) -> None:
         for statement in self.setup_commands():
             self.module.mgmt(statement)

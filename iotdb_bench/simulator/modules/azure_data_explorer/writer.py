@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import gzip
 import io
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.azure_data_explorer.options import AdxRole
+from iotdb_bench.simulator.modules.base import WriterRole
 from iotdb_bench.simulator.workload.events import EventBatch
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.azure_data_explorer import Module
 
 # Per table: (table, gzipped CSV, its size uncompressed).
 Blobs = list[tuple[str, bytes, int]]
 
 
-class AdxWriter(Role, WriterRole):
-    module: Module
-
+class AdxWriter(AdxRole, WriterRole):
     def prepare_batch(self, batch: EventBatch) -> Blobs:
         prepared = []
         for table, part in self.per_table(batch):

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from iotdb_bench.simulator.capabilities import Capabilities, Location, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.berkeleydb.environment import environment_file, reason, registered_processes
 from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE, BerkeleydbOptions
 from iotdb_bench.simulator.modules.berkeleydb.reader import BerkeleydbReader
@@ -68,10 +68,6 @@ __all__ = ["BerkeleydbOptions", "Module", "registered_processes"]
 class Module(DatabaseModule):
     Options = BerkeleydbOptions
     options: BerkeleydbOptions
-    schema = PlayedBy(BerkeleydbSchema)
-    writer = PlayedBy(BerkeleydbWriter)
-    reader = PlayedBy(BerkeleydbReader)
-    records = PlayedBy(BerkeleydbRecords)
     capabilities = Capabilities(
         # The key is seed 004's (device, sensor, timestamp): the events shape, with any sensors and measurements.
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True,
@@ -82,6 +78,7 @@ class Module(DatabaseModule):
         kubernetes=No("BerkeleyDB is embedded: the run's processes share one environment folder, and its bindings are not in the image"),
         drivers=("berkeleydb",),
     )
+    schema, writer, reader, records = played_by(BerkeleydbSchema, BerkeleydbWriter, BerkeleydbReader, BerkeleydbRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -6,23 +6,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.berkeleydb.options import BerkeleydbRole
 from iotdb_bench.simulator.modules.berkeleydb.walks import TreeWalks
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 from iotdb_bench.simulator.wire import kv_records
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.berkeleydb import Module
 
-
-class BerkeleydbReader(Role, ReaderRole):
-    module: Module
-
+class BerkeleydbReader(BerkeleydbRole, ReaderRole):
     def _walks(self) -> TreeWalks:
         """The walks over the events table as the environment holds it now (its stored key order)."""
         return TreeWalks(self.module.tables[SINGLE_TABLE_NAME], self.module.key_order, self.spec.query_timeout)

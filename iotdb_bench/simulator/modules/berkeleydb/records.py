@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from iotdb_bench.simulator.modules.base import RecordsRole, Role
-from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.berkeleydb import Module
+from iotdb_bench.simulator.modules.base import RecordsRole
+from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE, BerkeleydbRole
 
 
-class BerkeleydbRecords(Role, RecordsRole):
-    module: Module
-
+class BerkeleydbRecords(BerkeleydbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         self._with_layout(lambda layout: layout.put(self._record_key(), text.encode(), txn=None))
 

@@ -4,18 +4,12 @@ and after the run a checkpoint removes the log files recovery no longer needs.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
+from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
 from iotdb_bench.simulator.modules.berkeleydb.environment import environment_file, registered_processes
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.berkeleydb import Module
+from iotdb_bench.simulator.modules.berkeleydb.options import BerkeleydbRole
 
 
-class BerkeleydbSchema(Role, SchemaRole):
-    module: Module
-
+class BerkeleydbSchema(BerkeleydbRole, SchemaRole):
     def setup(self) -> None:
         if not self.spec.clean:
             return

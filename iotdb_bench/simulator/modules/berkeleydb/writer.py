@@ -3,29 +3,20 @@ transaction of one put, committed as `durability` says; a deadlock victim's tran
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.berkeleydb.options import BerkeleydbOptions
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.berkeleydb.options import BerkeleydbRole
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.wire import kv_records
 from iotdb_bench.simulator.workload.events import EventBatch
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.berkeleydb import Module
 
 # Records per table: (table, keys, values), encoded outside the timed calls.
 Records = list[tuple[str, list[bytes], list[bytes]]]
 
 
-class BerkeleydbWriter(Role, WriterRole):
-    module: Module
-    options: BerkeleydbOptions
-    retry: Retry
-
+class BerkeleydbWriter(BerkeleydbRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
-        self.retry = Retry(self.options.max_retries, self._deadlocked)
+        self.retry: Retry = Retry(self.options.max_retries, self._deadlocked)
 
     def prepare_batch(self, batch: EventBatch) -> Records:
         return [(table, *kv_records.encode(part, self.module.key_order)) for table, part in self.per_table(batch)]

@@ -36,7 +36,7 @@ import socket
 from typing import Any
 
 from iotdb_bench.simulator.capabilities import Capabilities
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.cassandra.options import KEYED_SHAPE_KEYS, CassandraOptions
 from iotdb_bench.simulator.modules.cassandra.reader import CassandraReader
 from iotdb_bench.simulator.modules.cassandra.records import CassandraRecords
@@ -55,10 +55,6 @@ __all__ = ["InsertFailed", "Module"]
 class Module(DatabaseModule):
     Options = CassandraOptions
     options: CassandraOptions
-    schema = PlayedBy(CassandraSchema)
-    writer = PlayedBy(CassandraWriter)
-    reader = PlayedBy(CassandraReader)
-    records = PlayedBy(CassandraRecords)
     capabilities = Capabilities(
         # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
         shapes=frozenset({"events", "light", "large"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
@@ -66,6 +62,7 @@ class Module(DatabaseModule):
         # Batch requests are marked here, one latency per CQL request, in both sync and async mode.
         marks_own_calls=True,
     )
+    schema, writer, reader, records = played_by(CassandraSchema, CassandraWriter, CassandraReader, CassandraRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -3,19 +3,13 @@ read at the verification count's consistency."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
-from iotdb_bench.simulator.modules.cassandra.options import DDL_TIMEOUT_S, CassandraOptions
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.cassandra import Module
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.cassandra.options import DDL_TIMEOUT_S, CassandraRole
 
 
-class CassandraRecords(Role, RecordsRole):
-    module: Module
-    options: CassandraOptions
-
+class CassandraRecords(CassandraRole, RecordsRole):
     def store_record(self, text: str) -> None:
         table = f"{self.options.keyspace}.{RECORD_NAME}"
         self.module.session.execute(f"CREATE TABLE IF NOT EXISTS {table} (tables text PRIMARY KEY, record text)", timeout=DDL_TIMEOUT_S)

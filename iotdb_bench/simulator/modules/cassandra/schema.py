@@ -3,20 +3,12 @@ per device, newest first), the shape's secondary index, counts at the verificati
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S, CassandraOptions
+from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S, CassandraRole
 from iotdb_bench.simulator.spec import PrimaryKey
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.cassandra import Module
 
-
-class CassandraSchema(Role, SchemaRole):
-    module: Module
-    options: CassandraOptions
-
+class CassandraSchema(CassandraRole, SchemaRole):
     def setup(self) -> None:
         keyspace = self.options.keyspace
         self.module.session.execute(

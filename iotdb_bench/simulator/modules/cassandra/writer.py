@@ -8,19 +8,16 @@ import itertools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.cassandra.options import CassandraOptions
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.cassandra.options import CassandraRole
 from iotdb_bench.simulator.modules.cassandra.wording import describe
 from iotdb_bench.simulator.retry import RetriesExhausted, Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.workload.events import EventBatch
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.cassandra import Module
 
 
 @dataclass(frozen=True)
@@ -35,11 +32,7 @@ class InsertFailed(RuntimeError):
     """An insert failed for good (after its retries); for async requests, raised on the worker's thread."""
 
 
-class CassandraWriter(Role, WriterRole):
-    module: Module
-    options: CassandraOptions
-    retry: Retry
-
+class CassandraWriter(CassandraRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
@@ -48,7 +41,7 @@ class CassandraWriter(Role, WriterRole):
         # not sent again (refusals that guarantee nothing was written still are).
         self._idempotent = self.layout.shape == "events" or self.spec.primary_key is PrimaryKey.client
         retryable = _is_retryable if self._idempotent else _is_refusal
-        self.retry = Retry(self.options.max_retries, retryable, first_delay_s=0.05, max_delay_s=2.0)
+        self.retry: Retry = Retry(self.options.max_retries, retryable, first_delay_s=0.05, max_delay_s=2.0)
 
     def forget_statements(self) -> None:
         """The session closed: its prepared statements go with it."""

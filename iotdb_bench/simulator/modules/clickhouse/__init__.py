@@ -39,7 +39,7 @@ from typing import Any
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy, connected
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.clickhouse.dialect import ServerDialect
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 from iotdb_bench.simulator.modules.clickhouse.reader import ClickhouseReader
@@ -60,14 +60,11 @@ __all__ = ["ClickhouseError", "ClickhouseOptions", "Module", "ServerDialect"]
 class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
-    schema = PlayedBy(ClickhouseSchema)
-    writer = PlayedBy(ClickhouseWriter)
-    reader = PlayedBy(ClickhouseReader)
-    records = PlayedBy(ClickhouseRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
     )
+    schema, writer, reader, records = played_by(ClickhouseSchema, ClickhouseWriter, ClickhouseReader, ClickhouseRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

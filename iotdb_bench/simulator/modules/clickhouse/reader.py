@@ -4,21 +4,17 @@ columns), scans streamed block by block with `execute_iter`, and the visibility 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
+from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.clickhouse import Module
 
-
-class ClickhouseReader(Role, ReaderRole):
-    module: Module
-
+class ClickhouseReader(ClickhouseRole, ReaderRole):
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's row: visible when the insert returned, or, with async_insert and no wait, once the
         server has flushed its insert buffer."""

@@ -4,21 +4,14 @@ one row per saved version (MergeTree has no UPDATE; the newest wins)."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
-from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.clickhouse import Module
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 
 
-class ClickhouseRecords(Role, RecordsRole):
-    module: Module
-    options: ClickhouseOptions
-
+class ClickhouseRecords(ClickhouseRole, RecordsRole):
     def store_record(self, text: str) -> None:
         execute = self.module.execute
         table = f"{self.options.database}.{RECORD_NAME}"

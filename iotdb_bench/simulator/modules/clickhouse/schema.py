@@ -4,24 +4,16 @@ inserts that did not wait for them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
-from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
+from iotdb_bench.simulator.modules.base import SchemaRole, count_until
+from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 from iotdb_bench.simulator.report import IngestionWait
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.clickhouse import Module
 
 # Rows buffered by async inserts without waiting are written within async_insert_busy_timeout_ms
 # (200 ms by default); the count check waits this long at most.
 ASYNC_INSERT_COUNT_LIMIT_S = 60.0
 
 
-class ClickhouseSchema(Role, SchemaRole):
-    module: Module
-    options: ClickhouseOptions
-
+class ClickhouseSchema(ClickhouseRole, SchemaRole):
     def setup(self) -> None:
         execute = self.module.execute
         execute(f"CREATE DATABASE IF NOT EXISTS {self.options.database}")

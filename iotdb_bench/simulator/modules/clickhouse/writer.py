@@ -3,20 +3,14 @@ block per table; a single insert as a one-row INSERT."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.clickhouse import Module
 
-
-class ClickhouseWriter(Role, WriterRole):
-    module: Module
-
+class ClickhouseWriter(ClickhouseRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in self.module.tables.items()}

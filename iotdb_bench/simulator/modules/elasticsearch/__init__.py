@@ -25,7 +25,7 @@ timestamp). The record of expected answers is a document in an index of its own,
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchConnection, SearchServerError
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, PRODUCT, ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.reader import SearchReader
@@ -40,10 +40,6 @@ __all__ = ["Module", "Rejected", "SearchServerError"]
 class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
-    schema = PlayedBy(SearchSchema)
-    writer = PlayedBy(SearchWriter)
-    reader = PlayedBy(SearchReader)
-    records = PlayedBy(SearchRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
         drivers=("httpx",),
@@ -51,6 +47,7 @@ class Module(DatabaseModule):
         # per 1000 events against milliseconds of server work), without a helper thread's hand-offs.
         prepare_next=PrepareNext.during_call,
     )
+    schema, writer, reader, records = played_by(SearchSchema, SearchWriter, SearchReader, SearchRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -6,24 +6,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, Query, ReaderRole, Role
-from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE, ElasticsearchOptions
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, Query, ReaderRole
+from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE, SearchRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.elasticsearch import Module
 
-
-class SearchReader(Role, ReaderRole):
-    module: Module
-    options: ElasticsearchOptions
-
+class SearchReader(SearchRole, ReaderRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._deadline: float | None = None  # of the query running, with --query-timeout

@@ -4,22 +4,16 @@ version, its indexing counter and the indices' store size."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
+from iotdb_bench.simulator.modules.base import SchemaRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError
-from iotdb_bench.simulator.modules.elasticsearch.options import FIELD_TYPES, PRODUCT, ElasticsearchOptions
+from iotdb_bench.simulator.modules.elasticsearch.options import FIELD_TYPES, PRODUCT, SearchRole
 from iotdb_bench.simulator.modules.elasticsearch.wording import error_type, reason
 from iotdb_bench.simulator.spec import PrimaryKey
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.elasticsearch import Module
 
-
-class SearchSchema(Role, SchemaRole):
-    module: Module
-    options: ElasticsearchOptions
-
+class SearchSchema(SearchRole, SchemaRole):
     def setup(self) -> None:
         for index in self.spec.table_names:
             if self.spec.clean:

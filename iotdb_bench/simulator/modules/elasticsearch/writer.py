@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError, parsed
-from iotdb_bench.simulator.modules.elasticsearch.options import TOO_MANY_REQUESTS, ElasticsearchOptions
+from iotdb_bench.simulator.modules.elasticsearch.options import TOO_MANY_REQUESTS, SearchRole
 from iotdb_bench.simulator.modules.elasticsearch.wording import reason
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.elasticsearch import Module
 
 # Each item's status is kept (the positions of the events rejected with 429); an answer without errors
 # starts with the flag, and then is not decoded (1000 items cost about 0.5 ms of json.loads).
@@ -47,15 +44,11 @@ class BulkRequest:
         return self.full_body if positions is None else text_rows.compact(self.rows[positions])
 
 
-class SearchWriter(Role, WriterRole):
-    module: Module
-    options: ElasticsearchOptions
-    retry: Retry
-
+class SearchWriter(SearchRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         # Events the server rejected with 429 (its write queue full) are sent again, the others are not.
-        self.retry = Retry(self.options.max_retries, lambda error: isinstance(error, Rejected), first_delay_s=0.01, max_delay_s=1.0)
+        self.retry: Retry = Retry(self.options.max_retries, lambda error: isinstance(error, Rejected), first_delay_s=0.01, max_delay_s=1.0)
         self._with_key = self.spec.primary_key is PrimaryKey.client
 
     def prepare_batch(self, batch: EventBatch) -> BulkRequest:

@@ -28,7 +28,7 @@ cut it into pages. The record of expected answers is kept in the measurement `io
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
-from iotdb_bench.simulator.modules.base import DatabaseModule, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, played_by
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxConnection, InfluxServerError
 from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
 from iotdb_bench.simulator.modules.influxdb.reader import InfluxReader
@@ -43,10 +43,6 @@ __all__ = ["InfluxServerError", "Module"]
 class Module(DatabaseModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
-    schema = PlayedBy(InfluxSchema)
-    writer = PlayedBy(InfluxWriter)
-    reader = PlayedBy(InfluxReader)
-    records = PlayedBy(InfluxRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         drivers=("influxdb-client",),
@@ -54,6 +50,7 @@ class Module(DatabaseModule):
         # events against milliseconds of server work), without a helper thread's hand-offs.
         prepare_next=PrepareNext.during_call,
     )
+    schema, writer, reader, records = played_by(InfluxSchema, InfluxWriter, InfluxReader, InfluxRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -5,24 +5,18 @@ pages, and the visibility probe's look-up of a marker in its own millisecond."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
-from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxdbOptions
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.influxdb import Module
 
-
-class InfluxReader(Role, ReaderRole):
-    module: Module
-    options: InfluxdbOptions
-
+class InfluxReader(InfluxRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         data = self._data()
         # Aggregates of one stream are combined into one row: union of the named values, then pivot.

@@ -3,21 +3,13 @@ and its measurements (InfluxDB 1.8's query API), and counts of a field every poi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
+from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
 from iotdb_bench.simulator.modules.influxdb import points
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxServerError
-from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxdbOptions
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.influxdb import Module
+from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
 
 
-class InfluxSchema(Role, SchemaRole):
-    module: Module
-    options: InfluxdbOptions
-
+class InfluxSchema(InfluxRole, SchemaRole):
     def setup(self) -> None:
         if self.module.connection.v1:
             self._setup_v1()

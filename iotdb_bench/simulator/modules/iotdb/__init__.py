@@ -36,7 +36,7 @@ table layout), table <database>.iotbench_expected.
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.iotdb.connection import IotdbConnection
 from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbOptions
 from iotdb_bench.simulator.modules.iotdb.reader import IotdbReader
@@ -52,14 +52,11 @@ __all__ = ["Module"]
 class Module(DatabaseModule):
     Options = IotdbOptions
     options: IotdbOptions
-    schema = PlayedBy(IotdbSchema)
-    writer = PlayedBy(IotdbWriter)
-    reader = PlayedBy(IotdbReader)
-    records = PlayedBy(IotdbRecords)
     capabilities = Capabilities(
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("IoTDB has no transactions to commit every S seconds"),
     )
+    schema, writer, reader, records = played_by(IotdbSchema, IotdbWriter, IotdbReader, IotdbRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -12,22 +12,18 @@ import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.iotdb.connection import literal
-from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
+from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 from iotdb_bench.simulator.modules.iotdb.series import device_of
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from iotdb_bench.simulator.modules.iotdb import Module
 
 
-class IotdbReader(Role, ReaderRole):
-    module: Module
-    options: IotdbOptions
-
+class IotdbReader(IotdbRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         end = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS

@@ -4,20 +4,13 @@
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
 from iotdb_bench.simulator.modules.iotdb.connection import literal
-from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.iotdb import Module
+from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 
 
-class IotdbRecords(Role, RecordsRole):
-    module: Module
-    options: IotdbOptions
-
+class IotdbRecords(IotdbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         connection = self.module.connection
         key = self.record_key()

@@ -4,22 +4,15 @@ the tables (table model), the write that makes the data regions, and counts of t
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbOptions
+from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbRole
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.iotdb import Module
 
 log = logging.getLogger("iotdb")
 
 
-class IotdbSchema(Role, SchemaRole):
-    module: Module
-    options: IotdbOptions
-
+class IotdbSchema(IotdbRole, SchemaRole):
     def setup(self) -> None:
         if self.module.series.tree:
             self._setup_tree()

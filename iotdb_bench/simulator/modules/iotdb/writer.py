@@ -4,21 +4,17 @@ device, all in one insert_aligned_tablets call; table model: one tablet per tabl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import WriterRole
+from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.iotdb import Module
 
-
-class IotdbWriter(Role, WriterRole):
-    module: Module
-
+class IotdbWriter(IotdbRole, WriterRole):
     def prepare_batch(self, batch: EventBatch) -> list[Any]:
         if self.module.series.tree:
             return [tablet for table, part in self.per_table(batch) for tablet in self._device_tablets(table, part)]

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.mongodb.options import MongodbOptions
 from iotdb_bench.simulator.modules.mongodb.queries import QUERIES, pipelines
 from iotdb_bench.simulator.modules.mongodb.reader import MongodbReader
@@ -46,14 +46,11 @@ __all__ = ["QUERIES", "Module", "MongodbOptions", "pipelines"]
 class Module(DatabaseModule):
     Options = MongodbOptions
     options: MongodbOptions
-    schema = PlayedBy(MongodbSchema)
-    writer = PlayedBy(MongodbWriter)
-    reader = PlayedBy(MongodbReader)
-    records = PlayedBy(MongodbRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True,
         transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
     )
+    schema, writer, reader, records = played_by(MongodbSchema, MongodbWriter, MongodbReader, MongodbRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -4,22 +4,18 @@ for a query run), and scans as `find` per device sorted by timestamp, a driver b
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, epoch_ms
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.mongodb.options import MongodbRole
 from iotdb_bench.simulator.modules.mongodb.queries import ANSWER_FIELDS, TIME_FIELDS, pipelines
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.mongodb import Module
 
-
-class MongodbReader(Role, ReaderRole):
-    module: Module
-
+class MongodbReader(MongodbRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}

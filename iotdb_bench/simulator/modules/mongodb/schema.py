@@ -4,19 +4,11 @@ from `$collStats`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.mongodb.options import INDEXES, META_FIELD, TIME_FIELD, MongodbOptions
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.mongodb import Module
+from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.mongodb.options import INDEXES, META_FIELD, TIME_FIELD, MongodbRole
 
 
-class MongodbSchema(Role, SchemaRole):
-    module: Module
-    options: MongodbOptions
-
+class MongodbSchema(MongodbRole, SchemaRole):
     def setup(self) -> None:
         db, collections = self.module.db, self.module.collections
         existing = set(db.list_collection_names())

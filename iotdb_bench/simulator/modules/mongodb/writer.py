@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.mongodb.options import DEFAULT_COLUMNS
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.mongodb.options import DEFAULT_COLUMNS, MongodbRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import bson_events
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, EventBatch
@@ -15,12 +15,9 @@ from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, EventBatch
 if TYPE_CHECKING:
     import numpy as np
 
-    from iotdb_bench.simulator.modules.mongodb import Module
 
 
-class MongodbWriter(Role, WriterRole):
-    module: Module
-
+class MongodbWriter(MongodbRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client

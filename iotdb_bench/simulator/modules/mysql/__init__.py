@@ -14,7 +14,7 @@ Reading back: the six queries (device-downsample buckets with TIMESTAMPDIFF in m
 through an unbuffered cursor (SSCursor: rows stream from the server as they are fetched). The record
 of expected answers is a table of its own, `iotbench_expected`.
 
-The roles: schema.py, writer.py, reader.py, records.py; options.py their options.
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import contextlib
 from typing import Any
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
 from iotdb_bench.simulator.modules.mysql.reader import MysqlReader
 from iotdb_bench.simulator.modules.mysql.records import MysqlRecords
@@ -37,11 +37,8 @@ __all__ = ["Module", "MysqlOptions"]
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
-    schema = PlayedBy(MysqlSchema)
-    writer = PlayedBy(MysqlWriter)
-    reader = PlayedBy(MysqlReader)
-    records = PlayedBy(MysqlRecords)
     capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
+    schema, writer, reader, records = played_by(MysqlSchema, MysqlWriter, MysqlReader, MysqlRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

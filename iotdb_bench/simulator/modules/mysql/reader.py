@@ -5,22 +5,17 @@ fetched), and the visibility probe's look-up of one event; each reads a fresh sn
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.mysql.options import MysqlRole
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.mysql import Module
 
-
-class MysqlReader(Role, ReaderRole):
-    module: Module
-
+class MysqlReader(MysqlRole, ReaderRole):
     def marker_visible(self, marker: EventBatch) -> bool:
         table, device, sequence = self.marker_key(marker)
         self.module.fresh_snapshot()

@@ -4,24 +4,18 @@ counter and the tables' size."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
-from iotdb_bench.simulator.modules.mysql.options import COLUMN_TYPES, MysqlOptions
+from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
+from iotdb_bench.simulator.modules.mysql.options import COLUMN_TYPES, MysqlRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.mysql import Module
-
 ER_PARSE_ERROR = 1064
 
 
-class MysqlSchema(Role, SchemaRole):
-    module: Module
-    options: MysqlOptions
-
+class MysqlSchema(MysqlRole, SchemaRole):
     def setup(self) -> None:
         import pymysql
 

@@ -7,19 +7,14 @@ PyMySQL takes the statements as bytes and sends them as they are."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.mysql.options import MysqlRole
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.mysql import Module
 
 # ER_LOCK_DEADLOCK and ER_LOCK_WAIT_TIMEOUT: the transaction can simply be run again.
 RETRYABLE_ERRORS = {1213, 1205}
@@ -30,14 +25,10 @@ MAX_STATEMENT_BYTES = 1 << 20
 _ROW_END = b",\n"
 
 
-class MysqlWriter(Role, WriterRole):
-    module: Module
-    options: MysqlOptions
-    retry: Retry
-
+class MysqlWriter(MysqlRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
-        self.retry = Retry(self.options.max_retries, _is_retryable)
+        self.retry: Retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
         columns = self.layout.names + (("id",) if self._with_key else ())
         self._insert_head = "INSERT INTO {table} (" + ", ".join(columns) + ") VALUES "

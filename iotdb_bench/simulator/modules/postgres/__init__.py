@@ -14,7 +14,7 @@ Reading back: the six queries (device-downsample with `date_trunc`), and scans t
 cursor (DECLARE / FETCH, which CockroachDB and YugabyteDB YSQL also support) inside a read-only
 transaction. The record of expected answers is a table of its own, `iotbench_expected`.
 
-The roles: schema.py, writer.py, reader.py, records.py; options.py their options. The timescaledb
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class. The timescaledb
 module builds on each of them (and on this Module).
 """
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy, connected
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.postgres.options import BATCH_KINDS, PostgresOptions
 from iotdb_bench.simulator.modules.postgres.reader import LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE, NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN, PostgresReader
 from iotdb_bench.simulator.modules.postgres.records import PostgresRecords
@@ -44,11 +44,6 @@ __all__ = ["LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE", "NEWEST_PER_DEVICE_LOOSE_INDEX_
 class Module(DatabaseModule):
     Options: ClassVar[type[PostgresOptions]] = PostgresOptions
     options: PostgresOptions
-    # Relatives (TimescaleDB) name their own classes.
-    schema = PlayedBy(PostgresSchema)
-    writer = PlayedBy(PostgresWriter)
-    reader = PlayedBy(PostgresReader)
-    records = PlayedBy(PostgresRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
         # COPY sends the rows before it waits for the server, which leaves time to prepare the next
@@ -56,6 +51,8 @@ class Module(DatabaseModule):
         # modes prepare it in a helper thread (see __init__).
         prepare_next=PrepareNext.during_call,
     )
+    # Relatives (TimescaleDB) name their own classes.
+    schema, writer, reader, records = played_by(PostgresSchema, PostgresWriter, PostgresReader, PostgresRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -6,18 +6,15 @@ visibility probe's look-up of one event."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.postgres.options import PostgresRole
 from iotdb_bench.simulator.spec import QUERY_VARIANTS
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import EventBatch
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.postgres import Module
 
 # Opt-in variant of newest-per-device (the seed tool's issue 7): walk the distinct device ids with
 # a recursive CTE (a "loose index scan" on an index leading with device_id), then fetch each
@@ -36,9 +33,7 @@ LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE = (
 )
 
 
-class PostgresReader(Role, ReaderRole):
-    module: Module
-
+class PostgresReader(PostgresRole, ReaderRole):
     def marker_visible(self, marker: EventBatch) -> bool:
         table, device, sequence = self.marker_key(marker)
         conn = self.module.conn

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.postgres.options import PostgresRole
 from iotdb_bench.simulator.wire.pg_values import first_value
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.postgres import Module
 
-
-class PostgresRecords(Role, RecordsRole):
-    module: Module
-
+class PostgresRecords(PostgresRole, RecordsRole):
     def store_record(self, text: str) -> None:
         conn = self.module.conn
         with conn.cursor() as cursor:

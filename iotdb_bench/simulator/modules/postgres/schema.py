@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, Role, SchemaRole
-from iotdb_bench.simulator.modules.postgres.options import COLUMN_TYPES, PostgresOptions
+from iotdb_bench.simulator.modules.base import RECORD_NAME, SchemaRole
+from iotdb_bench.simulator.modules.postgres.options import COLUMN_TYPES, PostgresRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire.pg_values import NoRow, first_value
@@ -16,13 +16,9 @@ if TYPE_CHECKING:
     from psycopg import Cursor
     from psycopg.rows import TupleRow
 
-    from iotdb_bench.simulator.modules.postgres import Module
 
 
-class PostgresSchema(Role, SchemaRole):
-    module: Module
-    options: PostgresOptions
-
+class PostgresSchema(PostgresRole, SchemaRole):
     def setup(self) -> None:
         conn = self.module.conn
         conn.autocommit = True

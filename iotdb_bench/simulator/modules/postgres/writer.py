@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.postgres.options import PostgresOptions
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.postgres.options import PostgresRole
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from psycopg import Cursor
     from psycopg.rows import TupleRow
 
-    from iotdb_bench.simulator.modules.postgres import Module
 
 # A row's parameters, in the table's column order.
 Row = tuple[Any, ...]
@@ -34,14 +33,10 @@ RETRYABLE_SQLSTATES = {"40001", "40P01"}
 MAX_BIND_PARAMETERS = 65_535
 
 
-class PostgresWriter(Role, WriterRole):
-    module: Module
-    options: PostgresOptions
-    retry: Retry
-
+class PostgresWriter(PostgresRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
-        self.retry = Retry(self.options.max_retries, _is_retryable)
+        self.retry: Retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
         self._columns = self.layout.names + (("id",) if self._with_key else ())
         self._copy_rows = CopyRowEncoder(self.layout, self._with_key)

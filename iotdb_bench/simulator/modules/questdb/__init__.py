@@ -43,7 +43,7 @@ a column that tells events apart beside the timestamp: the device (events) or th
 timestamps would replace each other, so it is refused. --commit-interval is refused: ILP has no
 transactions to commit.
 
-The roles: schema.py, writer.py, reader.py, records.py; options.py their options.
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy, connected
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp, IlpWriteFailed
 from iotdb_bench.simulator.modules.questdb.ilp_tcp import IlpOverTcp
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
@@ -78,14 +78,11 @@ ENCODINGS = {"numpy": "NumPy", "dataframe": "DataFrame", "rows": "rows"}
 class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
-    schema = PlayedBy(QuestdbSchema)
-    writer = PlayedBy(QuestdbWriter)
-    reader = PlayedBy(QuestdbReader)
-    records = PlayedBy(QuestdbRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
     )
+    schema, writer, reader, records = played_by(QuestdbSchema, QuestdbWriter, QuestdbReader, QuestdbRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -4,18 +4,13 @@ partitioned, hence not WAL: a written record is visible at once), one row per sa
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
 from iotdb_bench.simulator.wire.pg_values import first_value
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.questdb import Module
 
-
-class QuestdbRecords(Role, RecordsRole):
-    module: Module
-
+class QuestdbRecords(QuestdbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         # Versions instead of an UPDATE: the newest row is the record (QuestDB updates rows in place
         # only on tables with a designated timestamp).

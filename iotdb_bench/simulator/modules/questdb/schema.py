@@ -4,22 +4,16 @@ acknowledged rows are visible, and table_storage()'s rows and sizes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole, count_until
-from iotdb_bench.simulator.modules.questdb.options import COLUMN_TYPES, QuestdbOptions
+from iotdb_bench.simulator.modules.base import SchemaRole, count_until
+from iotdb_bench.simulator.modules.questdb.options import COLUMN_TYPES, QuestdbRole
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire.pg_values import first_value
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.questdb import Module
 
-
-class QuestdbSchema(Role, SchemaRole):
-    module: Module
-    options: QuestdbOptions
-
+class QuestdbSchema(QuestdbRole, SchemaRole):
     def setup(self) -> None:
         for table in self.spec.table_names:
             if self.spec.clean:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, Role, WriterRole, connected
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, WriterRole, connected
 from iotdb_bench.simulator.modules.questdb.ilp import ilp_lines
-from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
+from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 
@@ -18,13 +18,9 @@ if TYPE_CHECKING:
     from questdb import Sender
     from questdb._client import Buffer
 
-    from iotdb_bench.simulator.modules.questdb import Module
 
 
-class QuestdbWriter(Role, WriterRole):
-    module: Module
-    options: QuestdbOptions
-
+class QuestdbWriter(QuestdbRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client

@@ -14,7 +14,7 @@ disk at the end of the run, and the collector then checkpoints it to zero bytes 
 clean setup does before the run.
 
 The roles: schema.py (tables, counts, size, the log's checkpoint), writer.py (transactions of
-inserts), reader.py (queries, scans, the visibility look-up), records.py; options.py their options.
+inserts), reader.py (queries, scans, the visibility look-up), records.py; options.py their options and base class.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sqlite3
 from pathlib import Path
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy, connected
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.sqlite.options import SqliteOptions
 from iotdb_bench.simulator.modules.sqlite.reader import SqliteReader
 from iotdb_bench.simulator.modules.sqlite.records import SqliteRecords
@@ -37,15 +37,12 @@ __all__ = ["Module", "SqliteOptions"]
 class Module(DatabaseModule):
     Options = SqliteOptions
     options: SqliteOptions
-    schema = PlayedBy(SqliteSchema)
-    writer = PlayedBy(SqliteWriter)
-    reader = PlayedBy(SqliteReader)
-    records = PlayedBy(SqliteRecords)
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True,
         # SQLite runs inside the worker processes: their CPU is the database's work too.
         location=Location.embedded,
     )
+    schema, writer, reader, records = played_by(SqliteSchema, SqliteWriter, SqliteReader, SqliteRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

@@ -4,17 +4,12 @@ with the data."""
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
-
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.sqlite import Module
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.sqlite.options import SqliteRole
 
 
-class SqliteRecords(Role, RecordsRole):
-    module: Module
-
+class SqliteRecords(SqliteRole, RecordsRole):
     def store_record(self, text: str) -> None:
         self.module.conn.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables TEXT PRIMARY KEY, record TEXT NOT NULL)")
         self.module.conn.execute(f"INSERT OR REPLACE INTO {RECORD_NAME} (tables, record) VALUES (?, ?)", (self.record_key(), text))

@@ -6,21 +6,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, Role, SchemaRole
-from iotdb_bench.simulator.modules.sqlite.options import COLUMN_TYPES, SqliteOptions
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, SchemaRole
+from iotdb_bench.simulator.modules.sqlite.options import COLUMN_TYPES, SqliteRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.sqlite import Module
 
-
-class SqliteSchema(Role, SchemaRole):
-    module: Module
-    options: SqliteOptions
-
+class SqliteSchema(SqliteRole, SchemaRole):
     def setup(self) -> None:
         conn = self.module.conn
         for table in self.spec.table_names:

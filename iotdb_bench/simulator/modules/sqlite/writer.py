@@ -4,22 +4,16 @@ transaction, which holds the write lock until the worker commits it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.sqlite.options import MAX_VARIABLES, SqliteOptions
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.sqlite.options import MAX_VARIABLES, SqliteRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.sqlite import Module
 
-
-class SqliteWriter(Role, WriterRole):
-    module: Module
-    options: SqliteOptions
-
+class SqliteWriter(SqliteRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._in_transaction = False

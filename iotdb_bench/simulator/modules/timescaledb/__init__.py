@@ -28,7 +28,8 @@ from __future__ import annotations
 from typing import ClassVar, cast
 
 from iotdb_bench.simulator.modules import postgres
-from iotdb_bench.simulator.modules.base import ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import ModuleError, played_by
+from iotdb_bench.simulator.modules.postgres.records import PostgresRecords
 from iotdb_bench.simulator.modules.timescaledb.options import INTERVAL, TimescaleOptions
 from iotdb_bench.simulator.modules.timescaledb.reader import TimescaleReader
 from iotdb_bench.simulator.modules.timescaledb.schema import TimescaleSchema
@@ -42,9 +43,7 @@ class Module(postgres.Module):
     Options: ClassVar[type[TimescaleOptions]] = TimescaleOptions
     options: TimescaleOptions
     # Its own schema, writer and reader; PostgreSQL's record as it is.
-    schema = PlayedBy(TimescaleSchema)
-    writer = PlayedBy(TimescaleWriter)
-    reader = PlayedBy(TimescaleReader)
+    schema, writer, reader, records = played_by(TimescaleSchema, TimescaleWriter, TimescaleReader, PostgresRecords)
 
     @classmethod
     def parse_options(cls, spec: RunSpec) -> TimescaleOptions:

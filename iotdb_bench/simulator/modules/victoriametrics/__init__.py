@@ -48,7 +48,7 @@ blocks stay: a few kB each.
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, PlayedBy
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.victoriametrics.connection import VictoriaMetricsError, VmConnection
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
 from iotdb_bench.simulator.modules.victoriametrics.reader import VmReader
@@ -64,14 +64,11 @@ __all__ = ["Module", "VictoriaMetricsError"]
 class Module(DatabaseModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
-    schema = PlayedBy(VmSchema)
-    writer = PlayedBy(VmWriter)
-    reader = PlayedBy(VmReader)
-    records = PlayedBy(VmRecords)
     capabilities = Capabilities(
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("a metrics store has no transactions to commit every S seconds"),
     )
+    schema, writer, reader, records = played_by(VmSchema, VmWriter, VmReader, VmRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)

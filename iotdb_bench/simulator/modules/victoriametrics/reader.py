@@ -6,24 +6,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
-from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.victoriametrics import Module
 
-
-class VmReader(Role, ReaderRole):
-    module: Module
-
+class VmReader(VmRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         temperature = self.module.series.temperature
         series = selector(temperature)

@@ -7,24 +7,17 @@ from __future__ import annotations
 import logging
 import re
 import time
-from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole, count_until
-from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S, VictoriametricsOptions
+from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole, count_until
+from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.victoriametrics import Module
-
 log = logging.getLogger("victoriametrics")
 
 
-class VmSchema(Role, SchemaRole):
-    module: Module
-    options: VictoriametricsOptions
-
+class VmSchema(VmRole, SchemaRole):
     def setup(self) -> None:
         connection = self.module.connection
         self._check_flags(_flags(connection.request("reading /metrics", "GET", "/metrics").text))

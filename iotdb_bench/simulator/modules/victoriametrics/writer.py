@@ -4,23 +4,15 @@ protocol on /write (one line per event)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
-from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
+from iotdb_bench.simulator.modules.base import WriterRole
+from iotdb_bench.simulator.modules.victoriametrics.options import VmRole
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
 
-if TYPE_CHECKING:
-    from iotdb_bench.simulator.modules.victoriametrics import Module
 
-
-class VmWriter(Role, WriterRole):
-    module: Module
-    options: VictoriametricsOptions
-
+class VmWriter(VmRole, WriterRole):
     def prepare_batch(self, batch: EventBatch) -> bytes:
         if self.options.ingestion == "influx":
             return text_rows.compact(self._line_protocol(batch))
