@@ -7,9 +7,8 @@ lazily inside `connect()`, so a missing driver only affects its own targets.
 
 A module names the classes that play its four roles (`schema, writer, reader, records =
 played_by(...)`), each built on its `Role[Module, ItsOptions]`; this base builds one object of each.
-The collector uses the `schema` and `records` roles, the
-workers the `writer` and `reader` roles; which optional parts a module has is its `capabilities`
-record (simulator/capabilities.py).
+The collector uses the `schema` and `records` roles, the workers the `writer` and `reader` roles;
+which optional parts a module has is its `capabilities` record (simulator/capabilities.py).
 """
 
 from __future__ import annotations
