@@ -124,23 +124,31 @@ def postgres_env() -> dict[str, str]:
     }
 
 
+def timescaledb_env() -> dict[str, str]:
+    """Connection settings of the TimescaleDB started by scripts/servers/start-timescaledb.sh (a
+    PostgreSQL of its own, on port 5433)."""
+    return {**postgres_env(), "PGHOST": os.environ.get("TIMESCALEDB_HOST", "127.0.0.1"), "PGPORT": os.environ.get("TIMESCALEDB_PORT", "5433")}
+
+
 @pytest.fixture
 def pg_env():
     """PG* settings for the real PostgreSQL; fails (never skips) when the server is not reachable."""
     return pg_env_or_fail()
 
 
-def pg_env_or_fail() -> dict[str, str]:
+def pg_env_or_fail(env: dict[str, str] | None = None, server: str = "postgres") -> dict[str, str]:
+    """PG* settings (default: the PostgreSQL's) of a server that answers; fails (never skips) when it
+    does not, naming the script that starts it (scripts/servers/start-<server>.sh)."""
     import psycopg
 
-    env = postgres_env()
+    env = env or postgres_env()
     try:
         psycopg.connect(
             host=env["PGHOST"], port=env["PGPORT"], user=env["PGUSER"], password=env["PGPASSWORD"],
             dbname=env["PGDATABASE"], connect_timeout=5,
         ).close()
     except psycopg.OperationalError as error:
-        pytest.fail(f"PostgreSQL is not reachable ({error}); start it with scripts/servers/start-postgres.sh")
+        pytest.fail(f"{server} at {env['PGHOST']}:{env['PGPORT']} is not reachable ({error}); start it with scripts/servers/start-{server}.sh")
     return env
 
 

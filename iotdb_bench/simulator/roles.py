@@ -7,8 +7,11 @@ interfaces). A module (modules/base.py) is its options, its connection and these
 - `Reader`: the named queries, the scan, the visibility probe's look-up (the read side);
 - `RecordStore`: keeps the record of expected answers with the data (simulator/checks/expected.py).
 
-The simulator calls a method marked "only when" only where the capabilities say yes. Everything a
-role needs from the worker arrives through one call, `DatabaseModule.bind(WorkerHooks(...))`.
+Each protocol holds every call the simulator makes on that role (the collector, the workers, the
+visibility probe, the record keeping), and nothing else; mypy checks each module's role classes
+against them (pyproject.toml's [tool.mypy]). The simulator calls a method marked "only when" only
+where the capabilities say yes. Everything a role needs from the worker arrives through one call,
+`DatabaseModule.bind(WorkerHooks(...))`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Query
 from iotdb_bench.simulator.report import IngestionWait
+from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -45,10 +49,14 @@ class WorkerHooks:
 
 class Schema(Protocol):
     def setup(self) -> None:
-        """Prepare the tables: drop and create when `spec.clean`, create if missing otherwise."""
+        """Insert only: prepare the tables: drop and create when `spec.clean`, create if missing otherwise."""
 
     def count(self) -> int | None:
         """Events stored in all of the run's tables (None: nothing is stored, the null target)."""
+
+    def missing_tables(self) -> list[str] | None:
+        """Query and scan only, before anything runs: the run's tables when the database holds neither
+        them nor the record ([] when something is there; None where the module cannot tell cheaply)."""
 
     def server_version(self) -> str:
         """The server's version in its own words (e.g. `SELECT version()`), recorded with the figures."""
@@ -62,8 +70,17 @@ class Schema(Protocol):
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
         """Queued ingestion only: wait, bounded, until `expected` events are stored (else None)."""
 
+    def tidy_after_run(self) -> None:
+        """Once every worker has ended and the figures are read: an embedded database leaves nothing
+        large beside its data (e.g. SQLite's write-ahead log); the others do nothing."""
+
 
 class Writer(Protocol):
+    @property
+    def retry(self) -> Retry | None:
+        """The writer's retries of failed calls, where it retries them: `DatabaseModule.retries()`
+        reports their count with the run's figures."""
+
     def prepare_batch(self, batch: EventBatch) -> Any:
         """Encode a batch for `insert_batch`; runs outside the timed calls."""
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.conftest import dedicated_database, pg_env_or_fail
+from tests.conftest import dedicated_database, pg_env_or_fail, timescaledb_env
 
 # Namespaces of the contract's own (databases, keyspaces), so it shares no table with a module suite.
 NAMESPACE = "iotbench_contract"
@@ -81,6 +81,10 @@ def _postgres_env() -> dict[str, str]:
     return dedicated_database(pg_env_or_fail(), NAMESPACE)
 
 
+def _timescaledb_env() -> dict[str, str]:
+    return dedicated_database(pg_env_or_fail(timescaledb_env(), "timescaledb"), NAMESPACE)
+
+
 def _postgres(_: Path, __: str) -> dict:
     return {"connection_string": "host=${PGHOST} port=${PGPORT} dbname=${PGDATABASE} user=${PGUSER}", "password": "${PGPASSWORD}"}
 
@@ -101,6 +105,9 @@ TARGETS = [
     ContractTarget("postgres", "postgres", "postgres", _postgres, env=_postgres_env,
                    unreachable=lambda port: {"connection_string": f"host={HOST} port={port} dbname=postgres user=postgres"},
                    read_side_story=_story("integration/test_read_side_postgres.py", "test_postgres_scan_and_answers_then_a_change_and_a_deletion_behind_the_tools_back")),
+    # TimescaleDB's own PostgreSQL (scripts/servers/start-timescaledb.sh), reached through the same PG* settings.
+    ContractTarget("timescaledb", "timescaledb", "timescaledb", _postgres, env=_timescaledb_env,
+                   unreachable=lambda port: {"connection_string": f"host={HOST} port={port} dbname=postgres user=postgres"}),
     ContractTarget("mysql", "mysql", "mysql",
                    lambda folder, _: {"host": env("MYSQL_HOST", HOST), "port": int(env("MYSQL_PORT", "3306")), "user": env("MYSQL_USER", "bench"),
                                       "database": env("MYSQL_DATABASE", "bench"), "password": "${MYSQL_PASSWORD}"},

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import inspect
 import re
-import typing
 from pathlib import Path
 
 import pytest
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
-from iotdb_bench.simulator.modules.base import ReaderRole, RecordsRole, SchemaRole, WriterRole
+from iotdb_bench.simulator.modules.base import PlayedBy, ReaderRole, RecordsRole, SchemaRole, WriterRole
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, Writer
 from iotdb_bench.simulator.spec import RunSpec
 
@@ -26,10 +25,21 @@ ROLE_OF = {"commit": "writer", "marker_visible": "reader", "store_record": "reco
            "scan": "reader"}
 
 
+# The base each role class builds on (modules/base.py), whose methods of the optional abilities only refuse.
+ROLE_BASES = {"schema": SchemaRole, "writer": WriterRole, "reader": ReaderRole, "records": RecordsRole}
+
+
 def role_class(module: type[DatabaseModule], role: str) -> type:
-    """The class that plays `role` (schema, writer, reader, records): the role class its property is
-    annotated to return."""
-    return typing.get_type_hints(getattr(module, role).fget)["return"]
+    """The class that plays `role` (schema, writer, reader, records): the one the module names (`PlayedBy`)."""
+    declared = getattr(module, role)
+    assert isinstance(declared, PlayedBy), f"{module.__module__}: its {role} is not declared with PlayedBy"
+    return declared.role_class
+
+
+def implements(module: type[DatabaseModule], method: str) -> bool:
+    """Whether the module's role class has `method` of its own (the role base's default only refuses)."""
+    role = ROLE_OF[method]
+    return getattr(role_class(module, role), method) is not getattr(ROLE_BASES[role], method)
 
 
 @pytest.mark.parametrize("name", module_names())
@@ -48,8 +58,7 @@ def test_each_ability_has_its_methods_and_each_method_its_ability(name):
     for ability, methods in METHODS.items():
         declared = getattr(can, ability) is True
         for method in methods:
-            owner = role_class(module, ROLE_OF[method])
-            implemented = callable(getattr(owner, method, None))
+            implemented = implements(module, method)
             assert implemented == declared, (f"module '{name}' declares {ability}={getattr(can, ability)!r} but "
                                              f"{'does not implement' if declared else 'implements'} {method}()")
     assert can.shapes <= ALL_SHAPES and can.shapes, f"module '{name}': unknown or no shapes {sorted(can.shapes)}"
@@ -60,8 +69,7 @@ def protocol_methods(protocol: type) -> set[str]:
     return {method for method, value in protocol.__dict__.items() if not method.startswith("_") and callable(value)}
 
 
-# The base each role class builds on (modules/base.py), and the options a module cannot be built without.
-ROLE_BASES = {"schema": SchemaRole, "writer": WriterRole, "reader": ReaderRole, "records": RecordsRole}
+# The options a module cannot be built without.
 REQUIRED_OPTIONS = {"azure_data_explorer": {"cluster_uri": "http://127.0.0.1:8080", "database": "bench", "auth": "none"}}
 # A role class is small: one job, a screenful or three (the largest, Cassandra's writer, is about 150 lines).
 MOST_LINES_PER_ROLE = 200
@@ -69,9 +77,9 @@ MOST_LINES_PER_ROLE = 200
 
 @pytest.mark.parametrize("name", module_names())
 def test_every_module_plays_each_role_with_a_small_class_of_its_own(name):
-    """Built as a worker builds it (no connection needed), each role property returns an object of its
-    own class: the class the property is annotated with, built on the role's base, holding the role's
-    protocol methods and none of another role's."""
+    """Built as a worker builds it (no connection needed), each role is an object of its own class: the
+    class the module names for it (`PlayedBy`), built on the role's base, holding the role's protocol
+    methods and none of another role's."""
     spec = RunSpec(run_id="roles", task="insert", target=name, module=name, workers=1, batch=100, connection=REQUIRED_OPTIONS.get(name, {}))
     module = module_class(name)(spec)
     played = {role: getattr(module, role) for role in ROLES}
@@ -80,7 +88,7 @@ def test_every_module_plays_each_role_with_a_small_class_of_its_own(name):
     for role, found in played.items():
         cls = type(found)
         assert not isinstance(found, DatabaseModule), f"module '{name}': its {role} is the module itself"
-        assert cls is role_class(type(module), role), f"module '{name}': its {role} property is annotated with another class than {cls.__name__}"
+        assert cls is role_class(type(module), role), f"module '{name}': its {role} is another class than the one it names ({cls.__name__})"
         assert isinstance(found, ROLE_BASES[role]) and getattr(found, "module", None) is module
         own = protocol_methods(ROLES[role])
         missing = sorted(method for method in own - optional if not callable(getattr(found, method, None)))

@@ -7,14 +7,13 @@ own connection, never taken from the tool's report."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 
 import pytest
 
 from iotdb_bench.simulator.modules import timescaledb
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS
-from tests.conftest import dedicated_database, downsample_minutes, pg_connect, postgres_env, rows_per_query
+from tests.conftest import dedicated_database, downsample_minutes, pg_connect, pg_env_or_fail, rows_per_query, timescaledb_env
 
 pytestmark = pytest.mark.timescaledb
 
@@ -22,21 +21,10 @@ DATABASE = "iotbench_timescaledb"
 VERSION = "2.28.3"  # the vendored source's (../shared/vendor/timescaledb/build.sh)
 
 
-def timescaledb_env() -> dict[str, str]:
-    return {**postgres_env(), "PGHOST": os.environ.get("TIMESCALEDB_HOST", "127.0.0.1"), "PGPORT": os.environ.get("TIMESCALEDB_PORT", "5433")}
-
-
 @pytest.fixture
 def timescale():
     """PG* settings of the suite's database on the real TimescaleDB; fails (never skips) when it is not reachable."""
-    import psycopg
-
-    env = timescaledb_env()
-    try:
-        pg_connect(env).close()
-    except psycopg.OperationalError as error:
-        pytest.fail(f"TimescaleDB is not reachable ({error}); start it with scripts/servers/start-timescaledb.sh")
-    return dedicated_database(env, DATABASE)
+    return dedicated_database(pg_env_or_fail(timescaledb_env(), "timescaledb"), DATABASE)
 
 
 def sql(env, statement: str, *params) -> list[tuple]:

@@ -1,7 +1,8 @@
 """Each variant a module's options pick (tests/contract/test_capabilities.py checks every module's
 default) hands out four role objects (simulator/roles.py) of distinct small classes:
 each a `Role` of its module playing exactly one role, with the methods of that role's protocol (their
-parameters as the protocol names them), and the same object every time (no server needed)."""
+parameters as the protocol names them; tests/contract/test_capabilities.py checks which of the
+optional ones are its own), and the same object every time (no server needed)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ from iotdb_bench.simulator.spec import RunSpec
 
 # role property -> (its protocol, the base class of the classes that play it)
 ROLES = {"schema": (Schema, SchemaRole), "writer": (Writer, WriterRole), "reader": (Reader, ReaderRole), "records": (RecordStore, RecordsRole)}
-# The protocols' methods a role has only where the capabilities say so (tests/contract/test_capabilities.py checks which).
-OPTIONAL = {"commit", "marker_visible", "scan_devices", "scan", "store_record", "stored_record"}
 # Modules with variants, with the options that pick each of them.
 SPLIT = [("cassandra", {}), ("influxdb", {}), ("influxdb", {"v1_compat": "true"}), ("iotdb", {}), ("iotdb", {"model": "table"}),
          ("elasticsearch", {}), ("elasticsearch", {"hosts": "http://localhost:9201"}), ("victoriametrics", {}),
@@ -46,9 +45,7 @@ def test_each_role_is_an_object_of_its_own_small_class(name, options):
         assert isinstance(player, base) and not any(isinstance(player, other) for other in others), \
             f"module '{name}': its {role} ({type(player).__name__}) plays more than one role"
         for method, signature in protocol_methods(protocol).items():
-            found = getattr(player, method, None)
-            if found is None and method in OPTIONAL:
-                continue
+            found = getattr(player, method, None)  # those of the abilities it lacks: the role base's refusal
             assert callable(found), f"module '{name}': its {role} lacks {method}()"
             wanted = [parameter for parameter in signature.parameters if parameter != "self"]
             assert list(inspect.signature(found).parameters) == wanted, f"module '{name}': {type(player).__name__}.{method} takes other parameters"

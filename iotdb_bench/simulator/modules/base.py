@@ -5,6 +5,8 @@ overridden by `--extra-option key=value`) are validated by the module's own pyda
 or a bad value is reported up front, field by field, before anything starts. Drivers are imported
 lazily inside `connect()`, so a missing driver only affects its own targets.
 
+A module names the classes that play its four roles (`schema, writer, reader, records =
+played_by(...)`), each built on its `Role[Module, ItsOptions]`; this base builds one object of each.
 The collector uses the `schema` and `records` roles, the workers the `writer` and `reader` roles;
 which optional parts a module has is its `capabilities` record (simulator/capabilities.py).
 """
@@ -14,15 +16,15 @@ from __future__ import annotations
 import abc
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Annotated, Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast, overload
 
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from iotdb_bench.simulator import env_references
 from iotdb_bench.simulator.capabilities import Capabilities
-from iotdb_bench.simulator.checks.answers import Query
+from iotdb_bench.simulator.checks.answers import Query as Query  # re-exported: what every reader returns
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, WorkerHooks, Writer
@@ -60,6 +62,17 @@ class ModuleError(Exception):
     """A problem the user can fix (bad option, unreachable database); reported as one line."""
 
 
+Handle = TypeVar("Handle")
+
+
+def connected(handle: Handle | None, module: str) -> Handle:
+    """What `connect()` opened and the module shares with its roles (a connection, a session...), for
+    a role to use: a role is only called on a connected module."""
+    if handle is None:
+        raise ModuleError(f"module '{module}' is not connected")
+    return handle
+
+
 class ModuleOptions(BaseModel):
     """Base of every module's options model: unknown keys are errors."""
 
@@ -78,6 +91,11 @@ class Part:
     layout: shapes.Layout
     options: ModuleOptions
 
+    def not_capable(self, method: str) -> ModuleError:
+        """The error of a role method the module's capabilities say it lacks (the simulator never calls
+        one: these defaults only make every role class whole, as simulator/roles.py describes it)."""
+        return ModuleError(f"module '{self.spec.module}' has no {method}(): its capabilities say so")
+
     def per_table(self, batch: EventBatch) -> list[tuple[str, EventBatch]]:
         """The batch's events per table of the run, as (table name, events); a device always writes to
         the same table."""
@@ -89,7 +107,8 @@ class Part:
         names = self.spec.table_names
         if len(names) == 1:
             return names * len(batch)
-        return np.array(names)[batch.device_index % len(names)].tolist()
+        tables: list[str] = np.array(names)[batch.device_index % len(names)].tolist()
+        return tables
 
 
 class SchemaRole(Part, abc.ABC):
@@ -100,8 +119,8 @@ class SchemaRole(Part, abc.ABC):
         """Prepare the schema: drop and create when `spec.clean`, create if missing otherwise."""
 
     @abc.abstractmethod
-    def count(self) -> int:
-        """Events stored in all of the run's tables."""
+    def count(self) -> int | None:
+        """Events stored in all of the run's tables (None: nothing is stored, the null target)."""
 
     @abc.abstractmethod
     def server_version(self) -> str:
@@ -133,23 +152,26 @@ class SchemaRole(Part, abc.ABC):
         `expected` events are stored or their own limit passes, and describe the wait; others: None."""
         return None
 
-    def count_until(self, expected: int, run_ended_at: float, limit_s: float, poll_s: float) -> IngestionWait:
-        """Count until `expected` events are stored or `limit_s` passes: the `wait_for_count` of modules
-        whose acknowledged writes become visible later. `run_ended_at`: epoch end of the timed phase."""
-        started = time.time()
-        while True:
-            counted = self.count()
-            now = time.time()
-            if counted >= expected or now - started >= limit_s:
-                reached = counted >= expected
-                return IngestionWait(expected=expected, counted=counted, reached=reached, waited_s=now - started, limit_s=limit_s,
-                                     seconds_after_run=max(now - run_ended_at, 0.0) if reached else None)
-            log.info("waiting for acknowledged events to be stored: %d of %d", counted, expected)
-            time.sleep(min(poll_s, max(limit_s - (now - started), 0.0)))
+def count_until(count: Callable[[], int], expected: int, run_ended_at: float, limit_s: float, poll_s: float) -> IngestionWait:
+    """`count()` until `expected` events are stored or `limit_s` passes: the `wait_for_count` of modules
+    whose acknowledged writes become visible later. `run_ended_at`: epoch end of the timed phase."""
+    started = time.time()
+    while True:
+        counted = count()
+        now = time.time()
+        if counted >= expected or now - started >= limit_s:
+            reached = counted >= expected
+            return IngestionWait(expected=expected, counted=counted, reached=reached, waited_s=now - started, limit_s=limit_s,
+                                 seconds_after_run=max(now - run_ended_at, 0.0) if reached else None)
+        log.info("waiting for acknowledged events to be stored: %d of %d", counted, expected)
+        time.sleep(min(poll_s, max(limit_s - (now - started), 0.0)))
 
 
 class WriterRole(Part, abc.ABC):
     """The `Writer` role (simulator/roles.py): what a module must write, and defaults for the rest."""
+
+    # A writer that retries failed calls sets its Retry here (DatabaseModule.retries() reports its count).
+    retry: Retry | None = None
 
     def stored_events(self, batch: EventBatch) -> EventBatch:
         """The events as this module stores them, of which the expected answers are kept: the batch
@@ -178,6 +200,10 @@ class WriterRole(Part, abc.ABC):
     def insert_single(self, item: Any) -> None:
         """One database call that stores one event and makes it durable (autocommit), or, with
         --commit-interval, adds it to the open transaction."""
+
+    def commit(self) -> None:
+        """Only when `capabilities.transactions`: commit the open transaction of single inserts."""
+        raise self.not_capable("commit")
 
     def flush(self) -> None:
         """Wait until every call in flight has finished (async modules)."""
@@ -212,6 +238,18 @@ class ReaderRole(Part, abc.ABC):
             raise ModuleError(f"module '{self.spec.module}' queries one table, and the data is in {len(tables)} "
                               f"({','.join(tables)}, written with --tables {len(tables)}): insert with --tables 1 to query it")
 
+    def scan_devices(self) -> list[str]:
+        """Only when `capabilities.scans`: every device with readings in the run's tables, sorted."""
+        raise self.not_capable("scan_devices")
+
+    def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
+        """Only when `capabilities.scans`: the device's readings' timestamps in time order, by pages."""
+        raise self.not_capable("scan")
+
+    def marker_visible(self, marker: EventBatch) -> bool:
+        """Only when `capabilities.markers`: whether a query sees the marker event now."""
+        raise self.not_capable("marker_visible")
+
     def marker_key(self, marker: EventBatch) -> tuple[str, str, int]:
         """(table, device id, sequence number) of a one-event marker batch."""
         table = self.per_table(marker)[0][0]
@@ -227,53 +265,119 @@ class RecordsRole(Part):
         query or scan has no --tables or --schema option: it finds the record and reads its tables)."""
         return RECORD_KEY
 
+    def store_record(self, text: str) -> None:
+        """Only when `capabilities.record`: save the record (JSON text), replacing the last one."""
+        raise self.not_capable("store_record")
 
-class Role(Part):
+    def stored_record(self) -> str | None:
+        """Only when `capabilities.record`: the saved record; None when none is saved yet."""
+        raise self.not_capable("stored_record")
+
+
+ModuleT = TypeVar("ModuleT", bound="DatabaseModule")
+OptionsT = TypeVar("OptionsT", bound=ModuleOptions)
+
+
+class Role(Part, Generic[ModuleT, OptionsT]):
     """A role object of a module split into roles (e.g. modules/cassandra/): it reads the module's
-    spec, layout, options, connection and the worker's hooks through `module`."""
+    spec, layout, options, connection and the worker's hooks through `module`. A module's roles build
+    on `Role[Module, ItsOptions]` (named once, in its options.py: `SqliteRole`), which types `module`
+    and `options` as that module's."""
+
+    module: ModuleT
+    options: OptionsT
 
     def __init__(self, module: DatabaseModule):
-        self.module, self.spec, self.layout, self.options = module, module.spec, module.layout, module.options
+        # The module that builds a role is the one whose class names it (PlayedBy): its own.
+        self.module, self.options = cast(ModuleT, module), cast(OptionsT, module.options)
+        self.spec, self.layout = module.spec, module.layout
 
     @property
     def hooks(self) -> WorkerHooks:
         return self.module.hooks
 
 
+RoleT = TypeVar("RoleT", covariant=True)
+
+
+class PlayedBy(Generic[RoleT]):
+    """One of a module's roles, declared in the module's class by the class that plays it (all four at
+    once with `played_by`). Each module object gets one object of that class (built when the module
+    is, by DatabaseModule), and `module.writer` is that object, typed as that class; mypy checks the
+    class against the role's protocol (simulator/roles.py)."""
+
+    def __init__(self, role_class: Callable[[DatabaseModule], RoleT]):
+        self.role_class = role_class
+
+    def __set_name__(self, owner: type[DatabaseModule], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, module: None, owner: type[DatabaseModule]) -> PlayedBy[RoleT]: ...
+
+    @overload
+    def __get__(self, module: DatabaseModule, owner: type[DatabaseModule]) -> RoleT: ...
+
+    def __get__(self, module: DatabaseModule | None, owner: type[DatabaseModule]) -> PlayedBy[RoleT] | RoleT:
+        if module is None:
+            return self
+        # Built on the first look, then found in the module's own attributes (this is not called again).
+        played: RoleT = self.role_class(module)
+        module.__dict__[self.name] = played
+        return played
+
+
+SchemaT = TypeVar("SchemaT")
+WriterT = TypeVar("WriterT")
+ReaderT = TypeVar("ReaderT")
+RecordsT = TypeVar("RecordsT")
+
+
+def played_by(schema: Callable[[DatabaseModule], SchemaT], writer: Callable[[DatabaseModule], WriterT],
+              reader: Callable[[DatabaseModule], ReaderT],
+              records: Callable[[DatabaseModule], RecordsT]) -> tuple[PlayedBy[SchemaT], PlayedBy[WriterT], PlayedBy[ReaderT], PlayedBy[RecordsT]]:
+    """A module's four roles by the classes that play them, in its class:
+    `schema, writer, reader, records = played_by(SqliteSchema, SqliteWriter, SqliteReader, SqliteRecords)`."""
+    return PlayedBy(schema), PlayedBy(writer), PlayedBy(reader), PlayedBy(records)
+
+
+# The roles every module plays (simulator/roles.py), in the order DatabaseModule builds them.
+ROLE_NAMES = ("schema", "writer", "reader", "records")
+
+
 class DatabaseModule(abc.ABC):
     """A database module: its options, its connection, and its roles (simulator/roles.py: `schema`,
     `writer`, `reader`, `records`), with one `capabilities` record saying what it can do
-    (simulator/capabilities.py). The four properties return its role objects (`Role` subclasses,
-    each a small class of its own: modules/null.py in one file, modules/cassandra/ as a package)."""
+    (simulator/capabilities.py). A module names the class that plays each role (`schema, writer,
+    reader, records = played_by(...)`: `Role` subclasses, each a small class of its own,
+    modules/null.py in one file, modules/cassandra/ as a package); this base builds one object of each."""
 
     Options: ClassVar[type[ModuleOptions]] = ModuleOptions
     capabilities: Capabilities = Capabilities()
+    # Its roles: each module names the classes playing them (`played_by`), narrowing these types.
+    schema: Schema
+    writer: Writer
+    reader: Reader
+    records: RecordStore
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in ROLE_NAMES if not hasattr(cls, name)]
+        if missing:
+            raise TypeError(f"{cls.__module__}.{cls.__qualname__} names no class for its role(s) {', '.join(missing)} "
+                            "(schema, writer, reader, records = played_by(...))")
 
     def __init__(self, spec: RunSpec):
         self.spec = spec
         self.layout = shapes.layout(spec)
         self.options = self.parse_options(spec)
         self.hooks = WorkerHooks()
-        # Modules that retry calls set a Retry here; its count is the run's retries.
-        self.retry: Retry | None = None
         self.validate()
-
-    # -- its roles (simulator/roles.py) ----------------------------------------------------
-    @property
-    @abc.abstractmethod
-    def schema(self) -> Schema: ...
-
-    @property
-    @abc.abstractmethod
-    def writer(self) -> Writer: ...
-
-    @property
-    @abc.abstractmethod
-    def reader(self) -> Reader: ...
-
-    @property
-    @abc.abstractmethod
-    def records(self) -> RecordStore: ...
+        # The roles (PlayedBy builds each on its first look), once the options are known to be good: a
+        # role's constructor reads the spec, layout and options; what the module shares with its roles
+        # (its connection...) it sets after this, and they read it when called.
+        for name in ROLE_NAMES:
+            getattr(self, name)
 
     def bind(self, hooks: WorkerHooks) -> None:
         """The worker's one hand-over before its timed phase (see roles.WorkerHooks)."""
@@ -356,5 +460,6 @@ class DatabaseModule(abc.ABC):
         pass
 
     def retries(self) -> int:
-        """How many calls had to be retried (serialisation failures and the like)."""
-        return self.retry.count if self.retry is not None else 0
+        """How many calls had to be retried (serialisation failures and the like): the writer's retries."""
+        retry = self.writer.retry
+        return retry.count if retry is not None else 0

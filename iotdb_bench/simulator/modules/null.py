@@ -24,7 +24,7 @@ from pydantic import Field
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole, played_by
 from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -37,11 +37,14 @@ class NullOptions(ModuleOptions):
     call_delay_ms: float = Field(0.0, ge=0, le=10_000)
 
 
-class NullSchema(Role, SchemaRole):
+NullRole = Role["Module", NullOptions]  # the base of the module's role classes
+
+
+class NullSchema(NullRole, SchemaRole):
     def setup(self) -> None:
         pass
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         return "none (the null target sends nothing anywhere)"
 
     def count(self) -> None:
@@ -49,8 +52,7 @@ class NullSchema(Role, SchemaRole):
         return None
 
 
-class NullWriter(Role, WriterRole):
-    options: NullOptions
+class NullWriter(NullRole, WriterRole):
 
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
@@ -71,21 +73,21 @@ class NullWriter(Role, WriterRole):
         if self.options.call_delay_ms:
             time.sleep(self.options.call_delay_ms / 1000)
 
-    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple[Any, ...]]]:
         return list(zip(self.table_of_each(batch), self._rows(batch)))
 
-    def insert_single(self, item: tuple[str, tuple]) -> None:
+    def insert_single(self, item: tuple[str, tuple[Any, ...]]) -> None:
         if self.options.call_delay_ms:
             time.sleep(self.options.call_delay_ms / 1000)
 
     def commit(self) -> None:
         pass
 
-    def _rows(self, batch: EventBatch) -> list[tuple]:
+    def _rows(self, batch: EventBatch) -> list[tuple[Any, ...]]:
         return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
 
 
-class NullReader(Role, ReaderRole):
+class NullReader(NullRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         return {name: (lambda: Answer([])) for name in QUERY_NAMES}
 
@@ -96,7 +98,7 @@ class NullReader(Role, ReaderRole):
         return iter(())
 
 
-class NullRecords(Role, RecordsRole):
+class NullRecords(NullRole, RecordsRole):
     """Nothing is stored, so no record is kept (capabilities.record says why)."""
 
 
@@ -110,27 +112,7 @@ class Module(DatabaseModule):
         # hand-off to what this target measures, the client's own work per event.
         prepare_next=PrepareNext.in_turn,
     )
-
-    def __init__(self, spec):
-        super().__init__(spec)
-        self._schema, self._writer, self._reader, self._records = NullSchema(self), NullWriter(self), NullReader(self), NullRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> NullSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> NullWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> NullReader:
-        return self._reader
-
-    @property
-    def records(self) -> NullRecords:
-        return self._records
+    schema, writer, reader, records = played_by(NullSchema, NullWriter, NullReader, NullRecords)
 
     def batch_kind(self) -> str:
         return f"nothing sent ({self.options.encoding} encoding)"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
-from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, MINUTE_MS
+from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_START_MS as DOWNSAMPLE_START_MS  # re-exported beside DOWNSAMPLE_END_MS
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 from iotdb_bench.simulator.workload.shapes import Layout
 

@@ -31,8 +31,8 @@ from iotdb_bench.simulator.modules.arangodb.reader import ArangodbReader
 from iotdb_bench.simulator.modules.arangodb.records import ArangodbRecords
 from iotdb_bench.simulator.modules.arangodb.schema import ArangodbSchema
 from iotdb_bench.simulator.modules.arangodb.writer import ArangodbWriter
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["DEVICES", "QUERIES", "SCAN", "ArangoOptions", "Module"]
 
@@ -44,29 +44,11 @@ class Module(DatabaseModule):
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client, PrimaryKey.uuid}),
         measurements=True, sensors=True, drivers=("python-arango",),
     )
+    schema, writer, reader, records = played_by(ArangodbSchema, ArangodbWriter, ArangodbReader, ArangodbRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.db: Any = None  # python-arango's database, shared by the roles
-        self._schema, self._writer = ArangodbSchema(self), ArangodbWriter(self)
-        self._reader, self._records = ArangodbReader(self), ArangodbRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> ArangodbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> ArangodbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> ArangodbReader:
-        return self._reader
-
-    @property
-    def records(self) -> ArangodbRecords:
-        return self._records
 
     def validate(self) -> None:
         self.validate_workload()
@@ -87,7 +69,7 @@ class Module(DatabaseModule):
         return self.url_address(self.options.url.split(",")[0].strip(), 8529)
 
     def connect(self) -> None:
-        from arango import ArangoClient
+        from arango.client import ArangoClient
         from arango.http import DefaultHTTPClient
 
         client = ArangoClient(

@@ -3,17 +3,18 @@ scans through streaming AQL cursors, a batch of `--page-size` documents per fetc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
+from iotdb_bench.simulator.modules.arangodb.options import ArangodbRole
 from iotdb_bench.simulator.modules.arangodb.queries import ANSWER_FIELDS, CURSOR_BATCH_SIZE, DEVICES, QUERIES, SCAN
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
 
 
-class ArangodbReader(Role, ReaderRole):
+class ArangodbReader(ArangodbRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         return {name: self._query(name, aql) for name, aql in QUERIES.items()}
@@ -21,7 +22,7 @@ class ArangodbReader(Role, ReaderRole):
     def _query(self, name: str, aql: str) -> Query:
         fields = ANSWER_FIELDS.get(name)
 
-        def rows(documents: list) -> list[tuple]:
+        def rows(documents: Sequence[Any]) -> list[tuple[Any, ...]]:
             return [tuple(document[field] for field in fields) if fields else (document,) for document in documents]
 
         def run() -> Answer:

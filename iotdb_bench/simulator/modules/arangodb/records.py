@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.arangodb.options import ArangodbRole
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
 
 
-class ArangodbRecords(Role, RecordsRole):
+class ArangodbRecords(ArangodbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         db = self.module.db
         if not db.has_collection(RECORD_NAME):

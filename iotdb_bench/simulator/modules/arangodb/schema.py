@@ -3,12 +3,12 @@ waitForSync, the key generator), persistent indexes, counts and storage from the
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.arangodb.options import KEY_GENERATORS
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
+from iotdb_bench.simulator.modules.arangodb.options import KEY_GENERATORS, ArangodbRole
+from iotdb_bench.simulator.modules.base import SchemaRole
 from iotdb_bench.simulator.spec import PrimaryKey
 
 
-class ArangodbSchema(Role, SchemaRole):
+class ArangodbSchema(ArangodbRole, SchemaRole):
     def setup(self) -> None:
         db = self.module.db
         for name in self.spec.table_names:
@@ -27,7 +27,7 @@ class ArangodbSchema(Role, SchemaRole):
             for fields in indices + [[column] for column in self.layout.indexed]:
                 db.collection(name).add_index({"type": "persistent", "fields": fields, "name": f"{name}_{'_'.join(fields)}"})
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         details = self.module.db.version(details=True)
         return f"ArangoDB {details['version']}" + (f" ({details['license']})" if details.get("license") else "")
 

@@ -26,8 +26,9 @@ string values are limited (1 MB by default), so the JSON is split into parts.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
@@ -38,8 +39,12 @@ from iotdb_bench.simulator.modules.azure_data_explorer.reader import AdxReader
 from iotdb_bench.simulator.modules.azure_data_explorer.records import AdxRecords
 from iotdb_bench.simulator.modules.azure_data_explorer.schema import AdxSchema
 from iotdb_bench.simulator.modules.azure_data_explorer.writer import AdxWriter
-from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.modules.base import RECORD_NAME, DatabaseModule, ModuleError, played_by
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+
+if TYPE_CHECKING:
+    from azure.kusto.data import KustoConnectionStringBuilder
+    from azure.kusto.data.response import KustoResponseDataSet
 
 log = logging.getLogger("azure_data_explorer")
 
@@ -53,33 +58,15 @@ class Module(DatabaseModule):
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         location=Location.managed, drivers=("azure-kusto-data", "azure-kusto-ingest"),
     )
+    schema, writer, reader, records = played_by(AdxSchema, AdxWriter, AdxReader, AdxRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         # The connection, shared by the roles: the query client, and for an insert the ingest client
         # with each table's ingestion properties.
         self.client: Any = None
         self.ingest: Any = None
         self.ingestion_properties: dict[str, Any] = {}
-        self._schema, self._writer = AdxSchema(self), AdxWriter(self)
-        self._reader, self._records = AdxReader(self), AdxRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> AdxSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> AdxWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> AdxReader:
-        return self._reader
-
-    @property
-    def records(self) -> AdxRecords:
-        return self._records
 
     def validate(self) -> None:
         self.validate_workload()
@@ -108,15 +95,16 @@ class Module(DatabaseModule):
         return notes
 
     # -- lifecycle -------------------------------------------------------------------------
-    def connection_string(self):
+    def connection_string(self) -> KustoConnectionStringBuilder:
         """A fresh connection string builder (the ingest clients rewrite the one they are given)."""
         from azure.kusto.data import KustoConnectionStringBuilder as Builder
 
-        options = self.options
+        options = self.options  # validate() made sure the chosen auth's options are set
         if options.auth == "application_key":
-            return Builder.with_aad_application_key_authentication(options.cluster_uri, options.client_id, options.client_secret, options.tenant_id)
+            return Builder.with_aad_application_key_authentication(options.cluster_uri, options.client_id or "", options.client_secret or "",
+                                                                   options.tenant_id or "")
         if options.auth == "application_token":
-            return Builder.with_aad_application_token_authentication(options.cluster_uri, options.application_token)
+            return Builder.with_aad_application_token_authentication(options.cluster_uri, options.application_token or "")
         return Builder.with_no_authentication(options.cluster_uri)
 
     def connect(self) -> None:
@@ -151,7 +139,7 @@ class Module(DatabaseModule):
         self.ingest = self.client = None
 
     # -- the connection's two calls, shared by the roles ---------------------------------------
-    def rows(self, kql: str) -> list:
+    def rows(self, kql: str) -> list[Any]:
         """The primary result's rows of a KQL query (bounded by --query-timeout in a query run)."""
         from azure.kusto.data import ClientRequestProperties
 
@@ -161,14 +149,13 @@ class Module(DatabaseModule):
             properties.set_option(ClientRequestProperties.request_timeout_option_name, _timespan(self.spec.query_timeout))
         return list(self.client.execute_query(self.options.database, kql, properties).primary_results[0])
 
-    def mgmt(self, command: str):
+    def mgmt(self, command: str) -> KustoResponseDataSet:
         """A management command's response."""
-        return self.client.execute_mgmt(self.options.database, command)
+        response: KustoResponseDataSet = self.client.execute_mgmt(self.options.database, command)
+        return response
 
 
-def _timespan(seconds: float):
-    import datetime as dt
-
+def _timespan(seconds: float) -> dt.timedelta:
     return dt.timedelta(seconds=seconds)
 
 

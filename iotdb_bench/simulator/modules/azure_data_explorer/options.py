@@ -1,12 +1,16 @@
-"""The azure_data_explorer module's options and the column types and mapping its roles share."""
+"""The azure_data_explorer module's options and the column types and mapping its roles share;
+the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.azure_data_explorer import Module  # noqa: F401 (the alias at the end names it)
 
 # Kusto types of each kind of column of the shapes (simulator/workload/shapes.py).
 COLUMN_TYPES = {"timestamp": "datetime", "device": "string", "sensor": "int", "sequence": "long", "float": "real",
@@ -29,3 +33,6 @@ class AdxOptions(ModuleOptions):
     )
     ingestion_wait_s: float = Field(600, ge=0, description="longest wait for queued rows to appear after a run")
     ingestion_poll_s: float = Field(5, gt=0)
+
+
+AdxRole = Role["Module", AdxOptions]  # the base of the module's role classes

@@ -8,11 +8,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
+from iotdb_bench.simulator.modules.azure_data_explorer.options import AdxRole
 from iotdb_bench.simulator.modules.azure_data_explorer.queries import DEVICES, QUERIES, SCAN, TIME_COLUMNS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
 
 
-class AdxReader(Role, ReaderRole):
+class AdxReader(AdxRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         return {name: self._query(name, kql) for name, kql in QUERIES.items()}
 

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.azure_data_explorer.options import AdxRole
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
 
 RECORD_PART_CHARS = 500_000
 
 
-class AdxRecords(Role, RecordsRole):
+class AdxRecords(AdxRole, RecordsRole):
     def store_record(self, text: str) -> None:
         """The record's parts replace the ones of the same tables; records of other tables stay."""
         key = _kql_string(self.record_key())

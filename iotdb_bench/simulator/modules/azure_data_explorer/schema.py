@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import time
 
-from iotdb_bench.simulator.modules.azure_data_explorer.options import COLUMN_TYPES, CSV_MAPPING
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
+from iotdb_bench.simulator.modules.azure_data_explorer.options import COLUMN_TYPES, CSV_MAPPING, AdxRole
+from iotdb_bench.simulator.modules.base import SchemaRole, count_until
 from iotdb_bench.simulator.report import IngestionWait
 
 
-class AdxSchema(Role, SchemaRole):
+class AdxSchema(AdxRole, SchemaRole):
     def setup(self) -> None:
         for statement in self.setup_commands():
             self.module.mgmt(statement)
@@ -35,7 +35,7 @@ class AdxSchema(Role, SchemaRole):
                 )
         return commands
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         row = self.module.mgmt(".show version").primary_results[0][0]
         return f"{row['ServiceType'] or 'Kusto'} {row['BuildVersion']}"
 
@@ -48,4 +48,4 @@ class AdxSchema(Role, SchemaRole):
 
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
         """Queued rows appear minutes after the run: count until they are all there (bounded)."""
-        return self.count_until(expected, run_ended_at, self.options.ingestion_wait_s, self.options.ingestion_poll_s)
+        return count_until(self.count, expected, run_ended_at, self.options.ingestion_wait_s, self.options.ingestion_poll_s)

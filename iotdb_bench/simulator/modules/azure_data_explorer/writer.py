@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import gzip
 import io
+from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.azure_data_explorer.options import AdxRole
+from iotdb_bench.simulator.modules.base import WriterRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
 # Per table: (table, gzipped CSV, its size uncompressed).
 Blobs = list[tuple[str, bytes, int]]
 
 
-class AdxWriter(Role, WriterRole):
+class AdxWriter(AdxRole, WriterRole):
     def prepare_batch(self, batch: EventBatch) -> Blobs:
         prepared = []
         for table, part in self.per_table(batch):
@@ -43,8 +45,9 @@ class AdxWriter(Role, WriterRole):
 
 
 def _iso_times(timestamp_ms: np.ndarray) -> list[str]:
-    return np.datetime_as_string(timestamp_ms.astype("datetime64[ms]"), timezone="UTC").tolist()
+    times: list[str] = np.datetime_as_string(timestamp_ms.astype("datetime64[ms]"), timezone="UTC").tolist()
+    return times
 
 
-def _csv_value(value) -> str:
+def _csv_value(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)

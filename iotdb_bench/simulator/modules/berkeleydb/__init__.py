@@ -50,14 +50,14 @@ from pathlib import Path
 from typing import Any
 
 from iotdb_bench.simulator.capabilities import Capabilities, Location, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.berkeleydb.environment import environment_file, reason, registered_processes
 from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE, BerkeleydbOptions
 from iotdb_bench.simulator.modules.berkeleydb.reader import BerkeleydbReader
 from iotdb_bench.simulator.modules.berkeleydb.records import BerkeleydbRecords
 from iotdb_bench.simulator.modules.berkeleydb.schema import BerkeleydbSchema
 from iotdb_bench.simulator.modules.berkeleydb.writer import BerkeleydbWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 from iotdb_bench.simulator.wire.kv_records import KeyOrder
 
 log = logging.getLogger("berkeleydb")
@@ -78,8 +78,9 @@ class Module(DatabaseModule):
         kubernetes=No("BerkeleyDB is embedded: the run's processes share one environment folder, and its bindings are not in the image"),
         drivers=("berkeleydb",),
     )
+    schema, writer, reader, records = played_by(BerkeleydbSchema, BerkeleydbWriter, BerkeleydbReader, BerkeleydbRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         # The environment, shared by the roles: the berkeleydb.db module (imported in connect()), the
         # environment's handle, one B-tree per table, and the key order the tables hold.
@@ -88,26 +89,6 @@ class Module(DatabaseModule):
         self.tables: dict[str, Any] = {}
         self.home = Path(self.options.home)
         self.key_order: KeyOrder = self.options.key_order
-        self._schema, self._writer = BerkeleydbSchema(self), BerkeleydbWriter(self)
-        self._reader, self._records = BerkeleydbReader(self), BerkeleydbRecords(self)
-        self.retry = self._writer.retry
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> BerkeleydbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> BerkeleydbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> BerkeleydbReader:
-        return self._reader
-
-    @property
-    def records(self) -> BerkeleydbRecords:
-        return self._records
 
     def validate(self) -> None:
         # The bindings are optional (no wheel: they compile against libdb): say so before the run.
@@ -172,7 +153,7 @@ class Module(DatabaseModule):
         self.key_order = self._stored_key_order()
         self.tables = {name: self._open_table(name) for name in self.spec.table_names}
 
-    def _open_table(self, name: str):
+    def _open_table(self, name: str) -> Any:
         db = self.db
         table = db.DB(self.env)
         if self.options.page_size:
@@ -200,7 +181,7 @@ class Module(DatabaseModule):
                 if self.spec.task == "insert":
                     layout.put(b"key_order", wanted.encode())
                 return wanted
-            stored_order = stored.decode()
+            stored_order: KeyOrder = stored.decode()
             if self.spec.task == "insert" and not self.spec.clean and stored_order != wanted:
                 raise ModuleError(f"the tables in {self.home} have {stored_order}-first keys: --no-clean needs key_order={stored_order}")
             if self.spec.task == "insert" and stored_order != wanted:

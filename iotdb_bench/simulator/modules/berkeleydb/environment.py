@@ -40,5 +40,5 @@ def environment_file(path: Path) -> bool:
 
 def reason(error: BaseException) -> str:
     """BerkeleyDB's errors are (code, text) pairs: the text, on one line."""
-    args = getattr(error, "args", ())
+    args = error.args
     return one_line(args[1]) if len(args) == 2 and isinstance(args[1], str) else described(error)

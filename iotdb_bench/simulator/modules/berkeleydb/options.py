@@ -1,13 +1,16 @@
-"""The berkeleydb module's options and the file names its roles share."""
+"""The berkeleydb module's options and the file names its roles share; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
 from iotdb_bench.simulator.wire.kv_records import KeyOrder
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.berkeleydb import Module  # noqa: F401 (the alias at the end names it)
 
 LAYOUT_FILE = "layout.db"  # the key order and the record of expected answers
 
@@ -27,3 +30,6 @@ class BerkeleydbOptions(ModuleOptions):
         if size is not None and (size < 512 or size > 65536 or size & (size - 1)):
             raise ValueError(f"{size} is not a power of two from 512 to 65536")
         return size
+
+
+BerkeleydbRole = Role["Module", BerkeleydbOptions]  # the base of the module's role classes

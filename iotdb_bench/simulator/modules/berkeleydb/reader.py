@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.berkeleydb.options import BerkeleydbRole
 from iotdb_bench.simulator.modules.berkeleydb.walks import TreeWalks
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 from iotdb_bench.simulator.wire import kv_records
 
 
-class BerkeleydbReader(Role, ReaderRole):
+class BerkeleydbReader(BerkeleydbRole, ReaderRole):
     def _walks(self) -> TreeWalks:
         """The walks over the events table as the environment holds it now (its stored key order)."""
         return TreeWalks(self.module.tables[SINGLE_TABLE_NAME], self.module.key_order, self.spec.query_timeout)
@@ -32,7 +34,7 @@ class BerkeleydbReader(Role, ReaderRole):
             "device-downsample": self._timed(lambda walks, deadline: walks.downsample(deadline)),
         }
 
-    def _timed(self, walk: Callable[[TreeWalks, float | None], list[tuple]]) -> Query:
+    def _timed(self, walk: Callable[[TreeWalks, float | None], list[tuple[Any, ...]]]) -> Query:
         def run() -> Answer:
             timeout = self.spec.query_timeout if self.spec.task == "query" else 0
             return Answer(walk(self._walks(), time.monotonic() + timeout if timeout else None))

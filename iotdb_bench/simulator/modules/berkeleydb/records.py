@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from iotdb_bench.simulator.modules.base import RecordsRole, Role
-from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE
+from iotdb_bench.simulator.modules.base import RecordsRole
+from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE, BerkeleydbRole
 
 
-class BerkeleydbRecords(Role, RecordsRole):
+class BerkeleydbRecords(BerkeleydbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         self._with_layout(lambda layout: layout.put(self._record_key(), text.encode(), txn=None))
 

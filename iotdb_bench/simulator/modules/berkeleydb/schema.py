@@ -4,11 +4,12 @@ and after the run a checkpoint removes the log files recovery no longer needs.""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
+from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
 from iotdb_bench.simulator.modules.berkeleydb.environment import environment_file, registered_processes
+from iotdb_bench.simulator.modules.berkeleydb.options import BerkeleydbRole
 
 
-class BerkeleydbSchema(Role, SchemaRole):
+class BerkeleydbSchema(BerkeleydbRole, SchemaRole):
     def setup(self) -> None:
         if not self.spec.clean:
             return
@@ -24,9 +25,9 @@ class BerkeleydbSchema(Role, SchemaRole):
         module.open_environment()
         module.env.txn_checkpoint()
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         # Embedded: the library the bindings were built against is the database engine.
-        return self.module.db.DB_VERSION_STRING
+        return str(self.module.db.DB_VERSION_STRING)
 
     def count(self) -> int:
         return sum(table.stat()["ndata"] for table in self.module.tables.values())

@@ -50,10 +50,10 @@ class TreeWalks:
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError(f"query timed out after {self.timeout:g} s")
 
-    def count_events(self, deadline: float | None) -> list[tuple]:
+    def count_events(self, deadline: float | None) -> list[tuple[Any, ...]]:
         return [(sum(len(keys) for keys, _ in self.chunks(deadline)),)]
 
-    def temperature_stats(self, deadline: float | None, with_avg: bool) -> list[tuple]:
+    def temperature_stats(self, deadline: float | None, with_avg: bool) -> list[tuple[Any, ...]]:
         low, high, total, count = np.inf, -np.inf, 0.0, 0
         for _, values in self.chunks(deadline):
             temperature = kv_records.decode_values(values)["temperature"]
@@ -65,7 +65,7 @@ class TreeWalks:
             return []
         return [(float(low), total / count, float(high))] if with_avg else [(float(low), float(high))]
 
-    def stats_per_device(self, deadline: float | None) -> list[tuple]:
+    def stats_per_device(self, deadline: float | None) -> list[tuple[Any, ...]]:
         per_device: dict[bytes, list[float]] = {}  # device -> [min, max, sum, count]
         for keys, values in self.chunks(deadline):
             devices, which = np.unique(kv_records.decode_keys(keys, self.layout)["device_id"], return_inverse=True)
@@ -81,11 +81,12 @@ class TreeWalks:
                 known[3] += figures[3]
         return [(device.decode(), low, total / count, high) for device, (low, high, total, count) in per_device.items()]
 
-    def newest_per_device(self, deadline: float | None) -> list[tuple]:
+    def newest_per_device(self, deadline: float | None) -> list[tuple[Any, ...]]:
+        newest: dict[bytes, tuple[int, float]]
         if self.key_order == "device":
             newest = self.last_record_per_device(deadline)
         else:
-            newest: dict[bytes, tuple[int, float]] = {}
+            newest = {}
             for keys, values in self.chunks(deadline):  # time order: a device's last record in the walk is its newest
                 decoded = kv_records.decode_keys(keys, self.layout)
                 devices, from_end = np.unique(decoded["device_id"][::-1], return_index=True)
@@ -115,7 +116,7 @@ class TreeWalks:
             cursor.close()
         return newest
 
-    def downsample(self, deadline: float | None) -> list[tuple]:
+    def downsample(self, deadline: float | None) -> list[tuple[Any, ...]]:
         """The device's readings of the hour per minute: one seek to the hour (of the device, with
         device-first keys), then a walk until the hour (or the device's range) ends."""
         layout = self.layout

@@ -3,7 +3,8 @@ transaction of one put, committed as `durability` says; a deadlock victim's tran
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.berkeleydb.options import BerkeleydbRole
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.wire import kv_records
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -12,10 +13,10 @@ from iotdb_bench.simulator.workload.events import EventBatch
 Records = list[tuple[str, list[bytes], list[bytes]]]
 
 
-class BerkeleydbWriter(Role, WriterRole):
-    def __init__(self, module):
+class BerkeleydbWriter(BerkeleydbRole, WriterRole):
+    def __init__(self, module: DatabaseModule):
         super().__init__(module)
-        self.retry = Retry(self.options.max_retries, self._deadlocked)
+        self.retry: Retry = Retry(self.options.max_retries, self._deadlocked)
 
     def prepare_batch(self, batch: EventBatch) -> Records:
         return [(table, *kv_records.encode(part, self.module.key_order)) for table, part in self.per_table(batch)]
@@ -54,7 +55,8 @@ class BerkeleydbWriter(Role, WriterRole):
 
     def _commit_flags(self) -> int:
         db = self.module.db
-        return {"sync": db.DB_TXN_SYNC, "write_nosync": db.DB_TXN_WRITE_NOSYNC, "nosync": db.DB_TXN_NOSYNC}[self.options.durability]
+        flags: int = {"sync": db.DB_TXN_SYNC, "write_nosync": db.DB_TXN_WRITE_NOSYNC, "nosync": db.DB_TXN_NOSYNC}[self.options.durability]
+        return flags
 
     def _deadlocked(self, error: BaseException) -> bool:
         db = self.module.db

@@ -33,16 +33,17 @@ from __future__ import annotations
 
 import logging
 import socket
+from typing import Any
 
 from iotdb_bench.simulator.capabilities import Capabilities
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.cassandra.options import KEYED_SHAPE_KEYS, CassandraOptions
 from iotdb_bench.simulator.modules.cassandra.reader import CassandraReader
 from iotdb_bench.simulator.modules.cassandra.records import CassandraRecords
 from iotdb_bench.simulator.modules.cassandra.schema import CassandraSchema
 from iotdb_bench.simulator.modules.cassandra.wording import reason
 from iotdb_bench.simulator.modules.cassandra.writer import CassandraWriter, InsertFailed
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 log = logging.getLogger("cassandra")
 # The driver leaves Nagle's algorithm on: with delayed ACKs every small request then waits ~40 ms.
@@ -61,31 +62,12 @@ class Module(DatabaseModule):
         # Batch requests are marked here, one latency per CQL request, in both sync and async mode.
         marks_own_calls=True,
     )
+    schema, writer, reader, records = played_by(CassandraSchema, CassandraWriter, CassandraReader, CassandraRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self._cluster = None
-        self.session = None  # the driver's session, shared by the roles
-        self._schema, self._writer = CassandraSchema(self), CassandraWriter(self)
-        self._reader, self._records = CassandraReader(self), CassandraRecords(self)
-        self.retry = self._writer.retry
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> CassandraSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> CassandraWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> CassandraReader:
-        return self._reader
-
-    @property
-    def records(self) -> CassandraRecords:
-        return self._records
+        self._cluster: Any = None
+        self.session: Any = None  # the driver's session (cassandra-driver, untyped), shared by the roles
 
     def validate(self) -> None:
         self.validate_workload()
@@ -162,5 +144,5 @@ class Module(DatabaseModule):
         if self._cluster is not None:
             self._cluster.shutdown()
         self._cluster = self.session = None
-        self._writer.forget_statements()
-        self._reader.forget_statements()
+        self.writer.forget_statements()
+        self.reader.forget_statements()

@@ -1,14 +1,17 @@
-"""The cassandra module's options and the constants its roles share."""
+"""The cassandra module's options and the constants its roles share; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
 from iotdb_bench.simulator.spec import PrimaryKey
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.cassandra import Module  # noqa: F401 (the alias at the end names it)
 
 ConsistencyName = Literal["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"]
 # CQL types of each kind of column of the shapes (simulator/workload/shapes.py).
@@ -55,3 +58,6 @@ class CassandraOptions(ModuleOptions):
         if isinstance(value, list) and not [host for host in value if host]:
             raise ValueError("at least one contact point is needed")
         return [host for host in value if host] if isinstance(value, list) else value
+
+
+CassandraRole = Role["Module", CassandraOptions]  # the base of the module's role classes

@@ -3,17 +3,19 @@ read at the verification count's consistency."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
-from iotdb_bench.simulator.modules.cassandra.options import DDL_TIMEOUT_S
+from typing import Any
+
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.cassandra.options import DDL_TIMEOUT_S, CassandraRole
 
 
-class CassandraRecords(Role, RecordsRole):
+class CassandraRecords(CassandraRole, RecordsRole):
     def store_record(self, text: str) -> None:
         table = f"{self.options.keyspace}.{RECORD_NAME}"
         self.module.session.execute(f"CREATE TABLE IF NOT EXISTS {table} (tables text PRIMARY KEY, record text)", timeout=DDL_TIMEOUT_S)
         self.module.session.execute(self._record_statement(f"INSERT INTO {table} (tables, record) VALUES (%s, %s)"), (self.record_key(), text))
 
-    def _record_statement(self, cql: str):
+    def _record_statement(self, cql: str) -> Any:
         """The record is written and read at the verification count's consistency, not the inserts'
         (a consistency_level the cluster cannot give must fail the inserts, not the bookkeeping)."""
         from cassandra import ConsistencyLevel

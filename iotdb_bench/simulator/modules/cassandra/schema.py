@@ -3,12 +3,12 @@ per device, newest first), the shape's secondary index, counts at the verificati
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S
+from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S, CassandraRole
 from iotdb_bench.simulator.spec import PrimaryKey
 
 
-class CassandraSchema(Role, SchemaRole):
+class CassandraSchema(CassandraRole, SchemaRole):
     def setup(self) -> None:
         keyspace = self.options.keyspace
         self.module.session.execute(
@@ -34,7 +34,7 @@ class CassandraSchema(Role, SchemaRole):
             ") WITH CLUSTERING ORDER BY (timestamp DESC, sequence_number DESC)"
         )
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         row = self.module.session.execute("SELECT release_version FROM system.local", timeout=DDL_TIMEOUT_S).one()
         return f"Cassandra {row[0]}"
 

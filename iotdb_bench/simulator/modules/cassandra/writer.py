@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.cassandra.options import CassandraRole
 from iotdb_bench.simulator.modules.cassandra.wording import describe
 from iotdb_bench.simulator.retry import RetriesExhausted, Retry
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -31,8 +32,8 @@ class InsertFailed(RuntimeError):
     """An insert failed for good (after its retries); for async requests, raised on the worker's thread."""
 
 
-class CassandraWriter(Role, WriterRole):
-    def __init__(self, module):
+class CassandraWriter(CassandraRole, WriterRole):
+    def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
         self._in_flight = _InFlight(self.options.max_sync_calls)
@@ -40,7 +41,7 @@ class CassandraWriter(Role, WriterRole):
         # not sent again (refusals that guarantee nothing was written still are).
         self._idempotent = self.layout.shape == "events" or self.spec.primary_key is PrimaryKey.client
         retryable = _is_retryable if self._idempotent else _is_refusal
-        self.retry = Retry(self.options.max_retries, retryable, first_delay_s=0.05, max_delay_s=2.0)
+        self.retry: Retry = Retry(self.options.max_retries, retryable, first_delay_s=0.05, max_delay_s=2.0)
 
     def forget_statements(self) -> None:
         """The session closed: its prepared statements go with it."""
@@ -60,7 +61,7 @@ class CassandraWriter(Role, WriterRole):
                 requests.append(_Request(statement, len(rows)))
         return requests
 
-    def _device_groups(self, batch: EventBatch) -> list[list[tuple]]:
+    def _device_groups(self, batch: EventBatch) -> list[list[tuple[Any, ...]]]:
         """The batch's rows grouped per device (one partition each), split at `max_rows_per_batch`. Rows
         of the light and large shapes are each their own partition: one group, split the same way."""
         if self.layout.shape != "events":
@@ -92,7 +93,7 @@ class CassandraWriter(Role, WriterRole):
         inserts = {table: self._insert_statement(table) for table in self.spec.table_names}
         return [inserts[table].bind(row) for table, row in zip(self.table_of_each(batch), self._rows(batch))]
 
-    def _rows(self, batch: EventBatch) -> list[tuple]:
+    def _rows(self, batch: EventBatch) -> list[tuple[Any, ...]]:
         """Rows in the INSERT's column order (timestamps as epoch milliseconds; the key last, if the client's)."""
         return self.layout.python_rows(batch, key=batch.client_key if self.spec.primary_key is PrimaryKey.client else None)
 
@@ -134,7 +135,7 @@ class CassandraWriter(Role, WriterRole):
         except Exception as error:  # e.g. the session was shut down; the worker's thread sees it
             self._in_flight.release(error)
 
-    def _on_success(self, _rows, request: _Request, done: Callable[[], None]) -> None:
+    def _on_success(self, _rows: Any, request: _Request, done: Callable[[], None]) -> None:
         error = None
         try:
             done()
@@ -187,7 +188,7 @@ class _InFlight:
             raise InsertFailed(f"an asynchronous insert failed: {describe(self._error)}") from self._error
 
 
-def _is_retryable(error: Exception) -> bool:
+def _is_retryable(error: BaseException) -> bool:
     """Timeouts, missing replicas and overload; the driver wraps them in NoHostAvailable after
     its own policy tried the next host, so look inside."""
     from cassandra import OperationTimedOut, Unavailable, WriteTimeout
@@ -199,7 +200,7 @@ def _is_retryable(error: Exception) -> bool:
     return isinstance(error, (WriteTimeout, OperationTimedOut, Unavailable, OverloadedErrorMessage))
 
 
-def _is_refusal(error: Exception) -> bool:
+def _is_refusal(error: BaseException) -> bool:
     """Errors after which the write was certainly not applied: missing replicas, overload."""
     from cassandra import Unavailable
     from cassandra.cluster import NoHostAvailable

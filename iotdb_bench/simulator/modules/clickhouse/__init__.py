@@ -33,12 +33,13 @@ wording.py the server's refusals in one line, options.py the options.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.clickhouse.dialect import ServerDialect
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 from iotdb_bench.simulator.modules.clickhouse.reader import ClickhouseReader
@@ -46,7 +47,7 @@ from iotdb_bench.simulator.modules.clickhouse.records import ClickhouseRecords
 from iotdb_bench.simulator.modules.clickhouse.schema import ClickhouseSchema
 from iotdb_bench.simulator.modules.clickhouse.wording import ClickhouseError, first_line
 from iotdb_bench.simulator.modules.clickhouse.writer import ClickhouseWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 log = logging.getLogger("clickhouse")
 
@@ -63,32 +64,23 @@ class Module(DatabaseModule):
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
     )
+    schema, writer, reader, records = played_by(ClickhouseSchema, ClickhouseWriter, ClickhouseReader, ClickhouseRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.client = None  # the driver's client, shared by the roles
+        self.client: Any = None  # the driver's client (clickhouse-driver, untyped), shared by the roles
         self.dialect: ServerDialect | None = None  # the server's, known once connected
-        database = self.options.database
-        self.tables = {table: f"{database}.{table}" for table in self.spec.table_names}  # run table -> database.table
-        self._schema, self._writer = ClickhouseSchema(self), ClickhouseWriter(self)
-        self._reader, self._records = ClickhouseReader(self), ClickhouseRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> ClickhouseSchema:
-        return self._schema
 
     @property
-    def writer(self) -> ClickhouseWriter:
-        return self._writer
+    def server_dialect(self) -> ServerDialect:
+        """The server's dialect, as the roles use it once `connect()` has read it."""
+        return connected(self.dialect, self.spec.module)
 
-    @property
-    def reader(self) -> ClickhouseReader:
-        return self._reader
-
-    @property
-    def records(self) -> ClickhouseRecords:
-        return self._records
+    @functools.cached_property
+    def tables(self) -> dict[str, str]:
+        """The run's tables as the server names them: run table -> database.table (the writer's
+        constructor reads them)."""
+        return {table: f"{self.options.database}.{table}" for table in self.spec.table_names}
 
     def validate(self) -> None:
         self.validate_workload()
@@ -160,7 +152,7 @@ class Module(DatabaseModule):
             self.client.disconnect()
             self.client = None
 
-    def execute(self, statement: str, *args, **kwargs) -> Any:
+    def execute(self, statement: str, *args: Any, **kwargs: Any) -> Any:
         """Run a statement; a refusal becomes a ClickhouseError with the server's code and first line."""
         from clickhouse_driver.errors import ServerException
 

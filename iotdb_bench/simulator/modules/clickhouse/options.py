@@ -1,12 +1,15 @@
-"""The clickhouse module's options."""
+"""The clickhouse module's options; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.clickhouse import Module  # noqa: F401 (the alias at the end names it)
 
 
 class ClickhouseOptions(ModuleOptions):
@@ -23,3 +26,6 @@ class ClickhouseOptions(ModuleOptions):
     device_type: Literal["auto", "LowCardinality", "String"] = Field("auto", description="auto: LowCardinality(String) where the server allows it, else String")
     connect_timeout: float = Field(10.0, gt=0)
     send_receive_timeout: float = Field(300.0, gt=0, description="seconds one call may take")
+
+
+ClickhouseRole = Role["Module", ClickhouseOptions]  # the base of the module's role classes

@@ -3,16 +3,18 @@ columns), scans streamed block by block with `execute_iter`, and the visibility 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
+from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class ClickhouseReader(Role, ReaderRole):
+class ClickhouseReader(ClickhouseRole, ReaderRole):
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's row: visible when the insert returned, or, with async_insert and no wait, once the
         server has flushed its insert buffer."""
@@ -25,7 +27,7 @@ class ClickhouseReader(Role, ReaderRole):
         # With --tables N, each query reads the union of the tables.
         source = tables[0] if len(tables) == 1 else "(" + " UNION ALL ".join(
             f"SELECT timestamp, device_id, temperature FROM {qualified}" for qualified in tables) + ")"
-        return {name: self._rows(statement) for name, statement in self.module.dialect.queries(source).items()}
+        return {name: self._rows(statement) for name, statement in self.module.server_dialect.queries(source).items()}
 
     def _rows(self, statement: str) -> Query:
         def run() -> Answer:
@@ -42,10 +44,10 @@ class ClickhouseReader(Role, ReaderRole):
     def scan(self, device: str, page_size: int) -> Iterator[np.ndarray]:
         # A device always writes to the same table; the others hold none of its rows.
         for qualified in self.module.tables.values():
-            rows = self.module.client.execute_iter(self.module.dialect.scan(qualified), {"device": device},
+            rows = self.module.client.execute_iter(self.module.server_dialect.scan(qualified), {"device": device},
                                                    settings={"max_block_size": page_size})
             yield from timestamp_pages((row[0] for row in rows), page_size)
 
 
-def _rows_of_columns(columns: list[np.ndarray]) -> list[tuple]:
+def _rows_of_columns(columns: Sequence[np.ndarray]) -> list[tuple[Any, ...]]:
     return list(zip(*(column.tolist() for column in columns)))

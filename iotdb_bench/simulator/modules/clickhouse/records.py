@@ -7,13 +7,11 @@ import time
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
-from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 
 
-class ClickhouseRecords(Role, RecordsRole):
-    options: ClickhouseOptions
-
+class ClickhouseRecords(ClickhouseRole, RecordsRole):
     def store_record(self, text: str) -> None:
         execute = self.module.execute
         table = f"{self.options.database}.{RECORD_NAME}"

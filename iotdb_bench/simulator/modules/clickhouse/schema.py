@@ -4,8 +4,8 @@ inserts that did not wait for them."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
+from iotdb_bench.simulator.modules.base import SchemaRole, count_until
+from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 from iotdb_bench.simulator.report import IngestionWait
 
 # Rows buffered by async inserts without waiting are written within async_insert_busy_timeout_ms
@@ -13,18 +13,16 @@ from iotdb_bench.simulator.report import IngestionWait
 ASYNC_INSERT_COUNT_LIMIT_S = 60.0
 
 
-class ClickhouseSchema(Role, SchemaRole):
-    options: ClickhouseOptions
-
+class ClickhouseSchema(ClickhouseRole, SchemaRole):
     def setup(self) -> None:
         execute = self.module.execute
         execute(f"CREATE DATABASE IF NOT EXISTS {self.options.database}")
         for qualified in self.module.tables.values():
             if self.spec.clean:
                 execute(f"DROP TABLE IF EXISTS {qualified}")
-            execute(self.module.dialect.create_table(qualified, self.layout))
+            execute(self.module.server_dialect.create_table(qualified, self.layout))
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         return f"ClickHouse {self.module.execute('SELECT version()')[0][0]}"
 
     def count(self) -> int:
@@ -39,4 +37,4 @@ class ClickhouseSchema(Role, SchemaRole):
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait | None:
         if not (self.options.async_insert and not self.options.wait_for_async_insert):
             return None
-        return self.count_until(expected, run_ended_at, limit_s=ASYNC_INSERT_COUNT_LIMIT_S, poll_s=0.1)
+        return count_until(self.count, expected, run_ended_at, limit_s=ASYNC_INSERT_COUNT_LIMIT_S, poll_s=0.1)

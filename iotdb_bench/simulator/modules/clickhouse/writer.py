@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class ClickhouseWriter(Role, WriterRole):
+class ClickhouseWriter(ClickhouseRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
-        self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in module.tables.items()}
+        self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in self.module.tables.items()}
 
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
         return [(self._inserts[table], self._columns(part)) for table, part in self.per_table(batch)]

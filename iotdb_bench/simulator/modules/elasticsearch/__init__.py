@@ -25,14 +25,14 @@ timestamp). The record of expected answers is a document in an index of its own,
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchConnection, SearchServerError
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, PRODUCT, ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.reader import SearchReader
 from iotdb_bench.simulator.modules.elasticsearch.records import SearchRecords
 from iotdb_bench.simulator.modules.elasticsearch.schema import SearchSchema
 from iotdb_bench.simulator.modules.elasticsearch.writer import Rejected, SearchWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["Module", "Rejected", "SearchServerError"]
 
@@ -47,31 +47,12 @@ class Module(DatabaseModule):
         # per 1000 events against milliseconds of server work), without a helper thread's hand-offs.
         prepare_next=PrepareNext.during_call,
     )
+    schema, writer, reader, records = played_by(SearchSchema, SearchWriter, SearchReader, SearchRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = SearchConnection(self.options)  # the HTTP client to one node, shared by the roles
         self.indices = ",".join(spec.table_names)  # the run's indices, as a request path names them
-        self._schema, self._writer = SearchSchema(self), SearchWriter(self)
-        self._reader, self._records = SearchReader(self), SearchRecords(self)
-        self.retry = self._writer.retry
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> SearchSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> SearchWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> SearchReader:
-        return self._reader
-
-    @property
-    def records(self) -> SearchRecords:
-        return self._records
 
     def validate(self) -> None:
         super().validate()

@@ -11,12 +11,15 @@ import logging
 import random
 import ssl
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from iotdb_bench.simulator.modules.base import ModuleError
+from iotdb_bench.simulator.modules.base import ModuleError, connected
 from iotdb_bench.simulator.modules.elasticsearch.options import CONNECT_TIMEOUT_S, PRODUCT, ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.wording import reason
 from iotdb_bench.simulator.wire.http_post import HttpPoster, PostFailed
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("elasticsearch")
 
@@ -28,7 +31,7 @@ class SearchServerError(Exception):
 class SearchConnection:
     def __init__(self, options: ElasticsearchOptions):
         self.options = options
-        self._http = None
+        self._http: httpx.Client | None = None
         self._poster: HttpPoster | None = None
         self._host = random.choice(options.hosts)
 
@@ -38,7 +41,7 @@ class SearchConnection:
         headers = {"accept": "application/json"}
         if self.options.api_key:
             headers["authorization"] = f"ApiKey {self.options.api_key}"
-        auth = (self.options.username, self.options.password) if self.options.username is not None else None
+        auth = (self.options.username, self.options.password or "") if self.options.username is not None else None
         self._http = httpx.Client(
             base_url=self._host, auth=auth, headers=headers, verify=self._tls(),
             timeout=httpx.Timeout(self.options.request_timeout, connect=CONNECT_TIMEOUT_S),
@@ -83,7 +86,7 @@ class SearchConnection:
 
     def request(self, method: str, path: str, *, body: Any = None, content: bytes | None = None,
                 params: dict[str, str] | None = None, accept: tuple[int, ...] = (200, 201),
-                timeout: float | None = None) -> tuple[int, dict]:
+                timeout: float | None = None) -> tuple[int, dict[str, Any]]:
         """One HTTP call; returns (status, parsed JSON). Unreachable server or bad credentials: ModuleError."""
         import httpx
 
@@ -92,9 +95,9 @@ class SearchConnection:
             content, headers["content-type"] = json.dumps(body).encode(), "application/json"
         elif content is not None:
             headers["content-type"] = "application/x-ndjson"
-        extra = {} if timeout is None else {"timeout": httpx.Timeout(timeout, connect=CONNECT_TIMEOUT_S)}
+        limit = httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout, connect=CONNECT_TIMEOUT_S)
         try:
-            response = self._http.request(method, path, content=content, params=params, headers=headers, **extra)
+            response = connected(self._http, "elasticsearch").request(method, path, content=content, params=params, headers=headers, timeout=limit)
         except (httpx.ConnectError, httpx.ConnectTimeout) as error:
             raise ModuleError(f"cannot connect to {PRODUCT} at {self.address()}: {error or type(error).__name__}") from None
         if response.status_code == 401:
@@ -109,7 +112,7 @@ class SearchConnection:
         """One write request (NDJSON, or one document); returns (status, the answer undecoded: the
         writer decodes it only when it has to). Errors as `request`'s; no answer: SearchServerError."""
         try:
-            status, answer = self._poster.send(path, body, params, while_waiting)
+            status, answer = connected(self._poster, "elasticsearch").send(path, body, params, while_waiting)
         except PostFailed as error:
             if error.connecting:
                 raise ModuleError(f"cannot connect to {PRODUCT} at {self.address()}: the write {error}") from None
@@ -125,16 +128,16 @@ class SearchConnection:
         """Make every acknowledged event of `indices` searchable; a missing index is the user's to fix."""
         status, answer = self.request("POST", f"/{indices}/_refresh", accept=(200, 404))
         if status == 404:
-            error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
-            missing = error.get("index", indices)
+            found = answer.get("error")
+            missing = found.get("index", indices) if isinstance(found, dict) else indices
             raise ModuleError(f"index {missing} does not exist in {PRODUCT} at {self.address()} (insert events first)")
 
 
-def _json(response) -> dict:
+def _json(response: httpx.Response) -> dict[str, Any]:
     return parsed(response.content)
 
 
-def parsed(text: str | bytes) -> dict:
+def parsed(text: str | bytes) -> dict[str, Any]:
     """An answer's JSON object ({} for anything else)."""
     try:
         answer = json.loads(text)

@@ -1,12 +1,15 @@
-"""The elasticsearch module's options and the constants its roles share."""
+"""The elasticsearch module's options and the constants its roles share; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from iotdb_bench.simulator.modules.base import ModuleOptions, http_url
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role, http_url
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.elasticsearch import Module  # noqa: F401 (the alias at the end names it)
 
 PRODUCT = "Elasticsearch/OpenSearch"
 TOO_MANY_REQUESTS = 429
@@ -48,3 +51,6 @@ class ElasticsearchOptions(ModuleOptions):
     @classmethod
     def _http_urls(cls, hosts: list[str]) -> list[str]:
         return [http_url(host) for host in hosts]
+
+
+SearchRole = Role["Module", ElasticsearchOptions]  # the base of the module's role classes

@@ -5,20 +5,20 @@ whole by --query-timeout; scans through the scroll API; the visibility probe's _
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import ModuleError, Query, ReaderRole, Role
-from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, Query, ReaderRole
+from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE, SearchRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class SearchReader(Role, ReaderRole):
-    def __init__(self, module):
+class SearchReader(SearchRole, ReaderRole):
+    def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._deadline: float | None = None  # of the query running, with --query-timeout
 
@@ -49,13 +49,13 @@ class SearchReader(Role, ReaderRole):
     def _with_deadline(self, query: Query) -> Query:
         """--query-timeout bounds a whole query execution, all its pages included."""
 
-        def run() -> int:
+        def run() -> Answer:
             self._deadline = time.monotonic() + self.spec.query_timeout if self.spec.query_timeout else None
             return query()
 
         return run
 
-    def _query_request(self, method: str, path: str, body: dict | None = None) -> dict:
+    def _query_request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         import httpx
 
         params = {"request_cache": str(self.options.request_cache).lower()} if body is not None else None
@@ -73,20 +73,20 @@ class SearchReader(Role, ReaderRole):
         """Seconds left for the running query (0 when past its deadline), None without a timeout."""
         return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
-    def _search(self, body: dict) -> dict:
+    def _search(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._query_request("POST", f"/{self.module.indices}/_search", body)
 
     def _count_events(self) -> Answer:
         return Answer([(self._query_request("GET", f"/{self.module.indices}/_count")["count"],)])
 
-    def _aggregation(self, aggregations: dict, row) -> Query:
+    def _aggregation(self, aggregations: dict[str, Any], row: Callable[[dict[str, Any]], list[tuple[Any, ...]]]) -> Query:
         def run() -> Answer:
             answer = self._search({"size": 0, "track_total_hits": False, "aggs": aggregations})
             return Answer([answer.get("aggregations", {})], lambda found: row(found[0]) if found[0] else [])
 
         return run
 
-    def _per_device(self, sub_aggregations: dict, row) -> Query:
+    def _per_device(self, sub_aggregations: dict[str, Any], row: Callable[[dict[str, Any]], tuple[Any, ...]]) -> Query:
         """A composite aggregation over device_id, paged with after_key so every device is fetched."""
 
         def run() -> Answer:
@@ -95,7 +95,7 @@ class SearchReader(Role, ReaderRole):
 
         return run
 
-    def _device_buckets(self, sub_aggregations: dict, page: int) -> Iterator[dict]:
+    def _device_buckets(self, sub_aggregations: dict[str, Any], page: int) -> Iterator[dict[str, Any]]:
         composite: dict[str, Any] = {"size": page, "sources": [{"device_id": {"terms": {"field": "device_id"}}}]}
         while True:
             body = {"size": 0, "track_total_hits": False, "aggs": {"devices": {"composite": composite, "aggs": sub_aggregations}}}
@@ -142,6 +142,6 @@ class SearchReader(Role, ReaderRole):
                 request("DELETE", "/_search/scroll", body={"scroll_id": [scroll_id]}, accept=(200, 404))
 
 
-def _newest_row(bucket: dict) -> tuple:
+def _newest_row(bucket: dict[str, Any]) -> tuple[Any, ...]:
     source = bucket["newest"]["hits"]["hits"][0]["_source"]
     return bucket["key"]["device_id"], source["timestamp"], source["temperature"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError
+from iotdb_bench.simulator.modules.elasticsearch.options import SearchRole
 from iotdb_bench.simulator.modules.elasticsearch.wording import error_type, reason
 
 
-class SearchRecords(Role, RecordsRole):
+class SearchRecords(SearchRole, RecordsRole):
     def store_record(self, text: str) -> None:
         request = self.module.connection.request
         status, answer = request("PUT", f"/{RECORD_NAME}", body={

@@ -4,14 +4,16 @@ version, its indexing counter and the indices' store size."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
+from typing import Any
+
+from iotdb_bench.simulator.modules.base import SchemaRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError
-from iotdb_bench.simulator.modules.elasticsearch.options import FIELD_TYPES, PRODUCT
+from iotdb_bench.simulator.modules.elasticsearch.options import FIELD_TYPES, PRODUCT, SearchRole
 from iotdb_bench.simulator.modules.elasticsearch.wording import error_type, reason
 from iotdb_bench.simulator.spec import PrimaryKey
 
 
-class SearchSchema(Role, SchemaRole):
+class SearchSchema(SearchRole, SchemaRole):
     def setup(self) -> None:
         for index in self.spec.table_names:
             if self.spec.clean:
@@ -20,7 +22,7 @@ class SearchSchema(Role, SchemaRole):
             if status == 400 and error_type(answer) != "resource_already_exists_exception":
                 raise SearchServerError(f"creating index {index} failed: {reason(answer, '')}")
 
-    def index_definition(self) -> dict:
+    def index_definition(self) -> dict[str, Any]:
         properties = {column.name: FIELD_TYPES[column.kind] for column in self.layout.columns}
         if self.spec.primary_key is PrimaryKey.client:
             properties["id"] = {"type": "keyword"}
@@ -39,7 +41,7 @@ class SearchSchema(Role, SchemaRole):
         self.module.connection.refresh(self.module.indices)
         return int(self.module.connection.request("GET", f"/{self.module.indices}/_count")[1]["count"])
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         """OpenSearch names its distribution at GET /; Elasticsearch 8's test build refuses GET /, so
         the nodes' own versions are asked then (only Elasticsearch reports a build flavor)."""
         request = self.module.connection.request

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from iotdb_bench.simulator.errors import one_line
 
 
-def error_type(answer: dict) -> str:
+def error_type(answer: dict[str, Any]) -> str:
     error = answer.get("error")
     return error.get("type", "") if isinstance(error, dict) else ""
 
 
-def reason(answer: dict, fallback: str) -> str:
+def reason(answer: dict[str, Any], fallback: str) -> str:
     """The most telling part of an error answer: root cause type and reason."""
     error = answer.get("error")
     if isinstance(error, dict):

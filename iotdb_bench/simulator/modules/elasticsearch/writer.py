@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError, parsed
-from iotdb_bench.simulator.modules.elasticsearch.options import TOO_MANY_REQUESTS
+from iotdb_bench.simulator.modules.elasticsearch.options import TOO_MANY_REQUESTS, SearchRole
 from iotdb_bench.simulator.modules.elasticsearch.wording import reason
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -43,11 +44,11 @@ class BulkRequest:
         return self.full_body if positions is None else text_rows.compact(self.rows[positions])
 
 
-class SearchWriter(Role, WriterRole):
-    def __init__(self, module):
+class SearchWriter(SearchRole, WriterRole):
+    def __init__(self, module: DatabaseModule):
         super().__init__(module)
         # Events the server rejected with 429 (its write queue full) are sent again, the others are not.
-        self.retry = Retry(self.options.max_retries, lambda error: isinstance(error, Rejected), first_delay_s=0.01, max_delay_s=1.0)
+        self.retry: Retry = Retry(self.options.max_retries, lambda error: isinstance(error, Rejected), first_delay_s=0.01, max_delay_s=1.0)
         self._with_key = self.spec.primary_key is PrimaryKey.client
 
     def prepare_batch(self, batch: EventBatch) -> BulkRequest:
@@ -70,10 +71,11 @@ class SearchWriter(Role, WriterRole):
                 return
             else:
                 rejected = self._rejected_items(answer["items"], pending)
-            time.sleep(self.retry.pause(Rejected(f"{len(rejected)} events rejected with 429 (write queue full)"), attempt))
+            pause = self.retry.pause(Rejected(f"{len(rejected)} events rejected with 429 (write queue full)"), attempt)
+            time.sleep(pause or 0.0)  # (a Rejected is always retryable: never None)
             pending, attempt = rejected, attempt + 1
 
-    def _rejected_items(self, items: list[dict], pending: list[int] | None) -> list[int]:
+    def _rejected_items(self, items: list[dict[str, Any]], pending: list[int] | None) -> list[int]:
         """Positions (in the prepared batch) of the events rejected with 429; any other error is raised."""
         positions = pending if pending is not None else range(len(items))
         rejected = []
@@ -108,7 +110,8 @@ class SearchWriter(Role, WriterRole):
     def _index_of(self, batch: EventBatch) -> np.ndarray:
         """Each event's index name; a device always goes to the same index (as EventBatch.split_by_table)."""
         names = np.array(self.spec.table_names, dtype="S")
-        return names[batch.device_index % len(names)]
+        of_each: np.ndarray = names[batch.device_index % len(names)]
+        return of_each
 
     def _keys(self, batch: EventBatch) -> np.ndarray:
         return batch.time_first_key if self.options.key_order == "time" else batch.client_key

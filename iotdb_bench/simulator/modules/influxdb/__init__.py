@@ -28,14 +28,14 @@ cut it into pages. The record of expected answers is kept in the measurement `io
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
-from iotdb_bench.simulator.modules.base import DatabaseModule
+from iotdb_bench.simulator.modules.base import DatabaseModule, played_by
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxConnection, InfluxServerError
 from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
 from iotdb_bench.simulator.modules.influxdb.reader import InfluxReader
 from iotdb_bench.simulator.modules.influxdb.records import InfluxRecords
 from iotdb_bench.simulator.modules.influxdb.schema import InfluxSchema
 from iotdb_bench.simulator.modules.influxdb.writer import InfluxWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["InfluxServerError", "Module"]
 
@@ -50,29 +50,11 @@ class Module(DatabaseModule):
         # events against milliseconds of server work), without a helper thread's hand-offs.
         prepare_next=PrepareNext.during_call,
     )
+    schema, writer, reader, records = played_by(InfluxSchema, InfluxWriter, InfluxReader, InfluxRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = InfluxConnection(spec, self.options)  # the clients, shared by the roles
-        self._schema, self._writer = InfluxSchema(self), InfluxWriter(self)
-        self._reader, self._records = InfluxReader(self), InfluxRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> InfluxSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> InfluxWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> InfluxReader:
-        return self._reader
-
-    @property
-    def records(self) -> InfluxRecords:
-        return self._records
 
     # -- lifecycle -------------------------------------------------------------------------
     def batch_kind(self) -> str:

@@ -12,14 +12,21 @@ import logging
 import ssl
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import ModuleError
+from iotdb_bench.simulator.modules.base import ModuleError, connected
 from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.wire.http_post import HttpPoster, PostFailed
+
+if TYPE_CHECKING:
+    import httpx
+    from influxdb_client.client.flux_table import TableList
+    from influxdb_client.client.influxdb_client import InfluxDBClient
+    from influxdb_client.client.query_api import QueryApi
+    from influxdb_client.rest import ApiException
 
 log = logging.getLogger("influxdb")
 
@@ -35,16 +42,22 @@ class InfluxServerError(Exception):
 class InfluxConnection:
     def __init__(self, spec: RunSpec, options: InfluxdbOptions):
         self.spec, self.options = spec, options
-        self.client = None
-        self._query_client = None
+        self._client: InfluxDBClient | None = None
+        self._query_client: InfluxDBClient | None = None
         self._poster: HttpPoster | None = None
         self._write_query = {"org": options.org, "bucket": options.bucket, "precision": "ms"}
-        self._query = self._reads = None
+        self._query: QueryApi | None = None
+        self._reads: QueryApi | None = None
         self.v1: bool | None = options.v1_compat
         self.version: str | None = None
 
+    @property
+    def client(self) -> InfluxDBClient:
+        """The v2 API's client `connect()` opened."""
+        return connected(self._client, "influxdb")
+
     def connect(self) -> None:
-        from influxdb_client import InfluxDBClient
+        from influxdb_client.client.influxdb_client import InfluxDBClient
 
         def client(seconds: float) -> InfluxDBClient:
             return InfluxDBClient(
@@ -52,7 +65,7 @@ class InfluxConnection:
                 verify_ssl=self.options.verify_ssl, enable_gzip=self.options.enable_gzip,
             )
 
-        self.client = client(self.options.timeout)
+        self._client = client(self.options.timeout)
         try:
             version = self.version = self.call("GET /ping", self.client.version)
         except InfluxServerError as error:
@@ -68,18 +81,19 @@ class InfluxConnection:
         self._query = self._query_client.query_api() if self._query_client else self._reads
 
     def close(self) -> None:
-        for client in (self.client, self._query_client):
+        for client in (self._client, self._query_client):
             if client is not None:
                 client.close()
         if self._poster is not None:
             self._poster.close()
-        self.client = self._query_client = self._poster = self._query = self._reads = None
+        self._client = self._query_client = None
+        self._poster, self._query, self._reads = None, None, None
 
     def address(self) -> str:
         parts = urlsplit(self.options.url)
         return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
 
-    def call(self, what: str, function, *args, **kwargs) -> Any:
+    def call(self, what: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a client call; an unreachable server or bad token becomes a ModuleError, a refusal an InfluxServerError."""
         from influxdb_client.rest import ApiException
         from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ReadTimeoutError
@@ -119,7 +133,7 @@ class InfluxConnection:
         """One synchronous write (it returns once the server acknowledged); errors worded as `call`'s."""
         body = gzip.compress(lines) if self.options.enable_gzip else lines
         try:
-            status, answer = self._poster.send("/api/v2/write", body, self._write_query, while_waiting)
+            status, answer = connected(self._poster, "influxdb").send("/api/v2/write", body, self._write_query, while_waiting)
         except PostFailed as error:
             if error.connecting:
                 raise ModuleError(f"cannot connect to InfluxDB at {self.address()}: the write {error}") from None
@@ -129,13 +143,14 @@ class InfluxConnection:
         if status >= 300:
             raise InfluxServerError(f"write failed with {status}: {_answer_message(answer)}", status)
 
-    def flux(self, query: str, bounded: bool = False) -> list:
+    def flux(self, query: str, bounded: bool = False) -> TableList:
         """A Flux query's tables; `bounded`: one of the run's queries, which --query-timeout limits
         (reads of markers and records are not)."""
         if not bounded:
-            return self.call("Flux read", self._reads.query, query, org=self.options.org)
+            tables: TableList = self.call("Flux read", connected(self._reads, "influxdb").query, query, org=self.options.org)
+            return tables
         started = time.perf_counter()
-        tables = self.call("Flux query", self._query.query, query, org=self.options.org)
+        tables = self.call("Flux query", connected(self._query, "influxdb").query, query, org=self.options.org)
         # urllib3 limits each wait for the socket, not the call: an answer that came in late is late all the same.
         if self._query_client is not None and time.perf_counter() - started > self.spec.query_timeout:
             raise InfluxServerError("Flux query timed out")
@@ -143,9 +158,9 @@ class InfluxConnection:
 
     def flux_csv(self, query: str) -> Any:
         """A Flux query's plain CSV (no header, no annotations), streamed."""
-        from influxdb_client import Dialect
+        from influxdb_client.domain.dialect import Dialect
 
-        return self.call("Flux scan", self._query.query_csv, query, org=self.options.org, dialect=Dialect(header=False, annotations=[]))
+        return self.call("Flux scan", connected(self._query, "influxdb").query_csv, query, org=self.options.org, dialect=Dialect(header=False, annotations=[]))
 
     def influxql(self, statement: str, database: str | None = None) -> None:
         """One statement through the 1.x query API (InfluxDB 1.8 has no buckets API)."""
@@ -168,9 +183,10 @@ class InfluxConnection:
             raise InfluxServerError(f"{statement} failed with {response.status_code}: {'; '.join(errors) or response.text.strip()}")
 
 
-def _results(response) -> list[dict]:
+def _results(response: httpx.Response) -> list[dict[str, Any]]:
     try:
-        return response.json().get("results", [])
+        results: list[dict[str, Any]] = response.json().get("results", [])
+        return results
     except ValueError:
         return []
 
@@ -185,8 +201,8 @@ def _answer_message(answer: bytes) -> str:
     return message or one_line(answer.decode(errors="replace") or "no details", limit=300)
 
 
-def _api_message(error) -> str:
+def _api_message(error: ApiException) -> str:
     try:
-        return json.loads(error.body).get("message") or error.reason
+        return str(json.loads(error.body).get("message") or error.reason)
     except (TypeError, ValueError, AttributeError):
         return one_line(error.body or error.reason or "", limit=300)

@@ -1,10 +1,15 @@
-"""The influxdb module's options and the constants its roles share."""
+"""The influxdb module's options and the constants its roles share; the base of its role classes."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import HttpUrl, ModuleOptions
+from iotdb_bench.simulator.modules.base import HttpUrl, ModuleOptions, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.influxdb import Module  # noqa: F401 (the alias at the end names it)
 
 # Flux needs a time range; this one holds every event the generator can produce.
 RANGE = "range(start: 1970-01-01T00:00:00Z, stop: 2262-01-01T00:00:00Z)"
@@ -20,3 +25,6 @@ class InfluxdbOptions(ModuleOptions):
     timeout: float = Field(60.0, gt=0, description="seconds one HTTP call may take")
     verify_ssl: bool = True
     enable_gzip: bool = Field(False, description="gzip the write requests")
+
+
+InfluxRole = Role["Module", InfluxdbOptions]  # the base of the module's role classes

@@ -4,18 +4,19 @@ pages, and the visibility probe's look-up of a marker in its own millisecond."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
-from iotdb_bench.simulator.modules.influxdb.options import RANGE
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class InfluxReader(Role, ReaderRole):
+class InfluxReader(InfluxRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         data = self._data()
         # Aggregates of one stream are combined into one row: union of the named values, then pivot.
@@ -69,7 +70,7 @@ class InfluxReader(Role, ReaderRole):
         """A Flux query whose records' `columns` are the answer's rows; `total`: one count, 0 when the
         query finds nothing (Flux returns no table at all then)."""
 
-        def rows_of(tables: list) -> list[tuple]:
+        def rows_of(tables: Sequence[Any]) -> list[tuple[Any, ...]]:
             rows = [tuple(record.values.get(column) for column in columns) for table in tables for record in table.records]
             return [(sum(row[0] for row in rows),)] if total else with_times(*times)(rows)
 

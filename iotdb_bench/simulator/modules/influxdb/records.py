@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
-from iotdb_bench.simulator.modules.influxdb.options import RANGE, RECORD_PART_CHARS
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.influxdb.options import RANGE, RECORD_PART_CHARS, InfluxRole
 from iotdb_bench.simulator.modules.influxdb.points import string_field, tag_value
 
 
-class InfluxRecords(Role, RecordsRole):
+class InfluxRecords(InfluxRole, RecordsRole):
     def store_record(self, text: str) -> None:
         """One point per part of the text, at times 0, 1, 2... ms; the first also says how many parts
         there are (a shorter record overwrites the first parts of a longer one and ignores the rest)."""

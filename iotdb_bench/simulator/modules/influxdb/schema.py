@@ -3,13 +3,13 @@ and its measurements (InfluxDB 1.8's query API), and counts of a field every poi
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
+from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
 from iotdb_bench.simulator.modules.influxdb import points
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxServerError
-from iotdb_bench.simulator.modules.influxdb.options import RANGE
+from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
 
 
-class InfluxSchema(Role, SchemaRole):
+class InfluxSchema(InfluxRole, SchemaRole):
     def setup(self) -> None:
         if self.module.connection.v1:
             self._setup_v1()
@@ -38,7 +38,7 @@ class InfluxSchema(Role, SchemaRole):
             for measurement in self.spec.table_names:
                 self.module.connection.influxql(f'DROP MEASUREMENT "{measurement}"', database=database)
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         return f"InfluxDB {self.module.connection.version}"  # the X-Influxdb-Version header of GET /ping, read at connect
 
     def count(self) -> int:

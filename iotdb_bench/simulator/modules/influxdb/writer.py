@@ -4,13 +4,14 @@ the wire."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import WriterRole
 from iotdb_bench.simulator.modules.influxdb import points
+from iotdb_bench.simulator.modules.influxdb.options import InfluxRole
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class InfluxWriter(Role, WriterRole):
+class InfluxWriter(InfluxRole, WriterRole):
     def prepare_batch(self, batch: EventBatch) -> bytes:
         return text_rows.compact(points.lines(self.layout, self.spec.table_names, batch))
 

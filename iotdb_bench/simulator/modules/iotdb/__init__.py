@@ -36,7 +36,7 @@ table layout), table <database>.iotbench_expected.
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.iotdb.connection import IotdbConnection
 from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbOptions
 from iotdb_bench.simulator.modules.iotdb.reader import IotdbReader
@@ -44,7 +44,7 @@ from iotdb_bench.simulator.modules.iotdb.records import IotdbRecords
 from iotdb_bench.simulator.modules.iotdb.schema import IotdbSchema
 from iotdb_bench.simulator.modules.iotdb.series import Series
 from iotdb_bench.simulator.modules.iotdb.writer import IotdbWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["Module"]
 
@@ -56,30 +56,12 @@ class Module(DatabaseModule):
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("IoTDB has no transactions to commit every S seconds"),
     )
+    schema, writer, reader, records = played_by(IotdbSchema, IotdbWriter, IotdbReader, IotdbRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = IotdbConnection(self.options)  # the driver's session, shared by the roles
         self.series = Series(spec, self.layout, self.options)  # measurements and device paths, shared too
-        self._schema, self._writer = IotdbSchema(self), IotdbWriter(self)
-        self._reader, self._records = IotdbReader(self), IotdbRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> IotdbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> IotdbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> IotdbReader:
-        return self._reader
-
-    @property
-    def records(self) -> IotdbRecords:
-        return self._records
 
     def validate(self) -> None:
         if self.spec.shape != "events":

@@ -16,7 +16,7 @@ log = logging.getLogger("iotdb")
 class IotdbConnection:
     def __init__(self, options: IotdbOptions):
         self.options = options
-        self.session = None  # the driver's Session, once connected
+        self.session: Any = None  # the driver's Session (apache-iotdb, untyped), once connected
 
     def connect(self) -> None:
         from iotdb.Session import Session
@@ -58,7 +58,8 @@ class IotdbConnection:
         """Every row of a query, as lists of Python values (all rows are fetched)."""
         with self.session.execute_query_statement(statement, timeout=round(timeout_s * 1000)) as data:
             frame = data.todf()
-        return frame.to_numpy().tolist()
+        rows: list[list[Any]] = frame.to_numpy().tolist()
+        return rows
 
     def first_row(self, statement: str) -> list[Any]:
         rows = self.fetch(statement)

@@ -1,12 +1,15 @@
-"""The iotdb module's options and the constants its roles share."""
+"""The iotdb module's options and the constants its roles share; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.iotdb import Module  # noqa: F401 (the alias at the end names it)
 
 # Status codes of IoTDB 2.0 (TSStatusCode) the module handles.
 PATH_NOT_EXIST = 508
@@ -26,3 +29,6 @@ class IotdbOptions(ModuleOptions):
     connect_timeout: float = Field(10.0, gt=0, description="seconds; also the socket timeout of every call")
     fetch_size: int = Field(5000, ge=1, description="rows per fetch of a query")
     rpc_compression: bool = False
+
+
+IotdbRole = Role["Module", IotdbOptions]  # the base of the module's role classes

@@ -5,19 +5,25 @@ of one device's points in time order, fetched a page at a time as DataFrames."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.iotdb.connection import literal
+from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 from iotdb_bench.simulator.modules.iotdb.series import device_of
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-class IotdbReader(Role, ReaderRole):
+
+
+class IotdbReader(IotdbRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         end = DOWNSAMPLE_START_MS + DOWNSAMPLE_MINUTES * MINUTE_MS
@@ -55,7 +61,7 @@ class IotdbReader(Role, ReaderRole):
                 with_times(0)),
         }
 
-    def _rows(self, statement: str, convert=None) -> Query:
+    def _rows(self, statement: str, convert: Callable[[Sequence[Any]], list[tuple[Any, ...]]] | None = None) -> Query:
         def run() -> Answer:
             return Answer(self.module.connection.fetch(statement, timeout_s=self.spec.query_timeout), convert)
 
@@ -86,23 +92,22 @@ class IotdbReader(Role, ReaderRole):
                         yield _epoch_ms(frame.iloc[:, 0])
 
 
-def _per_device(rows: list[list]) -> list[tuple]:
+def _per_device(rows: Sequence[list[Any]]) -> list[tuple[Any, ...]]:
     """ALIGN BY DEVICE rows (path, min, avg, max) with the device id instead of its path."""
     return [(device_of(path), *values) for path, *values in rows]
 
 
-def _last_points(rows: list[list]) -> list[tuple]:
+def _last_points(rows: Sequence[list[Any]]) -> list[tuple[Any, ...]]:
     """SELECT LAST rows (time, series path, value as text, type) as (device id, time, value)."""
     return [(device_of(series.rsplit(".", 1)[0]), int(time), float(value)) for time, series, value, _ in rows]
 
 
-def _minutes_with_readings(rows: list[list]) -> list[tuple]:
+def _minutes_with_readings(rows: Sequence[list[Any]]) -> list[tuple[Any, ...]]:
     """GROUP BY time rows (minute, min, avg, max), the minutes without readings (NaN or None) left out."""
     return [(int(minute), *values) for minute, *values in rows if values[0] is not None and not math.isnan(values[0])]
 
 
-def _epoch_ms(column) -> np.ndarray:
+def _epoch_ms(column: pd.Series) -> np.ndarray:
     """A page's time column as int64 epoch ms: numbers in the tree model, timestamps in the table model."""
-    if column.dtype.kind == "M":
-        return column.dt.as_unit("ms").astype("int64").to_numpy()
-    return column.to_numpy().astype(np.int64)
+    times: np.ndarray = column.dt.as_unit("ms").astype("int64").to_numpy() if column.dtype.kind == "M" else column.to_numpy().astype(np.int64)
+    return times

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import zlib
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
 from iotdb_bench.simulator.modules.iotdb.connection import literal
+from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 
 
-class IotdbRecords(Role, RecordsRole):
+class IotdbRecords(IotdbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         connection = self.module.connection
         key = self.record_key()

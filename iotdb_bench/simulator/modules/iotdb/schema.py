@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import logging
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER
+from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbRole
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 log = logging.getLogger("iotdb")
 
 
-class IotdbSchema(Role, SchemaRole):
+class IotdbSchema(IotdbRole, SchemaRole):
     def setup(self) -> None:
         if self.module.series.tree:
             self._setup_tree()
@@ -57,7 +57,7 @@ class IotdbSchema(Role, SchemaRole):
         connection.statement(f"CREATE TABLE IF NOT EXISTS {SETUP_MARKER} (ready BOOLEAN FIELD)")
         connection.statement(f"INSERT INTO {SETUP_MARKER}(time, ready) VALUES ({TIME_ORIGIN_MS}, true)")
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         version = self.module.connection.first_row("SHOW VERSION")  # Version, BuildInfo
         return f"IoTDB {' '.join(str(part) for part in version)}" if version else "IoTDB (version not reported)"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -14,8 +15,9 @@ def encoded_tablet_class() -> type:
     from iotdb.utils.IoTDBConstants import TSDataType
     from iotdb.utils.NumpyTablet import NumpyTablet
 
-    class EncodedTablet(NumpyTablet):
-        def __init__(self, target, columns, types, values, timestamps, column_types=None):
+    class EncodedTablet(NumpyTablet):  # type: ignore[misc]  # (the driver is untyped: NumpyTablet is Any here)
+        def __init__(self, target: str, columns: list[str], types: list[Any], values: list[np.ndarray], timestamps: np.ndarray,
+                     column_types: list[Any] | None = None):
             if not self.check_sorted(timestamps):
                 # Tablets are sorted by time (the driver would sort the other columns, not ours).
                 order = np.argsort(timestamps, kind="stable")

@@ -8,12 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import WriterRole
+from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class IotdbWriter(Role, WriterRole):
+class IotdbWriter(IotdbRole, WriterRole):
     def prepare_batch(self, batch: EventBatch) -> list[Any]:
         if self.module.series.tree:
             return [tablet for table, part in self.per_table(batch) for tablet in self._device_tablets(table, part)]

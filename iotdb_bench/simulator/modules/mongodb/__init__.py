@@ -29,14 +29,14 @@ from urllib.parse import urlsplit
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.mongodb.options import MongodbOptions
 from iotdb_bench.simulator.modules.mongodb.queries import QUERIES, pipelines
 from iotdb_bench.simulator.modules.mongodb.reader import MongodbReader
 from iotdb_bench.simulator.modules.mongodb.records import MongodbRecords
 from iotdb_bench.simulator.modules.mongodb.schema import MongodbSchema
 from iotdb_bench.simulator.modules.mongodb.writer import MongodbWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 log = logging.getLogger("mongodb")
 
@@ -50,33 +50,15 @@ class Module(DatabaseModule):
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True,
         transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
     )
+    schema, writer, reader, records = played_by(MongodbSchema, MongodbWriter, MongodbReader, MongodbRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         # The connection, shared by the roles: the client, its database (with the write concern) and a
         # collection per table.
         self.client: Any = None
         self.db: Any = None
         self.collections: dict[str, Any] = {}
-        self._schema, self._writer = MongodbSchema(self), MongodbWriter(self)
-        self._reader, self._records = MongodbReader(self), MongodbRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> MongodbSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> MongodbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> MongodbReader:
-        return self._reader
-
-    @property
-    def records(self) -> MongodbRecords:
-        return self._records
 
     def validate(self) -> None:
         self.validate_workload()
@@ -113,7 +95,7 @@ class Module(DatabaseModule):
 
         options = self.options
         timeout_ms = int(options.timeout_s * 1000)
-        credentials = {"username": options.username, "password": options.password, "authSource": options.auth_source} if options.username else {}
+        credentials: dict[str, Any] = {"username": options.username, "password": options.password, "authSource": options.auth_source} if options.username else {}
         self.client = MongoClient(options.uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms, socketTimeoutMS=timeout_ms,
                                   appname="iotdb-bench", **credentials)
         try:

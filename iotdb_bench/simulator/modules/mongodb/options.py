@@ -1,12 +1,16 @@
-"""The mongodb module's options and the field names and indexes its roles share."""
+"""The mongodb module's options and the field names and indexes its roles share;
+the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.mongodb import Module  # noqa: F401 (the alias at the end names it)
 
 TIME_FIELD, META_FIELD = "timestamp", "device_id"
 # The default shape's fields: the ones simulator/wire/bson_events.py encodes a batch at a time.
@@ -27,3 +31,6 @@ class MongodbOptions(ModuleOptions):
     journal: bool = Field(False, description="acknowledge writes once they are in the on-disk journal")
     create_indices: bool = False
     timeout_s: float = Field(30, gt=0, description="server selection and socket timeout")
+
+
+MongodbRole = Role["Module", MongodbOptions]  # the base of the module's role classes

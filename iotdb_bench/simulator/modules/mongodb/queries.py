@@ -3,10 +3,12 @@ fields of their result documents in the order of the common answer form (simulat
 
 from __future__ import annotations
 
+from typing import Any
+
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 
 # The five queries as aggregation pipelines over the `events` collection.
-QUERIES: dict[str, list[dict]] = {
+QUERIES: dict[str, list[dict[str, Any]]] = {
     "count-events": [{"$count": "events"}],
     "temperature-min-max": [{"$group": {"_id": None, "min": {"$min": "$temperature"}, "max": {"$max": "$temperature"}}}],
     "temperature-stats": [
@@ -35,7 +37,7 @@ ANSWER_FIELDS = {
 TIME_FIELDS = {"newest-per-device": 1, "device-downsample": 0}
 
 
-def pipelines() -> dict[str, list[dict]]:
+def pipelines() -> dict[str, list[dict[str, Any]]]:
     """The five pipelines and device-downsample, whose hour bounds are BSON dates (the driver's type:
     built here, so that bson is imported only when queries run)."""
     from bson.datetime_ms import DatetimeMS

@@ -3,23 +3,25 @@ for a query run), and scans as `find` per device sorted by timestamp, a driver b
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, epoch_ms
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.mongodb.options import MongodbRole
 from iotdb_bench.simulator.modules.mongodb.queries import ANSWER_FIELDS, TIME_FIELDS, pipelines
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
 
-class MongodbReader(Role, ReaderRole):
+class MongodbReader(MongodbRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
 
-    def _query(self, name: str, pipeline: list[dict]) -> Query:
-        def rows(documents: list[dict]) -> list[tuple]:
+    def _query(self, name: str, pipeline: list[dict[str, Any]]) -> Query:
+        def rows(documents: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
             found = [[document.get(field) for field in ANSWER_FIELDS[name]] for document in documents]
             if name in TIME_FIELDS:
                 for row in found:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.mongodb.options import MongodbRole
 
 
-class MongodbRecords(Role, RecordsRole):
+class MongodbRecords(MongodbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         self.module.db.get_collection(RECORD_NAME).replace_one({"_id": self.record_key()}, {"record": text}, upsert=True)
 

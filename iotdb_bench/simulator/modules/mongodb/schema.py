@@ -4,11 +4,11 @@ from `$collStats`."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.mongodb.options import INDEXES, META_FIELD, TIME_FIELD
+from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.mongodb.options import INDEXES, META_FIELD, TIME_FIELD, MongodbRole
 
 
-class MongodbSchema(Role, SchemaRole):
+class MongodbSchema(MongodbRole, SchemaRole):
     def setup(self) -> None:
         db, collections = self.module.db, self.module.collections
         existing = set(db.list_collection_names())
@@ -28,7 +28,7 @@ class MongodbSchema(Role, SchemaRole):
             for keys in indexes + [[(field, 1)] for field in self.layout.indexed]:  # light: val1
                 collections[name].create_index(keys, name=f"{name}_{'_'.join(field for field, _ in keys)}")
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         return f"MongoDB {self.module.client.server_info()['version']}"  # the buildInfo command
 
     def count(self) -> int:

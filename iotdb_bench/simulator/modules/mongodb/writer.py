@@ -4,24 +4,28 @@ default shape, pymongo one by one for the others) and sent as RawBSONDocuments, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
-from iotdb_bench.simulator.modules.mongodb.options import DEFAULT_COLUMNS
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.mongodb.options import DEFAULT_COLUMNS, MongodbRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import bson_events
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, EventBatch
 
+if TYPE_CHECKING:
+    import numpy as np
 
-class MongodbWriter(Role, WriterRole):
-    def __init__(self, module):
+
+
+class MongodbWriter(MongodbRole, WriterRole):
+    def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client
 
-    def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list]]:
+    def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[Any]]]:
         return [(table, self._documents(part)) for table, part in self.per_table(batch)]
 
-    def _documents(self, batch: EventBatch) -> list:
+    def _documents(self, batch: EventBatch) -> list[Any]:
         from bson.raw_bson import RawBSONDocument
 
         keys = batch.client_key if self._with_key else None
@@ -31,7 +35,7 @@ class MongodbWriter(Role, WriterRole):
             encoded = self._encoded_one_by_one(batch, keys)
         return [RawBSONDocument(document) for document in encoded]
 
-    def _encoded_one_by_one(self, batch: EventBatch, keys) -> list[bytes]:
+    def _encoded_one_by_one(self, batch: EventBatch, keys: np.ndarray | None) -> list[bytes]:
         """Documents of any shape (simulator/workload/shapes.py), encoded by pymongo one by one: dates, int64
         sequence numbers, the other values as they are."""
         from bson import encode
@@ -47,7 +51,7 @@ class MongodbWriter(Role, WriterRole):
             documents = [{"_id": key, **document} for key, document in zip(keys.astype(f"U{CLIENT_KEY_WIDTH}").tolist(), documents)]
         return [encode(document) for document in documents]
 
-    def insert_batch(self, prepared: list[tuple[str, list]]) -> None:
+    def insert_batch(self, prepared: list[tuple[str, list[Any]]]) -> None:
         collections = self.module.collections
         for table, documents in prepared:
             collections[table].insert_many(documents, ordered=False)

@@ -14,20 +14,22 @@ Reading back: the six queries (device-downsample buckets with TIMESTAMPDIFF in m
 through an unbuffered cursor (SSCursor: rows stream from the server as they are fetched). The record
 of expected answers is a table of its own, `iotbench_expected`.
 
-The roles: schema.py, writer.py, reader.py, records.py; options.py their options.
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class.
 """
 
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
 from iotdb_bench.simulator.modules.mysql.reader import MysqlReader
 from iotdb_bench.simulator.modules.mysql.records import MysqlRecords
 from iotdb_bench.simulator.modules.mysql.schema import MysqlSchema
 from iotdb_bench.simulator.modules.mysql.writer import MysqlWriter
+from iotdb_bench.simulator.spec import RunSpec
 
 __all__ = ["Module", "MysqlOptions"]
 
@@ -36,31 +38,12 @@ class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
     capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
+    schema, writer, reader, records = played_by(MysqlSchema, MysqlWriter, MysqlReader, MysqlRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.conn = None  # the driver's connection, shared by the roles
+        self.conn: Any = None  # the driver's connection (PyMySQL's, untyped), shared by the roles
         self.version = ""  # SELECT VERSION() at connect
-        self._schema, self._writer = MysqlSchema(self), MysqlWriter(self)
-        self._reader, self._records = MysqlReader(self), MysqlRecords(self)
-        self.retry = self._writer.retry
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> MysqlSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> MysqlWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> MysqlReader:
-        return self._reader
-
-    @property
-    def records(self) -> MysqlRecords:
-        return self._records
 
     def validate(self) -> None:
         super().validate()
@@ -87,7 +70,7 @@ class Module(DatabaseModule):
             self.conn = pymysql.connect(
                 host=options.host, port=options.port, user=options.user, password=options.password or "",
                 database=options.database, connect_timeout=options.connect_timeout, charset="utf8mb4",
-                autocommit=(not self.spec.batch and not self.spec.commit_interval_s) or self._writer.batches_in_autocommit,
+                autocommit=(not self.spec.batch and not self.spec.commit_interval_s) or self.writer.batches_in_autocommit,
             )
         except pymysql.err.OperationalError as error:
             reason = error.args[1] if len(error.args) > 1 else str(error)

@@ -1,13 +1,16 @@
-"""The mysql module's options and the constants its roles share."""
+"""The mysql module's options and the constants its roles share; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
 from iotdb_bench.simulator.workload.events import DEVICE_ID_WIDTH, TEXT_WIDTH
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.mysql import Module  # noqa: F401 (the alias at the end names it)
 
 # Column types of each kind of column of the shapes (simulator/workload/shapes.py).
 COLUMN_TYPES = {"timestamp": "DATETIME(3)", "device": f"VARCHAR({DEVICE_ID_WIDTH})", "sensor": "SMALLINT", "sequence": "BIGINT",
@@ -34,3 +37,6 @@ class MysqlOptions(ModuleOptions):
         if self.batch_mode:
             return self.batch_mode
         return "values" if self.use_values_lists else "transaction"
+
+
+MysqlRole = Role["Module", MysqlOptions]  # the base of the module's role classes

@@ -8,12 +8,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.checks.answers import Answer
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.mysql.options import MysqlRole
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class MysqlReader(Role, ReaderRole):
+class MysqlReader(MysqlRole, ReaderRole):
     def marker_visible(self, marker: EventBatch) -> bool:
         table, device, sequence = self.marker_key(marker)
         self.module.fresh_snapshot()
@@ -29,7 +31,7 @@ class MysqlReader(Role, ReaderRole):
         return {name: self._query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
 
     def _query(self, name: str, statement: str) -> Query:
-        def run():
+        def run() -> Answer:
             self.module.fresh_snapshot()
             with self.module.conn.cursor() as cursor:
                 cursor.execute(statement)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.mysql.options import MysqlRole
 
 
-class MysqlRecords(Role, RecordsRole):
+class MysqlRecords(MysqlRole, RecordsRole):
     def store_record(self, text: str) -> None:
         with self.module.conn.cursor() as cursor:
             cursor.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables VARCHAR(255) NOT NULL PRIMARY KEY, record LONGTEXT NOT NULL)")

@@ -4,8 +4,10 @@ counter and the tables' size."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
-from iotdb_bench.simulator.modules.mysql.options import COLUMN_TYPES, MysqlOptions
+from typing import Any
+
+from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
+from iotdb_bench.simulator.modules.mysql.options import COLUMN_TYPES, MysqlRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
@@ -13,9 +15,7 @@ from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
 ER_PARSE_ERROR = 1064
 
 
-class MysqlSchema(Role, SchemaRole):
-    options: MysqlOptions
-
+class MysqlSchema(MysqlRole, SchemaRole):
     def setup(self) -> None:
         import pymysql
 
@@ -62,7 +62,7 @@ class MysqlSchema(Role, SchemaRole):
             return "id UUID NOT NULL DEFAULT UUID()"  # MariaDB's native 16-byte type
         return "id CHAR(36) NOT NULL DEFAULT (UUID())"
 
-    def _create_indices(self, cursor, table: str, statements: list[str]) -> None:
+    def _create_indices(self, cursor: Any, table: str, statements: list[str]) -> None:
         # MySQL has no CREATE INDEX IF NOT EXISTS: look before creating (matters with --no-clean).
         cursor.execute(
             "SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = %s",
@@ -83,7 +83,7 @@ class MysqlSchema(Role, SchemaRole):
                 total += cursor.fetchone()[0]
             return total
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         return self.module.version  # SELECT VERSION() at connect, e.g. "10.11.6-MariaDB-0+deb12u1"
 
     def server_counters(self) -> dict[str, int] | None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.mysql.options import MysqlRole
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import text_rows
@@ -25,12 +25,10 @@ MAX_STATEMENT_BYTES = 1 << 20
 _ROW_END = b",\n"
 
 
-class MysqlWriter(Role, WriterRole):
-    options: MysqlOptions
-
+class MysqlWriter(MysqlRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
-        self.retry = Retry(self.options.max_retries, _is_retryable)
+        self.retry: Retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
         columns = self.layout.names + (("id",) if self._with_key else ())
         self._insert_head = "INSERT INTO {table} (" + ", ".join(columns) + ") VALUES "

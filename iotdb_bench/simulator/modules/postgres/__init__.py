@@ -14,7 +14,7 @@ Reading back: the six queries (device-downsample with `date_trunc`), and scans t
 cursor (DECLARE / FETCH, which CockroachDB and YugabyteDB YSQL also support) inside a read-only
 transaction. The record of expected answers is a table of its own, `iotbench_expected`.
 
-The roles: schema.py, writer.py, reader.py, records.py; options.py their options. The timescaledb
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class. The timescaledb
 module builds on each of them (and on this Module).
 """
 
@@ -22,22 +22,27 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.postgres.options import BATCH_KINDS, PostgresOptions
 from iotdb_bench.simulator.modules.postgres.reader import LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE, NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN, PostgresReader
 from iotdb_bench.simulator.modules.postgres.records import PostgresRecords
 from iotdb_bench.simulator.modules.postgres.schema import PostgresSchema
 from iotdb_bench.simulator.modules.postgres.writer import PostgresWriter
+from iotdb_bench.simulator.spec import RunSpec
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import TupleRow
 
 __all__ = ["LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE", "NEWEST_PER_DEVICE_LOOSE_INDEX_SCAN", "Module", "PostgresOptions"]
 
 
 class Module(DatabaseModule):
-    Options = PostgresOptions
+    Options: ClassVar[type[PostgresOptions]] = PostgresOptions
     options: PostgresOptions
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
@@ -46,37 +51,14 @@ class Module(DatabaseModule):
         # modes prepare it in a helper thread (see __init__).
         prepare_next=PrepareNext.during_call,
     )
-    # The classes playing the roles; relatives (TimescaleDB) name their own.
-    schema_class: ClassVar[type[PostgresSchema]] = PostgresSchema
-    writer_class: ClassVar[type[PostgresWriter]] = PostgresWriter
-    reader_class: ClassVar[type[PostgresReader]] = PostgresReader
-    records_class: ClassVar[type[PostgresRecords]] = PostgresRecords
+    # Relatives (TimescaleDB) name their own classes.
+    schema, writer, reader, records = played_by(PostgresSchema, PostgresWriter, PostgresReader, PostgresRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.conn = None  # the driver's connection, shared by the roles
-        self._schema, self._writer = self.schema_class(self), self.writer_class(self)
-        self._reader, self._records = self.reader_class(self), self.records_class(self)
-        self.retry = self._writer.retry
+        self._conn: Connection[TupleRow] | None = None  # the driver's connection, shared by the roles (`conn`)
         if self.batch_mode != "copy":
             self.capabilities = dataclasses.replace(self.capabilities, prepare_next=PrepareNext.helper_thread)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> PostgresSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> PostgresWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> PostgresReader:
-        return self._reader
-
-    @property
-    def records(self) -> PostgresRecords:
-        return self._records
 
     def validate(self) -> None:
         super().validate()
@@ -85,6 +67,11 @@ class Module(DatabaseModule):
             raise ModuleError(
                 f"target '{self.spec.target}' does not support COPY; use --extra-option use_values_lists=true"
             )
+
+    @property
+    def conn(self) -> Connection[TupleRow]:
+        """The connection `connect()` opened, as the roles use it."""
+        return connected(self._conn, self.spec.module)
 
     @property
     def batch_mode(self) -> str:
@@ -98,7 +85,7 @@ class Module(DatabaseModule):
         import psycopg
 
         try:
-            self.conn = psycopg.connect(
+            self._conn = psycopg.connect(
                 self.options.connection_string,
                 password=self.options.password or None,
                 connect_timeout=self.options.connect_timeout,
@@ -116,7 +103,7 @@ class Module(DatabaseModule):
                 cursor.execute(f"SET statement_timeout = {int(self.spec.query_timeout * 1000)}")
         # Batches are one transaction each; single inserts, and COPY batches that are one statement,
         # commit by themselves (autocommit); with --commit-interval the worker commits single inserts.
-        self.conn.autocommit = (not self.spec.batch and not self.spec.commit_interval_s) or (bool(self.spec.batch) and self._writer.one_copy_per_batch)
+        self.conn.autocommit = (not self.spec.batch and not self.spec.commit_interval_s) or (bool(self.spec.batch) and self.writer.one_copy_per_batch)
 
     def address(self) -> tuple[str, str]:
         """(host, port) of the connection string, the PG* environment variables filling the gaps."""
@@ -135,6 +122,6 @@ class Module(DatabaseModule):
         return (f"{host}/.s.PGSQL.{port}" if host.startswith("/") else host), int(port.split(",")[0])
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -1,13 +1,17 @@
-"""The postgres module's options and the constants its roles share (TimescaleDB's module builds on them)."""
+"""The postgres module's options and the constants its roles share (TimescaleDB's module builds on them);
+the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
 from iotdb_bench.simulator.workload.events import DEVICE_ID_WIDTH, TEXT_WIDTH
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.postgres import Module  # noqa: F401 (the alias at the end names it)
 
 BATCH_KINDS = {"copy": "COPY", "values": "values lists", "transaction": "single-row INSERTs in one transaction"}
 # Column types of each kind of column of the shapes (simulator/workload/shapes.py).
@@ -34,3 +38,6 @@ class PostgresOptions(ModuleOptions):
         if self.batch_mode:
             return self.batch_mode
         return "values" if self.use_values_lists else "copy"
+
+
+PostgresRole = Role["Module", PostgresOptions]  # the base of the module's role classes

@@ -9,7 +9,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
+from iotdb_bench.simulator.checks.answers import Answer
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.postgres.options import PostgresRole
 from iotdb_bench.simulator.spec import QUERY_VARIANTS
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -31,7 +33,7 @@ LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE = (
 )
 
 
-class PostgresReader(Role, ReaderRole):
+class PostgresReader(PostgresRole, ReaderRole):
     def marker_visible(self, marker: EventBatch) -> bool:
         table, device, sequence = self.marker_key(marker)
         conn = self.module.conn
@@ -53,7 +55,7 @@ class PostgresReader(Role, ReaderRole):
                                            _timestamptz(sql_common.DOWNSAMPLE_END_MS))
 
     def _query(self, name: str, statement: str) -> Query:
-        def run():
+        def run() -> Answer:
             conn = self.module.conn
             with conn.cursor() as cursor:
                 rows = cursor.execute(statement).fetchall()

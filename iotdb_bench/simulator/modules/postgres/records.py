@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.postgres.options import PostgresRole
+from iotdb_bench.simulator.wire.pg_values import first_value
 
 
-class PostgresRecords(Role, RecordsRole):
+class PostgresRecords(PostgresRole, RecordsRole):
     def store_record(self, text: str) -> None:
         conn = self.module.conn
         with conn.cursor() as cursor:
@@ -18,7 +20,7 @@ class PostgresRecords(Role, RecordsRole):
     def stored_record(self) -> str | None:
         conn = self.module.conn
         with conn.cursor() as cursor:
-            found = cursor.execute("SELECT to_regclass(%s)", (RECORD_NAME,)).fetchone()[0]
+            found = first_value(cursor, "SELECT to_regclass(%s)", (RECORD_NAME,))
             row = cursor.execute(f"SELECT record FROM {RECORD_NAME} WHERE tables = %s", (self.record_key(),)).fetchone() if found else None
         if not conn.autocommit:
             conn.commit()

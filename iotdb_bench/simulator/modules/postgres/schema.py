@@ -3,16 +3,22 @@ indices when asked), counts, the server's own insert statistics and the tables' 
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, Role, SchemaRole
-from iotdb_bench.simulator.modules.postgres.options import COLUMN_TYPES, PostgresOptions
+from typing import TYPE_CHECKING
+
+from iotdb_bench.simulator.modules.base import RECORD_NAME, SchemaRole
+from iotdb_bench.simulator.modules.postgres.options import COLUMN_TYPES, PostgresRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.wire.pg_values import NoRow, first_value
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
 
+if TYPE_CHECKING:
+    from psycopg import Cursor
+    from psycopg.rows import TupleRow
 
-class PostgresSchema(Role, SchemaRole):
-    options: PostgresOptions
 
+
+class PostgresSchema(PostgresRole, SchemaRole):
     def setup(self) -> None:
         conn = self.module.conn
         conn.autocommit = True
@@ -25,7 +31,7 @@ class PostgresSchema(Role, SchemaRole):
                     cursor.execute(statement)
                 self.after_create_table(cursor, table)
 
-    def after_create_table(self, cursor, table: str) -> None:
+    def after_create_table(self, cursor: Cursor[TupleRow], table: str) -> None:
         """Hook for relatives that turn the table into something more (TimescaleDB hypertables)."""
 
     def create_table_statement(self, table: str) -> str:
@@ -51,17 +57,20 @@ class PostgresSchema(Role, SchemaRole):
         finally:
             if not conn.autocommit:
                 conn.rollback()
-        return [] if any(found) else list(self.spec.table_names)
+        return [] if found and any(found) else list(self.spec.table_names)
 
     def count(self) -> int:
         with self.module.conn.cursor() as cursor:
-            return sum(cursor.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in self.spec.table_names)
+            return sum(int(first_value(cursor, f"SELECT count(*) FROM {table}")) for table in self.spec.table_names)
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         # version() rather than server_version: wire-compatible servers name themselves there.
-        return str(self.read_one("SELECT version()")[0])
+        row = self.read_one("SELECT version()")
+        if row is None:
+            raise NoRow("the server returned no row for SELECT version()")
+        return str(row[0])
 
-    def read_one(self, statement: str) -> tuple | None:
+    def read_one(self, statement: str) -> TupleRow | None:
         """One row of a read-only statement, leaving no transaction open (batch mode turns autocommit off)."""
         conn = self.module.conn
         with conn.cursor() as cursor:
@@ -74,15 +83,11 @@ class PostgresSchema(Role, SchemaRole):
         """Rows inserted into the run's tables according to the server's statistics."""
         with self.module.conn.cursor() as cursor:
             cursor.execute("SELECT pg_stat_clear_snapshot()")
-            row = cursor.execute(
-                "SELECT coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relname = ANY(%s)",
-                (self.spec.table_names,),
-            ).fetchone()
-        return {"rows_inserted": int(row[0])}
+            inserted = first_value(cursor, "SELECT coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+                                   (self.spec.table_names,))
+        return {"rows_inserted": int(inserted)}
 
     def storage_bytes(self) -> int | None:
         with self.module.conn.cursor() as cursor:
-            return sum(
-                cursor.execute("SELECT pg_total_relation_size(%s)", (table,)).fetchone()[0] or 0
-                for table in self.spec.table_names
-            )
+            return sum(int(first_value(cursor, "SELECT pg_total_relation_size(%s)", (table,)) or 0) for table in self.spec.table_names)
+

@@ -5,11 +5,14 @@ failures, deadlocks and CockroachDB's restart errors."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.postgres.options import PostgresOptions
+import numpy as np
+
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.postgres.options import PostgresRole
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
@@ -17,17 +20,23 @@ from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 from iotdb_bench.simulator.wire.pg_copy_call import copy_in
 from iotdb_bench.simulator.workload.events import EventBatch
 
+if TYPE_CHECKING:
+    from psycopg import Cursor
+    from psycopg.rows import TupleRow
+
+
+# A row's parameters, in the table's column order.
+Row = tuple[Any, ...]
+
 # SQLSTATEs worth retrying: serialization_failure, deadlock_detected.
 RETRYABLE_SQLSTATES = {"40001", "40P01"}
 MAX_BIND_PARAMETERS = 65_535
 
 
-class PostgresWriter(Role, WriterRole):
-    options: PostgresOptions
-
+class PostgresWriter(PostgresRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
-        self.retry = Retry(self.options.max_retries, _is_retryable)
+        self.retry: Retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
         self._columns = self.layout.names + (("id",) if self._with_key else ())
         self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
@@ -60,7 +69,9 @@ class PostgresWriter(Role, WriterRole):
             statement, while_waiting = self._copy_statement_bytes[table], self.hooks.while_waiting
             self.retry.call(lambda: copy_in(conn, statement, buffer, while_waiting))
             return
-        insert = {"copy": self._copy, "values": self._values_lists, "transaction": self._transaction}[self.options.chosen_batch_mode]
+        inserts: dict[str, Callable[[Cursor[TupleRow], str, Any], None]] = {
+            "copy": self._copy, "values": self._values_lists, "transaction": self._transaction}
+        insert = inserts[self.options.chosen_batch_mode]
 
         def transaction() -> None:
             with conn.cursor() as cursor:
@@ -71,10 +82,10 @@ class PostgresWriter(Role, WriterRole):
 
         self.retry.call(transaction, before_retry=conn.rollback)
 
-    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, Row]]:
         return list(zip(self.table_of_each(batch), self._row_params(batch)))
 
-    def insert_single(self, item: tuple[str, tuple]) -> None:
+    def insert_single(self, item: tuple[str, Row]) -> None:
         table, row = item
         statement, conn = self._single_statements[table], self.module.conn
         if conn.autocommit:
@@ -85,27 +96,28 @@ class PostgresWriter(Role, WriterRole):
     def commit(self) -> None:
         self.module.conn.commit()
 
-    def _row_params(self, batch: EventBatch) -> list[tuple]:
+    def _row_params(self, batch: EventBatch) -> list[Row]:
         return self.layout.python_rows(batch, timestamp=_datetimes, key=batch.client_key if self._with_key else None)
 
-    def _copy(self, cursor, table: str, buffer: bytes) -> None:
+    def _copy(self, cursor: Cursor[TupleRow], table: str, buffer: bytes) -> None:
         with cursor.copy(self._copy_statements[table]) as copy:
             copy.write(buffer)
             self.hooks.while_waiting()
 
-    def _values_lists(self, cursor, table: str, rows: list[tuple]) -> None:
+    def _values_lists(self, cursor: Cursor[TupleRow], table: str, rows: list[Row]) -> None:
         per_statement = MAX_BIND_PARAMETERS // len(self._columns)
         for first in range(0, len(rows), per_statement):
             chunk = rows[first : first + per_statement]
             statement = sql_common.insert_statement(table, self._columns, len(chunk), "%s")
             cursor.execute(statement, [value for row in chunk for value in row])
 
-    def _transaction(self, cursor, table: str, rows: list[tuple]) -> None:
+    def _transaction(self, cursor: Cursor[TupleRow], table: str, rows: list[Row]) -> None:
         cursor.executemany(sql_common.insert_statement(table, self._columns, 1, "%s"), rows)
 
 
-def _datetimes(timestamp_ms) -> list:
-    return timestamp_ms.astype("datetime64[ms]").tolist()
+def _datetimes(timestamp_ms: np.ndarray) -> list[Any]:
+    times: list[Any] = timestamp_ms.astype("datetime64[ms]").tolist()
+    return times
 
 
 def _is_retryable(error: BaseException) -> bool:

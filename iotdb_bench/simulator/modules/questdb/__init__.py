@@ -43,16 +43,17 @@ a column that tells events apart beside the timestamp: the device (events) or th
 timestamps would replace each other, so it is refused. --commit-interval is refused: ILP has no
 transactions to commit.
 
-The roles: schema.py, writer.py, reader.py, records.py; options.py their options.
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp, IlpWriteFailed
 from iotdb_bench.simulator.modules.questdb.ilp_tcp import IlpOverTcp
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
@@ -60,7 +61,12 @@ from iotdb_bench.simulator.modules.questdb.reader import QuestdbReader
 from iotdb_bench.simulator.modules.questdb.records import QuestdbRecords
 from iotdb_bench.simulator.modules.questdb.schema import QuestdbSchema
 from iotdb_bench.simulator.modules.questdb.writer import QuestdbWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import TupleRow
+    from questdb import Sender
 
 log = logging.getLogger("questdb")
 
@@ -76,32 +82,19 @@ class Module(DatabaseModule):
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
     )
+    schema, writer, reader, records = played_by(QuestdbSchema, QuestdbWriter, QuestdbReader, QuestdbRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.conn = None  # PostgreSQL wire protocol: tables, counts, queries, the record
-        self.sender = None  # ILP over HTTP with the official client: single inserts, batches it encodes (insert runs only)
+        self._conn: Connection[TupleRow] | None = None  # PostgreSQL wire protocol: tables, counts, queries, the record (`conn`)
+        self.sender: Sender | None = None  # ILP over HTTP with the official client: single inserts, batches it encodes (insert runs only)
         self.lines: IlpOverHttp | IlpOverTcp | None = None  # batches the module encodes (batch_encoding=numpy)
         self.binary_doubles = True  # the server speaks line protocol 2 (doubles as 8 bytes)
-        self._schema, self._writer = QuestdbSchema(self), QuestdbWriter(self)
-        self._reader, self._records = QuestdbReader(self), QuestdbRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> QuestdbSchema:
-        return self._schema
 
     @property
-    def writer(self) -> QuestdbWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> QuestdbReader:
-        return self._reader
-
-    @property
-    def records(self) -> QuestdbRecords:
-        return self._records
+    def conn(self) -> Connection[TupleRow]:
+        """The PostgreSQL wire protocol's connection `connect()` opened, as the roles use it."""
+        return connected(self._conn, self.spec.module)
 
     def validate(self) -> None:
         self.validate_workload()
@@ -147,7 +140,7 @@ class Module(DatabaseModule):
         if self.spec.task == "query" and self.spec.query_timeout:  # QuestDB honours statement_timeout (ms) given at startup only
             startup = f"-c statement_timeout={max(1, round(self.spec.query_timeout * 1000))}"
         try:
-            self.conn = psycopg.connect(host=options.host, port=options.pg_port, user=options.user, password=options.password,
+            self._conn = psycopg.connect(host=options.host, port=options.pg_port, user=options.user, password=options.password,
                                         dbname=options.database, connect_timeout=options.connect_timeout, autocommit=True,
                                         options=startup)
         except psycopg.OperationalError as error:
@@ -171,7 +164,7 @@ class Module(DatabaseModule):
                 except ImportError:
                     raise ModuleError("questdb: batch_encoding dataframe needs pandas; install it or use batch_encoding=numpy or rows") from None
 
-    def _new_sender(self):
+    def _new_sender(self) -> Sender:
         from questdb import QuestDBError, Sender
 
         options = self.options
@@ -191,6 +184,6 @@ class Module(DatabaseModule):
         if self.sender is not None:
             self.sender.close()
             self.sender = None
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

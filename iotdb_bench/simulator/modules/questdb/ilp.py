@@ -56,4 +56,5 @@ def ilp_lines(layout: Layout, batch: EventBatch, table: str, key: np.ndarray | N
         ends = np.cumsum([part.shape[1] for part in parts])
         for index in binary:
             keep[:, ends[index] - 8:ends[index]] = True
-    return rows[keep].tobytes()
+    lines: bytes = rows[keep].tobytes()
+    return lines

@@ -17,18 +17,18 @@ class IlpOverTcp:
         self.host, self.port, self._timeout_s = host, port, timeout_s
         self._socket: socket.socket | None = None
 
-    def connect(self) -> None:
+    def connect(self) -> socket.socket:
         try:
             self._socket = socket.create_connection((self.host, self.port), timeout=self._timeout_s)
         except OSError as error:
             raise IlpWriteFailed(f"cannot connect to QuestDB's ILP/TCP port at {self.host}:{self.port}: {error}") from None
         self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return self._socket
 
     def write(self, body: bytes) -> None:
-        if self._socket is None:
-            self.connect()
+        connection = self._socket if self._socket is not None else self.connect()
         try:
-            self._socket.sendall(body)
+            connection.sendall(body)
         except OSError as error:
             self.close()
             raise IlpWriteFailed(f"ILP/TCP write failed: {error} (QuestDB drops the connection on a line it cannot take; "

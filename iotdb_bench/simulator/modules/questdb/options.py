@@ -1,12 +1,15 @@
-"""The questdb module's options and the column types its schema writes."""
+"""The questdb module's options and the column types its schema writes; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.questdb import Module  # noqa: F401 (the alias at the end names it)
 
 # ILP writes only to WAL tables, and WAL tables need partitions: no NONE.
 Partition = Literal["HOUR", "DAY", "WEEK", "MONTH", "YEAR"]
@@ -34,3 +37,6 @@ class QuestdbOptions(ModuleOptions):
     commit_wait_s: float = Field(60, ge=0, description="longest wait for acknowledged rows to become visible after a run")
     commit_poll_s: float = Field(0.01, gt=0, description="seconds between counts while waiting")
     connect_timeout: int = Field(10, ge=1)
+
+
+QuestdbRole = Role["Module", QuestdbOptions]  # the base of the module's role classes

@@ -10,11 +10,12 @@ import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role, timestamp_pages
+from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
+from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class QuestdbReader(Role, ReaderRole):
+class QuestdbReader(QuestdbRole, ReaderRole):
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's row, found in its own microsecond of the designated timestamp: visible once QuestDB
         has applied the write-ahead log that holds it (acknowledged earlier)."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import time
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
+from iotdb_bench.simulator.wire.pg_values import first_value
 
 
-class QuestdbRecords(Role, RecordsRole):
+class QuestdbRecords(QuestdbRole, RecordsRole):
     def store_record(self, text: str) -> None:
         # Versions instead of an UPDATE: the newest row is the record (QuestDB updates rows in place
         # only on tables with a designated timestamp).
@@ -16,7 +18,7 @@ class QuestdbRecords(Role, RecordsRole):
         self.module.conn.execute(f"INSERT INTO {RECORD_NAME} VALUES (%s, %s, %s)", (self.record_key(), time.time_ns(), text))
 
     def stored_record(self) -> str | None:
-        if not self.module.conn.execute("SELECT count() FROM tables() WHERE table_name = %s", (RECORD_NAME,)).fetchone()[0]:
+        if not first_value(self.module.conn, "SELECT count() FROM tables() WHERE table_name = %s", (RECORD_NAME,)):
             return None
         row = self.module.conn.execute(f"SELECT record FROM {RECORD_NAME} WHERE tables = %s ORDER BY version DESC LIMIT 1",
                                        (self.record_key(),)).fetchone()

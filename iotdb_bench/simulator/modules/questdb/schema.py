@@ -4,15 +4,16 @@ acknowledged rows are visible, and table_storage()'s rows and sizes."""
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.modules.base import Role, SchemaRole
-from iotdb_bench.simulator.modules.questdb.options import COLUMN_TYPES, QuestdbOptions
+from typing import Any
+
+from iotdb_bench.simulator.modules.base import SchemaRole, count_until
+from iotdb_bench.simulator.modules.questdb.options import COLUMN_TYPES, QuestdbRole
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.wire.pg_values import first_value
 
 
-class QuestdbSchema(Role, SchemaRole):
-    options: QuestdbOptions
-
+class QuestdbSchema(QuestdbRole, SchemaRole):
     def setup(self) -> None:
         for table in self.spec.table_names:
             if self.spec.clean:
@@ -31,26 +32,26 @@ class QuestdbSchema(Role, SchemaRole):
             statement += f" DEDUP UPSERT KEYS({', '.join(keys)})"
         return statement
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         # build() answers "Build Information: QuestDB 9.2.2, JDK ..., Commit Hash ..."
-        return self.module.conn.execute("SELECT build()").fetchone()[0].removeprefix("Build Information: ")
+        return str(first_value(self.module.conn, "SELECT build()")).removeprefix("Build Information: ")
 
     def count(self) -> int:
-        return sum(self.module.conn.execute(f"SELECT count() FROM {table}").fetchone()[0] for table in self.spec.table_names)
+        return sum(int(first_value(self.module.conn, f"SELECT count() FROM {table}")) for table in self.spec.table_names)
 
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
         """Rows acknowledged by ILP are visible once QuestDB has applied its write-ahead log: count until
         they all are (bounded), and say how long that took after the run."""
-        return self.count_until(expected, run_ended_at, self.options.commit_wait_s, self.options.commit_poll_s)
+        return count_until(self.count, expected, run_ended_at, self.options.commit_wait_s, self.options.commit_poll_s)
 
     def server_counters(self) -> dict[str, int] | None:
         """Rows of the run's tables as QuestDB's table_storage() reports them (its transaction files, not a scan)."""
         return {"rows": sum(row[0] for row in self._table_storage("rowCount"))}
 
     def storage_bytes(self) -> int | None:
-        return sum(row[0] for row in self._table_storage("diskSize"))
+        return sum(int(row[0]) for row in self._table_storage("diskSize"))
 
-    def _table_storage(self, column: str) -> list[tuple]:
+    def _table_storage(self, column: str) -> list[tuple[Any, ...]]:
         return self.module.conn.execute(
             f"SELECT {column} FROM table_storage() WHERE tableName IN ({', '.join(['%s'] * len(self.spec.table_names))})",
             self.spec.table_names).fetchall()

@@ -14,7 +14,7 @@ disk at the end of the run, and the collector then checkpoints it to zero bytes 
 clean setup does before the run.
 
 The roles: schema.py (tables, counts, size, the log's checkpoint), writer.py (transactions of
-inserts), reader.py (queries, scans, the visibility look-up), records.py; options.py their options.
+inserts), reader.py (queries, scans, the visibility look-up), records.py; options.py their options and base class.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ import sqlite3
 from pathlib import Path
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.sqlite.options import SqliteOptions
 from iotdb_bench.simulator.modules.sqlite.reader import SqliteReader
 from iotdb_bench.simulator.modules.sqlite.records import SqliteRecords
 from iotdb_bench.simulator.modules.sqlite.schema import SqliteSchema
 from iotdb_bench.simulator.modules.sqlite.writer import SqliteWriter
+from iotdb_bench.simulator.spec import RunSpec
 
 __all__ = ["Module", "SqliteOptions"]
 
@@ -41,29 +42,16 @@ class Module(DatabaseModule):
         # SQLite runs inside the worker processes: their CPU is the database's work too.
         location=Location.embedded,
     )
+    schema, writer, reader, records = played_by(SqliteSchema, SqliteWriter, SqliteReader, SqliteRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
-        self.conn: sqlite3.Connection | None = None  # shared by the roles
-        self._schema, self._writer = SqliteSchema(self), SqliteWriter(self)
-        self._reader, self._records = SqliteReader(self), SqliteRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> SqliteSchema:
-        return self._schema
+        self._conn: sqlite3.Connection | None = None  # shared by the roles (`conn`)
 
     @property
-    def writer(self) -> SqliteWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> SqliteReader:
-        return self._reader
-
-    @property
-    def records(self) -> SqliteRecords:
-        return self._records
+    def conn(self) -> sqlite3.Connection:
+        """The connection `connect()` opened, as the roles use it."""
+        return connected(self._conn, self.spec.module)
 
     def validate(self) -> None:
         super().validate()
@@ -79,7 +67,7 @@ class Module(DatabaseModule):
             raise ModuleError(f"cannot open SQLite database {path}: folder {path.parent} does not exist")
         if self.spec.task in ("query", "scan") and not path.is_file():
             raise ModuleError(f"there is no SQLite database {path} to read: run insert first")
-        self.conn = sqlite3.connect(path, timeout=self.options.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
+        self._conn = sqlite3.connect(path, timeout=self.options.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
         try:
             if self.spec.task == "insert":  # the journal mode is the file's: a reader leaves it as the writer set it
                 self.conn.execute(f"PRAGMA journal_mode = {self.options.journal_mode}")
@@ -91,6 +79,6 @@ class Module(DatabaseModule):
             raise ModuleError(f"cannot open SQLite database {path}: {error}") from None
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

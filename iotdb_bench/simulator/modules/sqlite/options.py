@@ -1,12 +1,15 @@
-"""The sqlite module's options and the constants its roles share."""
+"""The sqlite module's options and the constants its roles share; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from iotdb_bench.simulator.modules.base import ModuleOptions
+from iotdb_bench.simulator.modules.base import ModuleOptions, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.sqlite import Module  # noqa: F401 (the alias at the end names it)
 
 # SQLite's limit of bound variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
 MAX_VARIABLES = 32_766
@@ -23,3 +26,6 @@ class SqliteOptions(ModuleOptions):
     use_values_lists: bool = False
     create_indices: bool = False
     primary_key_constraint: str | None = None
+
+
+SqliteRole = Role["Module", SqliteOptions]  # the base of the module's role classes

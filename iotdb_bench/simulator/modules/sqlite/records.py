@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole, Role
+from iotdb_bench.simulator.modules.base import RECORD_NAME, RecordsRole
+from iotdb_bench.simulator.modules.sqlite.options import SqliteRole
 
 
-class SqliteRecords(Role, RecordsRole):
+class SqliteRecords(SqliteRole, RecordsRole):
     def store_record(self, text: str) -> None:
         self.module.conn.execute(f"CREATE TABLE IF NOT EXISTS {RECORD_NAME} (tables TEXT PRIMARY KEY, record TEXT NOT NULL)")
         self.module.conn.execute(f"INSERT OR REPLACE INTO {RECORD_NAME} (tables, record) VALUES (?, ?)", (self.record_key(), text))

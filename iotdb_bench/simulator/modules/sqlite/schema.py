@@ -7,15 +7,13 @@ import contextlib
 import os
 import sqlite3
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, Role, SchemaRole
-from iotdb_bench.simulator.modules.sqlite.options import COLUMN_TYPES, SqliteOptions
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, SchemaRole
+from iotdb_bench.simulator.modules.sqlite.options import COLUMN_TYPES, SqliteRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 
 
-class SqliteSchema(Role, SchemaRole):
-    options: SqliteOptions
-
+class SqliteSchema(SqliteRole, SchemaRole):
     def setup(self) -> None:
         conn = self.module.conn
         for table in self.spec.table_names:
@@ -58,7 +56,7 @@ class SqliteSchema(Role, SchemaRole):
         except sqlite3.OperationalError as error:
             raise ModuleError(f"SQLite database {self.options.path}: {error}") from None
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         # Embedded: the library the Python process runs is the database engine.
         return f"SQLite {self.module.conn.execute('SELECT sqlite_version()').fetchone()[0]}"
 
@@ -69,8 +67,8 @@ class SqliteSchema(Role, SchemaRole):
     def storage_bytes(self) -> int | None:
         """The pages in use (free pages of dropped tables left out) and the write-ahead log's file."""
         conn = self.module.conn
-        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        used_pages = conn.execute("PRAGMA page_count").fetchone()[0] - conn.execute("PRAGMA freelist_count").fetchone()[0]
+        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        used_pages = int(conn.execute("PRAGMA page_count").fetchone()[0]) - int(conn.execute("PRAGMA freelist_count").fetchone()[0])
         wal = 0
         with contextlib.suppress(FileNotFoundError):
             wal = os.path.getsize(f"{self.options.path}-wal")

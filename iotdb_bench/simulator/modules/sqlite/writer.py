@@ -6,16 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from iotdb_bench.simulator.modules.base import DatabaseModule, Role, WriterRole
-from iotdb_bench.simulator.modules.sqlite.options import MAX_VARIABLES, SqliteOptions
+from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.sqlite.options import MAX_VARIABLES, SqliteRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class SqliteWriter(Role, WriterRole):
-    options: SqliteOptions
-
+class SqliteWriter(SqliteRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._in_transaction = False
@@ -26,7 +24,7 @@ class SqliteWriter(Role, WriterRole):
     def prepare_batch(self, batch: EventBatch) -> Any:
         return [(table, self._rows(part)) for table, part in self.per_table(batch)]
 
-    def _rows(self, batch: EventBatch) -> list[tuple]:
+    def _rows(self, batch: EventBatch) -> list[tuple[Any, ...]]:
         return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
 
     def insert_batch(self, prepared: Any) -> None:
@@ -43,17 +41,17 @@ class SqliteWriter(Role, WriterRole):
             conn.execute("ROLLBACK")
             raise
 
-    def _values_lists(self, table: str, rows: list[tuple]) -> None:
+    def _values_lists(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         per_statement = MAX_VARIABLES // len(self._columns)
         for first in range(0, len(rows), per_statement):
             chunk = rows[first : first + per_statement]
             statement = sql_common.insert_statement(table, self._columns, len(chunk), "?")
             self.module.conn.execute(statement, [value for row in chunk for value in row])
 
-    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple]]:
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple[Any, ...]]]:
         return list(zip(self.table_of_each(batch), self._rows(batch)))
 
-    def insert_single(self, item: tuple[str, tuple]) -> None:
+    def insert_single(self, item: tuple[str, tuple[Any, ...]]) -> None:
         table, row = item
         if self.spec.commit_interval_s and not self._in_transaction:
             self.module.conn.execute("BEGIN IMMEDIATE")  # waits (busy timeout) while another worker's transaction is open

@@ -25,8 +25,10 @@ writer.py (restarted timestamps), reader.py (time_bucket); the record is Postgre
 
 from __future__ import annotations
 
+from typing import ClassVar, cast
+
 from iotdb_bench.simulator.modules import postgres
-from iotdb_bench.simulator.modules.base import ModuleError
+from iotdb_bench.simulator.modules.base import ModuleError, played_by
 from iotdb_bench.simulator.modules.postgres.records import PostgresRecords
 from iotdb_bench.simulator.modules.timescaledb.options import INTERVAL, TimescaleOptions
 from iotdb_bench.simulator.modules.timescaledb.reader import TimescaleReader
@@ -38,36 +40,18 @@ __all__ = ["Module", "TimescaleOptions"]
 
 
 class Module(postgres.Module):
-    Options = TimescaleOptions
+    Options: ClassVar[type[TimescaleOptions]] = TimescaleOptions
     options: TimescaleOptions
-    schema_class = TimescaleSchema
-    writer_class = TimescaleWriter
-    reader_class = TimescaleReader
+    # Its own schema, writer and reader; PostgreSQL's record as it is.
+    schema, writer, reader, records = played_by(TimescaleSchema, TimescaleWriter, TimescaleReader, PostgresRecords)
 
     @classmethod
     def parse_options(cls, spec: RunSpec) -> TimescaleOptions:
-        options = super().parse_options(spec)
+        options = cast(TimescaleOptions, super().parse_options(spec))  # validated by cls.Options
         # TimescaleDB only accepts unique keys that contain the partitioning column.
         if spec.primary_key is not PrimaryKey.none and not options.primary_key_constraint:
             options = options.model_copy(update={"primary_key_constraint": "PRIMARY KEY (id, timestamp)"})
         return options
-
-    # -- its roles (PostgreSQL's record as it is) ----------------------------------------------
-    @property
-    def schema(self) -> TimescaleSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> TimescaleWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> TimescaleReader:
-        return self._reader
-
-    @property
-    def records(self) -> PostgresRecords:
-        return self._records
 
     def validate(self) -> None:
         super().validate()

@@ -4,16 +4,26 @@ it), inserts counted in the chunks, sizes from `hypertable_size()`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotdb_bench.simulator.modules.base import ModuleError
 from iotdb_bench.simulator.modules.postgres.schema import PostgresSchema
 from iotdb_bench.simulator.modules.timescaledb.options import TimescaleOptions
 from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.wire.pg_values import first_value
+
+if TYPE_CHECKING:
+    from psycopg import Cursor
+    from psycopg.rows import TupleRow
+
+    from iotdb_bench.simulator.modules.timescaledb import Module
 
 
 class TimescaleSchema(PostgresSchema):
+    module: Module
     options: TimescaleOptions
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         # Read before setup: in a fresh database the extension is only available; setup installs its default version.
         row = self.read_one("SELECT installed_version, default_version FROM pg_available_extensions WHERE name = 'timescaledb'")
         installed, default = row or (None, None)
@@ -40,7 +50,7 @@ class TimescaleSchema(PostgresSchema):
             self._refuse_unlicensed_features(cursor)
         super().setup()
 
-    def _refuse_unlicensed_features(self, cursor) -> None:
+    def _refuse_unlicensed_features(self, cursor: Cursor[TupleRow]) -> None:
         """Options that need Timescale-License code fail here, before any table changes, on a server that lacks it."""
         wanted = ["compression_policy (native compression)"] if self.options.compression_policy else []
         if not wanted:
@@ -55,7 +65,7 @@ class TimescaleSchema(PostgresSchema):
                 "time_bucket_gapfill or retention policies)"
             )
 
-    def after_create_table(self, cursor, table: str) -> None:
+    def after_create_table(self, cursor: Cursor[TupleRow], table: str) -> None:
         cursor.execute(self.hypertable_statement(), (table, self.options.chunk_interval))
         if self.options.compression_policy:
             # The columns of a unique key must be segmentby or orderby columns of the compression.
@@ -69,24 +79,25 @@ class TimescaleSchema(PostgresSchema):
         conn = self.module.conn
         with conn.cursor() as cursor:
             cursor.execute("SELECT pg_stat_clear_snapshot()")
-            row = cursor.execute(
+            inserted = first_value(
+                cursor,
                 "SELECT coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relname = ANY(%s) "
                 "OR relid IN (SELECT show_chunks(t::regclass) FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NOT NULL)",
                 (self.spec.table_names, self.spec.table_names),
-            ).fetchone()
+            )
         if not conn.autocommit:
             conn.rollback()
-        return {"rows_inserted": int(row[0])}
+        return {"rows_inserted": int(inserted)}
 
     def storage_bytes(self) -> int | None:
         # The parent table of a hypertable is empty: its rows, indexes and TOAST live in the chunks.
         conn = self.module.conn
         with conn.cursor() as cursor:
-            sizes = [cursor.execute("SELECT coalesce(hypertable_size(%s), pg_total_relation_size(%s))", (table, table)).fetchone()[0]
+            sizes = [first_value(cursor, "SELECT coalesce(hypertable_size(%s), pg_total_relation_size(%s))", (table, table))
                      for table in self.spec.table_names]
         if not conn.autocommit:
             conn.rollback()
-        return sum(size or 0 for size in sizes)
+        return sum(int(size or 0) for size in sizes)
 
     @staticmethod
     def hypertable_statement() -> str:

@@ -4,9 +4,10 @@ the origin when `restart_timestamps_each_step` asks for it (the seed tool's fill
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from iotdb_bench.simulator.modules.base import DatabaseModule
-from iotdb_bench.simulator.modules.postgres.writer import PostgresWriter
+from iotdb_bench.simulator.modules.postgres.writer import PostgresWriter, Row
 from iotdb_bench.simulator.modules.timescaledb.options import TimescaleOptions
 from iotdb_bench.simulator.workload.events import EVENT_INTERVAL_MS, EventBatch
 
@@ -22,10 +23,10 @@ class TimescaleWriter(PostgresWriter):
     def stored_events(self, batch: EventBatch) -> EventBatch:
         return self._restarted(batch)
 
-    def prepare_batch(self, batch: EventBatch):
+    def prepare_batch(self, batch: EventBatch) -> Any:
         return super().prepare_batch(self._restarted(batch))
 
-    def prepare_single(self, batch: EventBatch):
+    def prepare_single(self, batch: EventBatch) -> list[tuple[str, Row]]:
         return super().prepare_single(self._restarted(batch))
 
     def _restarted(self, batch: EventBatch) -> EventBatch:

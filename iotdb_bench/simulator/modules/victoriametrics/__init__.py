@@ -48,7 +48,7 @@ blocks stay: a few kB each.
 from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
-from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.victoriametrics.connection import VictoriaMetricsError, VmConnection
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
 from iotdb_bench.simulator.modules.victoriametrics.reader import VmReader
@@ -56,7 +56,7 @@ from iotdb_bench.simulator.modules.victoriametrics.records import VmRecords
 from iotdb_bench.simulator.modules.victoriametrics.schema import VmSchema
 from iotdb_bench.simulator.modules.victoriametrics.series import Series
 from iotdb_bench.simulator.modules.victoriametrics.writer import VmWriter
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
 __all__ = ["Module", "VictoriaMetricsError"]
 
@@ -68,30 +68,12 @@ class Module(DatabaseModule):
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("a metrics store has no transactions to commit every S seconds"),
     )
+    schema, writer, reader, records = played_by(VmSchema, VmWriter, VmReader, VmRecords)
 
-    def __init__(self, spec):
+    def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = VmConnection(spec, self.options)  # the HTTP clients, shared by the roles
         self.series = Series(spec, self.layout, self.options)  # what an event becomes, shared too
-        self._schema, self._writer = VmSchema(self), VmWriter(self)
-        self._reader, self._records = VmReader(self), VmRecords(self)
-
-    # -- its roles -------------------------------------------------------------------------
-    @property
-    def schema(self) -> VmSchema:
-        return self._schema
-
-    @property
-    def writer(self) -> VmWriter:
-        return self._writer
-
-    @property
-    def reader(self) -> VmReader:
-        return self._reader
-
-    @property
-    def records(self) -> VmRecords:
-        return self._records
 
     def validate(self) -> None:
         if self.spec.shape != "events":

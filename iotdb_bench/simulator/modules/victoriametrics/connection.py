@@ -7,15 +7,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from iotdb_bench.simulator.errors import one_line
-from iotdb_bench.simulator.modules.base import ModuleError
+from iotdb_bench.simulator.modules.base import ModuleError, connected
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, ENDPOINTS, FUTURE_LIMIT_S, VictoriametricsOptions
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.wire.http_post import HttpPoster, PostFailed
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class VictoriaMetricsError(Exception):
@@ -25,7 +28,7 @@ class VictoriaMetricsError(Exception):
 class VmConnection:
     def __init__(self, spec: RunSpec, options: VictoriametricsOptions):
         self.spec, self.options = spec, options
-        self._client = None
+        self._client: httpx.Client | None = None
         self._poster: HttpPoster | None = None
 
     def connect(self) -> None:
@@ -53,12 +56,12 @@ class VmConnection:
         parts = urlsplit(self.options.url)
         return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
 
-    def request(self, what: str, method: str, path: str, **kwargs) -> Any:
+    def request(self, what: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """One call; a refusal or a call without answer raises VictoriaMetricsError naming `what`."""
         import httpx
 
         try:
-            response = self._client.request(method, path, **kwargs)
+            response = connected(self._client, "victoriametrics").request(method, path, **kwargs)
         except httpx.TimeoutException:
             raise VictoriaMetricsError(f"{what} timed out") from None
         except httpx.TransportError as error:
@@ -81,7 +84,7 @@ class VmConnection:
         except PostFailed as error:
             raise VictoriaMetricsError(f"write {error}") from None
 
-    def export(self, selector: str, rows_per_line: int) -> Iterator[dict]:
+    def export(self, selector: str, rows_per_line: int) -> Iterator[dict[str, Any]]:
         """/api/v1/export of the series `selector` selects, streamed: one JSON line (one series' samples,
         at most `rows_per_line`, in time order) at a time."""
         import httpx
@@ -89,7 +92,7 @@ class VmConnection:
         params = {"match[]": selector, "max_rows_per_line": str(rows_per_line), "start": str(TIME_ORIGIN_MS // 1000 - DAY_S),
                   "end": f"{time.time() + FUTURE_LIMIT_S:.0f}"}
         try:
-            with self._client.stream("GET", "/api/v1/export", params=params) as response:
+            with connected(self._client, "victoriametrics").stream("GET", "/api/v1/export", params=params) as response:
                 if response.status_code >= 300:
                     raise VictoriaMetricsError(f"export failed with {response.status_code}: {one_line(response.read().decode(), limit=300)}")
                 for line in response.iter_lines():
@@ -98,7 +101,7 @@ class VmConnection:
         except httpx.TransportError as error:
             raise VictoriaMetricsError(f"export failed: {one_line(error)}") from None
 
-    def instant(self, expression: str, bounded: bool = False) -> list[dict]:
+    def instant(self, expression: str, bounded: bool = False) -> list[dict[str, Any]]:
         """An instant MetricsQL query evaluated after the newest possible event, `{window}` in the
         expression replaced by a window reaching back before the oldest (the data lies in the past).
         `bounded`: one of the run's queries, which --query-timeout limits (counts are not)."""
@@ -107,7 +110,7 @@ class VmConnection:
         params = {"query": expression.replace("{window}", f"{window_s}s"), "time": f"{at:.3f}", "nocache": "1"}
         return self.answer(params, "/api/v1/query", bounded)
 
-    def answer(self, params: dict[str, str], path: str, bounded: bool) -> list[dict]:
+    def answer(self, params: dict[str, str], path: str, bounded: bool) -> list[dict[str, Any]]:
         """The result of a MetricsQL query; `bounded`: one of the run's queries, which --query-timeout limits."""
         limit = self.spec.query_timeout if bounded and self.spec.task == "query" else 0
         if limit:  # the server stops the query; the client gives up waiting at the same time
@@ -120,4 +123,5 @@ class VmConnection:
         answer = response.json()
         if answer.get("status") != "success":
             raise VictoriaMetricsError(f"MetricsQL query failed: {one_line(answer.get('error') or answer, limit=300)}")
-        return answer["data"]["result"]
+        result: list[dict[str, Any]] = answer["data"]["result"]
+        return result

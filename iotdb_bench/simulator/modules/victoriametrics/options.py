@@ -1,13 +1,16 @@
-"""The victoriametrics module's options and the constants its roles share."""
+"""The victoriametrics module's options and the constants its roles share; the base of its role classes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from iotdb_bench.simulator.checks.expected import MINUTE_MS
-from iotdb_bench.simulator.modules.base import HttpUrl, ModuleOptions
+from iotdb_bench.simulator.modules.base import HttpUrl, ModuleOptions, Role
+
+if TYPE_CHECKING:
+    from iotdb_bench.simulator.modules.victoriametrics import Module  # noqa: F401 (the alias at the end names it)
 
 DAY_S = 86_400
 # VictoriaMetrics refuses samples more than two days ahead of its clock.
@@ -31,3 +34,6 @@ class VictoriametricsOptions(ModuleOptions):
     timeout: float = Field(60.0, gt=0, description="seconds one HTTP call may take")
     visible_wait_s: float = Field(30, ge=0, description="longest wait, after a run, for every acknowledged sample to be searchable")
     visible_poll_s: float = Field(0.1, gt=0, description="seconds between counts while waiting")
+
+
+VmRole = Role["Module", VictoriametricsOptions]  # the base of the module's role classes

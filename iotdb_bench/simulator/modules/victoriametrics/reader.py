@@ -5,19 +5,20 @@ minute m is exactly [m, m + 1 min)), and scans streaming /api/v1/export a page p
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
-from iotdb_bench.simulator.modules.base import Query, ReaderRole, Role
-from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S
+from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 
-class VmReader(Role, ReaderRole):
+class VmReader(VmRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         temperature = self.module.series.temperature
         series = selector(temperature)
@@ -48,7 +49,7 @@ class VmReader(Role, ReaderRole):
             "device-downsample": self._range_query(named(**minute), DOWNSAMPLE_START_MS, DOWNSAMPLE_START_MS + (DOWNSAMPLE_MINUTES - 1) * MINUTE_MS),
         }
 
-    def _query(self, expression: str, rows: Callable[[list[dict]], list[tuple]]) -> Query:
+    def _query(self, expression: str, rows: Callable[[Sequence[dict[str, Any]]], list[tuple[Any, ...]]]) -> Query:
         def run() -> Answer:
             return Answer(self.module.connection.instant(expression, bounded=True), rows)
 
@@ -78,11 +79,11 @@ class VmReader(Role, ReaderRole):
             yield np.array(line["timestamps"], dtype=np.int64)
 
 
-def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], list[tuple]]:
+def ordered(*names: str, per_device: bool = False) -> Callable[[Sequence[dict[str, Any]]], list[tuple[Any, ...]]]:
     """The `stat`-labelled results as rows with the stats in the order of `names` (the common form),
     one row in all, or one per device (device id first)."""
 
-    def convert(result: list[dict]) -> list[tuple]:
+    def convert(result: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
         groups: dict[str, dict[str, float]] = {}
         for series in result:
             key = series["metric"].get("device_id", "") if per_device else ""
@@ -93,7 +94,7 @@ def ordered(*names: str, per_device: bool = False) -> Callable[[list[dict]], lis
     return convert
 
 
-def per_minute(result: list[dict]) -> list[tuple]:
+def per_minute(result: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """A range query's `stat`-labelled series (min, avg, max) as rows (minute ms, min, avg, max)."""
     minutes: dict[int, dict[str, float]] = {}
     for series in result:
@@ -102,7 +103,7 @@ def per_minute(result: list[dict]) -> list[tuple]:
     return [(minute, stats.get("min"), stats.get("avg"), stats.get("max")) for minute, stats in sorted(minutes.items())]
 
 
-def one_row(result: list[dict]) -> list[tuple]:
+def one_row(result: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The `stat`-labelled results of a global aggregation as one row (none when there is no data)."""
     values = {series["metric"].get("stat", "value"): float(series["value"][1]) for series in result}
     return [tuple(values[name] for name in sorted(values))] if values else []

@@ -12,14 +12,14 @@ import zlib
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, RecordsRole, Role
-from iotdb_bench.simulator.modules.victoriametrics.options import RECORD_BLOCK_MS, RECORD_BYTES_PER_SAMPLE
+from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, RecordsRole
+from iotdb_bench.simulator.modules.victoriametrics.options import RECORD_BLOCK_MS, RECORD_BYTES_PER_SAMPLE, VmRole
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 log = logging.getLogger("victoriametrics")
 
 
-class VmRecords(Role, RecordsRole):
+class VmRecords(VmRole, RecordsRole):
     def store_record(self, text: str) -> None:
         data = zlib.compress(text.encode())
         blocks = self._record_blocks()

@@ -8,8 +8,8 @@ import logging
 import re
 import time
 
-from iotdb_bench.simulator.modules.base import ModuleError, Role, SchemaRole
-from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S
+from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole, count_until
+from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
@@ -17,7 +17,7 @@ from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 log = logging.getLogger("victoriametrics")
 
 
-class VmSchema(Role, SchemaRole):
+class VmSchema(VmRole, SchemaRole):
     def setup(self) -> None:
         connection = self.module.connection
         self._check_flags(_flags(connection.request("reading /metrics", "GET", "/metrics").text))
@@ -45,7 +45,7 @@ class VmSchema(Role, SchemaRole):
             raise ModuleError(f"VictoriaMetrics at {address} deduplicates samples (-dedup.minScrapeInterval={dedup}), which merges a "
                               "device's events: run it without that flag")
 
-    def server_version(self) -> str | None:
+    def server_version(self) -> str:
         """From the vm_app_version metric; Debian's build leaves its version label empty and says so."""
         metrics = self.module.connection.request("reading /metrics", "GET", "/metrics").text
         found = re.search(r'^vm_app_version\{version="([^"]*)"', metrics, re.MULTILINE)
@@ -61,7 +61,7 @@ class VmSchema(Role, SchemaRole):
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
         """Acknowledged samples are searchable after a flush, but series the run created were seen to
         stay unfound for up to 10 s: count (each time after a flush) until all are there, bounded."""
-        return self.count_until(expected, run_ended_at, self.options.visible_wait_s, self.options.visible_poll_s)
+        return count_until(self.count, expected, run_ended_at, self.options.visible_wait_s, self.options.visible_poll_s)
 
     def server_counters(self) -> dict[str, int] | None:
         """Events as the server counted them: its samples received over the run's protocol (server-wide,

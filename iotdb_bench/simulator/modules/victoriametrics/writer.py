@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotdb_bench.simulator.modules.base import Role, WriterRole
+from iotdb_bench.simulator.modules.base import WriterRole
+from iotdb_bench.simulator.modules.victoriametrics.options import VmRole
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
-class VmWriter(Role, WriterRole):
+class VmWriter(VmRole, WriterRole):
     def prepare_batch(self, batch: EventBatch) -> bytes:
         if self.options.ingestion == "influx":
             return text_rows.compact(self._line_protocol(batch))
@@ -29,7 +30,8 @@ class VmWriter(Role, WriterRole):
 
     def _table_names(self, batch: EventBatch) -> np.ndarray:
         names = np.array(self.spec.table_names, dtype="S")
-        return names[batch.device_index % len(names)]
+        of_each: np.ndarray = names[batch.device_index % len(names)]
+        return of_each
 
     def _line_protocol(self, batch: EventBatch) -> np.ndarray:
         """One line per event: `<table>,device_id=<id>[,sensor=<k>] temperature=<t>[,m1=..][,sequence_number=<n>i] <ms>`."""
