@@ -17,10 +17,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
+from prometheus_client import CollectorRegistry, ProcessCollector, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -39,12 +41,13 @@ _NO_FIGURES = LiveFigures()
 
 class RunMetrics(Collector):
     """The run's metrics, read from the run state at each scrape. Also notes the scrapes: whether a
-    scraper has read the run's final figures (`final_scraped`) and when it will next come."""
+    scraper has received the run's final figures (`final_scraped`) and when it will next come."""
 
     def __init__(self, state: RunState):
         self.state = state
         self.final_scraped = threading.Event()
         self.scraped_at: list[float] = []  # monotonic times of the last two scrapes
+        self._scrape = threading.local()  # of the request being answered: whether it holds the final figures
 
     def collect(self) -> Iterator[Metric]:
         state, spec = self.state, self.state.spec
@@ -103,6 +106,12 @@ class RunMetrics(Collector):
         for index in range(spec.processes):
             values = [run, str(index)]
             figures = live.get(index, _NO_FIGURES)
+            # The queries this worker runs start at zero too, before its first report names them.
+            asked = spec.queries if spec.task == "query" or spec.role_of(index) == "query-client" else ()
+            for name in asked:
+                if name not in figures.queries:
+                    queries.add_metric([*values, name], _buckets(_NO_FIGURES.latency), 0.0)
+                    query_errors.add_metric([*values, name], 0)
             done.add_metric(values, events.get(index, 0))
             prefill.add_metric(values, prefilled.get(index, 0))
             errors.add_metric(values, figures.errors + (index in failed))
@@ -119,7 +128,11 @@ class RunMetrics(Collector):
 
     def _note_scrape(self, phase: str) -> None:
         self.scraped_at = [*self.scraped_at[-1:], time.monotonic()]
-        if phase in ("done", "failed"):
+        self._scrape.final = phase in ("done", "failed")
+
+    def sent(self) -> None:
+        """A scrape's answer has gone out (from its request's thread)."""
+        if getattr(self._scrape, "final", False):
             self.final_scraped.set()
 
     def next_scrape_in(self) -> float | None:
@@ -144,12 +157,37 @@ def _buckets(latency: LatencyCounts) -> list[tuple[str, float]]:
     return [*zip(_BOUNDS, counts, strict=True), ("+Inf", latency.count)]
 
 
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args) -> None:
+        """No line per scrape in the collector's log."""
+
+
+class _ThenNote:
+    """A response body whose `close`, which the WSGI server calls once the body is sent, notes it."""
+
+    def __init__(self, body: Iterable[bytes], sent: Callable[[], None]):
+        self.body, self.sent = body, sent
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.body)
+
+    def close(self) -> None:
+        self.sent()
+
+
 def serve_metrics(state: RunState, host: str, port: int) -> tuple[RunMetrics, int]:
-    """The run's metrics and the collector process's own (CPU, memory) on http://host:port/metrics,
-    served from a thread of their own; returns them and the port (`port` 0: any free one)."""
+    """The run's metrics and the collector process's own (CPU, memory) on http://host:port/metrics
+    (prometheus-client's WSGI app, a thread per request, as its start_http_server serves it), beside
+    the protocol; returns them and the port (`port` 0: any free one)."""
     registry = CollectorRegistry()  # without describe: registering must not count as a scrape
     metrics = RunMetrics(state)
     registry.register(metrics)
     ProcessCollector(registry=registry)
-    server, _ = start_http_server(port, addr=host, registry=registry)
+    exposition = make_wsgi_app(registry)
+
+    def app(environ, start_response):
+        return _ThenNote(exposition(environ, start_response), metrics.sent)
+
+    server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_Quiet)
+    threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
     return metrics, server.server_port

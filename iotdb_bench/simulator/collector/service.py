@@ -186,15 +186,16 @@ class Collector:
     def record_progress(self, progress: WorkerProgress) -> ProgressAnswer:
         self._check_worker(progress.worker)
         with self.state.lock:
-            self.state.progress[progress.worker] = progress.events
-            self.state.prefilled[progress.worker] = progress.prefilled
-            if progress.interval_p99_ms is None:
-                self.state.interval_p99_ms.pop(progress.worker, None)
-            else:
-                self.state.interval_p99_ms[progress.worker] = progress.interval_p99_ms
             # A report sent before the worker's result but arriving after it would set its figures back.
-            if progress.live is not None and progress.worker not in self.state.results:
-                self.state.live[progress.worker] = progress.live
+            if progress.worker not in self.state.results:
+                self.state.progress[progress.worker] = progress.events
+                self.state.prefilled[progress.worker] = progress.prefilled
+                if progress.interval_p99_ms is None:
+                    self.state.interval_p99_ms.pop(progress.worker, None)
+                else:
+                    self.state.interval_p99_ms[progress.worker] = progress.interval_p99_ms
+                if progress.live is not None:
+                    self.state.live[progress.worker] = progress.live
             return ProgressAnswer(phase=self.state.phase, error=self.state.error)
 
     def watch_heartbeat(self) -> None:

@@ -1,0 +1,141 @@
+"""A real Prometheus-compatible scraper for the metrics tests: a VictoriaMetrics of the test's own
+(Debian's `victoria-metrics`, which scripts/servers/start-victoriametrics.sh installs), on a free port
+with its data under the test's folder, scraping with `-promscrape.config` and answering PromQL on
+/api/v1/query_range. It never touches the shared instance on 8428, and is stopped at the end.
+
+Also the shipped Grafana dashboard's queries (deployment/dashboards/iotdb-bench.json), read from the
+JSON, so that the tests run exactly what the dashboard runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from iotdb_bench.cli.run.platforms.local import free_port
+from tests.conftest import REPO_ROOT
+
+DASHBOARD = REPO_ROOT / "iotdb_bench" / "deployment" / "dashboards" / "iotdb-bench.json"
+BINARY = "victoria-metrics"
+SCRAPE_INTERVAL_S = 1
+
+
+@dataclass(frozen=True)
+class DashboardQuery:
+    panel: str
+    ref: str
+    expr: str
+
+    def promql(self, run_id: str, rate_interval: str) -> str:
+        """The expression as Grafana sends it for this run and this $__rate_interval."""
+        return self.expr.replace("$run_id", run_id).replace("$__rate_interval", rate_interval)
+
+
+def dashboard_queries() -> list[DashboardQuery]:
+    panels = json.loads(DASHBOARD.read_text())["panels"]
+    return [DashboardQuery(panel["title"], target["refId"], target["expr"]) for panel in panels for target in panel["targets"]]
+
+
+def run_variable_query() -> str:
+    """The dashboard's `run_id` variable: Grafana's label_values(METRIC, LABEL)."""
+    [variable] = [v for v in json.loads(DASHBOARD.read_text())["templating"]["list"] if v["name"] == "run_id"]
+    return variable["query"]["query"]
+
+
+Series = dict[tuple[tuple[str, str], ...], list[tuple[float, float]]]
+
+
+class Scraper:
+    """VictoriaMetrics scraping `scrape_configs` every SCRAPE_INTERVAL_S."""
+
+    def __init__(self, folder: Path, scrape_configs: list[dict]):
+        if shutil.which(BINARY) is None:
+            raise RuntimeError(f"{BINARY} not found: scripts/servers/start-victoriametrics.sh installs Debian's package")
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = folder / "scrape.yaml"
+        config.write_text(yaml.safe_dump({"global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s"}, "scrape_configs": scrape_configs}))
+        self.log = folder / "victoria-metrics.log"
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [BINARY, f"-httpListenAddr=127.0.0.1:{self.port}", f"-storageDataPath={folder / 'data'}", f"-promscrape.config={config}",
+                 # the newest samples answer at once (the default hides the last 30 s), no cached answers
+                 "-search.latencyOffset=0s", "-search.disableCache", "-memory.allowedPercent=10", "-loggerLevel=WARN"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        self._wait_until_up()
+
+    def _wait_until_up(self) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"victoria-metrics exited: {self.log.read_text()[-2000:]}")
+            with contextlib.suppress(OSError), urllib.request.urlopen(f"{self.url}/health", timeout=2) as answer:
+                if answer.read().strip() == b"OK":
+                    return
+            time.sleep(0.1)
+        raise RuntimeError("victoria-metrics did not answer /health within 30 s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def _get(self, path: str, **params: str) -> dict:
+        with urllib.request.urlopen(f"{self.url}{path}?{urllib.parse.urlencode(params)}", timeout=30) as answer:
+            body = json.loads(answer.read())
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query_range(self, expr: str, start: float, end: float, step_s: float = 1.0) -> Series:
+        """Each series of `expr` (by its labels) and its points [(time, value)]."""
+        data = self._get("/api/v1/query_range", query=expr, start=f"{start:.3f}", end=f"{end:.3f}", step=f"{step_s:g}s")
+        return {tuple(sorted(item["metric"].items())): [(float(t), float(v)) for t, v in item["values"]] for item in data["result"]}
+
+    def label_values(self, label: str, match: str) -> list[str]:
+        return self._get(f"/api/v1/label/{label}/values", **{"match[]": match})
+
+    def wait_for(self, expr: str, start: float, limit_s: float = 20.0) -> None:
+        """Until `expr` has a sample (the scraper has the target)."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            if self.query_range(expr, start, time.time()):
+                return
+            time.sleep(0.5)
+        raise AssertionError(f"no sample of {expr} within {limit_s:g} s; targets: {self.targets()}")
+
+    def targets(self) -> str:
+        with urllib.request.urlopen(f"{self.url}/api/v1/targets", timeout=10) as answer:
+            return answer.read().decode()[:3000]
+
+
+@contextlib.contextmanager
+def scraping(folder: Path, scrape_configs: list[dict]) -> Iterator[Scraper]:
+    scraper = Scraper(folder, scrape_configs)
+    try:
+        yield scraper
+    finally:
+        scraper.stop()
+
+
+def last_values(series: Series) -> dict[tuple[tuple[str, str], ...], float]:
+    """Each series' last point: after a run, its final figures."""
+    return {labels: points[-1][1] for labels, points in series.items() if points}
+
+
+def by_label(series: Series, label: str) -> Series:
+    """The series keyed by one label's value."""
+    return {dict(labels)[label]: points for labels, points in series.items()}
