@@ -108,7 +108,7 @@ class Scraper:
     def label_values(self, label: str, match: str) -> list[str]:
         return self._get(f"/api/v1/label/{label}/values", **{"match[]": match})
 
-    def wait_for(self, expr: str, start: float, limit_s: float = 20.0) -> None:
+    def wait_for(self, expr: str, start: float, limit_s: float = 60.0) -> None:
         """Until `expr` has a sample (the scraper has the target)."""
         deadline = time.monotonic() + limit_s
         while time.monotonic() < deadline:
@@ -116,6 +116,17 @@ class Scraper:
                 return
             time.sleep(0.5)
         raise AssertionError(f"no sample of {expr} within {limit_s:g} s; targets: {self.targets()}")
+
+    def wait_until_gone(self, expr: str, limit_s: float = 60.0) -> None:
+        """Until `expr` has no value now: its target went away and the scraper marked its series stale.
+        Every sample scraped before is then searchable too (the scraper keeps the newest samples in
+        memory for a moment before a query sees them)."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            if not self._get("/api/v1/query", query=expr, time=f"{time.time():.3f}")["result"]:
+                return
+            time.sleep(0.5)
+        raise AssertionError(f"{expr} still has a value {limit_s:g} s after the run; targets: {self.targets()}")
 
     def targets(self) -> str:
         with urllib.request.urlopen(f"{self.url}/api/v1/targets", timeout=10) as answer:

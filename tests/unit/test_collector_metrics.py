@@ -199,6 +199,8 @@ def test_errors_count_failed_queries_and_the_failure_of_a_worker():
 def test_a_stopped_collector_waits_only_for_a_scraper_that_comes_soon_and_has_not_read_the_end():
     metrics = RunMetrics(_collector().state)
     assert metrics.next_scrape_in() is None  # never scraped: nobody to wait for
+    list(metrics.collect())
+    assert metrics.next_scrape_in() == 0.0  # scraped once: when next is not known, so it is waited for
     now = time.monotonic()
     metrics.scraped_at = [now - 30.0, now]  # every 30 s: too far apart to wait for
     assert metrics.next_scrape_in() > FINAL_SCRAPE_WAIT_S

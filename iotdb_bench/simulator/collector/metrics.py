@@ -136,15 +136,19 @@ class RunMetrics(Collector):
             self.final_scraped.set()
 
     def next_scrape_in(self) -> float | None:
-        """Seconds until the scraper is expected again (from its last two scrapes); None: no scraper seen."""
-        if len(self.scraped_at) < 2:
+        """Seconds until the scraper is expected again (from its last two scrapes; 0 after a single
+        one: unknown); None: no scraper seen."""
+        if not self.scraped_at:
             return None
+        if len(self.scraped_at) < 2:
+            return 0.0
         previous, last = self.scraped_at
         return max(0.0, last + (last - previous) - time.monotonic())
 
     def wait_for_final_scrape(self) -> None:
         """Before the collector exits: give a scraper that scrapes often (the next scrape due within
-        FINAL_SCRAPE_WAIT_S) the chance to read the final figures, which the last scrape may have missed."""
+        FINAL_SCRAPE_WAIT_S, or not known yet) the chance to read the final figures, which the last
+        scrape may have missed."""
         due = self.next_scrape_in()
         if due is None or self.final_scraped.is_set() or due > FINAL_SCRAPE_WAIT_S:
             return
