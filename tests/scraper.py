@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -64,16 +65,21 @@ class Scraper:
         self.folder = folder
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = folder / "scrape.yaml"
-        config.write_text(yaml.safe_dump({"global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s"}, "scrape_configs": scrape_configs}))
+        self.config = config = folder / "scrape.yaml"
+        self.reconfigure(scrape_configs)
         self.log = folder / "victoria-metrics.log"
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [BINARY, f"-httpListenAddr=127.0.0.1:{self.port}", f"-storageDataPath={folder / 'data'}", f"-promscrape.config={config}",
                  # the newest samples answer at once (the default hides the last 30 s), no cached answers
-                 "-search.latencyOffset=0s", "-search.disableCache", "-memory.allowedPercent=10", "-loggerLevel=WARN"],
+                 "-search.latencyOffset=0s", "-search.disableCache", "-memory.allowedPercent=10", "-loggerLevel=WARN",
+                 "-promscrape.configCheckInterval=1s"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         self._wait_until_up()
+
+    def reconfigure(self, scrape_configs: list[dict]) -> None:
+        """Scrape these from now on (read again within a second)."""
+        self.config.write_text(yaml.safe_dump({"global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s"}, "scrape_configs": scrape_configs}))
 
     def _wait_until_up(self) -> None:
         deadline = time.monotonic() + 30
@@ -142,11 +148,17 @@ def scraping(folder: Path, scrape_configs: list[dict]) -> Iterator[Scraper]:
         scraper.stop()
 
 
-def last_values(series: Series) -> dict[tuple[tuple[str, str], ...], float]:
-    """Each series' last point: after a run, its final figures."""
-    return {labels: points[-1][1] for labels, points in series.items() if points}
-
-
-def by_label(series: Series, label: str) -> Series:
-    """The series keyed by one label's value."""
-    return {dict(labels)[label]: points for labels, points in series.items()}
+def pod_monitor_scrape_config(monitor: dict, kubeconfig: Path) -> dict:
+    """A rendered PodMonitor as the prometheus-operator turns it into a scrape config: the pods of its
+    namespace, kept when they carry every label of its selector and a container port of the
+    endpoint's name; its path and interval. (The scraper finds the pods through the API server.)"""
+    [endpoint] = monitor["spec"]["podMetricsEndpoints"]
+    keep = [{"source_labels": [f"__meta_kubernetes_pod_label_{re.sub('[^a-zA-Z0-9_]', '_', name)}"], "regex": re.escape(value), "action": "keep"}
+            for name, value in monitor["spec"]["selector"]["matchLabels"].items()]
+    keep.append({"source_labels": ["__meta_kubernetes_pod_container_port_name"], "regex": re.escape(endpoint["port"]), "action": "keep"})
+    named = [{"source_labels": [f"__meta_kubernetes_{source}"], "target_label": target}
+             for source, target in (("namespace", "namespace"), ("pod_name", "pod"), ("pod_container_name", "container"))]
+    namespace = monitor["metadata"]["namespace"]
+    return {"job_name": f"podMonitor/{namespace}/{monitor['metadata']['name']}/0", "scrape_interval": endpoint["interval"],
+            "metrics_path": endpoint["path"], "relabel_configs": keep + named,
+            "kubernetes_sd_configs": [{"role": "pod", "kubeconfig_file": str(kubeconfig), "namespaces": {"names": [namespace]}}]}

@@ -211,3 +211,17 @@ def test_a_stopped_collector_waits_only_for_a_scraper_that_comes_soon_and_has_no
     metrics.sent()  # ...once its answer has gone out
     assert metrics.final_scraped.is_set()
     metrics.wait_for_final_scrape()  # nothing left to wait for
+
+
+def test_every_metric_the_dashboard_asks_for_is_one_the_collector_serves():
+    from tests.scraper import dashboard_queries
+
+    collector = _collector(rate=1000.0, duration_s=10.0, query_workers=1)
+    collector.state.start_at = time.time()
+    collector.record_progress(WorkerProgress(worker=0, events=1, live=_live([0.001], behind_s=0.0, max_lag_s=0.0)))
+    registry = CollectorRegistry()
+    registry.register(RunMetrics(collector.state))
+    served = {sample.name for family in text_string_to_metric_families(generate_latest(registry).decode()) for sample in family.samples}
+    served.add("process_cpu_seconds_total")  # the process collector's, registered beside the run's (collector/metrics.py)
+    asked = {name for query in dashboard_queries() for name in re.findall(r"\b(?:iotbench|process)_[a-z_]+\b", query.expr)}
+    assert asked and asked <= served, asked - served
