@@ -18,7 +18,8 @@ Printed for each N:
 - the CLI follower's /status round trips (median, max) during the run;
 - with --scrape-interval S, a scraper (this process, gzip as Prometheus and VictoriaMetrics ask for it)
   GETs the collector's /metrics every S seconds during the run: the collector's CPU then includes
-  answering it; each scrape's time and size are printed.
+  answering it; each scrape's time and size are printed, and the collector's CPU for one scrape of
+  the final figures once the workers are gone (five scrapes, nothing else going on).
 
 The simulated workers' progress reports carry live figures as a real worker's do (latency counts,
 retries, lag), and keep time with the common start as a real worker's do.
@@ -242,19 +243,32 @@ class Scraper(threading.Thread):
         self.errors: list[str] = []
 
     def run(self) -> None:
-        import http.client
-
         while not self.stopped.wait(self.interval_s - time.time() % self.interval_s):
             began = time.perf_counter()
             try:
-                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-                connection.request("GET", "/metrics", headers={"Accept-Encoding": "gzip"})
-                body = connection.getresponse().read()
-                connection.close()
+                body = self.scrape()
             except OSError as error:
                 self.errors.append(str(error))
                 continue
             self.scrapes.append((time.time(), time.perf_counter() - began, len(body)))
+
+    def scrape(self) -> bytes:
+        import http.client
+
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            connection.request("GET", "/metrics", headers={"Accept-Encoding": "gzip"})
+            return connection.getresponse().read()
+        finally:
+            connection.close()
+
+    def cpu_per_scrape(self, collector: CollectorProcess, scrapes: int = 5) -> float:
+        """The collector's CPU seconds for one scrape of the run's final figures, once the workers are
+        gone (nothing else to do): what a scrape costs, whatever the machine's load does to its time."""
+        before = collector.cpu_s()
+        for _ in range(scrapes):
+            self.scrape()
+        return (collector.cpu_s() - before) / scrapes
 
 
 class TimedClient(CollectorClient):
@@ -342,6 +356,7 @@ def measure(workers: int, seconds: float, series_s: int, arrival_s: float, proce
             if scraper is not None:
                 scraper.stopped.set()
                 scraper.join()
+                outcome["scrape_cpu_s"] = scraper.cpu_per_scrape(collector)
             collector_total = collector.cpu_s()
             outcome["collector_peak_memory_mb"] = collector.peak_memory_mb()
             outcome["collector_finished_at"] = collector.logged_at("run finished")
@@ -350,7 +365,7 @@ def measure(workers: int, seconds: float, series_s: int, arrival_s: float, proce
     records = {index: record for part in parts for index, record in part["records"].items()}
     summary = summarize(workers, seconds, series_s, begin_at, records, outcome, client, sampler, collector_total,
                         sum(part["cpu_s"] for part in parts))
-    return {**summary, **scrape_figures(scraper, summary)}
+    return {**summary, **scrape_figures(scraper, summary), "scrape_cpu_s": outcome.get("scrape_cpu_s", math.nan)}
 
 
 def scrape_figures(scraper: Scraper | None, summary: dict) -> dict:
@@ -458,14 +473,14 @@ def main() -> None:
         f"Collector with N simulated workers ({args.seconds:g} s timed phase, per-second series of {args.series_s or math.ceil(args.seconds)} s, "
         f"registrations over {args.arrival_s:g} s, null module, {scraped})",
         ["Workers", "CPU cores timed", "CPU cores barrier", "CPU s results→report", "Release late max ms", "Learned late",
-         "Report skew ms", "Last result→report s", "Report bytes", "All results", "/status median/max/max timed ms", "Scrape ms / gzip KB",
-         "Load 1m"],
+         "Report skew ms", "Last result→report s", "Report bytes", "All results", "/status median/max/max timed ms",
+         "Scrape ms / gzip KB / CPU ms", "Load 1m"],
         [[str(r["workers"]), f"{r['collector_cpu_cores_timed']:.3f}", f"{r['collector_cpu_cores_barrier']:.3f}",
           f"{r['collector_cpu_s_results_to_report']:.2f}", f"{r['release_lateness_max_s'] * 1e3:.0f}",
           f"{r['learned_late']}/{r['workers']}", f"{r['report_start_skew_s'] * 1e3:.0f}", f"{r['last_result_to_report_s']:.2f}",
           f"{r['report_bytes']:,}", "yes" if r["all_results_in_report"] and not r["errors"] else f"NO {r['errors']}",
           f"{r['status_median_ms']:.1f}/{r['status_max_ms']:.0f}/{r['status_max_ms_timed']:.0f}",
-          f"{r['scrape_median_ms']:.0f} / {r['scrape_bytes_gzip'] / 1024:.0f}" if r["scrape_interval_s"] else "-",
+          f"{r['scrape_median_ms']:.0f} / {r['scrape_bytes_gzip'] / 1024:.0f} / {r['scrape_cpu_s'] * 1e3:.0f}" if r["scrape_interval_s"] else "-",
           f"{r['load_average_1m_before']:.2f}"] for r in results],
     )
     at_goal = next((r for r in results if r["workers"] == GOAL_WORKERS), None)
