@@ -71,9 +71,10 @@ class Scraper:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [BINARY, f"-httpListenAddr=127.0.0.1:{self.port}", f"-storageDataPath={folder / 'data'}", f"-promscrape.config={config}",
-                 # the newest samples answer at once (the default hides the last 30 s), no cached answers
+                 # the newest samples answer at once (the default hides the last 30 s), no cached answers; the
+                 # config and the cluster's pods read again every second (the defaults: never and 30 s)
                  "-search.latencyOffset=0s", "-search.disableCache", "-memory.allowedPercent=10", "-loggerLevel=WARN",
-                 "-promscrape.configCheckInterval=1s"],
+                 "-promscrape.configCheckInterval=1s", "-promscrape.kubernetesSDCheckInterval=1s"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         self._wait_until_up()
 
