@@ -343,7 +343,8 @@ def serve(spec: RunSpec, host: str, port: int, metrics_port: int = 0) -> int:
     try:
         metrics, metrics_port = serve_metrics(state, host, metrics_port)
     except OSError as error:
-        log.error("cannot serve the metrics on %s:%d: %s", host, metrics_port, error.strerror or error)
+        log.error("cannot serve the metrics on %s:%d: %s (IOTBENCH_METRICS_PORT names another port, 0 any free one)",
+                  host, metrics_port, error.strerror or error)
         return 1
     if host not in ("0.0.0.0", "::"):  # in a pod the address is the pod's (the chart's monitors find it)
         state.conditions.metrics_url = f"http://{host}:{metrics_port}/metrics"
