@@ -15,9 +15,16 @@ Printed for each N:
 - the time from the last result being acknowledged to the CLI's follower holding the parsed report,
   and the report's size in bytes;
 - that every result arrived (the report's worker count, events and worker indices);
-- the CLI follower's /status round trips (median, max) during the run.
+- the CLI follower's /status round trips (median, max) during the run;
+- with --scrape-interval S, a scraper (this process, gzip as Prometheus and VictoriaMetrics ask for it)
+  GETs the collector's /metrics every S seconds during the run: the collector's CPU then includes
+  answering it; each scrape's time and size are printed, and the collector's CPU for one scrape of
+  the final figures once the workers are gone (five scrapes, nothing else going on).
 
-    python benchmarks/collector_scale.py [--workers 100,300,1000] [--seconds 10] [--series-s S] [--arrival-s 2] [--json]
+The simulated workers' progress reports carry live figures as a real worker's do (latency counts,
+retries, lag), and keep time with the common start as a real worker's do.
+
+    python benchmarks/collector_scale.py [--workers 100,300,1000] [--seconds 10] [--series-s S] [--arrival-s 2] [--scrape-interval 1] [--json]
 
 Goals (issue 16): collector CPU < 0.5 core at 1,000 workers; report within 2 s of the last result.
 """
@@ -39,12 +46,14 @@ import time
 from pathlib import Path
 
 from _common import REPO_ROOT, emit_json, print_table
+from hdrh.histogram import HdrHistogram
 
 from iotdb_bench.cli.run.platforms.follow import Deadline, follow_run, wait_for_collector
 from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.collector_client import CollectorClient
+from iotdb_bench.simulator.measurement import live_figures
 from iotdb_bench.simulator.measurement.stats import new_histogram
-from iotdb_bench.simulator.protocol import Status, WorkerResult
+from iotdb_bench.simulator.protocol import LatencyCounts, LiveFigures, Status, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.worker.worker import ProgressReporter
@@ -78,14 +87,22 @@ def realistic_histograms(seconds: float) -> list[str]:
     return encoded
 
 
-def simulated_worker(url: str, index: int, seconds: float, series_s: int, arrive_at: float, histogram: str, out: dict) -> None:
+def live_at(share: float, final: LatencyCounts) -> LiveFigures:
+    """A worker's live figures `share` of the way through its calls (the final counts scaled)."""
+    latency = LatencyCounts(count=int(final.count * share), sum_s=final.sum_s * share, buckets=[int(b * share) for b in final.buckets])
+    return LiveFigures(latency=latency, retries=0, errors=0)
+
+
+def simulated_worker(url: str, index: int, workers: int, seconds: float, series_s: int, arrive_at: float, histogram: str, out: dict) -> None:
     try:
         time.sleep(max(0.0, arrive_at - time.time()))
         client = CollectorClient(url, index)
         started: list[float] = []
+        final = live_figures.of_histogram(HdrHistogram.decode(histogram), seconds * 0.9)
 
-        def read() -> tuple[int, int]:
-            return (int(min(time.time() - started[0], seconds) * EVENTS_PER_S) if started else 0), 0
+        def read() -> WorkerProgress:
+            share = min(time.time() - started[0], seconds) / seconds if started else 0.0
+            return WorkerProgress(worker=index, events=int(share * seconds * EVENTS_PER_S), live=live_at(share, final))
 
         client.register()
         reporter = ProgressReporter(client, read)
@@ -94,6 +111,7 @@ def simulated_worker(url: str, index: int, seconds: float, series_s: int, arrive
         out["learned_at"] = time.time()
         if signal.start_at is None:
             raise RuntimeError(f"no start: phase {signal.phase}")
+        reporter.keep_time_with(signal.start_at + index / workers)  # as a real worker's reports do
         out["start_at"] = signal.start_at
         time.sleep(max(0.0, signal.start_at - time.time()))
         started.append(time.time())
@@ -104,7 +122,7 @@ def simulated_worker(url: str, index: int, seconds: float, series_s: int, arrive
         result = WorkerResult(
             worker=index, started_at=started[0], finished_at=finished, events=events, calls=events // BATCH,
             db_seconds=seconds * 0.9, histogram=histogram,
-            per_second=series(index, events, series_s),
+            per_second=series(index, events, series_s), live=live_at(1.0, final),
         )
         client.post("/result", result)
         out["acked_at"] = time.time()
@@ -127,7 +145,7 @@ def generator_process(url: str, indices: list[int], seconds: float, series_s: in
     threading.stack_size(THREAD_STACK)
     records = {index: {} for index in indices}
     threads = [threading.Thread(target=simulated_worker, daemon=True,
-                                args=(url, index, seconds, series_s, begin_at + arrival_s * index / workers,
+                                args=(url, index, workers, seconds, series_s, begin_at + arrival_s * index / workers,
                                       histograms[index % len(histograms)], records[index]))
                for index in indices]
     for thread in threads:
@@ -144,14 +162,16 @@ class CollectorProcess:
     # Another checkout and interpreter can be measured with the same simulated workers (--collector).
     python, repo = sys.executable, REPO_ROOT
 
-    def __init__(self, spec: RunSpec, folder: Path):
+    def __init__(self, spec: RunSpec, folder: Path, metrics: bool):
+        """`metrics`: pin the metrics port, for the scraper (an older checkout's collector has none)."""
         path = folder / "spec.json"
         spec.dump(path)
-        self.port = free_port()
+        self.port, self.metrics_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(folder / "collector.log", "w+b")  # noqa: SIM115 (closed in stop())
         self.process = subprocess.Popen(
-            [self.python, "-m", "iotdb_bench.simulator", "collector", "--spec", str(path), "--port", str(self.port)],
+            [self.python, "-m", "iotdb_bench.simulator", "collector", "--spec", str(path), "--port", str(self.port),
+             *(["--metrics-port", str(self.metrics_port)] if metrics else [])],
             cwd=self.repo, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(self.repo)},
         )
 
@@ -212,6 +232,45 @@ class CpuSampler(threading.Thread):
         return self.at(end) - self.at(begin)
 
 
+class Scraper(threading.Thread):
+    """GETs the collector's /metrics every `interval_s` (gzip, as Prometheus and VictoriaMetrics ask),
+    noting each scrape's time and compressed size."""
+
+    def __init__(self, port: int, interval_s: float):
+        super().__init__(daemon=True)
+        self.port, self.interval_s, self.stopped = port, interval_s, threading.Event()
+        self.scrapes: list[tuple[float, float, int]] = []  # (when, seconds, bytes)
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval_s - time.time() % self.interval_s):
+            began = time.perf_counter()
+            try:
+                body = self.scrape()
+            except OSError as error:
+                self.errors.append(str(error))
+                continue
+            self.scrapes.append((time.time(), time.perf_counter() - began, len(body)))
+
+    def scrape(self) -> bytes:
+        import http.client
+
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            connection.request("GET", "/metrics", headers={"Accept-Encoding": "gzip"})
+            return connection.getresponse().read()
+        finally:
+            connection.close()
+
+    def cpu_per_scrape(self, collector: CollectorProcess, scrapes: int = 5) -> float:
+        """The collector's CPU seconds for one scrape of the run's final figures, once the workers are
+        gone (nothing else to do): what a scrape costs, whatever the machine's load does to its time."""
+        before = collector.cpu_s()
+        for _ in range(scrapes):
+            self.scrape()
+        return (collector.cpu_s() - before) / scrapes
+
+
 class TimedClient(CollectorClient):
     """The CLI's client, noting how long each /status took and what /report returned."""
 
@@ -258,14 +317,14 @@ def follow_like_the_cli(client: TimedClient, collector: CollectorProcess, outcom
         outcome["statuses"] = len(seen)
 
 
-def measure(workers: int, seconds: float, series_s: int, arrival_s: float, processes: int) -> dict:
+def measure(workers: int, seconds: float, series_s: int, arrival_s: float, processes: int, scrape_interval_s: float) -> dict:
     histograms = realistic_histograms(seconds)
     spec = RunSpec(run_id=f"scale-{workers}", task="insert", target="null", module="null", workers=workers,
                    num_inserts=int(seconds * EVENTS_PER_S), batch=BATCH)
     context = multiprocessing.get_context("spawn")
     answers = context.Queue()
     with tempfile.TemporaryDirectory(prefix="iotdb-bench-scale-") as folder:
-        collector = CollectorProcess(spec, Path(folder))
+        collector = CollectorProcess(spec, Path(folder), metrics=bool(scrape_interval_s))
         try:
             client = TimedClient(collector.url)
             outcome: dict = {"spec": spec}
@@ -278,6 +337,9 @@ def measure(workers: int, seconds: float, series_s: int, arrival_s: float, proce
                 time.sleep(0.05)
             sampler = CpuSampler(collector)
             sampler.start()
+            scraper = Scraper(collector.metrics_port, scrape_interval_s) if scrape_interval_s else None
+            if scraper is not None:
+                scraper.start()
             begin_at = time.time() + 1.5  # the generators' interpreters start meanwhile
             slices = [list(range(workers))[part::processes] for part in range(processes)]
             generators = [context.Process(target=generator_process, daemon=True,
@@ -291,14 +353,29 @@ def measure(workers: int, seconds: float, series_s: int, arrival_s: float, proce
             follower.join(120)
             sampler.stopped.set()
             sampler.join()
+            if scraper is not None:
+                scraper.stopped.set()
+                scraper.join()
+                outcome["scrape_cpu_s"] = scraper.cpu_per_scrape(collector)
             collector_total = collector.cpu_s()
             outcome["collector_peak_memory_mb"] = collector.peak_memory_mb()
             outcome["collector_finished_at"] = collector.logged_at("run finished")
         finally:
             collector.stop()
     records = {index: record for part in parts for index, record in part["records"].items()}
-    return summarize(workers, seconds, series_s, begin_at, records, outcome, client, sampler, collector_total,
-                     sum(part["cpu_s"] for part in parts))
+    summary = summarize(workers, seconds, series_s, begin_at, records, outcome, client, sampler, collector_total,
+                        sum(part["cpu_s"] for part in parts))
+    return {**summary, **scrape_figures(scraper, summary), "scrape_cpu_s": outcome.get("scrape_cpu_s", math.nan)}
+
+
+def scrape_figures(scraper: Scraper | None, summary: dict) -> dict:
+    """The scrapes of the timed phase: how many, their time and their (compressed) size."""
+    if scraper is None:
+        return {"scrape_interval_s": 0.0}
+    timed = [(seconds, size) for at, seconds, size in scraper.scrapes if summary["timed_begin"] <= at <= summary["timed_end"]]
+    return {"scrape_interval_s": scraper.interval_s, "scrapes_timed": len(timed), "scrape_errors": scraper.errors[:3],
+            "scrape_median_ms": statistics.median(s for s, _ in timed) * 1e3 if timed else math.nan,
+            "scrape_bytes_gzip": statistics.median(b for _, b in timed) if timed else 0}
 
 
 def _health(url: str) -> int | None:
@@ -362,6 +439,8 @@ def summarize(workers: int, seconds: float, series_s: int, begin_at: float, reco
         "status_max_ms": max(s for _, s in client.status_s) * 1e3,
         "status_max_ms_timed": max((s for at, s in client.status_s if start_at <= at <= finished_at), default=0.0) * 1e3,
         "load_average_1m_after": round(os.getloadavg()[0], 2),
+        "timed_begin": timed_begin,
+        "timed_end": timed_end,
     }
 
 
@@ -373,6 +452,8 @@ def main() -> None:
                         "the payload of a longer run without waiting for it")
     parser.add_argument("--arrival-s", type=float, default=2.0, help="registrations spread over this long, as pods come up")
     parser.add_argument("--processes", type=int, default=4, help="processes the simulated workers are spread over")
+    parser.add_argument("--scrape-interval", type=float, default=0.0, metavar="S",
+                        help="scrape the collector's /metrics every S seconds during the run (0: no scraper)")
     parser.add_argument("--collector", metavar="PYTHON:CHECKOUT", help="run the collector of another checkout with another "
                         "interpreter (e.g. an export of an earlier commit and its environment), against the same simulated workers")
     parser.add_argument("--json", action="store_true", help="end with one JSON object on the last line")
@@ -385,17 +466,22 @@ def main() -> None:
     for workers in (int(part) for part in args.workers.split(",")):
         load = round(os.getloadavg()[0], 2)
         series_s = args.series_s or math.ceil(args.seconds)
-        results.append({**measure(workers, args.seconds, series_s, args.arrival_s, args.processes), "load_average_1m_before": load})
+        results.append({**measure(workers, args.seconds, series_s, args.arrival_s, args.processes, args.scrape_interval),
+                        "load_average_1m_before": load})
+    scraped = f"/metrics scraped every {args.scrape_interval:g} s" if args.scrape_interval else "no scraper"
     print_table(
         f"Collector with N simulated workers ({args.seconds:g} s timed phase, per-second series of {args.series_s or math.ceil(args.seconds)} s, "
-        f"registrations over {args.arrival_s:g} s, null module)",
+        f"registrations over {args.arrival_s:g} s, null module, {scraped})",
         ["Workers", "CPU cores timed", "CPU cores barrier", "CPU s results→report", "Release late max ms", "Learned late",
-         "Report skew ms", "Last result→report s", "Report bytes", "All results", "/status median/max/max timed ms", "Load 1m"],
+         "Report skew ms", "Last result→report s", "Report bytes", "All results", "/status median/max/max timed ms",
+         "Scrape ms / gzip KB / CPU ms", "Load 1m"],
         [[str(r["workers"]), f"{r['collector_cpu_cores_timed']:.3f}", f"{r['collector_cpu_cores_barrier']:.3f}",
           f"{r['collector_cpu_s_results_to_report']:.2f}", f"{r['release_lateness_max_s'] * 1e3:.0f}",
           f"{r['learned_late']}/{r['workers']}", f"{r['report_start_skew_s'] * 1e3:.0f}", f"{r['last_result_to_report_s']:.2f}",
           f"{r['report_bytes']:,}", "yes" if r["all_results_in_report"] and not r["errors"] else f"NO {r['errors']}",
-          f"{r['status_median_ms']:.1f}/{r['status_max_ms']:.0f}/{r['status_max_ms_timed']:.0f}", f"{r['load_average_1m_before']:.2f}"] for r in results],
+          f"{r['status_median_ms']:.1f}/{r['status_max_ms']:.0f}/{r['status_max_ms_timed']:.0f}",
+          f"{r['scrape_median_ms']:.0f} / {r['scrape_bytes_gzip'] / 1024:.0f} / {r['scrape_cpu_s'] * 1e3:.0f}" if r["scrape_interval_s"] else "-",
+          f"{r['load_average_1m_before']:.2f}"] for r in results],
     )
     at_goal = next((r for r in results if r["workers"] == GOAL_WORKERS), None)
     if at_goal:

@@ -15,6 +15,15 @@ from pathlib import Path
 
 from iotdb_bench.simulator.spec import RunSpec
 
+METRICS_PORT_ENV = "IOTBENCH_METRICS_PORT"
+
+
+def port_number(text: str) -> int:
+    """A TCP port, or 0 for any free one."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"a port number from 0 to 65535, got '{text}'")
+    return int(text)
+
 
 def _exit_on_signal(signum, frame) -> None:
     # As PID 1 in a container a process ignores SIGTERM unless it handles it: exit promptly (the
@@ -31,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     collector = roles.add_parser("collector", help="prepare the database, run the barrier, gather results")
     collector.add_argument("--host", default=os.environ.get("IOTBENCH_HOST", "127.0.0.1"))
     collector.add_argument("--port", type=int, default=int(os.environ.get("IOTBENCH_PORT", "8080")))
+    collector.add_argument("--metrics-port", type=port_number, default=os.environ.get(METRICS_PORT_ENV, "0"),
+                           help=f"port of the Prometheus metrics (/metrics); 0 = any free port (env {METRICS_PORT_ENV})")
     conductor = roles.add_parser("conductor", help="a detached run's runs, one after another (insert --detach)")
     conductor.add_argument("--plan", type=Path, default=Path(os.environ.get("IOTBENCH_PLAN", "/etc/iotbench/runs.json")))
     worker = roles.add_parser("worker", help="one benchmark client")
@@ -55,8 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.role == "collector":
         from iotdb_bench.simulator.collector.service import serve
 
-        serve(spec, args.host, args.port)
-        return 0
+        return serve(spec, args.host, args.port, args.metrics_port)
     from iotdb_bench.simulator.worker.worker import Worker
 
     return Worker(spec, args.index, args.collector).run()

@@ -9,10 +9,44 @@ from pydantic import BaseModel, Field
 from iotdb_bench.simulator.checks.expected import Expected
 
 Phase = Literal["preparing", "waiting", "running", "done", "failed"]
+PHASES: tuple[Phase, ...] = ("preparing", "waiting", "running", "done", "failed")
+
+# Upper bounds of the latency buckets of the live figures, in seconds (the `le` bounds of the
+# collector's Prometheus histograms): 10 us to 1 minute, 1-2.5-5 per decade, and above that +Inf.
+LATENCY_BUCKETS_S = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2,
+                     0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0)
 
 
 class WorkerHello(BaseModel):
     worker: int = Field(ge=0)
+
+
+class LatencyCounts(BaseModel):
+    """Timed calls so far and their durations: the running form of a latency histogram."""
+
+    count: int = Field(0, ge=0)
+    sum_s: float = Field(0.0, ge=0, description="their durations added up")
+    buckets: list[int] = Field(default_factory=list, description="cumulative: how many took at most each of LATENCY_BUCKETS_S "
+                                                                 "(empty: none yet)")
+
+
+class QueryProgress(BaseModel):
+    """One named query's executions by one worker so far."""
+
+    latency: LatencyCounts = Field(default_factory=LatencyCounts, description="the executions that returned")
+    errors: int = Field(0, ge=0, description="executions that failed")
+
+
+class LiveFigures(BaseModel):
+    """A worker's running totals, sent with each progress report and with its result: what the
+    collector's Prometheus metrics show (simulator/collector/metrics.py)."""
+
+    latency: LatencyCounts = Field(default_factory=LatencyCounts, description="every timed call's service time (inserts, scan pages)")
+    retries: int = Field(0, ge=0)
+    errors: int = Field(0, ge=0, description="calls that failed without failing the worker (query executions)")
+    behind_s: float | None = Field(None, description="open-loop runs: how far behind its schedule the worker is")
+    max_lag_s: float | None = Field(None, description="open-loop runs: the most a call started after its intended start so far")
+    queries: dict[str, QueryProgress] = Field(default_factory=dict)
 
 
 class WorkerProgress(BaseModel):
@@ -20,6 +54,7 @@ class WorkerProgress(BaseModel):
     events: int = Field(ge=0, description="events of the timed phase done so far")
     prefilled: int = Field(0, ge=0)
     interval_p99_ms: float | None = Field(None, description="p99 latency of the calls since the worker's last progress report (None: no call)")
+    live: LiveFigures | None = None
 
 
 class WorkerFailure(BaseModel):
@@ -86,6 +121,7 @@ class WorkerResult(BaseModel):
     scan: ScanOutcome | None = None
     role: Literal["worker", "query-client"] = Field("worker", description="a worker of the run's task, or a query client of a mixed insert run")
     query_latencies: dict[str, QueryHistograms] = Field(default_factory=dict, description="query clients of a mixed run")
+    live: LiveFigures | None = Field(None, description="the live figures at the end (the metrics' final values; not kept in the report)")
 
 
 class ProgressAnswer(BaseModel):

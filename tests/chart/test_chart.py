@@ -187,15 +187,15 @@ def test_collector_job_and_service(render, chart):
     assert c["args"] == ["collector"]
     env = env_map(c)
     assert env["IOTBENCH_HOST"] == "0.0.0.0"
-    assert env["IOTBENCH_PORT"] == "8080"
-    assert [p["containerPort"] for p in c["ports"]] == [8080]
+    assert env["IOTBENCH_PORT"] == "8080" and env["IOTBENCH_METRICS_PORT"] == "8081"
+    assert [(p["name"], p["containerPort"]) for p in c["ports"]] == [("http", 8080), ("metrics", 8081)]
     probe = c["readinessProbe"]["httpGet"]
     assert probe["path"] == "/health"
     assert probe["port"] in (8080, "http")
 
     assert service["metadata"]["name"] == name
     assert service["spec"]["type"] == "ClusterIP"
-    assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [(8080, "http")]
+    assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [(8080, "http"), (8081, "metrics")]
     pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= pod_labels.items()
 

@@ -78,3 +78,19 @@ def test_sqlite_in_missing_folder(cli, tmp_path):
 
 def test_query_without_data(cli):
     assert_one_line_error(cli("query", "--target", "sqlite", "-r", "1"), 1, "run insert first")
+
+
+def test_a_metrics_port_that_is_not_a_port_is_refused_before_anything_starts(cli):
+    result = cli("insert", "--target", "sqlite", "-w", "1", "-r", "1", env={"IOTBENCH_METRICS_PORT": "metrics"})
+    assert_one_line_error(result, 2, "IOTBENCH_METRICS_PORT", "'metrics'")
+    assert not result.results_folders()
+
+
+def test_a_metrics_port_in_use_fails_the_run_saying_so(cli):
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = cli("insert", "--target", "sqlite", "-w", "2", "-r", "1", env={"IOTBENCH_METRICS_PORT": str(port), "IOTB_TEST_TAG": "port-taken"})
+    assert_one_line_error(result, 1, "collector exited with code 1", f"cannot serve the metrics on 127.0.0.1:{port}")
+    assert processes_with_env("port-taken") == []

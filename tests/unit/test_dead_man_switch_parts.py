@@ -79,7 +79,7 @@ class ScriptedCollector:
 
 def _report(client, limit: float, monkeypatch, until) -> ProgressReporter:
     monkeypatch.setattr(worker_module, "PROGRESS_INTERVAL_S", 0.01)
-    reporter = ProgressReporter(client, lambda: (5, 0, None), unreachable_limit_s=limit)
+    reporter = ProgressReporter(client, lambda: WorkerProgress(worker=0, events=5), unreachable_limit_s=limit)
     reporter.start()
     deadline = time.monotonic() + 5
     while not until(reporter) and time.monotonic() < deadline:

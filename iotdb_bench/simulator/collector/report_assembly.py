@@ -37,7 +37,8 @@ def assemble_report(state: RunState, module: DatabaseModule, probe: VisibilityPr
     everyone = [state.results[i] for i in sorted(state.results)]
     results = [result for result in everyone if result.role == "worker"]
     series_kept = sum(len(result.per_second) for result in results) <= WORKER_SERIES_BUDGET
-    left_out = {"histogram": "", "response_histogram": ""} if series_kept else {"histogram": "", "response_histogram": "", "per_second": []}
+    # The live figures went to the metrics; the report has every one of them in its own fields.
+    left_out = {"histogram": "", "response_histogram": "", "live": None} | ({} if series_kept else {"per_second": []})
     report = RunReport(
         run_id=spec.run_id, task=spec.task, spec=spec, start_at=state.start_at,
         insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),

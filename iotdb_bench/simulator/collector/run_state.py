@@ -10,7 +10,7 @@ import time
 from iotdb_bench.simulator.checks.expected import ExpectedRecord
 from iotdb_bench.simulator.collector.wakeup import Wakeup
 from iotdb_bench.simulator.measurement import conditions, stats
-from iotdb_bench.simulator.protocol import Status, WorkerResult
+from iotdb_bench.simulator.protocol import LiveFigures, Status, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
 
@@ -39,6 +39,8 @@ class RunState:
         self.progress: dict[int, int] = {}
         self.prefilled: dict[int, int] = {}
         self.interval_p99_ms: dict[int, float] = {}  # each running worker's last progress interval
+        self.live: dict[int, LiveFigures] = {}  # each worker's running totals (its last progress, then its result's)
+        self.failed_workers: set[int] = set()  # workers that posted a failure
         self.results: dict[int, WorkerResult] = {}
         self.totals = stats.Totals()  # the results' histograms and series, added up as they arrive
         self.start_at: float | None = None

@@ -22,6 +22,7 @@ from fastapi import FastAPI, HTTPException
 from hdrh.histogram import HdrHistogram
 
 from iotdb_bench.simulator.collector import open_files, record_keeping
+from iotdb_bench.simulator.collector.metrics import RunMetrics, serve_metrics
 from iotdb_bench.simulator.collector.report_assembly import assemble_report, settled_counters
 from iotdb_bench.simulator.collector.run_state import RunState
 from iotdb_bench.simulator.collector.visibility import VisibilityProbe
@@ -185,12 +186,16 @@ class Collector:
     def record_progress(self, progress: WorkerProgress) -> ProgressAnswer:
         self._check_worker(progress.worker)
         with self.state.lock:
-            self.state.progress[progress.worker] = progress.events
-            self.state.prefilled[progress.worker] = progress.prefilled
-            if progress.interval_p99_ms is None:
-                self.state.interval_p99_ms.pop(progress.worker, None)
-            else:
-                self.state.interval_p99_ms[progress.worker] = progress.interval_p99_ms
+            # A report sent before the worker's result but arriving after it would set its figures back.
+            if progress.worker not in self.state.results:
+                self.state.progress[progress.worker] = progress.events
+                self.state.prefilled[progress.worker] = progress.prefilled
+                if progress.interval_p99_ms is None:
+                    self.state.interval_p99_ms.pop(progress.worker, None)
+                else:
+                    self.state.interval_p99_ms[progress.worker] = progress.interval_p99_ms
+                if progress.live is not None:
+                    self.state.live[progress.worker] = progress.live
             return ProgressAnswer(phase=self.state.phase, error=self.state.error)
 
     def watch_heartbeat(self) -> None:
@@ -226,6 +231,8 @@ class Collector:
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
             self.state.interval_p99_ms.pop(result.worker, None)  # finished: no longer a live figure
+            if result.live is not None:
+                self.state.live[result.worker] = result.live
             complete = not repeated and len(self.state.results) == self.spec.processes
             inserts_done = not repeated and sum(r.role == "worker" for r in self.state.results.values()) == self.spec.workers
         if inserts_done and self.probe is not None:
@@ -247,6 +254,8 @@ class Collector:
             raise HTTPException(status_code=400, detail=f"worker {result.worker}'s histogram cannot be decoded: {described(error)}") from None
 
     def record_failure(self, failure: WorkerFailure) -> None:
+        with self.state.lock:
+            self.state.failed_workers.add(failure.worker)
         # A refusal is the module's answer to the workload, the same for every worker: said as such.
         self.state.fail(failure.error if failure.refused else f"worker {failure.worker} failed: {failure.error}")
 
@@ -324,8 +333,22 @@ def create_app(spec: RunSpec) -> FastAPI:
     return app
 
 
-def serve(spec: RunSpec, host: str, port: int) -> None:
+def serve(spec: RunSpec, host: str, port: int, metrics_port: int = 0) -> int:
+    """Serve the run's protocol on `port` and its metrics on `metrics_port` (0: any free port) until
+    a signal; returns 1 when the metrics' port cannot be had."""
     import uvicorn
+
+    app = create_app(spec)
+    state = app.state.collector.state
+    try:
+        metrics, metrics_port = serve_metrics(state, host, metrics_port)
+    except OSError as error:
+        log.error("cannot serve the metrics on %s:%d: %s (IOTBENCH_METRICS_PORT names another port, 0 any free one)",
+                  host, metrics_port, error.strerror or error)
+        return 1
+    if host not in ("0.0.0.0", "::"):  # in a pod the address is the pod's (the chart's monitors find it)
+        state.conditions.metrics_url = f"http://{host}:{metrics_port}/metrics"
+    log.info("metrics on %s:%d/metrics", host, metrics_port)
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager
@@ -333,7 +356,7 @@ def serve(spec: RunSpec, host: str, port: int) -> None:
             # Instead of uvicorn's graceful shutdown (a few 0.1 s ticks): once the CLI has the report
             # nothing here needs finishing, and an aborted run's collector should go at once too.
             for number in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(number, _exit_now)
+                signal.signal(number, _exit_after_final_scrape(metrics))
             yield
 
         async def main_loop(self) -> None:
@@ -345,12 +368,28 @@ def serve(spec: RunSpec, host: str, port: int) -> None:
                 await asyncio.sleep(1.0)
 
     open_files.raise_limit(spec.processes)
-    config = uvicorn.Config(create_app(spec), host=host, port=port, log_level="warning", access_log=False,
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                             timeout_keep_alive=KEEP_ALIVE_S, lifespan="off")
     Server(config).run()
+    return 0
 
 
-def _exit_now(signum, frame) -> None:
+def _exit_after_final_scrape(metrics: RunMetrics):
+    """The signal handler: exit, once a scraper that scrapes often has had the final figures (from a
+    thread: the handler returns, and the protocol's loop goes on answering meanwhile). A second
+    signal exits at once."""
+    leaving = threading.Event()
+
+    def on_signal(signum, frame) -> None:
+        if leaving.is_set():
+            _exit_now(signum)
+        leaving.set()
+        threading.Thread(target=lambda: (metrics.wait_for_final_scrape(), _exit_now(signum)), name="exit", daemon=True).start()
+
+    return on_signal
+
+
+def _exit_now(signum: int) -> None:
     # Not SystemExit: raised inside a request handler, uvicorn would log it and carry on.
     logging.shutdown()
     os._exit(128 + signum)

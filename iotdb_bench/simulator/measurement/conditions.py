@@ -71,6 +71,8 @@ class RunConditions(BaseModel):
     server_version_error: str | None = Field(None, description="why the server's version could not be read")
     software: Software | None = None
     placement: Placement | None = Field(None, description="Kubernetes runs: nodes, image and digest")
+    metrics_url: str | None = Field(None, description="where the collector served the run's Prometheus metrics (local runs; "
+                                                      "in a cluster: the collector pod's port 'metrics')")
 
 
 def build() -> Build:

@@ -10,8 +10,9 @@ from typing import Literal
 from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field
 
+from iotdb_bench.simulator.measurement import live_figures
 from iotdb_bench.simulator.measurement.stats import Latency, latency_of, new_histogram
-from iotdb_bench.simulator.protocol import QueryHistograms
+from iotdb_bench.simulator.protocol import QueryHistograms, QueryProgress
 
 Phase = Literal["ingest", "idle"]
 # A client keeps the first few distinct error lines of a query, not one per failed execution.
@@ -28,14 +29,25 @@ class QueryLatencyRecorder:
 
     def __init__(self, names: Iterable[str]):
         self.histograms = {name: {"ingest": new_histogram(), "idle": new_histogram()} for name in names}
+        self.seconds = {name: {"ingest": 0.0, "idle": 0.0} for name in self.histograms}  # the exact sums, for the live figures
         self.errors: dict[str, list[str]] = {name: [] for name in self.histograms}
+        self.failures = dict.fromkeys(self.histograms, 0)
 
     def record(self, name: str, phase: Phase, seconds: float) -> None:
         record_seconds(self.histograms[name][phase], seconds)
+        self.seconds[name][phase] += seconds
 
     def error(self, name: str, message: str) -> None:
+        self.failures[name] += 1
         if message not in self.errors[name] and len(self.errors[name]) < MAX_ERRORS:
             self.errors[name].append(message)
+
+    def live(self) -> dict[str, QueryProgress]:
+        """Each query's executions so far, both phases together (read by the progress reporter)."""
+        return {name: QueryProgress(latency=live_figures.added(live_figures.of_histogram(histogram, self.seconds[name][phase])
+                                                               for phase, histogram in phases.items()),
+                                    errors=self.failures[name])
+                for name, phases in self.histograms.items()}
 
     def payload(self) -> dict[str, QueryHistograms]:
         def encoded(histogram: HdrHistogram) -> str:

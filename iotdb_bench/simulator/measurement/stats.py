@@ -22,7 +22,8 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field, model_validator
 
-from iotdb_bench.simulator.protocol import QueryRuns, ScanOutcome, WorkerResult
+from iotdb_bench.simulator.measurement import live_figures
+from iotdb_bench.simulator.protocol import LatencyCounts, QueryRuns, ScanOutcome, WorkerResult
 from iotdb_bench.simulator.workload.schedule import behind_limit_s
 
 # Call latencies in microseconds, from 1 us to 1 hour, 3 significant digits.
@@ -126,6 +127,13 @@ class CallRecorder:
             return None
         seconds.sort()
         return seconds[math.ceil(len(seconds) * 0.99) - 1] * 1000
+
+    def latency_counts(self) -> LatencyCounts:
+        """The calls so far as live latency counts (read by the progress reporter; one consistent
+        snapshot: no call taken in between the count and the buckets)."""
+        self._take_in()
+        with self._taking_in:
+            return live_figures.of_histogram(self._histogram, self._db_seconds)
 
     def encoded_response_histogram(self) -> str:
         histogram = self.response_histogram

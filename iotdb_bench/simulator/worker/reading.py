@@ -15,10 +15,11 @@ from iotdb_bench.simulator.checks.answers import AnswerChecker
 from iotdb_bench.simulator.checks.expected import ExpectedRecord
 from iotdb_bench.simulator.checks.scan import ScanCheck
 from iotdb_bench.simulator.errors import described, one_line
+from iotdb_bench.simulator.measurement import live_figures
 from iotdb_bench.simulator.measurement.stats import CallRecorder
 from iotdb_bench.simulator.measurement.timing import CallTimer, clock
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
-from iotdb_bench.simulator.protocol import QueryRuns, ScanOutcome
+from iotdb_bench.simulator.protocol import QueryProgress, QueryRuns, ScanOutcome
 from iotdb_bench.simulator.spec import RunSpec
 
 log = logging.getLogger("worker")
@@ -30,6 +31,7 @@ class ReadSide:
     def __init__(self, spec: RunSpec, index: int, module: DatabaseModule, check_stop: Callable[[], None]):
         self.spec, self.index, self.module, self.check_stop = spec, index, module, check_stop
         self.timer = CallTimer()
+        self.runs: dict[str, QueryRuns] = {}  # the queries' executions, filled while they run
 
     # -- the record of expected answers ---------------------------------------------------
     def follow_record(self) -> None:
@@ -96,7 +98,7 @@ class ReadSide:
     def query(self) -> dict[str, QueryRuns]:
         checker = AnswerChecker(*self.expected_record())
         available = self.module.reader.queries()
-        runs: dict[str, QueryRuns] = {}
+        runs = self.runs
         for name in self.spec.queries:
             runs[name] = outcome = QueryRuns()
             if name not in available:
@@ -116,6 +118,12 @@ class ReadSide:
                 outcome.rows = len(rows)
                 self._check_answer(checker, name, rows, outcome)
         return runs
+
+    def live_queries(self) -> dict[str, QueryProgress]:
+        """Each query's executions so far (read by the progress reporter while they run); a query that
+        failed or could not run counts one error."""
+        return {name: QueryProgress(latency=live_figures.of_seconds(list(outcome.seconds)), errors=1 if outcome.error else 0)
+                for name, outcome in list(self.runs.items())}
 
     @staticmethod
     def _check_answer(checker: AnswerChecker, name: str, rows: list[tuple], outcome: QueryRuns) -> None:

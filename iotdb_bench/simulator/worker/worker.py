@@ -27,7 +27,17 @@ from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.measurement.stats import CallRecorder
 from iotdb_bench.simulator.measurement.timing import CallTimer, clock, clock_at
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
-from iotdb_bench.simulator.protocol import ProgressAnswer, QueryHistograms, QueryRuns, ScanOutcome, WorkerFailure, WorkerProgress, WorkerResult
+from iotdb_bench.simulator.protocol import (
+    LatencyCounts,
+    LiveFigures,
+    ProgressAnswer,
+    QueryHistograms,
+    QueryRuns,
+    ScanOutcome,
+    WorkerFailure,
+    WorkerProgress,
+    WorkerResult,
+)
 from iotdb_bench.simulator.roles import WorkerHooks
 from iotdb_bench.simulator.spec import PREFILL_BATCH, RunSpec
 from iotdb_bench.simulator.worker.pacing import ClosedLoop, OpenLoop, Pacer
@@ -58,24 +68,41 @@ class RunStopped(Exception):
 
 
 class ProgressReporter(threading.Thread):
-    """Posts the worker's progress about once a second, off the hot path. Its answers are the worker's
-    side of the dead-man switch: `halt` is set when the collector says the run failed, or when the
-    collector has not been reachable for `unreachable_limit_s` (0 = no limit)."""
+    """Posts the worker's progress (`read()`) about once a second, off the hot path. Its answers are the
+    worker's side of the dead-man switch: `halt` is set when the collector says the run failed, or when
+    the collector has not been reachable for `unreachable_limit_s` (0 = no limit).
 
-    def __init__(self, client: CollectorClient, read: Callable[[], tuple[int, int, float | None]], unreachable_limit_s: float = 0):
+    Once `keep_time_with` names a moment, the reports come on the seconds after it, not a second after
+    the last one: a scraper scraping every second then sees each report in the same place between two
+    scrapes for the whole run, instead of a report now and then landing beside the one before (a rate
+    a quarter off for a few seconds)."""
+
+    def __init__(self, client: CollectorClient, read: Callable[[], WorkerProgress], unreachable_limit_s: float = 0):
         super().__init__(daemon=True)
         self.client, self.read, self.stopped = client, read, threading.Event()
         self.unreachable_limit_s = unreachable_limit_s
         self.halt = threading.Event()
         self.reason = ""
+        self.anchor: float | None = None
+
+    def keep_time_with(self, moment: float) -> None:
+        """Report on `moment` + whole seconds (Unix time) from now on."""
+        self.anchor = moment
+
+    def _until_next_report(self) -> float:
+        anchor = self.anchor
+        if anchor is None:
+            return PROGRESS_INTERVAL_S
+        now = time.time()
+        nearest = math.floor((now - anchor) / PROGRESS_INTERVAL_S + 0.5)  # the tick just reported (woken a little early or late)
+        return max(anchor + (nearest + 1) * PROGRESS_INTERVAL_S - now, 0.0)
 
     def run(self) -> None:
         reached = time.monotonic()
-        while not self.stopped.wait(PROGRESS_INTERVAL_S):
-            events, prefilled, interval_p99_ms = self.read()
+        while not self.stopped.wait(self._until_next_report()):
+            progress = self.read()
             try:
-                answer = self.client.post("/progress", WorkerProgress(worker=self.client.worker, events=events, prefilled=prefilled,
-                                                                      interval_p99_ms=interval_p99_ms))
+                answer = self.client.post("/progress", progress)
             except CollectorError as error:
                 log.warning("progress report failed: %s", error)
                 silent = time.monotonic() - reached
@@ -117,6 +144,12 @@ class Worker:
         self.tally: Tally | None = None  # of the events this worker inserts: the expected answers
         self.pregenerated: Pregenerated | None = None  # --pregenerate: the timed phase's batches, made before the start
         self.pregenerated_bytes: int | None = None
+        self.query_client: QueryClient | None = None
+        # Open-loop inserts: the pacer and the common end (on the timer's clock) while the calls go on,
+        # then how far behind and the most late the worker ended (the live figures' lag).
+        self.pacer: Pacer | None = None
+        self.deadline = math.inf
+        self.final_lag: tuple[float | None, float | None] | None = None
 
     def run(self) -> int:
         try:
@@ -155,10 +188,33 @@ class Worker:
             if self.module is not None:
                 self.module.close()
 
-    def _progress(self) -> tuple[int, int, float | None]:
-        """Events done, events prefilled, and the p99 of the calls since the last report (for the live progress line)."""
+    def _progress(self) -> WorkerProgress:
+        """Events done, events prefilled and the p99 of the calls since the last report (the live progress
+        line), and the live figures (the collector's metrics)."""
         recorder = self.recorder
-        return (recorder.events if recorder else 0), self.prefilled, (recorder.interval_p99_ms() if recorder else None)
+        return WorkerProgress(worker=self.index, events=recorder.events if recorder else 0, prefilled=self.prefilled,
+                              interval_p99_ms=recorder.interval_p99_ms() if recorder else None, live=self._live())
+
+    def _live(self) -> LiveFigures:
+        """The running totals: calls and their latencies, retries, each query's executions and errors,
+        and, open loop, the lag behind the schedule."""
+        recorder, module = self.recorder, self.module
+        queries = {}
+        if self.read_side is not None:
+            queries = self.read_side.live_queries()
+        elif self.query_client is not None:
+            queries = self.query_client.recorder.live()
+        behind, max_lag = self._lag()
+        return LiveFigures(latency=recorder.latency_counts() if recorder else LatencyCounts(), retries=module.retries() if module else 0,
+                           errors=sum(query.errors for query in queries.values()), behind_s=behind, max_lag_s=max_lag, queries=queries)
+
+    def _lag(self) -> tuple[float | None, float | None]:
+        if self.final_lag is not None:
+            return self.final_lag
+        pacer = self.pacer
+        if pacer is None or not pacer.open_loop:
+            return None, None
+        return pacer.behind_s(min(clock(), self.deadline), False), pacer.max_lag_s
 
     def _check_stop(self) -> None:
         if self.reporter is not None:
@@ -185,6 +241,8 @@ class Worker:
         signal = self.client.wait_for_start()
         if signal.phase == "failed":
             return None
+        # The workers' reports spread evenly over each second from the common start.
+        self.reporter.keep_time_with(signal.start_at + PROGRESS_INTERVAL_S * self.index / self.spec.processes)
         ahead = signal.start_at - time.time()
         if ahead < 0:  # a busy node or collector: the report's start skew includes this worker's lateness
             log.warning("learned the common start %.3f s after it; starting late", -ahead)
@@ -193,7 +251,8 @@ class Worker:
         self.cpu_at_start = process_cpu_s()
         started_at = time.time()
         if role == "query-client":
-            latencies = QueryClient(self.spec, self.index, self.module, self.client, check=self._check_stop).run(signal.start_at)
+            self.query_client = QueryClient(self.spec, self.index, self.module, self.client, check=self._check_stop)
+            latencies = self.query_client.run(signal.start_at)
             return self._result(started_at, time.time(), query_latencies=latencies)
         if self.spec.task == "insert":
             return self._insert(generator, first_timed)
@@ -238,7 +297,8 @@ class Worker:
             pacer = OpenLoop(Schedule(spec.rate, spec.workers, self.index, spec.batch or 1, clock_at(recorder.common_start)))
         timer = self.timer = CallTimer(pacer, recorder, shared=module.capabilities.marks_own_calls)
         # The common end of a --duration run on the timer's clock.
-        deadline = clock_at(recorder.common_start + spec.duration_s) if spec.duration_s else math.inf
+        deadline = self.deadline = clock_at(recorder.common_start + spec.duration_s) if spec.duration_s else math.inf
+        self.pacer = pacer
         total = None if spec.duration_s else spec.num_inserts
         acknowledged = AcknowledgedPrefix(lambda: generator.batches(start, total, spec.batch))
         if spec.batch:
@@ -248,6 +308,7 @@ class Worker:
             all_sent = self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline)
         module.writer.flush()
         behind = pacer.behind_s(min(clock(), deadline), all_sent)
+        self.final_lag = behind, pacer.max_lag_s
         finished_at, cpu_at_end = time.time(), process_cpu_s()
         self.pregenerated = None  # its memory, freed outside the timed phase
         for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/checks/acknowledged.py)
@@ -356,4 +417,5 @@ class Worker:
             scan=scan,
             role=self.spec.role_of(self.index),
             query_latencies=query_latencies or {},
+            live=self._live(),
         )

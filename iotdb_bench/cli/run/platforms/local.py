@@ -15,15 +15,17 @@ import socket
 import subprocess
 import sys
 import tempfile
+from argparse import ArgumentTypeError
 from pathlib import Path
 
-from iotdb_bench.cli.errors import RunFailed
+from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.run.platforms import StatusCallback
 from iotdb_bench.cli.run.platforms.follow import Deadline, follow_run, wait_for_collector
 from iotdb_bench.cli.run.platforms.local_sampler import DatabaseProcesses, LocalSampler
 from iotdb_bench.cli.run.platforms.sampling import marking, timed_window
 from iotdb_bench.cli.run.platforms.zygote_client import ForkedProcess, Zygote
 from iotdb_bench.cli.run.platforms.zygote_client import wanted as zygote_wanted
+from iotdb_bench.simulator.__main__ import METRICS_PORT_ENV, port_number
 from iotdb_bench.simulator.collector_client import CollectorClient
 from iotdb_bench.simulator.modules import ModuleError, module_class
 from iotdb_bench.simulator.report import RunReport
@@ -112,9 +114,18 @@ def database_sampler(spec: RunSpec, database_process: str | int | None) -> tuple
     return LocalSampler(DatabaseProcesses(module.server_address(), database_process), None), False
 
 
+def metrics_port() -> int:
+    """The collector's metrics port: pinned by IOTBENCH_METRICS_PORT (a scraper's config names it), else 0 (any)."""
+    try:
+        return port_number(os.environ.get(METRICS_PORT_ENV, "0"))
+    except ArgumentTypeError as error:
+        raise UsageProblem(f"{METRICS_PORT_ENV}: {error}") from None
+
+
 class LocalPlatform:
     def __init__(self, database_process: str | int | None = None, module: str | None = None):
         self.database_process = database_process
+        self.metrics_port = metrics_port()
         self._folder = tempfile.TemporaryDirectory(prefix="iotdb-bench-")
         # Started now, its imports overlap the CLI's own preparation of the first run.
         preload = [f"iotdb_bench.simulator.modules.{module}"] if module else []
@@ -137,8 +148,8 @@ class LocalPlatform:
             url = f"http://127.0.0.1:{port}"
             sampler.start()
             try:
-                children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port)], log_dir / "collector.log",
-                                      self.zygote))
+                children.append(Child("collector", ["collector", "--spec", str(spec_path), "--port", str(port),
+                                                    "--metrics-port", str(self.metrics_port)], log_dir / "collector.log", self.zygote))
                 # Workers start together with the collector (they retry registering until it answers):
                 # their interpreter start-up then overlaps the collector's instead of following it.
                 # Query clients of a mixed run are worker processes too, after the workers (spec.role_of).
