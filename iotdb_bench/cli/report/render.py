@@ -26,7 +26,7 @@ def title(document: ResultsDocument) -> str:
     modes = list(dict.fromkeys(run.report.insert_mode for run in document.insert_runs() if run.report.insert_mode))
     mode = ", ".join(modes) or (f"batch {spec.batch}" if spec.batch else "single inserts")
     extra = ", ".join(f"{key}={value}" for key, value in spec.extra.items())
-    length = f"{spec.duration_s:g} s" if spec.duration_s else f"{spec.num_inserts:,} events/worker"
+    length = shapes.run_length(spec)
     workload = shapes.describe(spec)
     return (f"{document.target}: inserts/s, {mode}, key {spec.primary_key.value}, {formats.plural(len(spec.table_names), 'table')}, "
             f"{length}" + (f", {workload}" if workload else "") + (f", {extra}" if extra else ""))
@@ -44,7 +44,7 @@ def show(document: ResultsDocument, folder: Path, details: bool = False, rerende
             if row.problem:
                 console.print(f"{formats.workers(row.workers)}: {row.problem}", highlight=False)
     elif document.steps and document.inserts:
-        step = f"{document.spec.duration_s:g} s" if document.spec.duration_s else f"{document.spec.num_inserts * document.spec.workers:,} events"
+        step = f"{document.spec.duration_s:g} s" if document.spec.duration_s else f"{document.spec.timed_events():,} events"
         console.print(with_conditions(tables.steps_table(document.inserts, step, details), document))
     elif document.max_rate is not None and not details:
         pass  # the search's own table below shows every rate tried
