@@ -241,6 +241,16 @@ class RunSpec(_Frozen):
         return cls.model_validate(json.loads(Path(path).read_text()))
 
 
+def default_primary_key(shape: str) -> str:
+    """--primary-key when none is given: none where a shape has no key column (slim, TSBS's), else db."""
+    return "none" if shape == "slim" or shape in TSBS_TABLES else "db"
+
+
+def default_queries(shape: str) -> tuple[str, ...]:
+    """--queries when none is given for data of this shape: TSBS's DevOps types on TSBS's data."""
+    return TSBS_DEVOPS_QUERIES if shape in TSBS_TABLES else QUERY_NAMES
+
+
 _DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 

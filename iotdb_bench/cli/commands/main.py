@@ -31,7 +31,16 @@ from iotdb_bench.cli.run.progress import RunProgress
 from iotdb_bench.cli.terminal import console, handle_errors, warning_line
 from iotdb_bench.simulator import __version__
 from iotdb_bench.simulator.modules import module_class
-from iotdb_bench.simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, QUERY_VARIANTS, RunSpec
+from iotdb_bench.simulator.spec import (
+    MAX_DEVICES_PER_WORKER,
+    QUERY_NAMES,
+    QUERY_VARIANTS,
+    TSBS_DEVOPS_QUERIES,
+    TSBS_TABLES,
+    RunSpec,
+    default_primary_key,
+    default_queries,
+)
 
 
 # The commands as one group (tests and `study` use it); run.py and the iotdb-bench command go through
@@ -119,7 +128,10 @@ def common_options(command):
 @click.option("--devices-per-worker", type=click.IntRange(min=1, max=MAX_DEVICES_PER_WORKER), default=None, help="Devices each worker simulates [default: 10].")
 @click.option("--devices", type=click.IntRange(min=1), default=None, help="Devices of all workers together, split evenly (instead of --devices-per-worker).")
 @click.option("--sensors", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Sensors per device, each reporting its own readings (--schema events).")
-@click.option("--schema", "shape", type=click.Choice(["events", "slim", "light", "large"]), default="events", show_default=True, help="Data shape: the tool's events, or seed 002's slim, light (key + index) and large (text + 8 integers) tables.")
+@click.option("--schema", "shape", type=click.Choice(["events", "slim", "light", "large", *TSBS_TABLES]), default="events", show_default=True, help="Data shape: the tool's events, seed 002's slim, light (key + index) and large (text + 8 integers) tables, or TSBS's cpu-only data (docs/tsbs.md).")
+@click.option("--interval", metavar="DURATION", help="TSBS's shapes: time between two rows of a host, e.g. 10s (TSBS's --log-interval) [default: 10s].")
+@click.option("--time-range", metavar="DURATION", help="TSBS's shapes: the time the run's rows span, e.g. 3d (TSBS's --timestamp-end minus --timestamp-start) [default: 1d].")
+@click.option("--start", metavar="TIMESTAMP", help="TSBS's shapes: the time of the first rows (TSBS's --timestamp-start) [default: 2016-01-01T00:00:00Z].")
 @click.option("--measurements", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Values each device reports per timestamp (--schema events).")
 @click.option("--order", type=click.Choice(["round-robin", "random", "burst"]), default="round-robin", show_default=True, help="Which device sends next: in turn, a random one, or bursts of --burst readings per device.")
 @click.option("--burst", type=click.IntRange(min=1, max=100_000), default=None, help="Readings a device sends at once with --order burst [default: 10].")
@@ -141,14 +153,15 @@ def common_options(command):
               "needs --timeout (the run's own deadline). Follow and fetch it with: python run.py attach RUN.")
 @handle_errors
 def insert(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, primary_key, tables,
-           num_inserts, duration, commit_interval, batch, clean, prefill, steps, seed, devices_per_worker, devices, sensors, shape, measurements,
-           order, burst, out_of_order, max_lateness, rate, find_max_rate, latency_p99, max_rate, query_workers, query_names, query_rate,
+           num_inserts, duration, commit_interval, batch, clean, prefill, steps, seed, devices_per_worker, devices, sensors, shape, interval, time_range,
+           start, measurements, order, burst, out_of_order, max_lateness, rate, find_max_rate, latency_p99, max_rate, query_workers, query_names, query_rate,
            compare_idle, visibility, pregenerate, details, detach) -> None:
     """Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."""
     config, target_config, platform_name = _resolve(config_path, target, platform)
     if detach:
         _check_detach(platform_name, timeout, keep, find_max_rate)
-    worker_counts, num_inserts, duration = _length_defaults(platform_name, worker_counts, num_inserts, duration, find_max_rate)
+    tsbs = shape in TSBS_TABLES  # its length is its time range: neither --num-inserts nor --duration by default
+    worker_counts, num_inserts, duration = _length_defaults(platform_name, worker_counts, num_inserts, duration, find_max_rate or tsbs)
     search = _rate_search(find_max_rate, rate, latency_p99, max_rate, worker_counts, num_inserts, duration, steps, clean)
     if search is not None:
         duration = search.step_s
@@ -163,12 +176,15 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
             raise UsageProblem("--compare-idle cannot be combined with --steps (each twin run would add to the fill level)")
     workload = _workload(worker_counts, num_inserts=num_inserts, duration=duration, devices_per_worker=devices_per_worker, devices=devices,
                          order=order, burst=burst, out_of_order=out_of_order, max_lateness=max_lateness)
-    mixed = _mixed(query_workers, query_names, query_rate, compare_idle, visibility)
+    if tsbs and num_inserts is None:
+        workload["num_inserts"] = 0
+    mixed = _mixed(query_workers, query_names, query_rate, compare_idle, visibility, default_queries(shape))
     if query_workers and not prefill and clean:
         warning_line("--query-workers without --prefill: the first queries run on empty tables (add --prefill N for data from the start)")
     base = _spec(
         target, target_config, extra_options, task="insert", **mixed, workers=worker_counts[0], batch=batch or 0,
-        primary_key=primary_key or ("none" if shape == "slim" else "db"), tables=tables, clean=clean, prefill=prefill, seed=seed,
+        primary_key=primary_key or default_primary_key(shape), tables=tables, clean=clean, prefill=prefill, seed=seed,
+        interval_ms=interval, time_range_ms=time_range, start_ms=start,
         shape=shape, measurements=measurements, sensors=sensors, order=order, out_of_order=out_of_order,
         commit_interval_s=commit_interval or 0.0, rate=rate or 0.0, pregenerate=pregenerate, **workload,
     )
@@ -242,14 +258,14 @@ def _rate_search(find_max_rate: bool, rate, latency_p99, max_rate, worker_counts
     return MaxRateSearch(latency_p99_ms=latency_p99, max_rate=max_rate, step_s=duration or SEARCH_STEP_S)
 
 
-def _mixed(query_workers, query_names, query_rate, compare_idle, visibility) -> dict[str, Any]:
+def _mixed(query_workers, query_names, query_rate, compare_idle, visibility, default: tuple[str, ...]) -> dict[str, Any]:
     """The spec fields of the mixed workload (--query-workers) and --visibility."""
     if not query_workers:
         given = [name for name, value in (("--queries", query_names), ("--query-rate", query_rate), ("--compare-idle", compare_idle)) if value]
         if given:
             raise UsageProblem(f"{given[0]} applies to query clients: add --query-workers K")
         return {"visibility": visibility}
-    queries = parse_queries(query_names, QUERY_NAMES, QUERY_VARIANTS)
+    queries = parse_queries(query_names, default, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)
     return {"query_workers": query_workers, "queries": queries, "query_rate": query_rate or 0.0, "visibility": visibility}
 
 
@@ -257,16 +273,19 @@ def _mixed(query_workers, query_names, query_rate, compare_idle, visibility) -> 
 @common_options
 @click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Concurrent workers issuing the queries (a set is allowed).")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Executions of each query per worker.")
-@click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}; opt-in variants: {', '.join(QUERY_VARIANTS)}.")
+@click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}; opt-in variants: "
+              f"{', '.join(QUERY_VARIANTS)}; on TSBS's data TSBS's query types by name (tsbs-devops: all 15, docs/tsbs.md).")
 @click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the parameters TSBS's query types draw per execution.")
 @handle_errors
-def query(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, query_names, query_timeout) -> None:
+def query(target, config_path, timeout, extra_options, platform, output, namespace, kube_context, keep, worker_counts, runs, query_names, query_timeout,
+          seed) -> None:
     """Run the analytic queries against the data already in the database and check every answer
     against what the tool inserted (exit 1 on a wrong answer)."""
-    queries = parse_queries(query_names, QUERY_NAMES, QUERY_VARIANTS)
+    queries = parse_queries(query_names, QUERY_NAMES, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)
     config, target_config, platform_name = _resolve(config_path, target, platform)
     base = _spec(target, target_config, extra_options, task="query", workers=worker_counts[0], queries=queries,
-                 query_runs=runs, query_timeout=query_timeout, clean=False)
+                 query_runs=runs, query_timeout=query_timeout, clean=False, seed=seed)
     invocation = runner.Invocation(base, worker_counts, 1, 0, timeout)
     _run(invocation, config, target_config, PlatformChoice(platform_name, namespace, kube_context, keep), output)
 

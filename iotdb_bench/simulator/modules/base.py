@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
@@ -23,6 +23,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from iotdb_bench.simulator import env_references
 from iotdb_bench.simulator.capabilities import TSBS_NOT_YET, Capabilities
 from iotdb_bench.simulator.checks.answers import Query
+from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, WorkerHooks, Writer
@@ -203,6 +204,11 @@ class ReaderRole(Part, abc.ABC):
     def queries(self) -> dict[str, Query]:
         """The named queries (spec.QUERY_NAMES, and any variants), each fetching all its rows and
         returning them as an `Answer` the check can read (see simulator/checks/answers.py)."""
+
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """The parameterised query types it answers, each rendering its text for one execution's
+        parameters (simulator/queries/executions.py): TSBS's, where its capabilities name TSBS shapes."""
+        return {}
 
     def one_table_queries(self) -> None:
         """For modules whose queries read the table `events` alone: data written with --tables N (the

@@ -30,7 +30,8 @@ from iotdb_bench.simulator.workload.events import DEVICE_ID_WIDTH, TEXT_WIDTH, E
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 from iotdb_bench.simulator.workload.tsbs.usecases import USE_CASES
 
-Kind = Literal["timestamp", "device", "sensor", "sequence", "float", "int16", "int32", "text"]
+# "reference": the integer id of a row of another table (TSBS's tags_id), no measured value.
+Kind = Literal["timestamp", "device", "sensor", "sequence", "float", "int16", "int32", "text", "reference"]
 # Kinds that hold a measured value: what values/s (points/s) counts.
 VALUE_KINDS = ("float", "int16", "int32", "text")
 LARGE_INTEGERS = 8
@@ -114,7 +115,7 @@ def _tsbs_layout(shape: str) -> Layout:
     """A TSBS shape's table as TSBS's TimescaleDB target lays it out: time, tags_id, the fields.
     The tags_id of host_i is i + 1 (the tool fills the `tags` table itself)."""
     fields = USE_CASES[shape].measurements[0].field_names
-    columns = (Column("time", "timestamp", lambda batch: batch.timestamp_ms), Column("tags_id", "int32", lambda batch: (batch.host + 1).astype(np.int32)),
+    columns = (Column("time", "timestamp", lambda batch: batch.timestamp_ms), Column("tags_id", "reference", lambda batch: (batch.host + 1).astype(np.int32)),
                Column(fields[0], "float", lambda batch: batch.temperature), *(Column(name, "float", _measurement(i)) for i, name in enumerate(fields[1:], 1)))
     return Layout(shape, columns, has_key=False, indexed=())
 
