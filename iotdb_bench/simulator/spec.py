@@ -146,15 +146,22 @@ class RunSpec(_Frozen):
     def _table_alias(cls, value: Any) -> Any:
         return TABLE_ALIASES.get(value, value) if isinstance(value, str) else value
 
-    @field_validator("interval_ms", "time_range_ms", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _duration(cls, value: Any) -> Any:
-        return duration_ms(value) if isinstance(value, str) else value
-
-    @field_validator("start_ms", mode="before")
-    @classmethod
-    def _timestamp(cls, value: Any) -> Any:
-        return timestamp_ms(value) if isinstance(value, str) else value
+    def _tsbs_times(cls, values: Any) -> Any:
+        """TSBS's flags' words for times (--interval 10s, --time-range 3d, --start 2016-01-01T00:00:00Z)
+        as milliseconds; a word that is none is refused with the option's name."""
+        if not isinstance(values, dict):
+            return values
+        parsed = dict(values)
+        for field, option, parse in (("interval_ms", "--interval", duration_ms), ("time_range_ms", "--time-range", duration_ms),
+                                     ("start_ms", "--start", timestamp_ms)):
+            if isinstance(parsed.get(field), str):
+                try:
+                    parsed[field] = parse(parsed[field])
+                except ValueError as error:
+                    raise ValueError(f"{option}: {error}") from None
+        return parsed
 
     @model_validator(mode="after")
     def _known_queries(self) -> RunSpec:

@@ -180,7 +180,8 @@ def insert(target, config_path, timeout, extra_options, platform, output, namesp
         workload["num_inserts"] = 0
     mixed = _mixed(query_workers, query_names, query_rate, compare_idle, visibility, default_queries(shape))
     if query_workers and not prefill and clean:
-        warning_line("--query-workers without --prefill: the first queries run on empty tables (add --prefill N for data from the start)")
+        remedy = "an insert run before this one, then --no-clean" if tsbs else "--prefill N"
+        warning_line(f"--query-workers without --prefill: the first queries run on empty tables (add {remedy} for data from the start)")
     base = _spec(
         target, target_config, extra_options, task="insert", **mixed, workers=worker_counts[0], batch=batch or 0,
         primary_key=primary_key or default_primary_key(shape), tables=tables, clean=clean, prefill=prefill, seed=seed,
