@@ -16,7 +16,6 @@ from iotdb_bench.simulator.spec import RunSpec, timestamp_ms
 from iotdb_bench.simulator.workload import shapes
 from iotdb_bench.simulator.workload.tsbs import hosts as tsbs_hosts
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
-from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 from iotdb_bench.simulator.workload.tsbs.series import HostValues
 
 # Rows and points (fields) of TSBS's generator, counted in its output by
@@ -120,7 +119,7 @@ def test_hosts_tags_are_tsbs_value_sets_and_the_same_for_a_seed():
     assert tags == tsbs_hosts.host_tags(seed=5, first=0, count=500) and tags != tsbs_hosts.host_tags(seed=6, first=0, count=500)
     assert tags[3] == tsbs_hosts.host_tags(seed=5, first=3, count=1)[0]
     regions = dict(tsbs_hosts.REGIONS)
-    for name, region, datacenter, rack, os_name, arch, team, service, version, environment in tags:
+    for _name, region, datacenter, rack, os_name, arch, team, service, version, environment in tags:
         assert datacenter in regions[region] and 0 <= int(rack) < 100 and 0 <= int(service) < 20 and version in ("0", "1")
         assert (os_name, arch, team, environment) in {(o, a, t, e) for o in tsbs_hosts.OPERATING_SYSTEMS for a in tsbs_hosts.ARCHITECTURES
                                                        for t in tsbs_hosts.TEAMS for e in tsbs_hosts.ENVIRONMENTS}
