@@ -16,7 +16,7 @@ from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, MINUTE_MS, written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_START_MS
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
-from tests.conftest import CliResult
+from tests.conftest import CliResult, pg_connect
 
 HOSTS, HOURS = 20, 13
 INSERT = ["--schema", "tsbs-cpu", "--devices", str(HOSTS), "--time-range", f"{HOURS}h", "-w", "2", "-r", "1", "--batch", "1000"]
@@ -78,3 +78,16 @@ def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable
     assert all(verdict == "ok" for name, (verdict, _) in answers.items() if name not in expected_wrong), answers
     assert answers["lastpoint"][1] == f"host host_0: usage_user is {CHANGED_VALUE}, expected " + answers["lastpoint"][1].rsplit(" ", 1)[-1]
     assert "hour 2016-01-01T06:00:00.000Z (1451628000000) host host_1: mean usage_user is " in answers["double-groupby-1"][1]
+
+
+def pg_rows(env: dict[str, str], database: str, statement: str, *params) -> list[tuple]:
+    """The rows of a statement on the PostgreSQL family's server (none for a change)."""
+    with pg_connect(env, database) as conn:
+        cursor = conn.execute(statement, params or None)
+        return cursor.fetchall() if cursor.description else []
+
+
+def check_pg_changed_rows_are_found(run: Callable[..., CliResult], env: dict[str, str], database: str) -> None:
+    """check_changed_rows_are_found on PostgreSQL or TimescaleDB (the same layout, timestamptz times)."""
+    check_changed_rows_are_found(run, lambda host, step, value: pg_rows(
+        env, database, "UPDATE cpu SET usage_user = %s WHERE tags_id = %s AND time = to_timestamp(%s / 1000.0)", value, host + 1, DATA.time_of(step)))

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import dedicated_database, pg_connect, run_cli
 from tests.modules.test_timescaledb import timescaledb_env
-from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_pg_changed_rows_are_found, pg_rows
 
 pytestmark = pytest.mark.timescaledb
 
@@ -43,9 +43,7 @@ def run(timescale):
 
 
 def sql(env, statement: str, *params) -> list[tuple]:
-    with pg_connect(env, DATABASE) as conn:
-        cursor = conn.execute(statement, params or None)
-        return cursor.fetchall() if cursor.description else []
+    return pg_rows(env, DATABASE, statement, *params)
 
 
 def test_tsbs_layout_and_every_query_type_answered_right(timescale):
@@ -63,9 +61,4 @@ def test_tsbs_layout_and_every_query_type_answered_right(timescale):
 
 
 def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(timescale):
-    env, _ = timescale
-
-    def change(host, step, value):
-        sql(env, "UPDATE cpu SET usage_user = %s WHERE tags_id = %s AND time = to_timestamp(%s / 1000.0)", value, host + 1, DATA.time_of(step))
-
-    check_changed_rows_are_found(run(timescale), change)
+    check_pg_changed_rows_are_found(run(timescale), timescale[0], DATABASE)
