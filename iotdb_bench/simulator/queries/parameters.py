@@ -63,7 +63,8 @@ class _Hashes:
 
 
 class Kind(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def draw(self, hashes: _Hashes, written: Written) -> object: ...
 

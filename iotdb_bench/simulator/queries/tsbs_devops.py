@@ -17,7 +17,7 @@ that reads it wrong. Buckets are epoch-aligned minutes and hours, as time_bucket
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,8 +97,8 @@ class DevopsAnswers:
     def expected(self, query: str, parameters: Parameters) -> tuple[Columns, list[tuple]]:
         kind = DEVOPS[query]
         hosts = np.array([host_index(name) for name in parameters["hosts"]] if kind.hosts else range(self.data.hosts), dtype=np.int64)
-        window: Window | None = parameters["window"] if kind.window_ms else None
-        compute = {"single-groupby": self._max_per_bucket, "cpu-max-all": self._max_per_bucket, "double-groupby": self._mean_per_host_and_hour,
+        window = parameters["window"] if kind.window_ms else Window(self.data.start_ms, self.data.end_ms)  # lastpoint: all of it
+        compute: Callable[[DevopsQuery, np.ndarray, Window], list[tuple]] = {"single-groupby": self._max_per_bucket, "cpu-max-all": self._max_per_bucket, "double-groupby": self._mean_per_host_and_hour,
                    "high-cpu": self._high_cpu, "lastpoint": self._last_points, "groupby-orderby-limit": self._latest_minutes}[kind.family]
         return kind.columns, compute(kind, hosts, window)
 
@@ -129,7 +129,7 @@ class DevopsAnswers:
             rows += [(time, f"host_{name}", *found) for time, name, found in zip(times[step].tolist(), hosts[host].tolist(), values[step, host].tolist())]
         return rows
 
-    def _last_points(self, kind: DevopsQuery, hosts: np.ndarray, window: None) -> list[tuple]:
+    def _last_points(self, kind: DevopsQuery, hosts: np.ndarray, window: Window) -> list[tuple]:
         last = self.data.steps - 1
         if last < 0:
             return []

@@ -79,9 +79,9 @@ def tag_rows(seed: int, hosts: int) -> list[tuple]:
     return [(index + 1, *tags) for index, tags in enumerate(host_tags(seed, 0, hosts))]
 
 
-def devops(query: DevopsQuery, parameters: Parameters | None, dialect: Dialect) -> tuple[str, Callable[[Sequence[Any]], list[tuple]]]:
+def devops(query: DevopsQuery, parameters: Parameters, dialect: Dialect) -> tuple[str, Callable[[Sequence[Any]], list[tuple]]]:
     """The statement of one execution, and the conversion of its rows to the common form."""
-    window: Window | None = parameters["window"] if query.window_ms else None
+    window: Window = parameters["window"] if query.window_ms else Window(0, 0)  # lastpoint has none
     hosts = ""
     if query.hosts:
         names = ",".join(f"'{name}'" for name in parameters["hosts"])
@@ -108,7 +108,7 @@ def devops(query: DevopsQuery, parameters: Parameters | None, dialect: Dialect) 
             f"ORDER BY minute DESC LIMIT {LATEST_MINUTES}"), with_times(0)
 
 
-def answer(query: DevopsQuery, parameters: Parameters | None, dialect: Dialect, fetch: Callable[[str], Sequence[Any]]) -> Callable[[], Answer]:
+def answer(query: DevopsQuery, parameters: Parameters, dialect: Dialect, fetch: Callable[[str], Sequence[Any]]) -> Callable[[], Answer]:
     """The query of one execution: `fetch` runs the rendered statement and returns its rows."""
     statement, convert = devops(query, parameters, dialect)
     return lambda: Answer(fetch(statement), convert)

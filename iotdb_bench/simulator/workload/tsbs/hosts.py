@@ -62,7 +62,7 @@ def host_tags(seed: int, first: int, count: int) -> list[tuple[str, ...]]:
     datacenter = choice(2, 12)  # 12: a multiple of every region's count of datacenters (2, 3, 4)
     columns = zip(region, datacenter, choice(3, RACKS), choice(4, len(OPERATING_SYSTEMS)), choice(5, len(ARCHITECTURES)),
                   choice(6, len(TEAMS)), choice(7, SERVICES), choice(8, SERVICE_VERSIONS), choice(9, len(ENVIRONMENTS)))
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for index, (r, d, rack, os, arch, team, service, version, environment) in zip(range(first, first + count), columns):
         name, datacenters = REGIONS[r]
         rows.append((host_name(index), name, datacenters[d % len(datacenters)], str(rack), OPERATING_SYSTEMS[os], ARCHITECTURES[arch],
