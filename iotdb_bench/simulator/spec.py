@@ -329,7 +329,8 @@ def tsbs_problem(spec: RunSpec) -> str | None:
     if spec.tsbs_steps < 1:
         return f"{shape}: --time-range is shorter than one --interval, so no host writes a row"
     refused = [("--num-inserts", spec.num_inserts, "the run writes every host's row at each --interval over --time-range"),
-               ("--duration", spec.duration_s, "the run writes every host's row at each --interval over --time-range"),
+               ("--duration (or --find-max-rate, whose runs last a fixed time)", spec.duration_s,
+                "the run writes every host's row at each --interval over --time-range"),
                ("--prefill", spec.prefill, "write earlier data with an insert run before this one and --no-clean (it continues the time range)"),
                ("--primary-key " + spec.primary_key.value, spec.primary_key is not PrimaryKey.none, "TSBS's layout has no key column"),
                ("--order " + spec.order, spec.order != "round-robin", "TSBS's order is every host at each timestamp"),

@@ -64,11 +64,6 @@ class UseCase:
     shape: str  # the tool's --schema
     measurements: tuple[Measurement, ...]
 
-    @property
-    def values_per_row(self) -> int:
-        """Fields of one row: TSBS's "metrics" per row (points = rows x this)."""
-        return len(self.measurements[0].fields)
-
 
 CPU_ONLY = UseCase("cpu-only", "tsbs-cpu", (CPU,))
 USE_CASES = {use_case.shape: use_case for use_case in (CPU_ONLY,)}
