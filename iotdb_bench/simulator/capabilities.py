@@ -49,12 +49,20 @@ class Location(enum.Enum):
 
 
 ALL_SHAPES = frozenset({"events", "slim", "light", "large"})
+# Why a module does not store a TSBS shape it does not name (simulator/workload/tsbs/): the work is
+# done database by database, each with its TSBS target's layout.
+TSBS_NOT_YET = "not yet: TSBS's data and query types are written for postgres, timescaledb and sqlite so far (docs/tsbs.md)"
 
 
 @dataclass(frozen=True)
 class Capabilities:
     # What of the workload it can store (simulator/workload/shapes.py); a run asking for more is refused before it starts.
     shapes: frozenset[str] = frozenset({"events"})
+    # TSBS's shapes it stores in its TSBS target's layout, and whose query types it answers (docs/tsbs.md);
+    # the others are refused with TSBS_NOT_YET.
+    tsbs_shapes: frozenset[str] = frozenset()
+    # TSBS query types it cannot express, each with why (TSBS's README: VictoriaMetrics has no lastpoint...).
+    tsbs_queries_refused: tuple[tuple[str, str], ...] = ()
     primary_keys: frozenset[PrimaryKey] = frozenset(PrimaryKey)
     measurements: Ability = No("it stores one measurement per event")  # --measurements N > 1
     sensors: Ability = No("it stores one sensor per device")  # --sensors M > 1
@@ -75,3 +83,9 @@ class Capabilities:
     # True when it keeps several calls in flight (async drivers) and marks each call's start and end
     # through `hooks.begin_call` itself; the worker then times neither insert call.
     marks_own_calls: bool = False
+
+    def tsbs_query(self, name: str) -> Ability:
+        """Whether it answers the TSBS query type `name`, or why not."""
+        if not self.tsbs_shapes:
+            return No(TSBS_NOT_YET)
+        return next((No(reason) for refused, reason in self.tsbs_queries_refused if refused == name), True)

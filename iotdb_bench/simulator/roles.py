@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Query
+from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -113,6 +114,10 @@ class Writer(Protocol):
 class Reader(Protocol):
     def queries(self) -> dict[str, Query]:
         """The named queries, each returning its rows as an `Answer` (simulator/checks/answers.py)."""
+
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """The parameterised query types it answers (TSBS's, by name): each renders its text for one
+        execution's parameters and returns the query to run (simulator/queries/executions.py)."""
 
     def scan_devices(self) -> list[str]:
         """Only when `capabilities.scans`: every device with readings in the run's tables, sorted."""

@@ -7,8 +7,10 @@ inside the simulator processes, so secrets stay in the environment and never rea
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +28,15 @@ QUERY_NAMES = (
 # Opt-in variants, reported under their own names beside the canonical queries, never instead of
 # them; only modules that offer a variant can run it.
 QUERY_VARIANTS = ("newest-per-device (loose index scan)",)
+# TSBS's DevOps query types, by TSBS's names (simulator/queries/tsbs_devops.py): they read data of the
+# TSBS shapes, each execution with its own random hosts and time window.
+TSBS_DEVOPS_QUERIES = (
+    "single-groupby-1-1-1", "single-groupby-1-1-12", "single-groupby-1-8-1", "single-groupby-5-1-1", "single-groupby-5-1-12",
+    "single-groupby-5-8-1", "cpu-max-all-1", "cpu-max-all-8", "double-groupby-1", "double-groupby-5", "double-groupby-all",
+    "high-cpu-all", "high-cpu-1", "lastpoint", "groupby-orderby-limit",
+)
+# Names that stand for a set of queries in --queries.
+QUERY_GROUPS = {"tsbs-devops": TSBS_DEVOPS_QUERIES}
 
 MULTIPLE_TABLE_COUNT = 4
 MAX_TABLES = 64
@@ -44,9 +55,17 @@ class PrimaryKey(str, enum.Enum):
     none = "none"  # no key column at all
 
 
-# Data shapes (seed 002's tables beside the original tool's events) and sending orders; what each
-# means is in simulator/workload/shapes.py and simulator/workload/events.py.
-Shape = Literal["events", "slim", "light", "large"]
+# Data shapes (seed 002's tables beside the original tool's events, and TSBS's use cases) and sending
+# orders; what each means is in simulator/workload/shapes.py, simulator/workload/events.py and
+# simulator/workload/tsbs/.
+Shape = Literal["events", "slim", "light", "large", "tsbs-cpu"]
+# TSBS's shapes and their tables (as TSBS's TimescaleDB target names them: one per measurement).
+TSBS_TABLES = {"tsbs-cpu": ("cpu",)}
+# TSBS's defaults (tsbs_generate_data): --timestamp-start 2016-01-01T00:00:00Z, --timestamp-end one day
+# later, --log-interval 10s.
+TSBS_START_MS = 1_451_606_400_000
+TSBS_TIME_RANGE_MS = 86_400_000
+TSBS_INTERVAL_MS = 10_000
 Order = Literal["round-robin", "random", "burst"]
 # What one worker process (pod) of a run does: see RunSpec.role_of.
 Role = Literal["worker", "query-client"]
@@ -89,6 +108,12 @@ class RunSpec(_Frozen):
     out_of_order: float = Field(default=0.0, ge=0.0, le=1.0, description="fraction of events sent late")
     max_lateness_s: float = Field(default=60.0, ge=0.1, le=86_400, description="how late, in seconds of event time, at most")
 
+    # TSBS's shapes: every host reports every interval over the time range from the start (None: TSBS's
+    # defaults); the run writes hosts x steps rows, steps = time range // interval.
+    interval_ms: int | None = Field(default=None, ge=1, le=86_400_000, description="TSBS shapes: time between two rows of a host")
+    time_range_ms: int | None = Field(default=None, ge=1, description="TSBS shapes: the time range one insert run writes")
+    start_ms: int | None = Field(default=None, ge=0, description="TSBS shapes: epoch milliseconds of the first rows")
+
     # run length and commits: the worker's loop
     duration_s: float = Field(default=0.0, ge=0, description="timed phase in seconds from the common start; 0 = num_inserts events")
     commit_interval_s: float = Field(default=0.0, ge=0, description="single inserts in a transaction committed every S seconds; 0 = autocommit")
@@ -121,11 +146,29 @@ class RunSpec(_Frozen):
     def _table_alias(cls, value: Any) -> Any:
         return TABLE_ALIASES.get(value, value) if isinstance(value, str) else value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _tsbs_times(cls, values: Any) -> Any:
+        """TSBS's flags' words for times (--interval 10s, --time-range 3d, --start 2016-01-01T00:00:00Z)
+        as milliseconds; a word that is none is refused with the option's name."""
+        if not isinstance(values, dict):
+            return values
+        parsed = dict(values)
+        for field, option, parse in (("interval_ms", "--interval", duration_ms), ("time_range_ms", "--time-range", duration_ms),
+                                     ("start_ms", "--start", timestamp_ms)):
+            if isinstance(parsed.get(field), str):
+                try:
+                    parsed[field] = parse(parsed[field])
+                except ValueError as error:
+                    raise ValueError(f"{option}: {error}") from None
+        return parsed
+
     @model_validator(mode="after")
     def _known_queries(self) -> RunSpec:
-        unknown = [q for q in self.queries if q not in QUERY_NAMES + QUERY_VARIANTS]
+        known = QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES
+        unknown = [q for q in self.queries if q not in known]
         if unknown:
-            raise ValueError(f"unknown queries {unknown}; known: {', '.join(QUERY_NAMES + QUERY_VARIANTS)}")
+            raise ValueError(f"unknown queries {unknown}; known: {', '.join(known)}")
         return self
 
     @model_validator(mode="after")
@@ -137,6 +180,8 @@ class RunSpec(_Frozen):
 
     @property
     def table_names(self) -> list[str]:
+        if self.shape in TSBS_TABLES:
+            return list(TSBS_TABLES[self.shape])
         if self.tables == 1:
             return [SINGLE_TABLE_NAME]
         return [f"{SINGLE_TABLE_NAME}{i}" for i in range(self.tables)]
@@ -148,6 +193,33 @@ class RunSpec(_Frozen):
             return self.devices_per_worker
         share, rest = divmod(self.devices, self.workers)
         return share + (1 if worker_index < rest else 0)
+
+    def first_device_of(self, worker_index: int) -> int:
+        """The index (among all workers' devices) of this worker's first device: workers hold
+        consecutive devices, TSBS's hosts host_0, host_1, ... in order."""
+        return sum(self.devices_of(index) for index in range(worker_index))
+
+    @property
+    def all_devices(self) -> int:
+        return self.devices or self.devices_per_worker * self.workers
+
+    @property
+    def tsbs(self) -> bool:
+        """Whether the run writes one of TSBS's shapes (simulator/workload/tsbs/)."""
+        return self.shape in TSBS_TABLES
+
+    @property
+    def tsbs_steps(self) -> int:
+        """Rows per host of one insert run of a TSBS shape: TSBS's epochs, time range // interval."""
+        return (self.time_range_ms or TSBS_TIME_RANGE_MS) // (self.interval_ms or TSBS_INTERVAL_MS)
+
+    def timed_events(self, worker_index: int | None = None) -> int:
+        """Events (rows) of a count-bounded insert run's timed phase: this worker's, or all workers'.
+        A TSBS shape writes every host's row at each step; the others `num_inserts` per worker."""
+        if self.tsbs:
+            hosts = self.all_devices if worker_index is None else self.devices_of(worker_index)
+            return hosts * self.tsbs_steps
+        return self.num_inserts * (self.workers if worker_index is None else 1)
 
     def prefill_share(self, worker_index: int) -> int:
         """Events this worker inserts before the timed phase; shares add up to `prefill`."""
@@ -172,8 +244,53 @@ class RunSpec(_Frozen):
         return cls.model_validate(json.loads(Path(path).read_text()))
 
 
+def default_primary_key(shape: str) -> str:
+    """--primary-key when none is given: none where a shape has no key column (slim, TSBS's), else db."""
+    return "none" if shape == "slim" or shape in TSBS_TABLES else "db"
+
+
+def default_queries(shape: str) -> tuple[str, ...]:
+    """--queries when none is given for data of this shape: TSBS's DevOps types on TSBS's data."""
+    return TSBS_DEVOPS_QUERIES if shape in TSBS_TABLES else QUERY_NAMES
+
+
+_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def duration_ms(text: str) -> int:
+    """Milliseconds of a duration as TSBS's flags write them: `10s`, `500ms`, `1m30s`, `12h`, `3d`."""
+    parts = re.fullmatch(r"(?:\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)\s*)+", text)
+    if not parts:
+        raise ValueError(f"'{text}' is not a duration like 10s, 500ms, 12h or 3d")
+    total = sum(float(number) * _DURATION_UNITS_MS[unit] for number, unit in re.findall(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)", text))
+    if total != int(total) or total < 1:
+        raise ValueError(f"'{text}' is not a whole number of milliseconds of at least 1")
+    return int(total)
+
+
+def timestamp_ms(text: str) -> int:
+    """Epoch milliseconds of an RFC 3339 timestamp (`2016-01-01T00:00:00Z`; without a zone: UTC)."""
+    try:
+        moment = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"'{text}' is not a timestamp like 2016-01-01T00:00:00Z") from None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
+
+
 def workload_problem(spec: RunSpec) -> str | None:
     """Why the workload options cannot go together (one line, in the CLI's option names); None when they can."""
+    problem = tsbs_problem(spec) if spec.tsbs else None
+    if problem:
+        return problem
+    if not spec.tsbs and (spec.interval_ms, spec.time_range_ms, spec.start_ms) != (None, None, None):
+        return "--interval, --time-range and --start apply to TSBS's shapes (--schema tsbs-cpu)"
+    tsbs_queries = [name for name in spec.queries if name in TSBS_DEVOPS_QUERIES]
+    if spec.task == "insert" and spec.query_workers and not spec.tsbs and tsbs_queries:
+        return f"--queries {tsbs_queries[0]}: TSBS's query types read TSBS's data (--schema tsbs-cpu), not --schema {spec.shape}"
+    if spec.task == "insert" and spec.query_workers and spec.tsbs and len(tsbs_queries) < len(spec.queries):
+        other = next(name for name in spec.queries if name not in TSBS_DEVOPS_QUERIES)
+        return f"--queries {other}: --schema {spec.shape} is TSBS's data, which TSBS's query types read (--queries tsbs-devops)"
     if spec.shape != "events" and spec.measurements > 1:
         return f"--measurements applies to --schema events; --schema {spec.shape} has fixed columns"
     if spec.shape != "events" and spec.sensors > 1:
@@ -197,4 +314,26 @@ def workload_problem(spec: RunSpec) -> str | None:
         return f"--devices {spec.devices} is fewer than the {spec.workers} workers: every worker needs a device"
     if spec.devices and -(-spec.devices // spec.workers) > MAX_DEVICES_PER_WORKER:
         return f"--devices {spec.devices} gives a worker more than {MAX_DEVICES_PER_WORKER:,} devices; add workers"
+    return None
+
+
+def tsbs_problem(spec: RunSpec) -> str | None:
+    """Why options do not apply to a TSBS shape, whose rows, order and layout are TSBS's (one line)."""
+    shape = f"--schema {spec.shape}"
+    if spec.task != "insert":
+        return None
+    if spec.tsbs_steps < 1:
+        return f"{shape}: --time-range is shorter than one --interval, so no host writes a row"
+    refused = [("--num-inserts", spec.num_inserts, "the run writes every host's row at each --interval over --time-range"),
+               ("--duration (or --find-max-rate, whose runs last a fixed time)", spec.duration_s,
+                "the run writes every host's row at each --interval over --time-range"),
+               ("--prefill", spec.prefill, "write earlier data with an insert run before this one and --no-clean (it continues the time range)"),
+               ("--primary-key " + spec.primary_key.value, spec.primary_key is not PrimaryKey.none, "TSBS's layout has no key column"),
+               ("--order " + spec.order, spec.order != "round-robin", "TSBS's order is every host at each timestamp"),
+               ("--out-of-order", spec.out_of_order, "TSBS's DevOps data arrives in order"),
+               ("--tables", spec.tables > 1, "TSBS's layout is one table per measurement"),
+               ("--visibility", spec.visibility, "its markers are events of --schema events")]
+    for option, given, reason in refused:
+        if given:
+            return f"{option} does not apply to {shape}: {reason}"
     return None

@@ -12,9 +12,9 @@ import pytest
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
 from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
-from iotdb_bench.simulator.modules.base import PlayedBy, ReaderRole, RecordsRole, SchemaRole, WriterRole
+from iotdb_bench.simulator.modules.base import ModuleError, PlayedBy, ReaderRole, RecordsRole, SchemaRole, WriterRole
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, Writer
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 # The role methods behind each optional ability (simulator/roles.py).
@@ -142,3 +142,38 @@ def test_workloads_capability_table_matches_the_capabilities():
             assert (not sensors.startswith("refused")) == (can.sensors is True), f"docs/workloads.md: {name}'s --sensors"
             assert commit_interval.startswith("yes") == (can.transactions is True), f"docs/workloads.md: {name}'s --commit-interval says {commit_interval!r}"
     assert named == set(module_names()), f"docs/workloads.md's capability table misses {sorted(set(module_names()) - named)}"
+
+
+def test_tsbs_table_matches_the_capabilities():
+    """docs/tsbs.md's table: which modules store TSBS's cpu-only data and answer how many of its DevOps types."""
+    rows = table_rows(ROOT / "docs" / "tsbs.md", "| module | `tsbs-cpu` data |")
+    named = set()
+    for first, data, queries, _ in rows:
+        for name in modules_of(first):
+            named.add(name)
+            can = module_class(name).capabilities
+            assert data.startswith("yes") == ("tsbs-cpu" in can.tsbs_shapes), f"docs/tsbs.md: {name}'s data says {data!r}"
+            answered = sum(can.tsbs_query(query) is True for query in TSBS_DEVOPS_QUERIES)
+            assert queries.startswith(f"all {answered}" if answered == len(TSBS_DEVOPS_QUERIES) else ("not yet" if not can.tsbs_shapes else "none")), (
+                f"docs/tsbs.md: {name}'s query types say {queries!r}; it answers {answered}")
+    assert named == set(module_names()), f"docs/tsbs.md's table misses {sorted(set(module_names()) - named)}"
+
+
+@pytest.mark.parametrize("name", module_names())
+def test_tsbs_data_and_queries_are_refused_in_one_line_where_not_stored(name):
+    """A module that does not name a TSBS shape refuses it, and TSBS's query types, before anything starts."""
+    can = module_class(name).capabilities
+    connection = REQUIRED_OPTIONS.get(name, {})
+    insert = {"run_id": "tsbs", "task": "insert", "target": name, "module": name, "workers": 1, "batch": 100, "connection": connection, "shape": "tsbs-cpu",
+                  "num_inserts": 0, "primary_key": "none"}
+    query = {"run_id": "tsbs", "task": "query", "target": name, "module": name, "workers": 1, "connection": connection, "queries": ("lastpoint",)}
+    if "tsbs-cpu" in can.tsbs_shapes:
+        module_class(name)(RunSpec(**insert))
+    else:
+        with pytest.raises(ModuleError, match=f"^module '{name}' does not support --schema tsbs-cpu: not yet: "):
+            module_class(name)(RunSpec(**insert))
+    if can.tsbs_query("lastpoint") is True:
+        module_class(name)(RunSpec(**query))
+    else:
+        with pytest.raises(ModuleError, match=re.escape(f"module '{name}' does not answer TSBS's lastpoint: {can.tsbs_query('lastpoint').because}")):
+            module_class(name)(RunSpec(**query))

@@ -38,6 +38,13 @@ def assert_one_line_error(result, code, *fragments):
         (["query", "--target", "sqlite", "--queries", "count-events,fastest"], ["fastest"]),
         (["insert", "--target", "sqlite", "--timeout", "-1"], ["--timeout"]),
         (["insert", "--target", "sqlite", "--seed", "-1"], ["--seed"]),
+        # TSBS's shapes and query types (docs/tsbs.md)
+        (["insert", "--target", "questdb-local", "--schema", "tsbs-cpu"], ["module 'questdb' does not support --schema tsbs-cpu: not yet: "]),
+        (["query", "--target", "clickhouse-local", "--queries", "double-groupby-all"], ["module 'clickhouse' does not answer TSBS's double-groupby-all: not yet"]),
+        (["insert", "--target", "sqlite", "--schema", "tsbs-cpu", "--num-inserts", "5"], ["--num-inserts does not apply to --schema tsbs-cpu"]),
+        (["insert", "--target", "sqlite", "--schema", "tsbs-cpu", "--interval", "10x"], ["--interval: '10x' is not a duration like 10s"]),
+        (["insert", "--target", "sqlite", "--time-range", "1h"], ["--interval, --time-range and --start apply to TSBS's shapes"]),
+        (["query", "--target", "sqlite", "--queries", "tsbs-devops,fastest"], ["unknown query 'fastest'", "tsbs-devops"]),
     ],
 )
 def test_usage_errors_exit_2(cli, args, fragments):

@@ -16,7 +16,15 @@ from iotdb_bench.cli.results.host import usable_cpus
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.run import runner
 from iotdb_bench.cli.terminal import warning_line
-from iotdb_bench.simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, QUERY_VARIANTS
+from iotdb_bench.simulator.spec import (
+    MAX_DEVICES_PER_WORKER,
+    QUERY_NAMES,
+    QUERY_VARIANTS,
+    TSBS_DEVOPS_QUERIES,
+    TSBS_TABLES,
+    default_primary_key,
+    default_queries,
+)
 
 
 def plan_insert(options: InsertOptions) -> Launch:
@@ -24,7 +32,8 @@ def plan_insert(options: InsertOptions) -> Launch:
     config, target_config, platform_name = resolve(options.target)
     if options.detach:
         _check_detach(platform_name, options.target, options.open_loop.find_max_rate)
-    length = _length_defaults(platform_name, options.length, options.open_loop.find_max_rate)
+    tsbs = options.data.shape in TSBS_TABLES  # its length is its time range: neither --num-inserts nor --duration by default
+    length = _length_defaults(platform_name, options.length, options.open_loop.find_max_rate or tsbs)
     worker_counts = length.worker_counts or ()
     search = _rate_search(options.open_loop, length)
     if search is not None:
@@ -32,14 +41,17 @@ def plan_insert(options: InsertOptions) -> Launch:
     if length.steps:
         _check_steps(length, options.mixed.compare_idle)
     workload = _workload(length, options.data)
-    mixed = _mixed(options.mixed)
+    if tsbs and length.num_inserts is None:
+        workload["num_inserts"] = 0
+    mixed = _mixed(options.mixed, default_queries(options.data.shape))
     if options.mixed.query_workers and not length.prefill and length.clean:
-        warning_line("--query-workers without --prefill: the first queries run on empty tables (add --prefill N for data from the start)")
+        remedy = "an insert run before this one, then --no-clean" if tsbs else "--prefill N"
+        warning_line(f"--query-workers without --prefill: the first queries run on empty tables (add {remedy} for data from the start)")
     data, calls = options.data, options.calls
     base = spec(
         options.target, target_config, task="insert", **mixed, workers=worker_counts[0], batch=calls.batch or 0,
-        primary_key=data.primary_key or ("none" if data.shape == "slim" else "db"), tables=data.tables, clean=length.clean,
-        prefill=length.prefill, seed=data.seed, shape=data.shape, measurements=data.measurements, sensors=data.sensors, order=data.order,
+        primary_key=data.primary_key or default_primary_key(data.shape), tables=data.tables, clean=length.clean,
+        prefill=length.prefill, seed=data.seed, interval_ms=data.interval, time_range_ms=data.time_range, start_ms=data.start, shape=data.shape, measurements=data.measurements, sensors=data.sensors, order=data.order,
         out_of_order=data.out_of_order, commit_interval_s=calls.commit_interval or 0.0, rate=options.open_loop.rate or 0.0,
         pregenerate=calls.pregenerate, **workload,
     )
@@ -127,14 +139,14 @@ def _rate_search(open_loop: OpenLoop, length: RunLength) -> MaxRateSearch | None
     return MaxRateSearch(latency_p99_ms=open_loop.latency_p99, max_rate=open_loop.max_rate, step_s=length.duration or SEARCH_STEP_S)
 
 
-def _mixed(mixed: MixedOptions) -> dict[str, Any]:
+def _mixed(mixed: MixedOptions, default: tuple[str, ...]) -> dict[str, Any]:
     """The spec fields of the mixed workload (--query-workers) and --visibility."""
     if not mixed.query_workers:
         given = [name for name, value in (("--queries", mixed.query_names), ("--query-rate", mixed.query_rate), ("--compare-idle", mixed.compare_idle)) if value]
         if given:
             raise UsageProblem(f"{given[0]} applies to query clients: add --query-workers K")
         return {"visibility": mixed.visibility}
-    queries = parse_queries(mixed.query_names, QUERY_NAMES, QUERY_VARIANTS)
+    queries = parse_queries(mixed.query_names, default, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)
     return {"query_workers": mixed.query_workers, "queries": queries, "query_rate": mixed.query_rate or 0.0, "visibility": mixed.visibility}
 
 

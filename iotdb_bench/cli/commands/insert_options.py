@@ -9,7 +9,7 @@ import click
 
 from iotdb_bench.cli.commands.options import TableCount, WorkerSet
 from iotdb_bench.cli.commands.run_options import OptionGroup, Recording, TargetOptions, options_decorator
-from iotdb_bench.simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES
+from iotdb_bench.simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, TSBS_TABLES
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,9 @@ class DataOptions(OptionGroup):
     devices: int | None
     sensors: int
     shape: str
+    interval: str | None
+    time_range: str | None
+    start: str | None
     measurements: int
     order: str
     burst: int | None
@@ -93,7 +96,7 @@ insert_options = options_decorator([
                  help="Set of worker counts to try, comma-separated [default: local platform 1, 2, 4... up to the machine's CPUs; "
                  "Kubernetes 1,4,8,12,16]."),
     click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per worker count; figures are averaged."),
-    click.option("--primary-key", type=click.Choice(["db", "sql", "client", "uuid", "none"]), default=None, help="How the primary key is generated [default: db; none for --schema slim]."),
+    click.option("--primary-key", type=click.Choice(["db", "sql", "client", "uuid", "none"]), default=None, help="How the primary key is generated [default: db; none for --schema slim and TSBS's shapes]."),
     click.option("--tables", type=TableCount(), default="single", show_default=True, help="Tables the devices are spread over, 1-64 (single = 1, multiple = 4); a device always writes to the same one."),
     click.option("--num-inserts", type=click.IntRange(min=1), default=None,
                  help="Events each worker inserts in the timed phase [default: Kubernetes 10000; local platform: --duration 3]."),
@@ -106,9 +109,13 @@ insert_options = options_decorator([
     click.option("--steps", type=click.IntRange(min=1), default=None, help="Fill-level test: repeat the insert test N times without cleaning in between."),
     click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the event generator."),
     click.option("--devices-per-worker", type=click.IntRange(min=1, max=MAX_DEVICES_PER_WORKER), default=None, help="Devices each worker simulates [default: 10]."),
-    click.option("--devices", type=click.IntRange(min=1), default=None, help="Devices of all workers together, split evenly (instead of --devices-per-worker)."),
+    click.option("--devices", type=click.IntRange(min=1), default=None, help="Devices of all workers together, split evenly (instead of --devices-per-worker); TSBS's shapes: hosts (TSBS's --scale)."),
     click.option("--sensors", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Sensors per device, each reporting its own readings (--schema events)."),
-    click.option("--schema", "shape", type=click.Choice(["events", "slim", "light", "large"]), default="events", show_default=True, help="Data shape: the tool's events, or seed 002's slim, light (key + index) and large (text + 8 integers) tables."),
+    click.option("--schema", "shape", type=click.Choice(["events", "slim", "light", "large", *TSBS_TABLES]), default="events", show_default=True,
+                 help="Data shape: the tool's events, seed 002's slim, light (key + index) and large (text + 8 integers) tables, or TSBS's cpu-only data (docs/tsbs.md)."),
+    click.option("--interval", metavar="DURATION", help="TSBS's shapes: time between two rows of a host, e.g. 10s (TSBS's --log-interval) [default: 10s]."),
+    click.option("--time-range", metavar="DURATION", help="TSBS's shapes: the time the run's rows span, e.g. 3d (TSBS's --timestamp-end minus --timestamp-start) [default: 1d]."),
+    click.option("--start", metavar="TIMESTAMP", help="TSBS's shapes: the time of the first rows (TSBS's --timestamp-start) [default: 2016-01-01T00:00:00Z]."),
     click.option("--measurements", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Values each device reports per timestamp (--schema events)."),
     click.option("--order", type=click.Choice(["round-robin", "random", "burst"]), default="round-robin", show_default=True, help="Which device sends next: in turn, a random one, or bursts of --burst readings per device."),
     click.option("--burst", type=click.IntRange(min=1, max=100_000), default=None, help="Readings a device sends at once with --order burst [default: 10]."),
@@ -119,7 +126,7 @@ insert_options = options_decorator([
     click.option("--latency-p99", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MS", help="--find-max-rate: the response-time p99 target in milliseconds."),
     click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, help="--find-max-rate: no rate above this is tried (events/s)."),
     click.option("--query-workers", type=click.IntRange(min=1, max=1024), default=None, help="Query clients running --queries against the growing data through the timed phase (mixed workload)."),
-    click.option("--queries", "query_names", metavar="NAMES", help=f"With --query-workers: comma-separated subset of {', '.join(QUERY_NAMES)} [default: all]."),
+    click.option("--queries", "query_names", metavar="NAMES", help=f"With --query-workers: comma-separated subset of {', '.join(QUERY_NAMES)} [default: all; TSBS's shapes: TSBS's query types, tsbs-devops]."),
     click.option("--query-rate", type=click.FloatRange(min=0, min_open=True), default=None, help="With --query-workers: queries per second of all query clients together (open loop) [default: back to back]."),
     click.option("--compare-idle", is_flag=True, help="With --query-workers: also run each count without query clients, for the insert throughput beside it."),
     click.option("--visibility", is_flag=True, help="A probe writes marker events through the insert path and measures the time until a query sees them."),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from pydantic import ValidationError
 
-from iotdb_bench.simulator.spec import MAX_TABLES, TABLE_ALIASES
+from iotdb_bench.simulator.spec import MAX_TABLES, QUERY_GROUPS, TABLE_ALIASES
 from iotdb_bench.simulator.validation import validation_problems
 
 
@@ -60,13 +60,15 @@ def parse_extra_options(values: tuple[str, ...]) -> dict[str, str]:
     return options
 
 
-def parse_queries(value: str | None, canonical: tuple[str, ...], variants: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The queries to run: all canonical ones by default, or a comma-separated subset that may name variants."""
+def parse_queries(value: str | None, default: tuple[str, ...], others: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The queries to run: `default` without a value, or a comma-separated list of those and `others`
+    by name, and of groups (QUERY_GROUPS: tsbs-devops for all of TSBS's DevOps query types)."""
     if not value:
-        return canonical
-    names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
-    unknown = [name for name in names if name not in canonical + variants]
+        return default
+    given = [name.strip() for name in value.split(",") if name.strip()]
+    names = tuple(dict.fromkeys(member for name in given for member in QUERY_GROUPS.get(name, (name,))))
+    unknown = [name for name in names if name not in default + others]
     if unknown or not names:
-        known = ", ".join(canonical + variants)
+        known = ", ".join(dict.fromkeys((*default, *others, *QUERY_GROUPS)))
         raise click.BadParameter(f"unknown query {', '.join(unknown) or value!r}; known: {known}", param_hint="'--queries'")
     return names

@@ -203,7 +203,7 @@ def _estimate(plan: Plan, key: str) -> float:
         return ASSUMED["run_overhead_s"] + len(spec.queries) * spec.query_runs * ASSUMED["query_s"]
     if spec.task == "scan":
         return runs * (ASSUMED["run_overhead_s"] + 100_000 / ASSUMED["scan_rows_per_s"])
-    timed = spec.duration_s or spec.num_inserts * spec.workers / ASSUMED["batch" if spec.batch else "single"]
+    timed = spec.duration_s or spec.timed_events() / ASSUMED["batch" if spec.batch else "single"]
     return runs * (ASSUMED["run_overhead_s"] + timed + spec.prefill / ASSUMED["batch"])
 
 

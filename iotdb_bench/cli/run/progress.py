@@ -53,7 +53,7 @@ class RunProgress:
         if by_time:
             expected, unit = spec.duration_s, "s"
         else:
-            expected, unit = (spec.num_inserts * planned.workers, "events") if spec.task == "insert" else (planned.workers, "workers")
+            expected, unit = (spec.timed_events(), "events") if spec.task == "insert" else (planned.workers, "workers")
         if self.one_line and self.task is not None:
             task = self.task
             self.progress.reset(task, total=expected, description=f"step {self.started}: {planned.label}", phase="starting", unit=unit)

@@ -13,7 +13,9 @@ milliseconds). The conversion runs after the timed call. The common form of each
 
 Counts, minima, maxima and timestamps must equal the expected ones exactly (the values are the very
 doubles that were sent); averages must lie within AVG_RELATIVE_TOLERANCE of the exact sum / count,
-room for a database's floating-point summation and nothing more.
+room for a database's floating-point summation and nothing more. Parameterised queries (TSBS's) name
+their own columns (`Columns`) and their expected answer for each execution's parameters
+(`ParameterisedAnswers`, e.g. simulator/queries/tsbs_devops.py); they are compared the same way.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ import datetime as dt
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from iotdb_bench.simulator.checks.expected import Expected, ExpectedRecord
+from iotdb_bench.simulator.queries.parameters import Parameters, iso_ms
 
 AVG_RELATIVE_TOLERANCE = 1e-9
 Verdict = Literal["ok", "wrong", "not checked"]
@@ -44,15 +47,17 @@ class Answer:
 
 Query = Callable[[], Answer]
 
-# What each column of a query's rows is, which says how it is compared.
-KEY, COUNT, EXACT, AVERAGE, TIME, NEWEST = "key", "count", "exact", "average", "time", "newest"
-_SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
+# What each column of a query's rows is, which says how it is compared. Rows are matched by their
+# leading key columns (KEY: compared as text, TIME_KEY: as a timestamp), if they have any.
+KEY, TIME_KEY, COUNT, EXACT, AVERAGE, TIME, NEWEST = "key", "time key", "count", "exact", "average", "time", "newest"
+Columns = tuple[tuple[str, str], ...]
+_SHAPES: dict[str, Columns] = {
     "count-events": (("count", COUNT),),
     "temperature-min-max": (("min", EXACT), ("max", EXACT)),
     "temperature-stats": (("min", EXACT), ("avg", AVERAGE), ("max", EXACT)),
     "temperature-stats-per-device": (("device", KEY), ("min", EXACT), ("avg", AVERAGE), ("max", EXACT)),
     "newest-per-device": (("device", KEY), ("newest timestamp", TIME), ("value at the newest timestamp", NEWEST)),
-    "device-downsample": (("minute", KEY), ("min", EXACT), ("avg", AVERAGE), ("max", EXACT)),
+    "device-downsample": (("minute", TIME_KEY), ("min", EXACT), ("avg", AVERAGE), ("max", EXACT)),
 }
 # Opt-in variants answer the same question as their canonical query.
 _SAME_AS = {"newest-per-device (loose index scan)": "newest-per-device"}
@@ -117,49 +122,55 @@ def expected_rows(query: str, expected: Expected) -> list[tuple]:
 
 def first_difference(query: str, actual: list[tuple], expected: list[tuple]) -> str | None:
     """The first way `actual` differs from `expected` (one line), or None when it is right."""
-    shape = _SHAPES[_SAME_AS.get(query, query)]
+    return difference(_SHAPES[_SAME_AS.get(query, query)], actual, expected)
+
+
+def difference(columns: Columns, actual: list[tuple], expected: list[tuple]) -> str | None:
+    """The first way rows of these columns differ from the expected ones (one line), or None: keyed
+    rows in any order, the others in order."""
     actual = [row for row in actual if not all(cell is None for cell in row)]  # an aggregate of no rows: NULLs
-    if shape[0][1] != KEY:
+    keys = next((i for i, (_, kind) in enumerate(columns) if kind not in (KEY, TIME_KEY)), len(columns))
+    if not keys:
         if len(actual) != len(expected):
             return f"{len(actual)} rows, expected {len(expected)}"
         for row, want in zip(actual, expected):
-            problem = _row_difference(shape, row, want, "")
+            problem = _row_difference(columns, row, want, "")
             if problem:
                 return problem
         return None
     by_key: dict[Any, tuple] = {}
     for row in actual:
-        key = _key(row[0], shape[0][0])
+        key = tuple(_key(row[i], kind) for i, (_, kind) in enumerate(columns[:keys]))
         if key in by_key:
-            return f"{shape[0][0]} {_show_key(key, shape)} appears in more than one row"
+            return f"{_show_key(key, columns)} appears in more than one row"
         by_key[key] = row
-    wanted = {want[0]: want for want in expected}
+    wanted = {want[:keys]: want for want in expected}
     missing = sorted(set(wanted) - set(by_key))
     if missing:
-        return f"{shape[0][0]} {_show_key(missing[0], shape)} is missing ({len(by_key)} rows, expected {len(wanted)})"
+        return f"{_show_key(missing[0], columns)} is missing ({len(by_key)} rows, expected {len(wanted)})"
     extra = sorted(set(by_key) - set(wanted), key=str)
     if extra:
-        return f"{shape[0][0]} {_show_key(extra[0], shape)} is not expected ({len(by_key)} rows, expected {len(wanted)})"
+        return f"{_show_key(extra[0], columns)} is not expected ({len(by_key)} rows, expected {len(wanted)})"
     for key in sorted(wanted):
-        problem = _row_difference(shape, by_key[key], wanted[key], f"{shape[0][0]} {_show_key(key, shape)}: ")
+        problem = _row_difference(columns, by_key[key], wanted[key], f"{_show_key(key, columns)}: ")
         if problem:
             return problem
     return None
 
 
-def _key(value: Any, name: str) -> Any:
-    return epoch_ms(value) if name == "minute" else str(value)
+def _key(value: Any, kind: str) -> Any:
+    return epoch_ms(value) if kind == TIME_KEY else str(value)
 
 
-def _show_key(key: Any, shape: tuple) -> str:
-    return _time(key) if shape[0][0] == "minute" else str(key)
+def _show_key(key: tuple, columns: Columns) -> str:
+    return " ".join(f"{name} {_time(part) if kind == TIME_KEY else part}" for part, (name, kind) in zip(key, columns))
 
 
-def _row_difference(shape: tuple, row: tuple, want: tuple, where: str) -> str | None:
-    if len(row) != len(shape):
-        return f"{where}a row of {len(row)} columns, expected {len(shape)}"
-    for (name, kind), got, expected in zip(shape, row, want):
-        if kind == KEY:
+def _row_difference(columns: Columns, row: tuple, want: tuple, where: str) -> str | None:
+    if len(row) != len(columns):
+        return f"{where}a row of {len(row)} columns, expected {len(columns)}"
+    for (name, kind), got, expected in zip(columns, row, want):
+        if kind in (KEY, TIME_KEY):
             continue
         if not _matches(kind, got, expected):
             return f"{where}{name} is {_show(kind, got)}, expected {_show(kind, expected)}" + (
@@ -194,8 +205,7 @@ def _show(kind: str, value: Any) -> str:
 
 
 def _time(ms: int) -> str:
-    stamp = (_EPOCH + dt.timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return f"{stamp} ({ms})"
+    return f"{iso_ms(ms)} ({ms})"
 
 
 @dataclass(frozen=True)
@@ -204,24 +214,37 @@ class Check:
     detail: str | None = None  # the first difference, or why the answer was not checked
 
 
+class ParameterisedAnswers(Protocol):
+    def expected(self, query: str, parameters: Parameters) -> tuple[Columns, list[tuple]]:
+        """The columns of `query`'s answer and its rows for these parameters, in the common form."""
+
+
 class AnswerChecker:
     """Checks query answers against the record saved with the data (if it describes the data)."""
 
-    def __init__(self, record: ExpectedRecord | None, missing: str | None = None):
-        """`missing`: why there is no record, when the module says (else: data the tool did not write)."""
-        self.record = record
+    def __init__(self, record: ExpectedRecord | None, missing: str | None = None, parameterised: ParameterisedAnswers | None = None):
+        """`missing`: why there is no record, when the module says (else: data the tool did not write);
+        `parameterised`: the expected answers of the parameterised queries over the record's data."""
+        self.record, self.parameterised = record, parameterised
         if record is None:
             self.reason = missing or "no record of what the tool inserted is stored with this data (inserted by something else, or nothing is stored)"
         else:
             self.reason = record.usable()
         self._expected: dict[str, list[tuple]] = {}
 
-    def check(self, query: str, rows: list[tuple]) -> Check:
+    def check(self, query: str, rows: list[tuple], parameters: Parameters | None = None) -> Check:
+        """The check of one execution's answer (`parameters`: those it was run with, if any)."""
         if self.reason:
             return Check("not checked", self.reason)
+        if parameters is not None and self.parameterised is not None:
+            columns, expected = self.parameterised.expected(query, parameters)
+            problem = difference(columns, rows, expected)
+            if problem is None:
+                return Check("ok")
+            return Check("wrong", f"with {parameters}: {problem}" if parameters.values else problem)
         if _SAME_AS.get(query, query) not in _SHAPES:
             return Check("not checked", f"no expected answer is kept for the query '{query}'")
         if query not in self._expected:
             self._expected[query] = expected_rows(query, self.record.expected)
-        difference = first_difference(query, rows, self._expected[query])
-        return Check("ok") if difference is None else Check("wrong", difference)
+        problem = first_difference(query, rows, self._expected[query])
+        return Check("ok") if problem is None else Check("wrong", problem)

@@ -20,7 +20,9 @@ from collections.abc import Iterable
 import numpy as np
 from pydantic import BaseModel, Field
 
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS, EventBatch, device_ids
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 RECORD_FORMAT = 1
 MINUTE_MS = 60_000
@@ -138,6 +140,13 @@ class ExpectedRecord(BaseModel):
     problem: str | None = Field(None, description="why the record does not describe the data; None when it does")
     insert_runs: int = 0
     expected: Expected = Field(default_factory=Expected)
+    # TSBS's shapes: what was written, from which every expected answer is recomputed (no tallies).
+    tsbs: TsbsData | None = None
+
+    @property
+    def rows(self) -> int:
+        """Rows (events) the record accounts for."""
+        return self.tsbs.rows if self.tsbs is not None else self.expected.count
 
     def usable(self) -> str | None:
         """None when the record describes the data, else why not (one line)."""
@@ -149,15 +158,29 @@ class ExpectedRecord(BaseModel):
 
     def workload(self) -> str:
         """The insert's workload in the words of its options."""
+        if self.tsbs is not None:
+            return f"--schema {self.shape}"
         return f"--schema {self.shape}, --measurements {self.measurements}, --sensors {self.sensors}"
 
-    def unreadable(self) -> str | None:
-        """Why query and scan cannot read the data this record describes (one line), or None: they read
-        the default shape's temperature per device, with one value and one series per device."""
+    def unreadable(self, task: str = "query", queries: tuple[str, ...] = ()) -> str | None:
+        """Why `task` (query: these queries) cannot read the data this record describes (one line), or
+        None. Scans and the tool's queries read the default shape's temperature per device, with one
+        value and one series per device; TSBS's query types read TSBS's shapes."""
+        where = f"the data in {','.join(self.tables)} was written with {self.workload()}"
+        tsbs_queries = [name for name in queries if name in TSBS_DEVOPS_QUERIES]
+        if self.tsbs is not None:
+            if task == "query" and len(tsbs_queries) == len(queries):
+                return None
+            other = next((name for name in queries if name not in TSBS_DEVOPS_QUERIES), None)
+            what = f"the query {other}" if task == "query" else "scan"
+            return (f"{where}; {what} reads data written with --schema events: query TSBS's data with TSBS's query types "
+                    "(--queries tsbs-devops, or some of them by name)")
+        if tsbs_queries:
+            return f"{where}; TSBS's query types ({tsbs_queries[0]}, ...) read TSBS's data: insert with --schema tsbs-cpu first"
         if (self.shape, self.measurements, self.sensors) == ("events", 1, 1):
             return None
-        return (f"the data in {','.join(self.tables)} was written with {self.workload()}; query and scan read data "
-                "written with --schema events, one measurement and one sensor per device: insert such data first")
+        return (f"{where}; query and scan read data written with --schema events, one measurement and one sensor per device: "
+                "insert such data first")
 
     def dump(self) -> str:
         return self.model_dump_json()

@@ -62,7 +62,7 @@ def assemble_report(state: RunState, module: DatabaseModule, probe: VisibilityPr
         probe.join()
         report.visibility = probe.figures()
         markers = report.visibility.markers
-    planned_s = spec.duration_s or (spec.num_inserts * spec.workers / spec.rate if spec.rate else 0.0)
+    planned_s = spec.duration_s or (spec.timed_events() / spec.rate if spec.rate else 0.0)
     figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row,
                                                     rate=spec.rate, planned_s=planned_s)
     if state.count_before is not None:

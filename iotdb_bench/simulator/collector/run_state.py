@@ -101,7 +101,7 @@ class RunState:
 
     def status(self) -> Status:
         with self.lock:
-            expected = self.spec.num_inserts * self.spec.workers if self.spec.task == "insert" and not self.spec.duration_s else 0
+            expected = self.spec.timed_events() if self.spec.task == "insert" and not self.spec.duration_s else 0
             return Status(
                 phase=self.phase,
                 workers=self.spec.processes,  # with a mixed run's query clients: they register and wait at the barrier too

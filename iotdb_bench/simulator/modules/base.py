@@ -23,12 +23,13 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from iotdb_bench.simulator import env_references
-from iotdb_bench.simulator.capabilities import Capabilities
+from iotdb_bench.simulator.capabilities import TSBS_NOT_YET, Capabilities
 from iotdb_bench.simulator.checks.answers import Query as Query  # re-exported: what every reader returns
+from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, WorkerHooks, Writer
-from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, PrimaryKey, RunSpec
 from iotdb_bench.simulator.validation import validation_problems
 from iotdb_bench.simulator.workload import shapes
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -230,6 +231,11 @@ class ReaderRole(Part, abc.ABC):
         """The named queries (spec.QUERY_NAMES, and any variants), each fetching all its rows and
         returning them as an `Answer` the check can read (see simulator/checks/answers.py)."""
 
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """The parameterised query types it answers, each rendering its text for one execution's
+        parameters (simulator/queries/executions.py): TSBS's, where its capabilities name TSBS shapes."""
+        return {}
+
     def one_table_queries(self) -> None:
         """For modules whose queries read the table `events` alone: data written with --tables N (the
         record's tables, which a query follows) is refused in one line rather than answered in part."""
@@ -404,9 +410,15 @@ class DatabaseModule(abc.ABC):
     def validate_workload(self) -> None:
         """Refuse the workload options this module cannot store (ModuleError naming module and option)."""
         spec, name, can = self.spec, self.spec.module, self.capabilities
-        if spec.shape not in can.shapes:
+        if spec.tsbs and spec.shape not in can.tsbs_shapes:
+            raise ModuleError(f"module '{name}' does not support --schema {spec.shape}: {TSBS_NOT_YET}")
+        if not spec.tsbs and spec.shape not in can.shapes:
             supported = ", ".join(sorted(can.shapes))
             raise ModuleError(f"module '{name}' does not support --schema {spec.shape} (supported: {supported})")
+        for query in (spec.queries if spec.task == "query" or spec.query_workers else ()):
+            answers = can.tsbs_query(query) if query in TSBS_DEVOPS_QUERIES else True
+            if answers is not True:
+                raise ModuleError(f"module '{name}' does not answer TSBS's {query}: {answers.because}")
         asked = [("--measurements above 1", spec.measurements > 1, can.measurements), ("--sensors above 1", spec.sensors > 1, can.sensors),
                  ("--commit-interval", bool(spec.commit_interval_s), can.transactions), ("--visibility", spec.visibility, can.markers)]
         for option, wanted, ability in asked:

@@ -25,7 +25,7 @@ from pydantic import Field
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole, played_by
-from iotdb_bench.simulator.spec import QUERY_NAMES, PrimaryKey
+from iotdb_bench.simulator.spec import QUERY_NAMES, TSBS_DEVOPS_QUERIES, TSBS_TABLES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 from iotdb_bench.simulator.workload.events import EventBatch
 
@@ -107,6 +107,8 @@ class Module(DatabaseModule):
     options: NullOptions
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, record=No("the null target stores nothing"),
+        # TSBS's rows are made and encoded as for PostgreSQL: the client's ceiling for them too.
+        tsbs_shapes=frozenset(TSBS_TABLES), tsbs_queries_refused=tuple((name, "the null target stores nothing to query") for name in TSBS_DEVOPS_QUERIES),
         location=Location.none,
         # Its calls send nothing, so there is no wait to overlap: a helper thread would only add its
         # hand-off to what this target measures, the client's own work per event.

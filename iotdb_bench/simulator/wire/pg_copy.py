@@ -24,7 +24,7 @@ POOLED_BLOCKS = 3
 _IDLE_REFERENCES = 3
 # The binary representation of each kind of column (simulator/workload/shapes.py).
 _BINARY = {"timestamp": ">i8", "device": f"S{DEVICE_ID_WIDTH}", "sensor": ">i2", "sequence": ">i8", "float": ">f8",
-           "int16": ">i2", "int32": ">i4", "text": f"S{TEXT_WIDTH}"}
+           "int16": ">i2", "int32": ">i4", "text": f"S{TEXT_WIDTH}", "reference": ">i4"}
 
 
 class CopyRowEncoder:

@@ -22,9 +22,13 @@ from iotdb_bench.simulator.measurement.query_latency import QueryLatencyRecorder
 from iotdb_bench.simulator.measurement.timing import CallTimer, clock, clock_at
 from iotdb_bench.simulator.modules import DatabaseModule
 from iotdb_bench.simulator.protocol import Status
+from iotdb_bench.simulator.queries.executions import Executions
+from iotdb_bench.simulator.queries.parameters import ParameterDraws
+from iotdb_bench.simulator.queries.tsbs_devops import written
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.worker.pacing import ClosedLoop, OpenLoop, Pacer
 from iotdb_bench.simulator.workload.schedule import Schedule
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 log = logging.getLogger("query-client")
 
@@ -61,11 +65,13 @@ class QueryClient:
         self.recorder = QueryLatencyRecorder(self.names)
 
     def run(self, start_at: float) -> dict:
-        """The mixed phase, then the idle phase; returns the recorder's payload."""
-        available = self.module.reader.queries()
+        """The mixed phase, then the idle phase; returns the recorder's payload. TSBS's query types
+        draw their parameters from the data the run is writing (its hosts and whole time range)."""
+        draws = ParameterDraws(self.spec.seed, self.number, written(TsbsData.of(self.spec))) if self.spec.tsbs else None
+        available = Executions(self.module.reader, draws)
         runnable = []
         for name in self.names:
-            if name in available:
+            if available.offers(name):
                 runnable.append(name)
             else:
                 self.recorder.error(name, f"module '{self.spec.module}' does not offer the query '{name}'")
@@ -106,10 +112,10 @@ class QueryClient:
             executions += 1
         return executions
 
-    def _execute(self, timer: CallTimer, available, name: str, phase: str) -> None:
+    def _execute(self, timer: CallTimer, available: Executions, name: str, phase: str) -> None:
         self.check()
         try:
-            _, timed = timer.call(available[name])
+            _, timed = timer.call(available.next(name).run)
         except Exception as error:  # recorded; the other queries go on
             message = one_line(error)
             log.warning("query %s failed: %s", name, message)

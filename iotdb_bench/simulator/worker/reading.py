@@ -1,4 +1,5 @@
-"""The read side of a worker: the named queries (`query`) and the scan (`scan`), and the record of
+"""The read side of a worker: the named queries (`query`; parameterised ones, TSBS's, drawn per
+execution by simulator/queries/executions.py) and the scan (`scan`), and the record of
 expected answers they check against. A query or scan reads the tables the record's insert wrote
 (it has no --tables option) and refuses data of a workload it cannot read. Every query and every
 scan page is timed by the one timer (timing.py); the query clients of a mixed run are beside this
@@ -20,7 +21,10 @@ from iotdb_bench.simulator.measurement.stats import CallRecorder
 from iotdb_bench.simulator.measurement.timing import CallTimer, clock
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import QueryProgress, QueryRuns, ScanOutcome
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.queries.executions import Execution, Executions
+from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem
+from iotdb_bench.simulator.queries.tsbs_devops import DevopsAnswers, written
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
 
 log = logging.getLogger("worker")
 
@@ -37,9 +41,12 @@ class ReadSide:
     def follow_record(self) -> None:
         """Read the record's tables, refusing data of a workload this module cannot read. Without a
         record, the run's own tables are read."""
-        record, _ = self.expected_record()
+        record, missing = self.expected_record()
         if record is not None:
             self._read_recorded_tables(record)
+        elif self.spec.task == "query" and (tsbs := [name for name in self.spec.queries if name in TSBS_DEVOPS_QUERIES]):
+            raise ModuleError(f"query refused: TSBS's query types ({tsbs[0]}, ...) draw their hosts and time windows from the record "
+                              f"of what the tool wrote, and there is none: {missing or 'the data was not written by the tool'}")
         if self.index == 0:
             # A count before any query is timed: a missing table or index fails the run here, in the
             # database's own words (e.g. "no such table: events"), instead of failing every query.
@@ -60,11 +67,11 @@ class ReadSide:
             raise ModuleError(f"target '{self.spec.target}' holds no events of this tool: {first}")
 
     def _read_recorded_tables(self, record: ExpectedRecord) -> None:
-        refusal = record.unreadable()
+        refusal = record.unreadable(self.spec.task, self.spec.queries)
         if refusal:
             raise ModuleError(f"{self.spec.task} refused: {refusal}")
         if record.tables and record.tables != self.spec.table_names:
-            spec = self.spec.model_copy(update={"tables": len(record.tables)})
+            spec = self.spec.model_copy(update={"tables": len(record.tables), "shape": record.shape})
             if spec.table_names != record.tables:
                 raise ModuleError(f"the record names tables {','.join(record.tables)}, which this version does not write")
             self.module.close()
@@ -96,18 +103,27 @@ class ReadSide:
 
     # -- queries ----------------------------------------------------------------------------
     def query(self) -> dict[str, QueryRuns]:
-        checker = AnswerChecker(*self.expected_record())
-        available = self.module.reader.queries()
+        record, missing = self.expected_record()
+        # Parameters come from what the record says was written even when it no longer describes the
+        # data exactly (the answers are then "not checked", with the record's reason).
+        tsbs = record.tsbs if record is not None else None
+        checker = AnswerChecker(record, missing, DevopsAnswers(tsbs) if tsbs else None)
+        executions = Executions(self.module.reader, ParameterDraws(self.spec.seed, self.index, written(tsbs)) if tsbs else None)
         runs = self.runs
         for name in self.spec.queries:
             runs[name] = outcome = QueryRuns()
-            if name not in available:
+            if not executions.offers(name):
                 outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
                 continue
             for _ in range(self.spec.query_runs):
                 self.check_stop()
                 try:
-                    answer, timed = self.timer.call(available[name])
+                    execution = executions.next(name)  # untimed: parameters drawn, text rendered
+                except ParameterProblem as problem:
+                    outcome.error = f"{name}: {problem}"
+                    break
+                try:
+                    answer, timed = self.timer.call(execution.run)
                     rows = answer.normalised()  # untimed: the common form the check reads
                 except Exception as error:  # recorded, and the other queries still run
                     outcome.error = one_line(error)
@@ -116,7 +132,7 @@ class ReadSide:
                     break
                 outcome.seconds.append(timed.service_s)
                 outcome.rows = len(rows)
-                self._check_answer(checker, name, rows, outcome)
+                self._check_answer(checker, execution, rows, outcome)
         return runs
 
     def live_queries(self) -> dict[str, QueryProgress]:
@@ -126,9 +142,10 @@ class ReadSide:
                 for name, outcome in list(self.runs.items())}
 
     @staticmethod
-    def _check_answer(checker: AnswerChecker, name: str, rows: list[tuple], outcome: QueryRuns) -> None:
+    def _check_answer(checker: AnswerChecker, execution: Execution, rows: list[tuple], outcome: QueryRuns) -> None:
         """Check one execution's answer; the first wrong one is kept (the others still run)."""
-        check = checker.check(name, rows)
+        name = execution.name
+        check = checker.check(name, rows, execution.parameters)
         if outcome.answer != "wrong":
             outcome.answer, outcome.answer_detail = check.answer, check.detail
         if check.answer == "wrong":

@@ -48,6 +48,7 @@ from iotdb_bench.simulator.worker.reading import ReadSide
 from iotdb_bench.simulator.workload import shapes
 from iotdb_bench.simulator.workload.events import EventBatch, EventGenerator
 from iotdb_bench.simulator.workload.schedule import Schedule
+from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 
 log = logging.getLogger("worker")
 
@@ -222,15 +223,13 @@ class Worker:
 
     def _run_phases(self) -> WorkerResult | None:
         generator = shapes.generator(self.spec, self.index)
-        first_timed = self.spec.stream_offset
+        first_timed, timed_events = shapes.timed_stream(self.spec, self.index, generator)
         role = self.spec.role_of(self.index)
         if role == "worker" and self.spec.task == "insert":
-            share = self.spec.prefill_share(self.index)
-            self._prefill(generator, self.spec.stream_offset, share)
-            first_timed += share
+            self._prefill(generator, self.spec.stream_offset, self.spec.prefill_share(self.index))
             if self.spec.pregenerate:
-                chunks = generator.chunks(first_timed, self.spec.num_inserts, self.spec.batch)
-                self.pregenerated = Pregenerated(self.module.writer, chunks, self.spec.batch, self.spec.num_inserts)
+                chunks = generator.chunks(first_timed, timed_events, self.spec.batch)
+                self.pregenerated = Pregenerated(self.module.writer, chunks, self.spec.batch, timed_events)
                 self.pregenerated_bytes = self.pregenerated.held_bytes
         elif self.spec.task == "scan":
             scans = self.module.capabilities.scans
@@ -255,7 +254,7 @@ class Worker:
             latencies = self.query_client.run(signal.start_at)
             return self._result(started_at, time.time(), query_latencies=latencies)
         if self.spec.task == "insert":
-            return self._insert(generator, first_timed)
+            return self._insert(generator, first_timed, timed_events)
         if self.spec.task == "scan":
             outcome = self.read_side.scan(devices, record, missing, self.recorder)
             return self._result(started_at, time.time(), scan=outcome)
@@ -263,7 +262,7 @@ class Worker:
         self.module = self.read_side.module
         return self._result(started_at, time.time(), queries=runs)
 
-    def _prefill(self, generator: EventGenerator, start: int, count: int) -> None:
+    def _prefill(self, generator: EventGenerator | TsbsGenerator, start: int, count: int) -> None:
         writer = self.module.writer
         for batch in generator.batches(start, count, PREFILL_BATCH):
             self._check_stop()
@@ -279,16 +278,19 @@ class Worker:
 
     def _stored(self, batch: EventBatch) -> None:
         """Every batch the database acknowledged (prefill and timed phase, whole or the part sent
-        before a --duration deadline) passes here once, in order."""
+        before a --duration deadline) passes here once, in order. TSBS's shapes keep no tally: their
+        expected answers are recomputed from the seed (simulator/workload/tsbs/series.py)."""
         if len(batch):
             self.stream_end = max(self.stream_end, int(batch.sequence_number.max()) + 1)
+            if self.spec.tsbs:
+                return
             if self.tally is None:
                 self.tally = Tally.for_worker(self.index, self.spec.devices_of(self.index))
             self.tally.add(self.module.writer.stored_events(batch))  # the expected answers (simulator/checks/expected.py)
 
-    def _insert(self, generator: EventGenerator, start: int) -> WorkerResult:
-        """The timed phase: `num_inserts` events, or as many as fit until the common start + --duration
-        (a call is never started after that; one in flight then finishes and counts). With --rate the
+    def _insert(self, generator: EventGenerator | TsbsGenerator, start: int, total: int | None) -> WorkerResult:
+        """The timed phase: `total` events (None: as many as fit until the common start + --duration;
+        a call is never started after that, one in flight then finishes and counts). With --rate the
         calls start on the schedule (simulator/workload/schedule.py) instead of each as soon as the last returned."""
         module, recorder, spec = self.module, self.recorder, self.spec
         started_at = time.time()
@@ -299,7 +301,6 @@ class Worker:
         # The common end of a --duration run on the timer's clock.
         deadline = self.deadline = clock_at(recorder.common_start + spec.duration_s) if spec.duration_s else math.inf
         self.pacer = pacer
-        total = None if spec.duration_s else spec.num_inserts
         acknowledged = AcknowledgedPrefix(lambda: generator.batches(start, total, spec.batch))
         if spec.batch:
             all_sent = self._insert_batches(generator.chunks(start, total, spec.batch), acknowledged, deadline)
@@ -311,8 +312,11 @@ class Worker:
         self.final_lag = behind, pacer.max_lag_s
         finished_at, cpu_at_end = time.time(), process_cpu_s()
         self.pregenerated = None  # its memory, freed outside the timed phase
-        for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/checks/acknowledged.py)
-            self._stored(batch)
+        if isinstance(generator, TsbsGenerator):  # no tally to make: where the stream ends is all there is to know
+            self.stream_end = max(self.stream_end, generator.step_after(start + acknowledged.events))
+        else:
+            for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/checks/acknowledged.py)
+                self._stored(batch)
         return self._result(started_at, finished_at, behind_s=behind, max_lag_s=pacer.max_lag_s, cpu_at_end=cpu_at_end)
 
     def _insert_batches(self, chunks: Iterator[EventBatch], acknowledged: AcknowledgedPrefix, deadline: float) -> bool:

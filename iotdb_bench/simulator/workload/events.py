@@ -48,7 +48,7 @@ CHUNK_EVENTS = 8192
 CACHED_SERIES_LIMIT = 65_536
 ORDERS = ("round-robin", "random", "burst")
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _SHIFT1, _SHIFT2, _SHIFT3, _SHIFT_53, _SHIFT_32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11), np.uint64(32)
@@ -58,10 +58,10 @@ _SALT_ORDER, _SALT_LATE, _SALT_DELAY, _SALT_TEXT = 0x2545F4914F6CDD1D, 0x5851F42
 _MASK64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
-def _splitmix64(x: np.ndarray) -> np.ndarray:
+def splitmix64(x: np.ndarray) -> np.ndarray:
     """The splitmix64 finaliser: a well-mixed 64-bit hash of each element (wrapping arithmetic).
     Works in place on `x` (a fresh array) with one scratch array: this runs for every batch."""
-    x += _GOLDEN
+    x += GOLDEN
     scratch = np.right_shift(x, _SHIFT1)
     x ^= scratch
     x *= _MIX1
@@ -97,7 +97,9 @@ class EventBatch:
 
     The first five columns are every shape's; the others exist when the workload asks for them:
     `sensor_index` with several sensors per device, `more` with more than one measurement (and for
-    the light and large shapes, whose integers are made from the measurements), `text` for large."""
+    the light and large shapes, whose integers are made from the measurements), `text` for large.
+    TSBS's shapes fill them with a host's row: its name, its step as the sequence number, its fields
+    as the measurements (simulator/workload/tsbs/generator.py)."""
 
     timestamp_ms: np.ndarray  # int64
     device_index: np.ndarray  # int64, index into the worker's devices
@@ -107,6 +109,7 @@ class EventBatch:
     sensor_index: np.ndarray | None = None  # int64, the device's sensor; None: one sensor per device
     more: np.ndarray | None = None  # float64 (measurements - 1, events): measurements 2..N
     text: np.ndarray | None = None  # S200, NUL-padded: the large shape's variable text
+    host: np.ndarray | None = None  # int64, TSBS's shapes: the host's index among all workers' hosts (simulator/workload/tsbs/)
 
     def __len__(self) -> int:
         return len(self.sequence_number)
@@ -152,6 +155,7 @@ class EventBatch:
             None if self.sensor_index is None else self.sensor_index[mask],
             None if self.more is None else self.more[:, mask],
             None if self.text is None else self.text[mask],
+            None if self.host is None else self.host[mask],
         )
 
     def split(self, size: int) -> list[EventBatch]:
@@ -258,13 +262,13 @@ class EventGenerator:
         """Which of these positions are sent late (boolean)."""
         if self._late_threshold is None:
             return np.zeros(len(positions), dtype=bool)
-        weyl = positions.astype(np.uint64) * _GOLDEN
+        weyl = positions.astype(np.uint64) * GOLDEN
         weyl += self._late_key
         return weyl < np.uint64(self._late_threshold)
 
     def delay(self, positions: np.ndarray) -> np.ndarray:
         """How many positions (of EVENT_INTERVAL_MS) a late event is sent after its place: 1..max."""
-        hashes = _splitmix64(positions.astype(np.uint64) ^ self._delay_key)
+        hashes = splitmix64(positions.astype(np.uint64) ^ self._delay_key)
         return (hashes % np.uint64(self.max_late_positions)).astype(np.int64) + 1
 
     # -- internals -----------------------------------------------------------------------
@@ -301,7 +305,7 @@ class EventGenerator:
             timestamp = positions * EVENT_INTERVAL_MS
         elif self.order == "random":
             # A uniform series from the hash's top 32 bits by multiply-shift (cheaper than a modulo).
-            hashes = _splitmix64(positions.astype(np.uint64) ^ self._order_key)
+            hashes = splitmix64(positions.astype(np.uint64) ^ self._order_key)
             hashes >>= _SHIFT_32
             hashes *= np.uint64(self.series)
             hashes >>= _SHIFT_32
@@ -341,9 +345,9 @@ class EventGenerator:
     def _values(self, positions: np.ndarray, base: np.ndarray) -> np.ndarray:
         """(measurements, events): each the device's base temperature +- 5, two decimals."""
         if self.measurements == 1:  # the common case, one dimension: a little less work per call
-            values = _unit_interval(_splitmix64(positions.view(np.uint64) ^ self._key))
+            values = unit_interval(splitmix64(positions.view(np.uint64) ^ self._key))
         else:
-            values = _unit_interval(_splitmix64(positions.view(np.uint64)[None, :] ^ self._measurement_keys))
+            values = unit_interval(splitmix64(positions.view(np.uint64)[None, :] ^ self._measurement_keys))
         values -= 0.5  # in place, the same operations as round(base + 10 * (noise - 0.5), 2)
         values *= 10.0
         values += base
@@ -352,7 +356,7 @@ class EventGenerator:
 
     def _text(self, positions: np.ndarray) -> np.ndarray:
         """Variable text of 1..TEXT_WIDTH symbols: a stretch of the worker's pool of symbols."""
-        hashes = _splitmix64(positions.astype(np.uint64) ^ np.uint64(int(self._key) ^ _SALT_TEXT))
+        hashes = splitmix64(positions.astype(np.uint64) ^ np.uint64(int(self._key) ^ _SALT_TEXT))
         start = (hashes & np.uint64(_TEXT_POOL - 1)).astype(np.int64)
         length = ((hashes >> np.uint64(32)) % np.uint64(TEXT_WIDTH)).astype(np.int64) + 1
         text = np.lib.stride_tricks.sliding_window_view(self._text_pool, TEXT_WIDTH)[start]
@@ -361,12 +365,12 @@ class EventGenerator:
 
     @staticmethod
     def _make_text_pool(key: int) -> np.ndarray:
-        hashes = _splitmix64(np.arange(_TEXT_POOL + TEXT_WIDTH, dtype=np.uint64) ^ np.uint64(key ^ _SALT_TEXT ^ 1))
+        hashes = splitmix64(np.arange(_TEXT_POOL + TEXT_WIDTH, dtype=np.uint64) ^ np.uint64(key ^ _SALT_TEXT ^ 1))
         return TEXT_ALPHABET[(hashes >> np.uint64(58)).astype(np.int64)]
 
     def _base_temperature(self, device_index: np.ndarray) -> np.ndarray:
         """Each device has its own base temperature between 15 and 25 degrees."""
-        return 15.0 + 10.0 * _unit_interval(_splitmix64(device_index.astype(np.uint64) ^ self._key))
+        return 15.0 + 10.0 * unit_interval(splitmix64(device_index.astype(np.uint64) ^ self._key))
 
     def _series_tables(self) -> tuple[np.ndarray, ...]:
         """Per series (device-major): device index, device id, sensor index, base temperature."""
@@ -403,7 +407,7 @@ def _cut(chunks: Iterator[np.ndarray], size: int) -> Iterator[np.ndarray]:
         yield np.concatenate(held)
 
 
-def _unit_interval(hashes: np.ndarray) -> np.ndarray:
+def unit_interval(hashes: np.ndarray) -> np.ndarray:
     """Map 64-bit hashes to floats in [0, 1) using their top 53 bits (overwrites `hashes`)."""
     np.right_shift(hashes, _SHIFT_53, out=hashes)
     unit = hashes.astype(np.float64)

@@ -10,8 +10,11 @@
   i1..i8. (Seed 002's large table has no timestamp; here every shape keeps the event's timestamp,
   which time-series stores need and by which late data is seen.)
 The integers are the generator's measurements in hundredths (temperatures of 10-30 degrees: 1000-3000),
-so every shape's values are deterministic for a seed like the events'. Modules map the kinds of
-these columns to their own types (each module's docs/databases page says how).
+so every shape's values are deterministic for a seed like the events'.
+- `tsbs-cpu` (TSBS's cpu-only use case, simulator/workload/tsbs/): the `cpu` table of TSBS's
+  TimescaleDB target, time, tags_id (the host's row in the `tags` table) and the ten usage_* fields;
+  no key. Its rows come from the TSBS generator, not the event generator.
+Modules map the kinds of these columns to their own types (each module's docs/databases page says how).
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from typing import Literal
 
 import numpy as np
 
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.spec import TSBS_INTERVAL_MS, TSBS_START_MS, TSBS_TIME_RANGE_MS, RunSpec
 from iotdb_bench.simulator.workload.events import DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch, EventGenerator
+from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
+from iotdb_bench.simulator.workload.tsbs.usecases import USE_CASES
 
-Kind = Literal["timestamp", "device", "sensor", "sequence", "float", "int16", "int32", "text"]
+# "reference": the integer id of a row of another table (TSBS's tags_id), no measured value.
+Kind = Literal["timestamp", "device", "sensor", "sequence", "float", "int16", "int32", "text", "reference"]
 # Kinds that hold a measured value: what values/s (points/s) counts.
 VALUE_KINDS = ("float", "int16", "int32", "text")
 LARGE_INTEGERS = 8
@@ -105,7 +111,18 @@ def _measurement(index: int) -> Callable[[EventBatch], np.ndarray]:
 TIMESTAMP = Column("timestamp", "timestamp", lambda batch: batch.timestamp_ms)
 
 
+def _tsbs_layout(shape: str) -> Layout:
+    """A TSBS shape's table as TSBS's TimescaleDB target lays it out: time, tags_id, the fields.
+    The tags_id of host_i is i + 1 (the tool fills the `tags` table itself)."""
+    fields = USE_CASES[shape].measurements[0].field_names
+    columns = (Column("time", "timestamp", lambda batch: batch.timestamp_ms), Column("tags_id", "reference", lambda batch: (batch.host + 1).astype(np.int32)),
+               Column(fields[0], "float", lambda batch: batch.temperature), *(Column(name, "float", _measurement(i)) for i, name in enumerate(fields[1:], 1)))
+    return Layout(shape, columns, has_key=False, indexed=())
+
+
 def layout(spec: RunSpec) -> Layout:
+    if spec.tsbs:
+        return _tsbs_layout(spec.shape)
     if spec.shape == "slim":
         return Layout("slim", (TIMESTAMP, Column("value", "int32", _int32_hundredths(0))), has_key=False, indexed=())
     if spec.shape == "light":
@@ -123,8 +140,11 @@ def layout(spec: RunSpec) -> Layout:
     return Layout("events", tuple(columns), has_key=True, indexed=())
 
 
-def generator(spec: RunSpec, worker_index: int) -> EventGenerator:
-    """The event generator of one worker of a run: its devices, order, late data and measurements."""
+def generator(spec: RunSpec, worker_index: int) -> EventGenerator | TsbsGenerator:
+    """The event generator of one worker of a run: its devices, order, late data and measurements
+    (for TSBS's shapes its hosts' rows)."""
+    if spec.tsbs:
+        return TsbsGenerator(spec, worker_index)
     return EventGenerator(
         spec.seed, worker_index, spec.devices_of(worker_index), sensors=spec.sensors, order=spec.order, burst=spec.burst,
         measurements=GENERATED_MEASUREMENTS.get(spec.shape, spec.measurements), text=spec.shape == "large",
@@ -132,8 +152,30 @@ def generator(spec: RunSpec, worker_index: int) -> EventGenerator:
     )
 
 
+def timed_stream(spec: RunSpec, worker_index: int, generator: EventGenerator | TsbsGenerator) -> tuple[int, int | None]:
+    """(first position, events) of a worker's timed phase in its generator's stream; events None: until
+    the --duration deadline. A TSBS shape's run writes its hosts' rows over the steps after those
+    written before (stream_offset counts steps there)."""
+    if isinstance(generator, TsbsGenerator):
+        return generator.position_of_step(spec.stream_offset), spec.timed_events(worker_index)
+    return spec.stream_offset + spec.prefill_share(worker_index), None if spec.duration_s else spec.num_inserts
+
+
+def run_length(spec: RunSpec) -> str:
+    """How long the timed phase of an insert run is, in a few words."""
+    if spec.duration_s:
+        return f"{spec.duration_s:g} s"
+    if spec.tsbs:
+        return f"{spec.tsbs_steps:,} steps of {(spec.interval_ms or TSBS_INTERVAL_MS) / 1000:g} s per host"
+    return f"{spec.num_inserts:,} events/worker"
+
+
 def describe(spec: RunSpec) -> str:
     """The run's workload in a few words, for titles ("" for the default workload)."""
+    if spec.tsbs:
+        start = np.datetime_as_string(np.datetime64(spec.start_ms or TSBS_START_MS, "ms"), unit="s")
+        return (f"schema {spec.shape} (TSBS's {USE_CASES[spec.shape].name}): {spec.all_devices:,} hosts, "
+                f"{(spec.time_range_ms or TSBS_TIME_RANGE_MS) / 3_600_000:g} h from {start}Z")
     parts = []
     if spec.shape != "events":
         parts.append(f"schema {spec.shape}")

@@ -10,7 +10,10 @@ from iotdb_bench.simulator.spec import RunSpec
 
 
 def events_per_worker(spec: RunSpec) -> int:
-    """The most events one worker of a count-bounded run inserts (prefill share and timed phase)."""
+    """How far a count-bounded run moves every worker's stream: the most events one worker inserts
+    (prefill share and timed phase), or for a TSBS shape the steps its hosts write."""
+    if spec.tsbs:
+        return spec.tsbs_steps
     return spec.num_inserts + math.ceil(spec.prefill / spec.workers)
 
 

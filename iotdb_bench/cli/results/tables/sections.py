@@ -128,7 +128,7 @@ def _inserts(document: ResultsDocument) -> Section:
     shows every rate tried, so its rows are in the terminal with --details only."""
     if document.steps:
         spec = document.spec
-        step = f"{spec.duration_s:g} s" if spec.duration_s else f"{spec.num_inserts * spec.workers:,} events"
+        step = f"{spec.duration_s:g} s" if spec.duration_s else f"{spec.timed_events():,} events"
         terminal = InTerminal(heading=f"Fill level (step: {step})", words="Storage B/ev (--details) = data size after the step / events stored.",
                               conditions=True)
     else:
@@ -150,7 +150,7 @@ def title(document: ResultsDocument) -> str:
     modes = list(dict.fromkeys(run.report.insert_mode for run in document.insert_runs() if run.report.insert_mode))
     mode = ", ".join(modes) or (f"batch {spec.batch}" if spec.batch else "single inserts")
     extra = ", ".join(f"{key}={value}" for key, value in spec.extra.items())
-    length = f"{spec.duration_s:g} s" if spec.duration_s else f"{spec.num_inserts:,} events/worker"
+    length = shapes.run_length(spec)
     workload = shapes.describe(spec)
     return (f"{document.target}: inserts/s, {mode}, key {spec.primary_key.value}, {formats.plural(len(spec.table_names), 'table')}, "
             f"{length}" + (f", {workload}" if workload else "") + (f", {extra}" if extra else ""))

@@ -64,7 +64,7 @@ class Module(DatabaseModule):
         self.series = Series(spec, self.layout, self.options)  # measurements and device paths, shared too
 
     def validate(self) -> None:
-        if self.spec.shape != "events":
+        if self.spec.shape != "events" and not self.spec.tsbs:  # TSBS's shapes: refused by validate_workload (not yet)
             raise ModuleError(
                 f"module 'iotdb' does not support --schema {self.spec.shape}: IoTDB stores series of devices, and these rows have no "
                 "device (rows of different workers with equal timestamps would overwrite each other; use --schema events)"

@@ -45,7 +45,7 @@ class Module(DatabaseModule):
     Options: ClassVar[type[PostgresOptions]] = PostgresOptions
     options: PostgresOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
         # COPY sends the rows before it waits for the server, which leaves time to prepare the next
         # batch (about 50 us per 1000 events against milliseconds of server work); the other batch
         # modes prepare it in a helper thread (see __init__).

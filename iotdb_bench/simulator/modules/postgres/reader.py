@@ -1,19 +1,23 @@
-"""The postgres module's read side: the six queries (device-downsample with `date_trunc`) and the
-opt-in loose-index-scan variant of newest-per-device, scans through a server-side cursor (DECLARE /
+"""The postgres module's read side: the six queries (device-downsample with `date_trunc`), the
+opt-in loose-index-scan variant of newest-per-device, TSBS's DevOps query types on TSBS's layout, scans through a server-side cursor (DECLARE /
 FETCH, which CockroachDB and YugabyteDB YSQL also support) inside a read-only transaction, and the
 visibility probe's look-up of one event."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
-from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.postgres.options import PostgresRole
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.spec import QUERY_VARIANTS
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.wire import tsbs_sql
 from iotdb_bench.simulator.workload.events import EventBatch
 
 # Opt-in variant of newest-per-device (the seed tool's issue 7): walk the distinct device ids with
@@ -34,6 +38,8 @@ LOOSE_INDEX_SCAN_NEWEST_PER_DEVICE = (
 
 
 class PostgresReader(PostgresRole, ReaderRole):
+    tsbs_dialect = tsbs_sql.POSTGRES
+
     def marker_visible(self, marker: EventBatch) -> bool:
         table, device, sequence = self.marker_key(marker)
         conn = self.module.conn
@@ -54,16 +60,23 @@ class PostgresReader(PostgresRole, ReaderRole):
         return sql_common.downsample_query("date_trunc('minute', timestamp)", _timestamptz(sql_common.DOWNSAMPLE_START_MS),
                                            _timestamptz(sql_common.DOWNSAMPLE_END_MS))
 
-    def _query(self, name: str, statement: str) -> Query:
-        def run() -> Answer:
-            conn = self.module.conn
-            with conn.cursor() as cursor:
-                rows = cursor.execute(statement).fetchall()
-            if not conn.autocommit:
-                conn.commit()
-            return sql_common.answer(name, rows)
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types over TSBS's layout (simulator/wire/tsbs_sql.py), in this module's dialect."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: functools.partial(tsbs_sql.answer, query, dialect=self.tsbs_dialect, fetch=self._fetch) for name, query in DEVOPS.items()}
 
-        return run
+    def _query(self, name: str, statement: str) -> Query:
+        return lambda: sql_common.answer(name, self._fetch(statement))
+
+    def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
+        """Every row of a statement, leaving no transaction open."""
+        conn = self.module.conn
+        with conn.cursor() as cursor:
+            rows = cursor.execute(statement).fetchall()
+        if not conn.autocommit:
+            conn.commit()
+        return rows
 
     def scan_devices(self) -> list[str]:
         conn = self.module.conn

@@ -1,5 +1,5 @@
 """The postgres module's schema and counting: extensions, one table per run table (with the query
-indices when asked), counts, the server's own insert statistics and the tables' size."""
+indices when asked) or TSBS's layout, counts, the server's own insert statistics and the tables' size."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from iotdb_bench.simulator.modules.base import RECORD_NAME, SchemaRole
 from iotdb_bench.simulator.modules.postgres.options import COLUMN_TYPES, PostgresRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.wire import tsbs_sql
 from iotdb_bench.simulator.wire.pg_values import NoRow, first_value
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
 
@@ -25,11 +26,22 @@ class PostgresSchema(PostgresRole, SchemaRole):
         with conn.cursor() as cursor:
             for extension in filter(None, (e.strip() for e in self.options.install_extensions.split(","))):
                 cursor.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
+            if self.spec.tsbs:
+                self.setup_tsbs(cursor)
+                return
             for table in self.spec.table_names:
                 for statement in sql_common.table_setup_statements(table, self.create_table_statement(table), self.spec.clean,
                                                                    self.options.create_indices, self.layout):
                     cursor.execute(statement)
                 self.after_create_table(cursor, table)
+
+    def setup_tsbs(self, cursor: Cursor[TupleRow]) -> None:
+        """TSBS's layout (its TimescaleDB target's tags and cpu tables, simulator/wire/tsbs_sql.py), and
+        every host's tags: the run's rows refer to them by tags_id."""
+        for statement in tsbs_sql.setup_statements(tsbs_sql.POSTGRES, self.spec.clean):
+            cursor.execute(statement)
+        self.after_create_table(cursor, tsbs_sql.TABLE)
+        cursor.executemany(tsbs_sql.POSTGRES.insert_tags, tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices))
 
     def after_create_table(self, cursor: Cursor[TupleRow], table: str) -> None:
         """Hook for relatives that turn the table into something more (TimescaleDB hypertables)."""

@@ -38,7 +38,7 @@ class Module(DatabaseModule):
     Options = SqliteOptions
     options: SqliteOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), measurements=True, sensors=True, transactions=True, markers=True,
         # SQLite runs inside the worker processes: their CPU is the database's work too.
         location=Location.embedded,
     )

@@ -1,16 +1,21 @@
 """The sqlite module's read side: the six queries (device-downsample buckets epoch milliseconds by
-the minute), scans stepped a page at a time, and the visibility probe's look-up of one event."""
+the minute), TSBS's DevOps query types on TSBS's layout, scans stepped a page at a time, and the visibility probe's look-up of one event."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.sqlite.options import SqliteRole
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.wire import tsbs_sql
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -22,11 +27,20 @@ class SqliteReader(SqliteRole, ReaderRole):
 
     def queries(self) -> dict[str, Query]:
         def query(name: str, statement: str) -> Query:
-            return lambda: Answer(self.module.conn.execute(statement).fetchall())
+            return lambda: Answer(self._fetch(statement))
 
         statements = {**sql_common.QUERIES, "device-downsample": sql_common.downsample_query(
             "timestamp - timestamp % 60000", str(sql_common.DOWNSAMPLE_START_MS), str(sql_common.DOWNSAMPLE_END_MS))}
         return {name: query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
+
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types over TSBS's layout, in SQLite's words (simulator/wire/tsbs_sql.py)."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: functools.partial(tsbs_sql.answer, query, dialect=tsbs_sql.SQLITE, fetch=self._fetch) for name, query in DEVOPS.items()}
+
+    def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
+        return self.module.conn.execute(statement).fetchall()
 
     def scan_devices(self) -> list[str]:
         return [row[0] for row in self.module.conn.execute(sql_common.devices_statement(self.spec.table_names))]

@@ -1,4 +1,5 @@
-"""The sqlite module's schema and counting: one table per run table (and the query indices when asked),
+"""The sqlite module's schema and counting: one table per run table (and the query indices when asked)
+or TSBS's layout,
 counts, the file's size, and the write-ahead log cut back to nothing after a run."""
 
 from __future__ import annotations
@@ -11,12 +12,19 @@ from iotdb_bench.simulator.modules.base import RECORD_NAME, ModuleError, SchemaR
 from iotdb_bench.simulator.modules.sqlite.options import COLUMN_TYPES, SqliteRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.wire import tsbs_sql
 
 
 class SqliteSchema(SqliteRole, SchemaRole):
     def setup(self) -> None:
         conn = self.module.conn
-        for table in self.spec.table_names:
+        if self.spec.tsbs:  # TSBS's layout (as its TimescaleDB target's) and every host's tags
+            for statement in tsbs_sql.setup_statements(tsbs_sql.SQLITE, self.spec.clean):
+                conn.execute(statement)
+            conn.execute("BEGIN IMMEDIATE")  # one transaction, not one per host (the connection autocommits)
+            conn.executemany(tsbs_sql.SQLITE.insert_tags, tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices))
+            conn.execute("COMMIT")
+        for table in () if self.spec.tsbs else self.spec.table_names:
             for statement in sql_common.table_setup_statements(table, self.create_table_statement(table), self.spec.clean,
                                                                self.options.create_indices, self.layout):
                 conn.execute(statement)

@@ -55,7 +55,7 @@ class Module(postgres.Module):
 
     def validate(self) -> None:
         super().validate()
-        if not INTERVAL.match(self.options.chunk_interval):
+        if not INTERVAL.match(self.options.chosen_chunk_interval(self.spec.tsbs)):
             raise ModuleError(f"chunk_interval '{self.options.chunk_interval}' is not an interval like '1 day' or '6 hours'")
         if self.options.compression_policy and not INTERVAL.match(self.options.compression_policy):
             raise ModuleError(f"compression_policy '{self.options.compression_policy}' is not an interval like '1 hour' or '1 day'")

@@ -66,11 +66,17 @@ class TimescaleSchema(PostgresSchema):
             )
 
     def after_create_table(self, cursor: Cursor[TupleRow], table: str) -> None:
-        cursor.execute(self.hypertable_statement(), (table, self.options.chunk_interval))
+        interval = self.options.chosen_chunk_interval(self.spec.tsbs)
+        if self.spec.tsbs:  # TSBS's loader: its own indexes, none of TimescaleDB's defaults
+            cursor.execute("SELECT create_hypertable(%s, 'time', chunk_time_interval => %s::interval, create_default_indexes => FALSE, "
+                           "if_not_exists => TRUE)", (table, interval))
+        else:
+            cursor.execute(self.hypertable_statement(), (table, interval))
         if self.options.compression_policy:
             # The columns of a unique key must be segmentby or orderby columns of the compression.
-            orderby = "timestamp, id" if self.spec.primary_key is not PrimaryKey.none else "timestamp"
-            cursor.execute(f"ALTER TABLE {table} SET (timescaledb.compress, timescaledb.compress_segmentby = 'device_id', "
+            segmentby, orderby = ("tags_id", "time") if self.spec.tsbs else ("device_id", "timestamp")
+            orderby += ", id" if self.spec.primary_key is not PrimaryKey.none else ""
+            cursor.execute(f"ALTER TABLE {table} SET (timescaledb.compress, timescaledb.compress_segmentby = '{segmentby}', "
                            f"timescaledb.compress_orderby = '{orderby}')")
             cursor.execute("SELECT add_compression_policy(%s, %s::interval, if_not_exists => TRUE)", (table, self.options.compression_policy))
 

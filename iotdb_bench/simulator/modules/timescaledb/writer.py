@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from iotdb_bench.simulator.modules.base import DatabaseModule
+from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError
 from iotdb_bench.simulator.modules.postgres.writer import PostgresWriter, Row
 from iotdb_bench.simulator.modules.timescaledb.options import TimescaleOptions
 from iotdb_bench.simulator.workload.events import EVENT_INTERVAL_MS, EventBatch
@@ -17,6 +17,9 @@ class TimescaleWriter(PostgresWriter):
 
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
+        if self.options.restart_timestamps_each_step and self.spec.tsbs:
+            raise ModuleError(f"restart_timestamps_each_step applies to the tool's events: the --steps of --schema {self.spec.shape} "
+                              "continue its time range, as TSBS's data goes on")
         # Each step's stream starts `stream_offset` events in; shifting by that much restarts its clock.
         self._timestamp_shift_ms = self.spec.stream_offset * EVENT_INTERVAL_MS if self.options.restart_timestamps_each_step else 0
 

@@ -76,7 +76,7 @@ class Module(DatabaseModule):
         self.series = Series(spec, self.layout, self.options)  # what an event becomes, shared too
 
     def validate(self) -> None:
-        if self.spec.shape != "events":
+        if self.spec.shape != "events" and not self.spec.tsbs:  # TSBS's shapes: refused by validate_workload (not yet)
             raise ModuleError(
                 f"module 'victoriametrics' does not support --schema {self.spec.shape}: a metrics store keeps numeric samples of series "
                 "named by their labels, and these rows have no device to name a series by (use --schema events)"

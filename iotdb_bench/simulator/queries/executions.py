@@ -1,0 +1,47 @@
+"""Every execution of a run's named queries, prepared outside the timed call: the one place where a
+parameterised query's parameters are drawn (parameters.py) and bound into the module's text.
+
+The read side (worker/reading.py) and a mixed run's query clients (worker/query_client.py) ask for
+the next execution of a query, time its `run` alone, and hand its `parameters` to the answer check.
+A module offers the tool's queries ready to run (`Reader.queries`) and the parameterised ones as
+functions that render their text for given parameters (`Reader.parameterised_queries`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iotdb_bench.simulator.checks.answers import Query
+from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem, Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
+from iotdb_bench.simulator.roles import Reader
+
+# Every parameterised query type the tool knows, by name: what its parameters are.
+PARAMETERISED = DEVOPS
+
+
+@dataclass(frozen=True)
+class Execution:
+    name: str
+    run: Query  # what the timer times: the module's call, its text already rendered
+    parameters: Parameters | None = None
+
+
+class Executions:
+    def __init__(self, reader: Reader, draws: ParameterDraws | None = None):
+        """`draws`: the parameters' source (what the tool wrote); None where nothing is known."""
+        self._plain, self._bound, self._draws = reader.queries(), reader.parameterised_queries(), draws
+        self._numbers: dict[str, int] = {}
+
+    def offers(self, name: str) -> bool:
+        return name in self._plain or name in self._bound
+
+    def next(self, name: str) -> Execution:
+        """The query's next execution; raises ParameterProblem when its parameters cannot be drawn."""
+        number = self._numbers[name] = self._numbers.get(name, -1) + 1
+        if name in self._plain:
+            return Execution(name, self._plain[name])
+        if self._draws is None:
+            raise ParameterProblem("its parameters are drawn from the record of what the tool wrote, and there is none")
+        parameters = self._draws.draw(name, number, PARAMETERISED[name].parameters)
+        return Execution(name, self._bound[name](parameters), parameters)

@@ -1,0 +1,137 @@
+"""Parameters of a query, drawn per execution from what the tool wrote, outside the timed call.
+
+A parameterised query names its parameters by kind (`RandomEntities`, `RandomWindow`); before each
+execution `ParameterDraws.draw` picks their values among what the record says was written (its
+entities and time range), from the run's seed, the worker and the execution's number: the same
+every time a run is repeated, and different from one execution to the next, as TSBS's pre-generated
+queries are. The module then only renders its text with them (simulator/queries/executions.py).
+A new kind (a threshold, a value among those written...) is one more class with a `draw` method.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from iotdb_bench.simulator.workload.events import splitmix64
+
+
+class ParameterProblem(Exception):
+    """The data cannot give a query what its parameters ask for (one line: more hosts than written)."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a query may draw from: entities `{entity}_0` .. `{entity}_{entities - 1}` (TSBS's host_i,
+    truck_i) and the time range [start_ms, end_ms)."""
+
+    entity: str
+    entities: int
+    start_ms: int
+    end_ms: int
+
+
+@dataclass(frozen=True)
+class Window:
+    start_ms: int
+    end_ms: int
+
+    def __str__(self) -> str:
+        return f"{iso_ms(self.start_ms)} to {iso_ms(self.end_ms)}"
+
+
+class _Hashes:
+    """Successive 64-bit hashes of one execution's key."""
+
+    def __init__(self, *key: int):
+        self._key = 0
+        for part in key:
+            self._key = int(splitmix64(np.array([self._key ^ (part & 0xFFFF_FFFF_FFFF_FFFF)], dtype=np.uint64))[0])
+        self._count = 0
+
+    def __iter__(self) -> Iterator[int]:
+        return self
+
+    def __next__(self) -> int:
+        self._count += 1
+        return int(splitmix64(np.array([self._key ^ self._count], dtype=np.uint64))[0])
+
+
+class Kind(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def draw(self, hashes: _Hashes, written: Written) -> object: ...
+
+
+@dataclass(frozen=True)
+class RandomEntities:
+    """`count` distinct entities among those written, uniformly, in the order drawn (TSBS's
+    getRandomHosts); a tuple of names."""
+
+    name: str
+    count: int
+
+    def draw(self, hashes: _Hashes, written: Written) -> tuple[str, ...]:
+        if self.count > written.entities:
+            raise ParameterProblem(f"it draws {self.count} random {written.entity}s and the data has {written.entities} "
+                                   f"(insert with --devices {self.count} or more)")
+        chosen: list[int] = []
+        for value in hashes:
+            if len(chosen) == self.count:
+                break
+            if (index := value % written.entities) not in chosen:
+                chosen.append(index)
+        return tuple(f"{written.entity}_{index}" for index in chosen)
+
+
+@dataclass(frozen=True)
+class RandomWindow:
+    """A window of `length_ms` starting uniformly at a millisecond of the written time range and
+    ending inside it (TSBS's RandWindow); the whole range when that is not longer (TSBS refuses such
+    a query; the tool runs it over everything written)."""
+
+    name: str
+    length_ms: int
+
+    def draw(self, hashes: _Hashes, written: Written) -> Window:
+        room = written.end_ms - self.length_ms - written.start_ms
+        if room <= 0:
+            return Window(written.start_ms, written.end_ms)
+        start = written.start_ms + next(hashes) % room
+        return Window(start, start + self.length_ms)
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """One execution's parameters by name."""
+
+    values: Mapping[str, object]
+
+    def __getitem__(self, name: str):
+        return self.values[name]
+
+    def __str__(self) -> str:
+        """The values in a few words (shown with a wrong answer, so the execution can be repeated by hand)."""
+        return "; ".join(f"{name} {', '.join(value) if isinstance(value, tuple) else value}" for name, value in self.values.items())
+
+
+class ParameterDraws:
+    """Draws the parameters of every execution of one worker's run."""
+
+    def __init__(self, seed: int, worker: int, written: Written):
+        self.seed, self.worker, self.written = seed, worker, written
+
+    def draw(self, query: str, execution: int, kinds: Sequence[Kind]) -> Parameters:
+        hashes = _Hashes(self.seed, self.worker, zlib.crc32(query.encode()), execution)
+        return Parameters({kind.name: kind.draw(hashes, self.written) for kind in kinds})
+
+
+def iso_ms(ms: int) -> str:
+    """An epoch-millisecond time in ISO 8601, UTC (2016-01-01T00:00:00.000Z)."""
+    return (dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
