@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from iotdb_bench.simulator.checks.answer_digest import KeptAnswer
 from iotdb_bench.simulator.checks.expected import Expected
 
 Phase = Literal["preparing", "waiting", "running", "done", "failed"]
@@ -72,6 +73,9 @@ class QueryRuns(BaseModel):
     error: str | None = None
     answer: Literal["ok", "wrong", "not checked"] | None = Field(None, description="the check of the answers (wrong if any execution was)")
     answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
+    # query-file queries (simulator/queries/query_file.py): what the answers were, for the comparison across targets
+    answers: list[KeptAnswer] = Field(default_factory=list, description="each distinct (parameters, answer) of the executions, normalised and hashed")
+    data: str | None = Field(None, description="fingerprint of the data the answers are over (the record of what the tool wrote); None: unknown")
 
 
 class ScanOutcome(BaseModel):
