@@ -152,6 +152,8 @@ class Status(BaseModel):
     prefilled: int
     expected_prefill: int
     error: str | None = None
+    refused_input: bool = Field(False, description="the run failed before its timed phase because the database refused the user's "
+                                                   "input (a query file's text): a usage problem")
     start_at: float | None = Field(None, description="the common start of the timed phase, once published")
     duration_s: float = Field(0.0, description="length of the timed phase of a --duration run; 0 = a count of events")
     interval_p99_ms: float | None = Field(None, description="the highest of the running workers' p99 over their last progress interval "
