@@ -63,6 +63,7 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
+        query_languages=("sql/clickhouse", "sql"),
     )
     schema, writer, reader, records = played_by(ClickhouseSchema, ClickhouseWriter, ClickhouseReader, ClickhouseRecords)
 

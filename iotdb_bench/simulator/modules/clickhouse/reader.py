@@ -36,6 +36,12 @@ class ClickhouseReader(ClickhouseRole, ReaderRole):
 
         return run
 
+    def text_query(self, language: str, text: str) -> Query:
+        return self._rows(text)
+
+    def check_text(self, language: str, text: str) -> None:
+        self.module.execute(f"EXPLAIN {text}")  # analyses the statement (its tables and columns), runs none of it
+
     def scan_devices(self) -> list[str]:
         statement = " UNION ALL ".join(f"SELECT DISTINCT device_id FROM {qualified}" for qualified in self.module.tables.values())
         columns = self.module.execute(statement, columnar=True)
