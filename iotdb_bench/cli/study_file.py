@@ -205,12 +205,21 @@ def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: lis
         study = StudyFile.model_validate(raw)
     except ValidationError as error:
         raise UsageProblem(f"invalid study file {path}: {validation_problems(error, unknown='unknown key')}") from None
+    for workload in study.workloads:
+        beside_study(workload.options, path)
     if scale != 1.0:
         for workload in study.workloads:
             scaled(workload.options, scale)
             if workload.task == "query":  # executions of each query: an amount of work too
                 workload.runs = max(1, math.ceil(study.runs_of(workload) * scale))
     return study
+
+
+def beside_study(options: dict[str, OptionValue], path: Path) -> None:
+    """A workload's files (`query-file`) named relative to the study file are found beside it."""
+    named = options.get("query-file")
+    if isinstance(named, str) and not Path(named).is_absolute() and (path.parent / named).is_file():
+        options["query-file"] = str((path.parent / named).resolve())
 
 
 def apply_override(raw: dict[str, Any], override: str) -> None:

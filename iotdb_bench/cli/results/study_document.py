@@ -47,10 +47,12 @@ def _quoted(arg: str) -> str:
     return arg if arg and all(c.isalnum() or c in "-_.,=/:" for c in arg) else "'" + arg.replace("'", "'\\''") + "'"
 
 
-def cell_key(target: str, target_config: dict[str, Any], task: str, args: list[str], data_cell: str | None, platform: str) -> str:
-    """Stable across runs of the same study: what decides the cell's figures, canonically serialised."""
-    canonical = json.dumps({"target": target, "config": target_config, "task": task, "args": args, "data": data_cell, "platform": platform},
-                           sort_keys=True, separators=(",", ":"), default=str)
+def cell_key(target: str, target_config: dict[str, Any], task: str, args: list[str], data_cell: str | None, platform: str,
+             inputs: dict[str, str] | None = None) -> str:
+    """Stable across runs of the same study: what decides the cell's figures, canonically serialised;
+    `inputs`: the digests of files the arguments name (a query file), so an edited file runs its cells again."""
+    described = {"target": target, "config": target_config, "task": task, "args": args, "data": data_cell, "platform": platform}
+    canonical = json.dumps({**described, **({"inputs": inputs} if inputs else {})}, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
