@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from iotdb_bench.cli.results.agreement import AgreementRow
 from iotdb_bench.cli.results.cost import Cost
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ScanRow
 from iotdb_bench.cli.study_file import Task
@@ -129,4 +130,5 @@ class StudyDocument(BaseModel):
     score_formula: str = ""
     rankings: list[Ranking] = Field(default_factory=list)
     scores: list[TargetScore] = Field(default_factory=list)
+    agreements: list[AgreementRow] = Field(default_factory=list, description="each query file's query: its answers on every target, compared")
     stale_cells: list[str] = Field(default_factory=list, description="cell folders of an earlier version of the file, kept but not reported")
