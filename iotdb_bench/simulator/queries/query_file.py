@@ -221,14 +221,15 @@ def load(name_or_path: str) -> QueryFile:
 
 
 def _named(error: ValidationError, raw: dict[str, Any]) -> str:
-    """The problems, a query's position replaced by its name (queries.devices-over-limit.text.sql: ...)."""
+    """The problems, a query's position replaced by its name (queries.devices-over-limit: text.sql: ...)."""
     listed = raw.get("queries") if isinstance(raw.get("queries"), list) else []
     problems = []
     for line in validation_problems(error, unknown="unknown key").split("; "):
-        parts = line.split(".")
+        location, _, message = line.partition(": ")
+        parts = location.split(".")
         if len(parts) > 1 and parts[0] == "queries" and parts[1].isdigit() and int(parts[1]) < len(listed):
             item = listed[int(parts[1])]
             if isinstance(item, dict) and isinstance(item.get("name"), str):
                 parts[1] = item["name"]
-        problems.append(".".join(parts))
+        problems.append(f"{'.'.join(parts)}: {message.removeprefix('Value error, ')}")
     return "; ".join(problems)
