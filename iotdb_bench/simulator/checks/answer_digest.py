@@ -75,7 +75,7 @@ def first_difference(one: KeptAnswer, other: KeptAnswer) -> str:
 
 
 def show(row: Sequence[Cell]) -> str:
-    return "(" + ", ".join("null" if cell is None else repr(cell) if isinstance(cell, str) else f"{cell:g}" for cell in row) + ")"
+    return "(" + ", ".join("null" if cell is None else repr(cell) for cell in row) + ")"
 
 
 def _cell(value: Any, kind: str | None, digits: int) -> Cell:
