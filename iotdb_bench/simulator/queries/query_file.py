@@ -22,13 +22,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from iotdb_bench.simulator.durations import duration_ms
 from iotdb_bench.simulator.queries import binding
 from iotdb_bench.simulator.queries.parameters import Kind, RandomDevice, RandomMeasurement, RandomThreshold, RandomWindow
-from iotdb_bench.simulator.validation import validation_problems
+from iotdb_bench.simulator.validation import FileProblem, validation_problems, yaml_mapping
 
 # Every query language a module may read, by the name a query file gives its text. A module reads the
 # most specific text it finds (TimescaleDB: sql/timescaledb, else sql/postgresql, else sql).
@@ -206,14 +205,9 @@ def load(name_or_path: str) -> QueryFile:
     """The validated query file (a path, or a shipped file's name); every problem names its field."""
     path = resolve(name_or_path)
     try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise QueryFileProblem(f"cannot read query file {path}: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        raise QueryFileProblem(f"query file {path} is not valid YAML{f' (line {where.line + 1})' if where else ''}") from None
-    if not isinstance(raw, dict):
-        raise QueryFileProblem(f"query file {path} must hold a mapping (queries: [...])")
+        raw = yaml_mapping(path, "query file", "queries: [...]")
+    except FileProblem as problem:
+        raise QueryFileProblem(str(problem)) from None
     try:
         return QueryFile.model_validate({**raw, "source": str(path)})
     except ValidationError as error:
