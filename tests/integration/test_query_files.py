@@ -6,6 +6,7 @@ line, exit 2, nothing run and nothing left behind."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -180,3 +181,39 @@ def test_a_query_without_a_text_for_the_target_and_an_unknown_parameter_are_refu
         f"error: invalid study file study.yaml: workloads.mine (query) on target sqlite: query latest has no text for target sqlite: "
         f"module 'sqlite' reads sql/sqlite or sql ({sqlite_data / 'questdb.yaml'})"]
     assert not (sqlite_data / "results" / "study-lang").exists()
+
+
+CASSANDRA_CONFIG = """\
+platform: local
+targets:
+  sqlite: {{module: sqlite, platform: local, path: {folder}/data.sqlite3}}
+  cassandra-local: {{module: cassandra, platform: local, contact_points: "${{CASSANDRA_HOST:-127.0.0.1}}", port: "${{CASSANDRA_PORT:-9042}}", keyspace: {keyspace}}}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.cassandra
+def test_cql_texts_agree_with_sql_and_a_query_cql_cannot_ask_is_left_out_with_its_reason(tmp_path):
+    from cassandra.cluster import Cluster
+
+    keyspace = f"iotbench_queryfile_{os.getpid()}"
+    (tmp_path / "config.yaml").write_text(CASSANDRA_CONFIG.format(folder=tmp_path, keyspace=keyspace))
+    try:
+        for target in ("sqlite", "cassandra-local"):
+            done = run_cli(["insert", "--target", target, "--config", "config.yaml", "-w", "2", "-r", "1", "--num-inserts", "1000",
+                            "--batch", "250", "--devices-per-worker", "5", "--output", "inserted"], tmp_path)
+            assert done.code == 0, done.stderr
+            done = run_cli(["query", "--target", target, "--config", "config.yaml", "--query-file", "starter", "-w", "2", "-r", "2",
+                            "--output", target], tmp_path)
+            assert done.code == 0, done.stderr
+        assert ("warning: query readings-per-gateway is not asked on target cassandra-local: CQL has no joins (a Cassandra application "
+                "keeps the metadata in the readings' rows, or joins in the client)") in done.stderr
+        compared = run_cli(["compare", *(str(path) for path in sorted(tmp_path.glob("*/*-query"))), "--output", "compared"], tmp_path)
+        assert compared.code == 0, compared.stderr
+        rows = {(row["database"], row["query"]): row["agreement"] for row in csv.DictReader((tmp_path / "compared" / "queries.csv").open())}
+        assert rows == {**{(target, query): "agreed (2 targets)" for target in ("sqlite", "cassandra-local") for query in STARTER[:3]},
+                        ("sqlite", "readings-per-gateway"): "not checked: answered by one target only"}
+    finally:
+        cluster = Cluster([os.environ.get("CASSANDRA_HOST", "127.0.0.1")], port=int(os.environ.get("CASSANDRA_PORT", "9042")))
+        cluster.connect().execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
+        cluster.shutdown()

@@ -18,7 +18,7 @@ from iotdb_bench.simulator.queries.parameters import ParameterDraws, Written
 from iotdb_bench.simulator.queries.query_file import LANGUAGES, QueryFileProblem
 
 # The modules that read query files so far (docs/query-files.md lists the others).
-READING_MODULES = ("sqlite", "postgres", "timescaledb", "mysql", "questdb", "clickhouse")
+READING_MODULES = ("sqlite", "postgres", "timescaledb", "mysql", "questdb", "clickhouse", "cassandra")
 
 
 def load(tmp_path, text: str) -> query_file.QueryFile:

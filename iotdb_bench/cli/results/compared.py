@@ -135,8 +135,10 @@ def compare_answers(rows: list[CompareQueryRow], definitions: list[str | None]) 
 
 
 def _definition(query: FileQuery | None) -> str | None:
-    """A query's whole definition (its texts and parameters): rows of the same one answer the same question."""
-    return None if query is None else hashlib.sha256(query.model_dump_json().encode()).hexdigest()
+    """The question a query asks: its name, parameters and answer's form (not its texts, one per language,
+    which may be added to or mended between runs): rows of the same one answer the same question."""
+    asked = None if query is None else query.model_dump_json(include={"name", "parameters", "columns", "ordered", "digits"})
+    return None if asked is None else hashlib.sha256(asked.encode()).hexdigest()
 
 
 def scan_rows(sources: Sources) -> list[CompareScanRow]:
