@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results.cost import Cost
-from iotdb_bench.simulator.validation import validation_problems
+from iotdb_bench.simulator.validation import FileProblem, validation_problems, yaml_mapping
 
 PRESETS = Path(__file__).resolve().parent.parent / "studies"
 Task = Literal["insert", "query", "scan"]
@@ -189,14 +189,9 @@ def resolve(name_or_path: str) -> Path:
 def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: list[str] | None = None) -> StudyFile:
     """The validated study: the file, then the `--set` overrides, `--targets` and `--scale` applied."""
     try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise UsageProblem(f"cannot read study file {path}: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        raise UsageProblem(f"study file {path} is not valid YAML{f' (line {where.line + 1})' if where else ''}") from None
-    if not isinstance(raw, dict):
-        raise UsageProblem(f"study file {path} must hold a mapping (name, targets, workloads, ...)")
+        raw = yaml_mapping(path, "study file", "name, targets, workloads, ...")
+    except FileProblem as problem:
+        raise UsageProblem(str(problem)) from None
     for override in overrides:
         apply_override(raw, override)
     if targets:
@@ -205,12 +200,21 @@ def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: lis
         study = StudyFile.model_validate(raw)
     except ValidationError as error:
         raise UsageProblem(f"invalid study file {path}: {validation_problems(error, unknown='unknown key')}") from None
+    for workload in study.workloads:
+        beside_study(workload.options, path)
     if scale != 1.0:
         for workload in study.workloads:
             scaled(workload.options, scale)
             if workload.task == "query":  # executions of each query: an amount of work too
                 workload.runs = max(1, math.ceil(study.runs_of(workload) * scale))
     return study
+
+
+def beside_study(options: dict[str, OptionValue], path: Path) -> None:
+    """A workload's files (`query-file`) named relative to the study file are found beside it."""
+    named = options.get("query-file")
+    if isinstance(named, str) and not Path(named).is_absolute() and (path.parent / named).is_file():
+        options["query-file"] = str((path.parent / named).resolve())
 
 
 def apply_override(raw: dict[str, Any], override: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from iotdb_bench.cli.commands.options import parse_extra_options, spec_problems
 from iotdb_bench.cli.commands.run_options import Group, Recording, TargetOptions, options_of
 from iotdb_bench.cli.commands.saving import save_results
 from iotdb_bench.cli.config import Config, Target, load_config
-from iotdb_bench.cli.errors import RunFailed, UsageProblem
+from iotdb_bench.cli.errors import InputRefused, RunFailed, UsageProblem
 from iotdb_bench.cli.report.render import show
 from iotdb_bench.cli.results import results_files
 from iotdb_bench.cli.results.document import Environment, ResultsDocument
@@ -165,13 +166,18 @@ def launch(ready: Launch) -> None:
             else:
                 runner.execute(invocation, platform, folder / "logs", progress.start)
         document.status = "ok"
+    except InputRefused:
+        # Nothing was timed: as for a bad option, no results folder is left behind.
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     except (RunFailed, KeyboardInterrupt) as error:
         failure = error
         document.status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
         document.error = str(error) or type(error).__name__
     finally:
         platform.close()
-        save_results(document, invocation.finished, folder)
+        if folder.exists():
+            save_results(document, invocation.finished, folder)
     show(document, folder, ready.details)
     if failure is not None:
         raise failure

@@ -21,7 +21,7 @@ from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.report import plots, study_report
-from iotdb_bench.cli.results import ranking, results_files
+from iotdb_bench.cli.results import agreement, ranking, results_files
 from iotdb_bench.cli.results.compared import Sources
 from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
 from iotdb_bench.cli.results.tables.study_catalogue import PlannedCell
@@ -119,11 +119,17 @@ def _run(plan_file: StudyFile, plan: Plan, folder: Path, path: Path, passthrough
         raise
     cells = run.cells
     document.status = "complete" if all(cell.status in ("ok", "not supported") for cell in cells) else "incomplete"
-    found = ranking.rankings(plan_file, cells)
-    found += ranking.extra_rankings(plan_file, cells, found)
+    document.agreements = agreement.study_agreements(cells)
+    found = ranking.rankings(plan_file, cells, document.agreements)
+    found += ranking.extra_rankings(plan_file, cells, found, document.agreements)
     document.rankings, document.scores = found, ranking.scores(plan_file, found)
     save(cells)
     _write_views(document, folder)
+    different = [row for row in document.agreements if row.differs]
+    if different:
+        first = different[0]
+        raise RunFailed(f"answers differ across targets: {first.workload} · {first.query}: {first.verdict}"
+                        f"{f' (and {len(different) - 1} more queries)' if len(different) > 1 else ''}; study saved in {folder}")
     failed = [cell for cell in cells if cell.status in ("failed", "skipped")]
     if failed:
         raise RunFailed(f"{len(failed)} of {len(cells)} cells did not pass ({', '.join(f'{c.target} · {c.workload} · w{c.workers}' for c in failed[:3])}"

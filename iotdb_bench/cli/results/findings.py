@@ -23,7 +23,7 @@ from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV
 Kind = Literal[
     "status", "unstable", "count-failed", "row-flag", "client-bottleneck", "max-rate", "could-not-sustain", "crosscheck-flagged",
     "database-side-check", "query-failed", "wrong-answer", "answers-not-checked", "unstable-executions", "scan-failed", "scan-problem",
-    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed",
+    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "answers-differ",
 ]
 
 
@@ -202,13 +202,16 @@ def compared_where(row: CompareInsertRow) -> str:
 
 def study_findings(document: StudyDocument, compared: Compared) -> list[Finding]:
     """Cells that did not pass, ranked cells measured under other conditions than the rest of their table,
-    and what the cells' own rows show (unstable runs, WRONG answers, flagged checks: `compared`, the
-    cells' documents side by side, as the study's tables show them). A cell's † is its ranking's."""
+    query-file queries whose answers differ across targets, and what the cells' own rows show (unstable
+    runs, WRONG answers, flagged checks: `compared`, the cells' documents side by side, as the study's
+    tables show them). A cell's † is its ranking's."""
     found = [Finding(kind="cell-not-passed", where=f"{cell.target} · {cell.workload} · {cell.workers} worker(s)", what=cell.status,
                      why=cell.error or "")
              for cell in document.cells if cell.status in ("failed", "skipped", "pending")]
     found += [Finding(kind="differs", mark="†", where=f"{row.target} · {ranking.workload} · {row.workers} worker(s)",
                       what="measured under other conditions", why="; ".join(row.differs))
               for ranking in document.rankings for row in ranking.rows if row.differs]
+    found += [Finding(kind="answers-differ", where=f"{row.workload} · {row.query}", what="answers differ across targets", why=row.verdict)
+              for row in document.agreements if row.differs]
     found += [finding for finding in compared_findings(compared) if finding.kind != "differs"]
     return found

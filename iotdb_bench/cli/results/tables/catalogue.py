@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from iotdb_bench.cli.results.tables import formats as f
+from iotdb_bench.simulator.checks import answer_digest
 from iotdb_bench.cli.results.resource_figures import ResourceFigures
 
 DEFAULT, DETAILS, COMPARE = "default", "details", "compare"
@@ -343,9 +344,42 @@ QUERIES = Catalogue(
         Figure("Answer", lambda row: f.answer(row.answer), BOTH, text=True,
                explain="Answer = every execution's rows checked against what the tool inserted", csv=("answer", "answer_detail")),
         Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors), csv=("errors",)),
+        Figure("Agreement", lambda row: row.agreement or f.DASH, COMPARED, text=True, compare_only=True, label="Answers across targets",
+               show_if=_any(lambda row: getattr(row, "agreement", None)),
+               explain="Agreement = a query file's answers against the other targets' (same query, same parameters, same data)", csv=("agreement",)),
         QUERY_COST,
     ),
     "Milliseconds per execution.",
+)
+
+# A query file's answers as each execution kept them (report.html, answers.csv): normalised, hashed, the first rows.
+KEPT_ANSWERS = Catalogue(
+    "Answers kept",
+    (
+        WORKERS,
+        Figure("Query", lambda row: row.query, key=True, text=True, csv=("query",)),
+        Figure("Parameters", lambda row: row.parameters or f.DASH, text=True, csv=("parameters",)),
+        Figure("Execs", lambda row: f.count(row.executions), label="Executions with this answer", csv=("executions",)),
+        Figure("Rows", lambda row: f.count(row.rows), csv=("rows",)),
+        Figure("Digest", lambda row: row.digest, text=True, label="SHA-256 of the normalised rows", csv=("digest",)),
+        Figure("First rows", lambda row: " ".join(answer_digest.show(cells) for cells in row.first_rows) or f.DASH, text=True,
+               label="First rows (normalised)", csv=("first_rows",)),
+    ),
+    "A query file's answers, normalised (numbers to the query's digits, times in UTC, rows sorted unless ordered); a study or compare "
+    "compares them across targets.",
+)
+
+# A study's query-file queries: each one's answers on every target, compared.
+AGREEMENTS = Catalogue(
+    "Answers across targets",
+    (
+        Figure("Workload", lambda row: row.workload, key=True, text=True, csv=("workload",)),
+        Figure("Query", lambda row: row.query, key=True, text=True, csv=("query",)),
+        Figure("Targets", lambda row: ", ".join(row.targets), text=True, csv=("targets",)),
+        Figure("Agreement", lambda row: row.verdict, text=True, label="Answers across targets", csv=("verdict",)),
+    ),
+    "The same query with the same parameters on targets holding the same data must give the same answer: agreed, DIFFERENT "
+    "(the targets on each side and the first differing row), or not checked (why).",
 )
 
 # The answer check of every query whose check says more than ok (report.html).

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from iotdb_bench.cli.results import crosscheck, rate_search
+from iotdb_bench.cli.results import agreement, crosscheck, rate_search
 from iotdb_bench.cli.results.tables import catalogue, formats, study_catalogue
 from iotdb_bench.cli.results.tables.catalogue import Catalogue
 from iotdb_bench.cli.results.compared import Compared, one_per_run
@@ -113,6 +113,9 @@ def document_sections(document: ResultsDocument) -> list[Section]:
         found.append(Section("queries", catalogue.QUERIES, document.queries, csv="summary.csv",
                              terminal=InTerminal(heading=title(document), conditions=True)))
         found.append(Section("answers", catalogue.ANSWERS, [row for row in document.queries if row.answer_detail], views=frozenset({PAGE})))
+        kept = agreement.kept_rows(document.queries)
+        if kept:
+            found.append(Section("kept-answers", catalogue.KEPT_ANSWERS, kept, views=frozenset({PAGE, CSV}), csv="answers.csv", split=False))
     if document.task == "scan":
         found.append(Section("scans", catalogue.SCANS, document.scans, csv="summary.csv",
                              terminal=InTerminal(heading=title(document), conditions=True)))
@@ -223,6 +226,9 @@ def study_sections(document: StudyDocument, compared: Compared | None = None) ->
             split=False, terminal=InTerminal(heading=ranking_title(ranking), words=""),
             markdown=InMarkdown(title=ranking_title(ranking), words="", level=3, before="## Rankings\n" if index == 0 else "",
                                 after=f"{study_catalogue.RANKED} † = measured under conditions that differ from the other cells' of the table." if last else "")))
+    if document.agreements:
+        found.append(Section("agreement", catalogue.AGREEMENTS, document.agreements, split=False,
+                             terminal=InTerminal(heading=f"Answers across targets of {document.name}")))
     table, rows = study_catalogue.pivot(document.cells)
     if rows:
         found.append(Section("pivot", table, rows, views=frozenset({PAGE, MARKDOWN}), caption="Mean over the runs of each cell.", split=False,

@@ -60,7 +60,7 @@ class Module(DatabaseModule):
         shapes=frozenset({"events", "light", "large"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
         measurements=True, sensors=True, markers=True, drivers=("cassandra-driver",),
         # Batch requests are marked here, one latency per CQL request, in both sync and async mode.
-        marks_own_calls=True,
+        marks_own_calls=True, query_languages=("cql",),
     )
     schema, writer, reader, records = played_by(CassandraSchema, CassandraWriter, CassandraReader, CassandraRecords)
 

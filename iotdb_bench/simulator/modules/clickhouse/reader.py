@@ -13,6 +13,9 @@ from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_page
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 from iotdb_bench.simulator.workload.events import EventBatch
 
+# The release that brought the EXPLAIN statement (ClickHouse's changelog).
+EXPLAIN_SINCE = (20, 6)
+
 
 class ClickhouseReader(ClickhouseRole, ReaderRole):
     def marker_visible(self, marker: EventBatch) -> bool:
@@ -35,6 +38,15 @@ class ClickhouseReader(ClickhouseRole, ReaderRole):
             return Answer(self.module.execute(statement, columnar=True), _rows_of_columns)
 
         return run
+
+    def text_query(self, language: str, text: str) -> Query:
+        return lambda: Answer(self.module.execute(text, columnar=True, on=self.module.text_client()), _rows_of_columns)
+
+    def check_text(self, language: str, text: str) -> None:
+        """EXPLAIN analyses the statement (its tables and columns) and runs none of it; servers before it
+        came (20.6) analyse it as a subquery of which no row is read."""
+        statement = f"EXPLAIN {text}" if self.module.server_dialect.version >= EXPLAIN_SINCE else f"SELECT * FROM ({text}) LIMIT 0"
+        self.module.execute(statement, on=self.module.text_client())
 
     def scan_devices(self) -> list[str]:
         statement = " UNION ALL ".join(f"SELECT DISTINCT device_id FROM {qualified}" for qualified in self.module.tables.values())

@@ -37,7 +37,8 @@ __all__ = ["Module", "MysqlOptions"]
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
-    capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
+    capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",),
+                                query_languages=("sql/mysql", "sql"))
     schema, writer, reader, records = played_by(MysqlSchema, MysqlWriter, MysqlReader, MysqlRecords)
 
     def __init__(self, spec: RunSpec):

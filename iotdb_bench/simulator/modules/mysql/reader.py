@@ -5,6 +5,7 @@ fetched), and the visibility probe's look-up of one event; each reads a fresh sn
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -31,13 +32,19 @@ class MysqlReader(MysqlRole, ReaderRole):
         return {name: self._query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
 
     def _query(self, name: str, statement: str) -> Query:
-        def run() -> Answer:
-            self.module.fresh_snapshot()
-            with self.module.conn.cursor() as cursor:
-                cursor.execute(statement)
-                return sql_common.answer(name, cursor.fetchall())
+        return lambda: sql_common.answer(name, self._fetch(statement))
 
-        return run
+    def text_query(self, language: str, text: str) -> Query:
+        return lambda: Answer(self._fetch(text))
+
+    def check_text(self, language: str, text: str) -> None:
+        self._fetch(f"EXPLAIN {text}")  # plans the statement, runs none of it
+
+    def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
+        self.module.fresh_snapshot()
+        with self.module.conn.cursor() as cursor:
+            cursor.execute(statement)
+            return list(cursor.fetchall())
 
     def scan_devices(self) -> list[str]:
         self.module.fresh_snapshot()

@@ -81,6 +81,7 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
+        query_languages=("sql/questdb", "sql"),
     )
     schema, writer, reader, records = played_by(QuestdbSchema, QuestdbWriter, QuestdbReader, QuestdbRecords)
 

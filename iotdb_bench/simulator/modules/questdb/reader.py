@@ -56,6 +56,12 @@ class QuestdbReader(QuestdbRole, ReaderRole):
             return tables[0]
         return "(" + " UNION ALL ".join(f"SELECT device_id, timestamp, temperature FROM {table}" for table in tables) + ")"
 
+    def text_query(self, language: str, text: str) -> Query:
+        return self._query(text)
+
+    def check_text(self, language: str, text: str) -> None:
+        self.module.conn.execute(f"EXPLAIN {text}").fetchall()  # plans the statement, runs none of it
+
     def _query(self, statement: str, times: tuple[int, ...] = ()) -> Query:
         def run() -> Answer:
             return Answer(self.module.conn.execute(statement).fetchall(), with_times(*times) if times else None)
