@@ -11,7 +11,7 @@ from iotdb_bench.cli.commands.saving import save_results
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import RunFailed
 from iotdb_bench.cli.report.render import show
-from iotdb_bench.cli.results import results_files
+from iotdb_bench.cli.results import results_files, thresholds
 from iotdb_bench.cli.terminal import console, error_line, handle_errors, warning_line
 from iotdb_bench.simulator.detached.plan import DetachedStatus
 
@@ -57,6 +57,7 @@ def attach(run: str, namespace: str | None, config_path: Path | None, kube_conte
         warning_line(f"{problem}; remove it with: python run.py cleanup {run} --namespace {namespace}")
     if outcome.error is not None:
         raise RunFailed(outcome.error)
+    thresholds.enforce(document.thresholds)
 
 
 def progress_line(status: DetachedStatus) -> str:
