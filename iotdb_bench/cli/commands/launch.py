@@ -78,10 +78,12 @@ def launched(model: type[Group], plan: Callable[[Group], Launch]) -> Callable[[C
     return decorate
 
 
-def gated(ready: Launch, given: tuple[Threshold, ...]) -> Launch:
-    """The launch with its thresholds, each checked against the run's task and queries before anything runs."""
-    if given and ready.search is not None:
+def gated(ready: Launch, texts: tuple[str, ...]) -> Launch:
+    """The launch with its thresholds (--threshold, checked as texts by click), each checked against the
+    run's task and queries before anything runs."""
+    if texts and ready.search is not None:
         raise UsageProblem("--threshold cannot be combined with --find-max-rate (its rows are the rates it tried, most of them failing by design)")
+    given = tuple(thresholds.parse(text) for text in texts)
     for threshold in given:
         problem = thresholds.problem(threshold, ready.invocation.base)
         if problem is not None:

@@ -14,7 +14,6 @@ import click
 from click.core import ParameterSource
 
 from iotdb_bench.cli.results import thresholds
-from iotdb_bench.cli.results.document import Threshold
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
 
@@ -104,7 +103,7 @@ class TargetOptions(OptionGroup):
     kube_context: str | None
     keep: bool
     heartbeat_timeout: float
-    thresholds: tuple[Threshold, ...]
+    thresholds: tuple[str, ...]
 
 
 def options_decorator(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
@@ -130,15 +129,18 @@ target_options = options_decorator([
     click.option("--keep", is_flag=True, help="Kubernetes: leave the helm release installed after the run, for debugging."),
     click.option("--heartbeat-timeout", type=click.FloatRange(min=0), default=DEFAULT_HEARTBEAT_TIMEOUT_S, show_default=True,
                  help="Seconds without word from this command after which a run stops by itself (a killed CLI); 0 = never."),
-    click.option("--threshold", "thresholds", multiple=True, metavar="EXPR", callback=lambda ctx, param, values: parsed_thresholds(values),
+    click.option("--threshold", "thresholds", multiple=True, metavar="EXPR", callback=lambda ctx, param, values: checked_thresholds(values),
                  help="A line a figure must not cross, repeatable: e.g. inserts_per_s>=100000, p99_ms<=20, query.NAME.avg_ms<50, "
                  "count_check==ok; every row must pass, else exit code 1 once everything is saved (docs/thresholds.md)."),
 ])
 
 
-def parsed_thresholds(values: tuple[str, ...]) -> tuple[Threshold, ...]:
-    """--threshold's texts as thresholds; a text that is none is click's usage error (exit code 2)."""
+def checked_thresholds(values: tuple[str, ...]) -> tuple[str, ...]:
+    """--threshold's texts, each checked to be a threshold (else click's usage error, exit code 2); kept
+    as texts, as results.json records the options and the command line repeats them."""
     try:
-        return tuple(thresholds.parse(value) for value in values)
+        for value in values:
+            thresholds.parse(value)
     except ValueError as problem:
         raise click.BadParameter(str(problem), param_hint="'--threshold'") from None
+    return values

@@ -17,12 +17,12 @@ import click
 
 from iotdb_bench import simulator
 from iotdb_bench.cli import study_file
-from iotdb_bench.cli.commands.run_options import parsed_thresholds
+from iotdb_bench.cli.commands.run_options import checked_thresholds
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.report import plots, study_report
-from iotdb_bench.cli.results import ranking, results_files
+from iotdb_bench.cli.results import ranking, results_files, thresholds
 from iotdb_bench.cli.results.compared import Sources
 from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
 from iotdb_bench.cli.results.tables.study_catalogue import PlannedCell
@@ -51,7 +51,7 @@ STUDY_JSON = "study.json"
 @click.option("--namespace", help="Kubernetes namespace [default: the config's].")
 @click.option("--context", "kube_context", help="kubeconfig context [default: the current one].")
 @click.option("--keep", is_flag=True, help="Kubernetes: leave each cell's helm release installed, for debugging.")
-@click.option("--threshold", "given_thresholds", multiple=True, metavar="EXPR", callback=lambda ctx, param, values: parsed_thresholds(values),
+@click.option("--threshold", "given_thresholds", multiple=True, metavar="EXPR", callback=lambda ctx, param, values: checked_thresholds(values),
               help="A threshold of the whole study, as the file's thresholds: (repeatable); a cell that fails one fails the study, "
               "exit code 1 once everything is saved (docs/thresholds.md).")
 @handle_errors
@@ -69,7 +69,7 @@ def study(file, dry_run, output, scale, overrides, target_names, retry_failed, c
         raise UsageProblem(f"invalid study file {path}: {'; '.join(problems)}")
     config = load_config(config_path)
     passthrough = Passthrough(str(config_path) if config_path else None, platform, namespace, kube_context, keep)
-    plan_file.thresholds += given_thresholds
+    plan_file.thresholds += [thresholds.parse(text) for text in given_thresholds]
     plan = study_plan.expand(plan_file, config, CELL_COMMANDS, passthrough, str(path))
     study_thresholds.check(plan_file, plan, str(path))
     folder = output or Path("results") / f"study-{plan_file.name}"
