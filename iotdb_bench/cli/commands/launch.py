@@ -163,6 +163,7 @@ def launch(ready: Launch) -> None:
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
         cost=ready.target_config.cost, max_rate=ready.search, thresholds=[ThresholdVerdict(threshold=threshold) for threshold in ready.thresholds],
     )
+    document.environment.config = ready.config.source
     if folder is None:
         from iotdb_bench.cli.run.platforms.detached import install
 

@@ -19,7 +19,7 @@ from iotdb_bench import simulator
 from iotdb_bench.cli import study_file
 from iotdb_bench.cli.commands.run_options import checked_thresholds
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
-from iotdb_bench.cli.config import load_config
+from iotdb_bench.cli.config import CONFIG_HELP, load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.report import plots, study_report
 from iotdb_bench.cli.results import ranking, results_files, thresholds
@@ -46,7 +46,7 @@ STUDY_JSON = "study.json"
               help="Override a field of the file (YAML value; list items by name), e.g. runs=1, workers=[1,2], workloads.copy.insert.batch=100.")
 @click.option("--targets", "target_names", metavar="NAMES", help="Comma-separated targets to run instead of the file's (e.g. the ones you have).")
 @click.option("--retry-failed", is_flag=True, help="Run again the cells that failed in an earlier invocation (kept by default).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help=CONFIG_HELP)
 @click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where every cell runs [default: each target's, else the config's].")
 @click.option("--namespace", help="Kubernetes namespace [default: the config's].")
 @click.option("--context", "kube_context", help="kubeconfig context [default: the current one].")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from iotdb_bench import simulator
+from iotdb_bench.cli.config import ConfigSource
 from iotdb_bench.cli.results import host as host_info
 from iotdb_bench.cli.results.cost import Cost, InsertCost, QueryCost
 from iotdb_bench.cli.results.host import Host
@@ -49,6 +50,7 @@ class Environment(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="every option of the command, defaults included")
     command_line: list[str] = Field(default_factory=list, description="the command and every option as the CLI spells them, "
                                     "defaults included: it reproduces the invocation")
+    config: ConfigSource | None = Field(default=None, description="the config file the command read, and what chose it")
 
     @classmethod
     def here(cls, options: dict[str, Any], command_line: list[str], command: list[str]) -> Environment:
