@@ -29,4 +29,4 @@ def init(file: Path, force: bool) -> None:
     where = "" if file.resolve() == Path("config.yaml").resolve() else f" --config {file}"
     console.print(f"Wrote {file}: a target of every database module, each option with its default. "
                   f"The run commands read it{' from this folder' if not where else ' with --config'}: {prog} insert --target sqlite{where}",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
