@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.results import thresholds
 from iotdb_bench.cli.results.cost import Cost
+from iotdb_bench.cli.results.document import Threshold
 from iotdb_bench.simulator.validation import FileProblem, validation_problems, yaml_mapping
 
 PRESETS = Path(__file__).resolve().parent.parent / "studies"
 Task = Literal["insert", "query", "scan"]
 NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 # Options the study sets itself for every cell: a workload may not give them.
-STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details"}
+STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details", "threshold"}
 # Options whose value is an amount of work, multiplied by --scale (at least 1; seconds at least 1 s).
 SCALED = {"num-inserts", "duration", "prefill"}
 
@@ -34,6 +36,8 @@ NAMED_WORKLOADS: dict[str, dict[str, Any]] = yaml.safe_load((PRESETS / "workload
 
 
 OptionValue = str | int | float | bool | list[str | int | float] | dict[str, str | int | float | bool] | None
+# A threshold is written as on the command line (inserts_per_s>=100000) and checked as it is read.
+ThresholdText = Annotated[Threshold, BeforeValidator(lambda value: thresholds.parse(value) if isinstance(value, str) else value)]
 
 
 class StudyTarget(BaseModel):
@@ -72,6 +76,8 @@ class Workload(BaseModel):
     runs: int | None = Field(None, ge=1, description="runs (query: executions per worker) [default: the study's]")
     targets: list[str] | None = Field(None, description="only these targets run this workload")
     rank_by: str | None = Field(None, description="the figure its ranking is ordered by [default: the task's main figure]")
+    thresholds: list[ThresholdText] = Field(default_factory=list, description="lines every cell of this workload must not cross "
+                                            "(docs/thresholds.md); the study's own apply too")
 
     @field_validator("workers")
     @classmethod
@@ -131,6 +137,8 @@ class StudyFile(BaseModel):
     timeout: float = Field(0, ge=0, description="seconds one run may take (--timeout of every cell); 0 = none")
     unsupported: Literal["fail", "skip"] = Field("fail", description="a cell its target's module refuses: fail the study, or skip the cell")
     score: list[ScoreInput] | None = Field(None, description="the score's inputs and weights [default: every ranking, weight 1]")
+    thresholds: list[ThresholdText] = Field(default_factory=list, description="lines every cell whose task has the figure must not cross "
+                                            "(docs/thresholds.md)")
 
     @field_validator("targets", mode="before")
     @classmethod

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from iotdb_bench.cli.results.agreement import AgreementRow
 from iotdb_bench.cli.results.cost import Cost
-from iotdb_bench.cli.results.document import InsertRow, QueryRow, ScanRow
+from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ScanRow, ThresholdVerdict
 from iotdb_bench.cli.study_file import Task
 
 STUDY_FORMAT_VERSION = 1
@@ -72,6 +72,8 @@ class CellRecord(CellPlan):
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
     scans: list[ScanRow] = Field(default_factory=list)
+    queries_under_ingest: list[QueryUnderIngestRow] = Field(default_factory=list)
+    thresholds: list[ThresholdVerdict] = Field(default_factory=list, description="the study's thresholds judged on this cell's rows")
 
 
 class RankedRow(BaseModel):

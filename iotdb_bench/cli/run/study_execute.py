@@ -128,6 +128,7 @@ class StudyRun:
         record.cost = self.costs.get(record.target) or document.cost
         record.conditions = run_conditions.key_conditions(document)
         record.inserts, record.queries, record.scans = document.inserts, document.queries, document.scans
+        record.queries_under_ingest = document.queries_under_ingest
 
     def _folder(self, record: CellRecord) -> Path:
         return study_state.cell_folder(self.folder, record.folder_name())
