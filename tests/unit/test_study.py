@@ -12,9 +12,9 @@ from iotdb_bench.cli import study_file
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.results import ranking
 from iotdb_bench.cli.results.cost import Cost
-from iotdb_bench.cli.results.study_document import CellRecord
+from iotdb_bench.cli.results.study import ranking
+from iotdb_bench.cli.results.study.document import CellRecord
 from iotdb_bench.cli.run.study_plan import Passthrough, expand
 from tests import factories
 from tests.conftest import REPO_ROOT, run_cli
@@ -216,7 +216,7 @@ def test_a_study_page_flags_what_its_cells_rows_show():
     said "none (stable runs, ...)" above a table of rows marked unstable."""
     from iotdb_bench.cli.results import findings
     from iotdb_bench.cli.results.compared import compare
-    from iotdb_bench.cli.results.study_document import StudyDocument
+    from iotdb_bench.cli.results.study.document import StudyDocument
     from tests import factories
 
     reports = [(1, factories.insert_report([400], 0.4 + run / 10, throughput=9_000_000.0 * (1 + run / 5), workers=1, counters=(0, 400)))

@@ -22,9 +22,10 @@ from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import CONFIG_HELP, load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.report import plots, study_report
-from iotdb_bench.cli.results import agreement, ranking, results_files, thresholds
+from iotdb_bench.cli.results import agreement, results_files, thresholds
 from iotdb_bench.cli.results.compared import Sources
-from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
+from iotdb_bench.cli.results.study import ranking
+from iotdb_bench.cli.results.study.document import CellRecord, StudyDocument
 from iotdb_bench.cli.results.tables.study_catalogue import PlannedCell
 from iotdb_bench.cli.run import study_plan, study_state, study_thresholds
 from iotdb_bench.cli.run.study_execute import StudyRun, now

@@ -14,7 +14,7 @@ from iotdb_bench.cli.report.html_report import Page
 from iotdb_bench.cli.report.tables import FittedTable, fitted, section_table
 from iotdb_bench.cli.results import findings
 from iotdb_bench.cli.results.compared import Sources, compare
-from iotdb_bench.cli.results.study_document import StudyDocument
+from iotdb_bench.cli.results.study.document import StudyDocument
 from iotdb_bench.cli.results.tables import sections
 from iotdb_bench.cli.results.tables.catalogue import DEFAULT
 from iotdb_bench.cli.results.tables.sections import TERMINAL

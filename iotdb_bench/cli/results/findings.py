@@ -17,7 +17,7 @@ from iotdb_bench.cli.results import crosscheck, thresholds
 from iotdb_bench.cli.results.tables import formats
 from iotdb_bench.cli.results.compared import Compared, CompareInsertRow, CompareQueryRow, CompareScanRow
 from iotdb_bench.cli.results.document import InsertRow, ResultsDocument, RunRecord, ThresholdVerdict
-from iotdb_bench.cli.results.study_document import StudyDocument
+from iotdb_bench.cli.results.study.document import StudyDocument
 from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV
 
 Kind = Literal[

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.results import results_files, run_conditions
-from iotdb_bench.cli.results.study_document import CellRecord
+from iotdb_bench.cli.results.study.document import CellRecord
 from iotdb_bench.cli.run import study_state
 from iotdb_bench.cli.run.study_plan import CellCommand, Passthrough, Plan
 from iotdb_bench.cli.run.study_state import CellMarker

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from iotdb_bench.cli.config import Config
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.results.study_document import CellPlan, cell_key
+from iotdb_bench.cli.results.study.document import CellPlan, cell_key
 from iotdb_bench.cli.run.runner import Invocation
 from iotdb_bench.cli.study_file import StudyFile, StudyTarget, Workload
 from iotdb_bench.simulator.env_references import MissingVariable

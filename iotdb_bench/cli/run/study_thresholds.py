@@ -9,7 +9,7 @@ from __future__ import annotations
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results import thresholds
 from iotdb_bench.cli.results.document import Threshold
-from iotdb_bench.cli.results.study_document import CellRecord
+from iotdb_bench.cli.results.study.document import CellRecord
 from iotdb_bench.cli.run.study_plan import Plan
 from iotdb_bench.cli.study_file import StudyFile
 from iotdb_bench.simulator.spec import RunSpec

@@ -15,7 +15,7 @@ catalogue's figures, whatever their levels, so a figure added here is in the CSV
 
 A figure may say what its number is (`value`, in `unit`, as the views write it: `form`); a figure a
 study can rank targets by (`rank_as`: its name in a study file) also says which way is better. The
-study's rankings and score read these same figures (cli/results/ranking.py), so a ranking is headed,
+study's rankings and score read these same figures (cli/results/study/ranking.py), so a ranking is headed,
 written and plotted as the figure is everywhere. A figure with a name (`name`, else its `rank_as`) can
 be judged by a threshold (`--threshold p99_ms<=20`, cli/results/thresholds.py): its `value`, or for a
 check (`text`) its words.

@@ -25,7 +25,7 @@ from iotdb_bench.cli.results.compared import Compared, one_per_run
 from iotdb_bench.cli.results.crosscheck import CrossCheck
 from iotdb_bench.cli.results.document import ResultsDocument, ThresholdVerdict
 from iotdb_bench.cli.results.tables.study_catalogue import ranking_title
-from iotdb_bench.cli.results.study_document import StudyDocument
+from iotdb_bench.cli.results.study.document import StudyDocument
 from iotdb_bench.simulator.workload import shapes
 
 View = Literal["terminal", "page", "markdown", "csv"]

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from iotdb_bench.cli.results.tables import formats as f
-from iotdb_bench.cli.results import ranking
+from iotdb_bench.cli.results.study import ranking
 from iotdb_bench.cli.results.tables.catalogue import MORE, Catalogue, Figure
-from iotdb_bench.cli.results.study_document import CellRecord, Ranking, ScoreTerm, TargetScore
+from iotdb_bench.cli.results.study.document import CellRecord, Ranking, ScoreTerm, TargetScore
 
 RANKED = "Only cells that finished with status ok and whose check passed are ranked."
 

@@ -19,7 +19,7 @@ from iotdb_bench.cli.results.agreement import AgreementRow
 from iotdb_bench.cli.results.tables import catalogue, formats
 from iotdb_bench.cli.results.tables.catalogue import Figure
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ScanRow
-from iotdb_bench.cli.results.study_document import CellRecord, Ranking, RankedRow, ScoreTerm, TargetScore
+from iotdb_bench.cli.results.study.document import CellRecord, Ranking, RankedRow, ScoreTerm, TargetScore
 from iotdb_bench.cli.study_file import ScoreInput, StudyFile, Workload
 from iotdb_bench.simulator.measurement.stats import Spread
 
