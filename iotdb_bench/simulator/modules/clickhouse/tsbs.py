@@ -61,7 +61,8 @@ class TsbsTables:
 
     def tag_insert(self, seed: int, ids: Sequence[int]) -> tuple[str, list[np.ndarray]]:
         """The INSERT of these hosts' tags (host_i has id i + 1), as columns."""
-        rows = [host_tags(seed, host_id - 1, 1)[0] for host_id in ids]
+        every = host_tags(seed, 0, max(ids, default=0))
+        rows = [every[host_id - 1] for host_id in ids]
         columns = [np.array(ids, dtype=np.uint32), *(np.array([row[index] for row in rows], dtype=object) for index in range(len(TAG_NAMES)))]
         return f"INSERT INTO {self.tags} (id, {', '.join(TAG_NAMES)}) VALUES", columns
 
