@@ -27,8 +27,12 @@ page size). Timestamps are read as epoch milliseconds (`toUnixTimestamp64Milli` 
 function of 20.5 and later). The record of expected answers is a table of its own,
 `<database>.iotbench_expected`, one row per saved version (MergeTree has no UPDATE; the newest wins).
 
+TSBS's shapes (`--schema tsbs-cpu`, docs/tsbs.md): TSBS's clickhouse target's `tags` and `cpu`
+tables (plain MergeTrees), its rows as columnar INSERTs like the others, its DevOps query types in
+ClickHouse's SQL (tsbs.py), on old servers and current ones alike.
+
 The roles: schema.py, writer.py, reader.py, records.py; dialect.py the SQL per server version,
-wording.py the server's refusals in one line, options.py the options.
+wording.py the server's refusals in one line, options.py the options; tsbs.py TSBS's target.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 from iotdb_bench.simulator.modules.clickhouse.reader import ClickhouseReader
 from iotdb_bench.simulator.modules.clickhouse.records import ClickhouseRecords
 from iotdb_bench.simulator.modules.clickhouse.schema import ClickhouseSchema
+from iotdb_bench.simulator.modules.clickhouse.tsbs import TsbsTables
 from iotdb_bench.simulator.modules.clickhouse.wording import ClickhouseError, first_line
 from iotdb_bench.simulator.modules.clickhouse.writer import ClickhouseWriter
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
@@ -61,7 +66,7 @@ class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
         query_languages=("sql/clickhouse", "sql"),
     )
@@ -77,6 +82,11 @@ class Module(DatabaseModule):
     def server_dialect(self) -> ServerDialect:
         """The server's dialect, as the roles use it once `connect()` has read it."""
         return connected(self.dialect, self.spec.module)
+
+    @functools.cached_property
+    def tsbs_tables(self) -> TsbsTables:
+        """TSBS's tables (TSBS's shapes), shared by the roles."""
+        return TsbsTables(self.options.database, self.spec.table_names[0], self.layout)
 
     @functools.cached_property
     def tables(self) -> dict[str, str]:
