@@ -62,11 +62,12 @@ def reads(name: str, parameters, host: int, step: int) -> bool:
     return (hosts is None or f"host_{host}" in hosts) and window.start_ms <= time < window.end_ms
 
 
-def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable[[int, int, float], None]) -> None:
+def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable[[int, int, float], None], value: float = CHANGED_VALUE) -> None:
     """Change the CHANGED rows with `change(host, step, value)`; the query types that read one of them are
-    WRONG, naming the row, and only they."""
+    WRONG, naming the row, and only they. `value`: CHANGED_VALUE, or another above 100 where a
+    database stores TSBS's whole numbers (Cassandra's bigint)."""
     for host, step in CHANGED:
-        change(host, step, CHANGED_VALUE)
+        change(host, step, value)
     result = run("query", "--queries", "tsbs-devops", "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
     draws = ParameterDraws(QUERY_SEED, 0, written(DATA))
     expected_wrong = {name for name in TSBS_DEVOPS_QUERIES for execution in range(QUERY_RUNS)
@@ -76,7 +77,7 @@ def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable
     answers = result.answers()
     assert {name for name, (verdict, _) in answers.items() if verdict == "wrong"} == expected_wrong, answers
     assert all(verdict == "ok" for name, (verdict, _) in answers.items() if name not in expected_wrong), answers
-    assert answers["lastpoint"][1] == f"host host_0: usage_user is {CHANGED_VALUE}, expected " + answers["lastpoint"][1].rsplit(" ", 1)[-1]
+    assert answers["lastpoint"][1] == f"host host_0: usage_user is {value}, expected " + answers["lastpoint"][1].rsplit(" ", 1)[-1]
     assert "hour 2016-01-01T06:00:00.000Z (1451628000000) host host_1: mean usage_user is " in answers["double-groupby-1"][1]
 
 
