@@ -36,7 +36,7 @@ CHANGED_VALUE = 101  # TSBS's values are whole numbers: series_bigint holds no 1
 
 @pytest.fixture(scope="module")
 def cassandra(tmp_path_factory):
-    """(session, keyspace, a folder to run the CLI in) once the story's data is inserted."""
+    """(session, keyspace, a folder to run the CLI in, the insert's report) once the story's data is inserted."""
     from cassandra.cluster import Cluster, NoHostAvailable
 
     cluster = Cluster([HOST], port=PORT, connect_timeout=5)
@@ -50,7 +50,7 @@ def cassandra(tmp_path_factory):
     (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, keyspace=keyspace))
     result = run_cli(["insert", "--config", "config.yaml", "--target", "cassandra", "--platform", "local", *INSERT], folder)
     assert_inserted(result)
-    yield session, keyspace, folder, result
+    yield session, keyspace, folder, result.results()["runs"][0]["report"]
     session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
     cluster.shutdown()
 
@@ -60,7 +60,7 @@ def run(folder):
 
 
 def test_tsbs_layout_and_every_query_type_answered_right(cassandra):
-    session, keyspace, folder, insert = cassandra
+    session, keyspace, folder, report = cassandra
     columns = {(row.column_name, row.type, row.kind) for row in session.execute(
         "SELECT column_name, type, kind FROM system_schema.columns WHERE keyspace_name = %s AND table_name = %s", (keyspace, TABLE))}
     assert columns == {("series_id", "text", "partition_key"), ("time", "timestamp", "clustering"), ("value", "bigint", "regular")}
@@ -71,9 +71,8 @@ def test_tsbs_layout_and_every_query_type_answered_right(cassandra):
     [host_0_user] = [name for name in series if name.startswith("cpu,hostname=host_0,") and name.endswith("#usage_user#2016-01-01")]
     assert host_0_user.count(",") == 10 and ",service_environment=" in host_0_user  # the ten tags, in TSBS's order
     first = session.execute(f"SELECT time, value FROM {keyspace}.{TABLE} WHERE series_id = %s LIMIT 1", (host_0_user,)).one()
-    expected = TsbsGenerator(RunSpec.model_validate(insert.results()["runs"][0]["report"]["spec"]), 0).rows(0, 1)
+    expected = TsbsGenerator(RunSpec.model_validate(report["spec"]), 0).rows(0, 1)
     assert (round(first.time.timestamp() * 1000), first.value) == (DATA.start_ms, expected.temperature[0])
-    report = insert.results()["runs"][0]["report"]
     assert report["insert_mode"] == "UNLOGGED batches per series and day, size 1000"
     assert report["notes"] == ["storage: the tables' SSTable files in the server's data folder, on this machine; "
                                "rows still in memtables (not flushed yet) are not counted"]
