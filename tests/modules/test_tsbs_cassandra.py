@@ -15,7 +15,7 @@ from iotdb_bench.simulator.modules.cassandra.tsbs_series import TABLE
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 from tests.conftest import run_cli
-from tests.modules.test_cassandra import HOST, PORT
+from tests.modules.test_cassandra import HOST, PORT, live_session
 from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_POINTS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
 
 pytestmark = [pytest.mark.cassandra, pytest.mark.slow]
@@ -37,14 +37,7 @@ CHANGED_VALUE = 101  # TSBS's values are whole numbers: series_bigint holds no 1
 @pytest.fixture(scope="module")
 def cassandra(tmp_path_factory):
     """(session, keyspace, a folder to run the CLI in, the insert's report) once the story's data is inserted."""
-    from cassandra.cluster import Cluster, NoHostAvailable
-
-    cluster = Cluster([HOST], port=PORT, connect_timeout=5)
-    try:
-        session = cluster.connect()
-    except NoHostAvailable as error:
-        cluster.shutdown()
-        pytest.fail(f"Cassandra is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-cassandra.sh")
+    cluster, session = live_session()
     keyspace = f"iotbench_tsbs_{os.getpid()}"
     folder = tmp_path_factory.mktemp("tsbs-cassandra")
     (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, keyspace=keyspace))

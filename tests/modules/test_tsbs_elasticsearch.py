@@ -10,7 +10,7 @@ import pytest
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
-from tests.modules.test_elasticsearch import CONFIG, SERVERS, START_SCRIPTS, get
+from tests.modules.test_elasticsearch import CONFIG, SERVERS, get, reachable
 from tests.tsbs_story import DATA, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
 
 pytestmark = [pytest.mark.elasticsearch, pytest.mark.slow]
@@ -21,11 +21,7 @@ CHANGED_VALUE = 101  # the fields are longs: 100.5 would be stored as 100, a val
 @pytest.fixture(scope="module", params=sorted(SERVERS))
 def search(request, tmp_path_factory):
     """(the server's URL, a folder to run the CLI in, the insert's report) once the story's data is inserted."""
-    url = SERVERS[request.param]
-    try:
-        httpx.get(f"{url}/_cluster/health", timeout=10).raise_for_status()
-    except httpx.HTTPError as error:
-        pytest.fail(f"{request.param} is not reachable at {url} ({error}); start it with scripts/servers/{START_SCRIPTS[request.param]}")
+    url = reachable(request.param)
     folder = tmp_path_factory.mktemp(f"tsbs-{request.param}")
     (folder / "config.yaml").write_text(CONFIG.format(url=url))
     result = run(folder)("insert", *INSERT)
