@@ -11,7 +11,7 @@ import time
 import pytest
 
 from iotdb_bench.simulator.modules.cassandra import Module, storage
-from iotdb_bench.simulator.modules.cassandra.tsbs_series import TABLE
+from iotdb_bench.simulator.modules.cassandra.tsbs_series import TABLE, SeriesIndex
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 from tests.conftest import run_cli
@@ -63,6 +63,9 @@ def test_tsbs_layout_and_every_query_type_answered_right(cassandra):
     assert session.execute(f"SELECT count(*) FROM {keyspace}.{TABLE}", timeout=120).one()[0] == TSBS_POINTS
     [host_0_user] = [name for name in series if name.startswith("cpu,hostname=host_0,") and name.endswith("#usage_user#2016-01-01")]
     assert host_0_user.count(",") == 10 and ",service_environment=" in host_0_user  # the ten tags, in TSBS's order
+    # A mixed run's queries name the partitions from what the run writes: the very ones the writer made.
+    planned = SeriesIndex.planned(DATA.seed, HOSTS, DATA.start_ms, DATA.end_ms)
+    assert SeriesIndex.of(series) == planned and len(planned.hosts) == HOSTS
     first = session.execute(f"SELECT time, value FROM {keyspace}.{TABLE} WHERE series_id = %s LIMIT 1", (host_0_user,)).one()
     expected = TsbsGenerator(RunSpec.model_validate(report["spec"]), 0).rows(0, 1)
     assert (round(first.time.timestamp() * 1000), first.value) == (DATA.start_ms, expected.temperature[0])

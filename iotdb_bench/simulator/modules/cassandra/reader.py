@@ -16,10 +16,12 @@ from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_
 from iotdb_bench.simulator.modules.base import DatabaseModule, Query, ReaderRole
 from iotdb_bench.simulator.modules.cassandra.options import DOWNSAMPLE_END_MS, QUERY_FETCH_SIZE, CassandraRole
 from iotdb_bench.simulator.modules.cassandra.tsbs_queries import TsbsQueries
+from iotdb_bench.simulator.modules.cassandra.tsbs_series import SeriesIndex
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 
 class CassandraReader(CassandraRole, ReaderRole):
@@ -45,8 +47,12 @@ class CassandraReader(CassandraRole, ReaderRole):
     @property
     def _tsbs(self) -> TsbsQueries:
         if self._tsbs_queries is None:
+            planned = None
+            if self.spec.task == "insert":  # a mixed run's query client: the series the run is writing
+                data = TsbsData.of(self.spec)
+                planned = SeriesIndex.planned(data.seed, data.hosts, data.start_ms, data.end_ms)
             self._tsbs_queries = TsbsQueries(self.module.session, self.options.keyspace, self.options.query_concurrency,
-                                             mixed=self.spec.task == "insert", index_timeout=self.options.count_timeout)
+                                             self.options.count_timeout, planned)
         return self._tsbs_queries
 
     def marker_visible(self, marker: EventBatch) -> bool:

@@ -19,8 +19,10 @@ exact (TSBS's "server" plan, but one request per partition instead of one per ti
   DESC LIMIT 5`), going back a day while short; the 5 latest of them, the maximum over the hosts.
 
 The partitions come from the series index (`SELECT DISTINCT series_id`, TSBS's client-side index),
-read before the first execution, outside the timed call (in a mixed run before every execution:
-new days appear as it writes). `--query-timeout` bounds each request.
+read before the first execution, outside the timed call (again when it does not know a host asked
+for). A mixed run's queries read data still being written, whose series appear as they go: their
+index is what the run writes (SeriesIndex.planned), so every execution reads its partitions,
+written yet or not. `--query-timeout` bounds each request.
 """
 
 from __future__ import annotations
@@ -41,10 +43,12 @@ FIRST = CPU_FIELDS[0]  # usage_user: high-cpu's and groupby-orderby-limit's fiel
 
 
 class TsbsQueries:
-    def __init__(self, session: Any, keyspace: str, concurrency: int, mixed: bool, index_timeout: float):
-        self.session, self.concurrency, self.mixed, self.index_timeout = session, concurrency, mixed, index_timeout
+    def __init__(self, session: Any, keyspace: str, concurrency: int, index_timeout: float, planned: SeriesIndex | None = None):
+        """`planned`: the series of a run still writing them (a mixed run's); else the database's are read."""
+        self.session, self.concurrency, self.index_timeout = session, concurrency, index_timeout
+        self._planned = planned is not None
         table = f"{keyspace}.{TABLE}"
-        self._index: SeriesIndex | None = None
+        self._index: SeriesIndex | None = planned
         self._listing = f"SELECT DISTINCT series_id FROM {table}"
         where = "WHERE series_id = ? AND time >= ? AND time < ?"
         self._max = {unit: self._prepare(f"SELECT floor(time, {unit}), max(value) FROM {table} {where} GROUP BY series_id, floor(time, {unit})")
@@ -77,11 +81,10 @@ class TsbsQueries:
         return lambda: self._latest_minutes_max(index, chosen, window.end_ms)
 
     def _series(self, hosts: Sequence[str]) -> SeriesIndex:
-        """TSBS's client-side index: read once (and again when it does not know a host asked for, or
-        in a mixed run, whose data grows)."""
+        """TSBS's client-side index: read once, and again when it does not know a host asked for."""
         from cassandra.query import SimpleStatement
 
-        if self._index is None or self.mixed or not self._index.knows(hosts):
+        if self._index is None or not (self._planned or self._index.knows(hosts)):
             listing = SimpleStatement(self._listing, fetch_size=5000)
             self._index = SeriesIndex.of(row[0] for row in self.session.execute(listing, timeout=self.index_timeout))
         return self._index

@@ -13,7 +13,8 @@ to CQL. The other four tables of TSBS (float,
 double, boolean, blob) would stay empty with this data and are not made.
 
 A query finds its partitions as TSBS's query runner does, from a client-side index of the series
-(`SELECT DISTINCT series_id`): the hosts' tags from their names, the days each host has.
+(`SELECT DISTINCT series_id`): the hosts' tags from their names, the days each host has; a mixed
+run's queries, on data still being written, from what the run writes (the seed's hosts, its days).
 """
 
 from __future__ import annotations
@@ -72,6 +73,16 @@ class SeriesIndex:
 
     prefixes: dict[str, str] = field(default_factory=dict)  # hostname -> prefix
     days: dict[str, set[int]] = field(default_factory=dict)  # hostname -> days with at least one partition
+
+    @classmethod
+    def planned(cls, seed: int, hosts: int, start_ms: int, end_ms: int) -> SeriesIndex:
+        """The series a run writes, before it has written them: the seed's hosts, every day of its time range."""
+        index = cls()
+        days = set(days_between(start_ms, end_ms))
+        for tags in host_tags(seed, 0, hosts):
+            index.prefixes[tags[0]] = prefix_of(tags)
+            index.days[tags[0]] = days
+        return index
 
     @classmethod
     def of(cls, series_ids: Iterable[str]) -> SeriesIndex:
