@@ -64,7 +64,8 @@ def reads(name: str, parameters, host: int, step: int) -> bool:
 
 def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable[[int, int, float], None], value: float = CHANGED_VALUE) -> None:
     """Change the CHANGED rows with `change(host, step, value)`; the query types that read one of them are
-    WRONG, naming the row, and only they. `value`: above 100 (101 where the fields are integers)."""
+    WRONG, naming the row, and only they. `value`: CHANGED_VALUE, or another above 100 where a
+    database stores TSBS's whole numbers (Cassandra's bigint)."""
     for host, step in CHANGED:
         change(host, step, value)
     result = run("query", "--queries", "tsbs-devops", "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))

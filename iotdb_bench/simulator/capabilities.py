@@ -51,7 +51,7 @@ class Location(enum.Enum):
 ALL_SHAPES = frozenset({"events", "slim", "light", "large"})
 # Why a module does not store a TSBS shape it does not name (simulator/workload/tsbs/): the work is
 # done database by database, each with its TSBS target's layout.
-TSBS_NOT_YET = "not yet: TSBS's data and query types are written database by database (docs/tsbs.md's table says which have them)"
+TSBS_NOT_YET = "not yet: this database does not store TSBS's data and answer its query types yet (docs/tsbs.md lists those that do)"
 
 
 @dataclass(frozen=True)
