@@ -23,3 +23,14 @@ def test_the_iotdb_driver_still_installs_a_tests_package_that_wins_outside_the_c
     elsewhere = subprocess.run([sys.executable, "-c", "import tests; print(tests.__file__)"], cwd=tmp_path, capture_output=True, text=True,
                                timeout=60, env={"PATH": "/usr/bin:/bin"})
     assert elsewhere.returncode == 0 and "site-packages" in elsewhere.stdout, elsewhere.stdout + elsewhere.stderr
+
+
+def test_no_two_test_files_share_a_name():
+    """Test folders below tests/ are not packages, so pytest imports each file by its bare name: a second
+    file of the same name fails collection (CI's whole run) with 'import file mismatch'."""
+    seen: dict[str, Path] = {}
+    for path in sorted((REPO_ROOT / "tests").rglob("test_*.py")):
+        if (path.parent / "__init__.py").exists():
+            continue
+        assert path.name not in seen, f"{path} and {seen[path.name]} share a name"
+        seen[path.name] = path
