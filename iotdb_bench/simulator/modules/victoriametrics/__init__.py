@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
+from iotdb_bench.simulator.modules.victoriametrics import tsbs_queries
 from iotdb_bench.simulator.modules.victoriametrics.connection import VictoriaMetricsError, VmConnection
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
 from iotdb_bench.simulator.modules.victoriametrics.reader import VmReader
@@ -65,6 +66,7 @@ class Module(DatabaseModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
     capabilities = Capabilities(
+        tsbs_shapes=frozenset({"tsbs-cpu"}), tsbs_queries_refused=tsbs_queries.REFUSED,
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("a metrics store has no transactions to commit every S seconds"),
     )
@@ -90,14 +92,21 @@ class Module(DatabaseModule):
 
     # -- how the module describes its runs -------------------------------------------------
     def batch_kind(self) -> str:
-        return "/api/v1/import request" if self.options.ingestion == "import" else "line protocol request"
+        return "/api/v1/import request" if self.series.ingestion == "import" else "line protocol request"
 
     def notes(self) -> list[str]:
+        if self.spec.task != "insert":
+            return []
+        storage = ("storage: VictoriaMetrics' own accounting after a flush, the sum of vm_data_size_bytes on /metrics: every series "
+                   "the server holds, this run's and any other data (it reports no size per series)")
+        if self.spec.tsbs:
+            return ["TSBS's cpu rows as its victoriametrics target sends them: line protocol on /write, a series per host and field "
+                    "(cpu_usage_user{hostname=...} and the other nine tags), the fields as whole-number samples", storage]
         names = [column.name for column in self.series.measures] + (["sequence number"] if self.options.store_sequence_number else [])
         samples = f"{len(names)} samples per event ({', '.join(names)})" if len(names) > 1 else "one sample per event (temperature)"
         series = "one series per device, sensor and value" if self.spec.sensors > 1 else "one series per device and value"
         return [f"VictoriaMetrics stores {samples}, {series}",
-                "inserts/s counts acknowledged samples; the time until all were found by queries is reported separately"]
+                "inserts/s counts acknowledged samples; the time until all were found by queries is reported separately", storage]
 
     # -- lifecycle -------------------------------------------------------------------------
     def server_address(self) -> tuple[str, int] | None:
