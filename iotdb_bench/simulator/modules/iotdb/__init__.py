@@ -53,7 +53,7 @@ class Module(DatabaseModule):
     Options = IotdbOptions
     options: IotdbOptions
     capabilities = Capabilities(
-        primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("IoTDB has no transactions to commit every S seconds"),
     )
     schema, writer, reader, records = played_by(IotdbSchema, IotdbWriter, IotdbReader, IotdbRecords)
@@ -64,11 +64,14 @@ class Module(DatabaseModule):
         self.series = Series(spec, self.layout, self.options)  # measurements and device paths, shared too
 
     def validate(self) -> None:
-        if self.spec.shape != "events" and not self.spec.tsbs:  # TSBS's shapes: refused by validate_workload (not yet)
+        if self.spec.shape != "events" and not self.spec.tsbs:
             raise ModuleError(
                 f"module 'iotdb' does not support --schema {self.spec.shape}: IoTDB stores series of devices, and these rows have no "
                 "device (rows of different workers with equal timestamps would overwrite each other; use --schema events)"
             )
+        if self.spec.tsbs and self.options.model != "tree":
+            raise ModuleError(f"module 'iotdb' writes --schema {self.spec.shape} in the tree model, as the IoTDB target of TSBS's benchANT "
+                              "fork lays it out (a device per host): drop model=table")
         self.validate_workload()
         if self.spec.primary_key not in self.capabilities.primary_keys:
             raise ModuleError(
@@ -78,7 +81,9 @@ class Module(DatabaseModule):
 
     # -- how the module describes its runs -------------------------------------------------
     def batch_kind(self) -> str:
-        return "aligned tablets, one per device" if self.series.tree else "tablet per table"
+        if self.series.tree:
+            return "aligned records, one per event" if self.options.tree_batch == "records" else "aligned tablets, one per device"
+        return "tablet per table"
 
     def insert_mode(self) -> str:
         if not self.spec.batch:
@@ -86,12 +91,22 @@ class Module(DatabaseModule):
         return super().insert_mode()
 
     def notes(self) -> list[str]:
+        if self.spec.task != "insert":  # what the notes say is about the run's writes
+            return []
         names = self.series.measurement_names
         values = len(names) - 1
+        storage = [f"storage: the sizes of the files of database root.{self.options.database} under {self.options.data_dir} (its TsFiles "
+                    "and write-ahead log), after a FLUSH" if self.options.data_dir else
+                    f"storage: IoTDB's own accounting after a FLUSH, the TsFileSize of database root.{self.options.database}'s data "
+                    "regions (SHOW REGIONS, to three significant digits; the write-ahead log not counted), every table in it"]
+        if self.spec.tsbs:
+            return [f"TSBS's cpu rows as the IoTDB target of benchANT's TSBS lays them out: an aligned device per host, "
+                    f"root.{self.options.database}.cpu.host_<i>, its ten fields INT32 (points/s = 10 x inserts/s), the host's ten tags "
+                    "as tags of its usage_user series; setup creates every host's device before the timed phase", *storage]
         notes = [
             f"IoTDB counts data points (rows x measurements, seed 003's unit): an event is one row with {values} measured "
             f"value{'s' if values > 1 else ''} ({', '.join(names[1:])}), so points/s = {values} x inserts/s; "
-            f"sequence_number is stored beside them as one more series ({values + 1} values per row on disk)",
+            f"sequence_number is stored beside them as one more series ({values + 1} values per row on disk)", *storage,
         ]
         if self.series.tree:
             notes.append("tree model: setup creates the devices' aligned timeseries and the database's data regions (one "
@@ -100,6 +115,9 @@ class Module(DatabaseModule):
             notes.append(f"table model: setup creates the database's data regions (one row in {SETUP_MARKER}); a device is "
                          "registered by the first insert that names it, inside the timed phase (--prefill absorbs it)")
         return notes
+
+    def server_address(self) -> tuple[str, int] | None:
+        return self.options.host, self.options.port  # the DataNode's client port: its process is the database's CPU
 
     # -- lifecycle -------------------------------------------------------------------------
     def connect(self) -> None:

@@ -56,10 +56,14 @@ class IotdbConnection:
 
     def fetch(self, statement: str, timeout_s: float = 0) -> list[list[Any]]:
         """Every row of a query, as lists of Python values (all rows are fetched)."""
+        return self.fetch_named(statement, timeout_s)[1]
+
+    def fetch_named(self, statement: str, timeout_s: float = 0) -> tuple[list[str], list[list[Any]]]:
+        """Every row of a query, and its column names (as `fetch`)."""
         with self.session.execute_query_statement(statement, timeout=round(timeout_s * 1000)) as data:
             frame = data.todf()
         rows: list[list[Any]] = frame.to_numpy().tolist()
-        return rows
+        return [str(name) for name in frame.columns], rows
 
     def first_row(self, statement: str) -> list[Any]:
         rows = self.fetch(statement)
