@@ -31,15 +31,18 @@ class IotdbSchema(IotdbRole, SchemaRole):
         return f" WITH DATA_REGION_GROUP_NUM={groups}" if self.module.series.tree else f" WITH (DATA_REGION_GROUP_NUM={groups})"
 
     def _setup_tree(self) -> None:
+        """Clean: the database is deleted and made again (IoTDB keeps deleted series' points in its files until
+        a compaction, and the storage figure would count them), so it holds the run's tables alone."""
         connection, series = self.module.connection, self.module.series
         database = f"root.{self.options.database}"
-        if database not in connection.column(f"SHOW DATABASES {database}", "Database"):
+        exists = database in connection.column(f"SHOW DATABASES {database}", "Database")
+        if exists and self.spec.clean:
+            connection.statement(f"DELETE DATABASE {database}")
+        if not exists or self.spec.clean:
             connection.statement(f"CREATE DATABASE {database}{self._database_clause()}")
         for table in self.spec.table_names:
             existing: set[str] = set()
-            if self.spec.clean:
-                connection.statement(f"DELETE TIMESERIES {database}.{table}.**", missing_ok=True)
-            else:
+            if not self.spec.clean:
                 existing = set(connection.column(f"SHOW DEVICES {database}.{table}.**", "Device"))
             wanted = [(device, path) for (name, device, _), path in series.run_devices().items() if name == table and path not in existing]
             for device, path in wanted:
@@ -60,11 +63,11 @@ class IotdbSchema(IotdbRole, SchemaRole):
     def _setup_table(self) -> None:
         connection = self.module.connection
         database = self.options.database
+        if self.spec.clean:  # as the tree model's: deleted rows would stay in the files until a compaction
+            connection.statement(f"DROP DATABASE IF EXISTS {database}")
         connection.statement(f"CREATE DATABASE IF NOT EXISTS {database}{self._database_clause()}")
         connection.statement(f"USE {database}")
         for table in self.spec.table_names:
-            if self.spec.clean:
-                connection.statement(f"DROP TABLE IF EXISTS {table}")
             series = self.module.series
             fields = ", ".join(f"{name} {kind} FIELD" for name, kind in zip(series.measurement_names, series.type_names()))
             tags = "device_id STRING TAG" + (", sensor STRING TAG" if self.spec.sensors > 1 else "")

@@ -87,11 +87,11 @@ def _high_rows(answer: Sequence[Any]) -> list[Row]:
 def _newest_per_host(rows: Sequence[list[Any]]) -> list[Row]:
     """SELECT LAST rows (time, series path, value as text, type), a row per host and field, as (host, time, fields...):
     the host's time is its newest field's."""
-    hosts: dict[str, tuple[int, dict[str, float]]] = {}
-    for time, path, value, _ in rows:
+    hosts: dict[str, tuple[int, dict[str, float | int]]] = {}
+    for time, path, value, kind in rows:
         device, field = path.rsplit(".", 1)
         newest, fields = hosts.get(_host(device), (int(time), {}))
-        fields[field] = float(value)
+        fields[field] = int(value) if kind in ("INT32", "INT64") else float(value)
         hosts[_host(device)] = (max(newest, int(time)), fields)
     return [(host, newest, *(fields.get(name) for name in CPU_FIELDS)) for host, (newest, fields) in sorted(hosts.items())]
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from iotdb_bench.simulator.modules.base import WriterRole
 from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
-from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
+from iotdb_bench.simulator.modules.iotdb.tablets import TreeTablet, encoded_tablet_class, tree_tablets
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -61,24 +61,19 @@ class IotdbWriter(IotdbRole, WriterRole):
         else:
             session.insert_relational_tablet(item)
 
-    def _device_tablets(self, table: str, part: EventBatch) -> list[Any]:
-        """One aligned tablet per device (with --sensors: per sensor) of `part`, each in time order,
-        columns already big-endian."""
+    def _device_tablets(self, table: str, part: EventBatch) -> list[TreeTablet]:
+        """One aligned tablet per device (with --sensors: per sensor) of `part`, each in time order, encoded
+        once for the whole batch (tablets.tree_tablets)."""
         names = self.module.series
         series = part.device_index if part.sensor_index is None else part.device_index * self.spec.sensors + part.sensor_index
-        order = np.argsort(series, kind="stable")
+        order = np.lexsort((part.timestamp_ms, series))  # by device, then time
         ordered = series[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         ends = np.r_[starts[1:], len(order)]
-        timestamps = part.timestamp_ms[order].astype(">i8")
-        columns = [column[order] for column in self.module.series.big_endian(part)]
-        sensors = part.sensor_index[order].tolist() if part.sensor_index is not None else [0] * len(order)
-        tablet, types = encoded_tablet_class(), names.types()
-        return [
-            tablet(names.path(table, bytes(part.device_id[order[start]]), sensors[start]), names.measurement_names, types,
-                   [column[start:end] for column in columns], timestamps[start:end])
-            for start, end in zip(starts.tolist(), ends.tolist())
-        ]
+        sensors = part.sensor_index[order[starts]].tolist() if part.sensor_index is not None else [0] * len(starts)
+        paths = [names.path(table, bytes(device), sensor) for device, sensor in zip(part.device_id[order[starts]], sensors)]
+        return tree_tablets(paths, names.measurement_names, names.types(), part.timestamp_ms[order],
+                            [column[order] for column in names.big_endian(part)], starts.tolist(), ends.tolist())
 
     def _table_tablet(self, table: str, part: EventBatch) -> Any:
         """One tablet of the table model holding every device of `part` (time order within a device is kept)."""
