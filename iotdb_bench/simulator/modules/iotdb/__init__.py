@@ -2,13 +2,23 @@
 
 Two data models, chosen with the option `model`:
 - tree (default): one aligned device per simulated device, path root.<database>.<table>.`<device id>`,
-  measurements sequence_number (INT64) and temperature (DOUBLE). A batch is one aligned tablet
-  (NumPy columns) per device of the batch, all sent in one `insert_aligned_tablets` call; a single
+  measurements sequence_number (INT64) and temperature (DOUBLE). A batch is one aligned tablet per
+  device of the batch, cut from the batch's columns at once (tablets.py), all sent in one
+  `insert_aligned_tablets` call (`tree_batch=records`: one `insert_aligned_records` call); a single
   insert is one `insert_aligned_record`. setup() creates every device's aligned timeseries of the
   run, so the schema is not created by the first timed insert.
 - table: the table model of IoTDB 2 (database <database>, table events with device_id as TAG and
   the two FIELDs). A batch is one tablet per table with all its devices; a single insert is a
   one-row tablet. Devices are registered by the first insert that names them.
+
+A clean setup deletes and recreates the database (deleted series stay in IoTDB's files until a
+compaction, and the storage figure would count them). Storage is IoTDB's own accounting (SHOW REGIONS'
+TsFileSize after a FLUSH) or, with `data_dir`, the database's files on this machine.
+
+TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md), tree model only, in the layout of benchANT's
+TSBS IoTDB target: an aligned device per host root.<database>.cpu.host_<i>, INT32 fields, the host's
+tags as tags of its usage_user series; TSBS's DevOps query types in that target's SQL made exact
+(tsbs_queries.py).
 
 IoTDB identifies a point by its series and time (a later write at the same time overwrites), so
 there is no key column: --primary-key db (the default) and none are accepted and mean the same.

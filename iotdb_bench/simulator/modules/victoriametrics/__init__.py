@@ -34,6 +34,12 @@ name a series by (every worker's rows would fall into one series), large's text 
 light's key and secondary index have no place in a metrics store. --commit-interval is refused: there
 are no transactions.
 
+TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md) goes to /write as TSBS's victoriametrics
+target sends it (simulator/wire/tsbs_lines.py: a series per host and field, cpu_usage_user{hostname=...});
+11 of TSBS's DevOps query types in TSBS's MetricsQL with bucket-exact windows (tsbs_queries.py), the
+other four refused with TSBS's reasons. Storage is the server's own accounting (vm_data_size_bytes
+after a flush): everything it holds, which the run's notes say.
+
 Reading back: the six queries' answers in the common form; device-downsample is a range query
 (`/api/v1/query_range`, step 1m) of `min/avg/max_over_time(...[1m] offset -59999ms)`, whose window at
 each minute m is exactly [m, m + 1 min) in milliseconds. Scans stream `/api/v1/export` line by line,
