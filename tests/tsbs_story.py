@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import httpx
+import pytest
+
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, MINUTE_MS, written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_START_MS
@@ -40,6 +43,21 @@ def assert_inserted(result: CliResult) -> None:
     figures = report["figures"]
     assert (figures["events"], figures["events"] * figures["values_per_event"]) == (TSBS_ROWS, TSBS_POINTS)
     assert "record saved: 20 hosts, 93,600 rows" in report["expected_record"]
+
+
+def reachable_or_fail(url: str, name: str, script: str) -> None:
+    """Fail (never skip) when the HTTP server a suite needs does not answer `url` with success."""
+    try:
+        httpx.get(url, timeout=10).raise_for_status()
+    except httpx.HTTPError as error:
+        pytest.fail(f"{name} is not reachable at {url} ({error}); start it with scripts/servers/{script}")
+
+
+def insert_story(run: Callable[..., CliResult]) -> dict:
+    """Insert the story's data with `run("insert", ...)`, check it (assert_inserted), and return the run's report."""
+    inserted = run("insert", *INSERT)
+    assert_inserted(inserted)
+    return inserted.results()["runs"][0]["report"]
 
 
 def assert_every_type_answers_ok(result: CliResult, queries: tuple[str, ...] = TSBS_DEVOPS_QUERIES) -> None:

@@ -16,7 +16,7 @@ from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
-from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+from tests.tsbs_story import DATA, HOSTS, TSBS_ROWS, assert_every_type_answers_ok, check_changed_rows_are_found, insert_story, reachable_or_fail
 
 pytestmark = pytest.mark.influxdb
 
@@ -37,14 +37,9 @@ def influxql(statement: str, database: str | None = DATABASE) -> list[dict]:
 @pytest.fixture(scope="module")
 def influx(tmp_path_factory):
     """A folder to run the CLI in once the story's data is inserted, and the insert's run report."""
-    try:
-        httpx.get(f"{URL}/ping", timeout=10).raise_for_status()
-    except httpx.HTTPError as error:
-        pytest.fail(f"InfluxDB is not reachable at {URL} ({error}); start it with scripts/servers/start-influxdb.sh")
+    reachable_or_fail(f"{URL}/ping", "InfluxDB", "start-influxdb.sh")
     folder = tmp_path_factory.mktemp("tsbs-influxdb")
-    inserted = run(folder)("insert", *INSERT)
-    assert_inserted(inserted)
-    yield folder, inserted.results()["runs"][0]["report"]
+    yield folder, insert_story(run(folder))
     influxql(f'DROP DATABASE "{DATABASE}"', database=None)
 
 

@@ -19,7 +19,7 @@ from iotdb_bench.simulator.workload.tsbs.hosts import host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
 from tests.modules.test_iotdb import HOST, PORT, fetch, session
-from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+from tests.tsbs_story import DATA, HOSTS, TSBS_ROWS, assert_every_type_answers_ok, check_changed_rows_are_found, insert_story
 
 pytestmark = pytest.mark.iotdb
 
@@ -40,9 +40,7 @@ def iotdb(tmp_path_factory):
     except IoTDBConnectionException as error:
         pytest.fail(f"IoTDB is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-iotdb.sh")
     folder = tmp_path_factory.mktemp("tsbs-iotdb")
-    inserted = run(folder)("insert", *INSERT)
-    assert_inserted(inserted)
-    yield tree, folder, inserted.results()["runs"][0]["report"]
+    yield tree, folder, insert_story(run(folder))
     if fetch(tree, f"SHOW DATABASES root.{DATABASE}"):
         tree.execute_non_query_statement(f"DELETE DATABASE root.{DATABASE}")
     tree.close()

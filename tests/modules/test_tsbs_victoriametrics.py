@@ -20,7 +20,7 @@ from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
-from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+from tests.tsbs_story import DATA, HOSTS, TSBS_ROWS, assert_every_type_answers_ok, check_changed_rows_are_found, insert_story, reachable_or_fail
 
 pytestmark = pytest.mark.victoriametrics
 
@@ -40,14 +40,9 @@ def exported(selector: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def victoriametrics(tmp_path_factory):
     """A folder to run the CLI in once the story's data is inserted, and the insert's run report."""
-    try:
-        httpx.get(f"{URL}/health", timeout=10).raise_for_status()
-    except httpx.HTTPError as error:
-        pytest.fail(f"VictoriaMetrics is not reachable at {URL} ({error}); start it with scripts/servers/start-victoriametrics.sh")
+    reachable_or_fail(f"{URL}/health", "VictoriaMetrics", "start-victoriametrics.sh")
     folder = tmp_path_factory.mktemp("tsbs-victoriametrics")
-    inserted = run(folder)("insert", *INSERT)
-    assert_inserted(inserted)
-    yield folder, inserted.results()["runs"][0]["report"]
+    yield folder, insert_story(run(folder))
     httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": SERIES}, timeout=60).raise_for_status()
 
 

@@ -5,8 +5,6 @@ MetricsQL requests whose buckets are the SQL targets' (modules/victoriametrics/t
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 import pytest
 
@@ -16,7 +14,7 @@ from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, HOUR_MS, MINUTE_MS
 from iotdb_bench.simulator.wire.tsbs_lines import CpuLines
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
-from tests.unit.test_tsbs_generator import TSBS_BIN, tsbs_spec
+from tests.unit.test_tsbs_generator import tsbs_generate_data, tsbs_spec
 
 START = 1_451_606_400_000  # 2016-01-01T00:00:00Z
 
@@ -32,12 +30,8 @@ def shape(line: str) -> tuple[str, tuple[str, ...], tuple[str, ...], bool]:
 def test_lines_have_the_shape_of_tsbs_own_influx_lines():
     """Same measurement, tag keys in TSBS's order, field keys, integer fields, one line per row, and the
     rows in TSBS's order (every host at each timestamp); the values are the tool's own."""
-    binary = TSBS_BIN / "tsbs_generate_data"
-    if not binary.exists() and not shutil.which("tsbs_generate_data"):
-        pytest.skip(f"TSBS's generator is not built ({binary}); ../shared/vendor/tsbs/build.sh builds it")
-    output = subprocess.run([str(binary) if binary.exists() else "tsbs_generate_data", "--use-case=cpu-only", "--seed=7", "--scale=3",
-                             "--log-interval=10s", "--timestamp-start=2016-01-01T00:00:00Z", "--timestamp-end=2016-01-01T00:01:00Z",
-                             "--format=influx"], capture_output=True, text=True, check=True, timeout=60).stdout
+    output = tsbs_generate_data("--use-case=cpu-only", "--seed=7", "--scale=3", "--log-interval=10s", "--timestamp-start=2016-01-01T00:00:00Z",
+                                "--timestamp-end=2016-01-01T00:01:00Z", "--format=influx")
     theirs = [line for line in output.splitlines() if line.startswith("cpu,")]
     spec = tsbs_spec(3, "10s", "2016-01-01T00:00:00Z", "2016-01-01T00:01:00Z")
     ours = CpuLines(spec.seed, 3).lines(TsbsGenerator(spec, 0).rows(0, 18)).decode().splitlines()

@@ -105,10 +105,11 @@ class Module(DatabaseModule):
             return []
         names = self.series.measurement_names
         values = len(names) - 1
-        storage = [f"storage: the sizes of the files of database root.{self.options.database} under {self.options.data_dir} (its TsFiles "
-                    "and write-ahead log), after a FLUSH" if self.options.data_dir else
-                    f"storage: IoTDB's own accounting after a FLUSH, the TsFileSize of database root.{self.options.database}'s data "
-                    "regions (SHOW REGIONS, to three significant digits; the write-ahead log not counted), every table in it"]
+        database = f"root.{self.options.database}" if self.series.tree else self.options.database
+        storage = [f"storage: the sizes of the files of database {database} under {self.options.data_dir} (its TsFiles and write-ahead "
+                   "log), after a FLUSH" if self.options.data_dir else
+                   f"storage: IoTDB's own accounting after a FLUSH, the TsFileSize of database {database}'s data regions (SHOW REGIONS, "
+                   "to three significant digits; the write-ahead log not counted), every table in it"]
         if self.spec.tsbs:
             return [f"TSBS's cpu rows as the IoTDB target of benchANT's TSBS lays them out: an aligned device per host, "
                     f"root.{self.options.database}.cpu.host_<i>, its ten fields INT32 (points/s = 10 x inserts/s), the host's ten tags "

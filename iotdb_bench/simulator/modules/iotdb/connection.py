@@ -8,7 +8,7 @@ from typing import Any
 
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules.base import ModuleError
-from iotdb_bench.simulator.modules.iotdb.options import PATH_NOT_EXIST, IotdbOptions
+from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
 
 log = logging.getLogger("iotdb")
 
@@ -44,14 +44,12 @@ class IotdbConnection:
                 log.debug("closing the session: %s", one_line(error))
             self.session = None
 
-    def statement(self, statement: str, missing_ok: bool = False) -> None:
+    def statement(self, statement: str) -> None:
         from iotdb.utils.exception import StatementExecutionException
 
         try:
             self.session.execute_non_query_statement(statement)
         except StatementExecutionException as error:
-            if missing_ok and _status_code(error) == PATH_NOT_EXIST:
-                return
             raise ModuleError(f"IoTDB refused '{statement}': {one_line(error)}") from None
 
     def fetch(self, statement: str, timeout_s: float = 0) -> list[list[Any]]:
@@ -79,8 +77,3 @@ def literal(text: str) -> str:
     """A string literal of IoTDB's SQL."""
     return "'" + text.replace("'", "''") + "'"
 
-
-def _status_code(error: Exception) -> int | None:
-    """The IoTDB status code at the start of a StatementExecutionException's text ("508: Path ...")."""
-    head = str(error).split(":", 1)[0].strip()
-    return int(head) if head.isdigit() else None

@@ -11,8 +11,6 @@ from iotdb_bench.simulator.modules.base import ModuleOptions, Role
 if TYPE_CHECKING:
     from iotdb_bench.simulator.modules.iotdb import Module  # noqa: F401 (the alias at the end names it)
 
-# Status codes of IoTDB 2.0 (TSStatusCode) the module handles.
-PATH_NOT_EXIST = 508
 # setup() writes one point here (outside the run's tables) so the database's data regions exist
 # before the timed phase: IoTDB creates them with the first write, which takes 0.2-1 s.
 SETUP_MARKER = "iotbench_setup"

@@ -83,7 +83,7 @@ class IotdbSchema(IotdbRole, SchemaRole):
         points, the figure is read again until it changes after the FLUSH (at most `storage_wait_s`)."""
         database = f"root.{self.options.database}" if self.module.series.tree else self.options.database
         connection = self.module.connection
-        connection.statement(f"FLUSH {database}" if self.module.series.tree else "FLUSH")
+        connection.statement(f"FLUSH {database}")
         if self.options.data_dir:
             return files_size(Path(self.options.data_dir), database)
         reported = self._region_sizes(database)
@@ -98,9 +98,10 @@ class IotdbSchema(IotdbRole, SchemaRole):
         return reported
 
     def _region_sizes(self, database: str) -> int:
-        columns, rows = self.module.connection.fetch_named(f"SHOW REGIONS OF DATABASE {database}")
-        kind, size = columns.index("Type"), columns.index("TsFileSize")
-        return sum(size_in_bytes(str(row[size])) for row in rows if row[kind] == "DataRegion")
+        """The database's data regions' TsFileSize (SHOW REGIONS lists every database of the session's model)."""
+        columns, rows = self.module.connection.fetch_named("SHOW REGIONS")
+        kind, name, size = columns.index("Type"), columns.index("Database"), columns.index("TsFileSize")
+        return sum(size_in_bytes(str(row[size])) for row in rows if row[kind] == "DataRegion" and row[name] == database)
 
     def server_version(self) -> str:
         version = self.module.connection.first_row("SHOW VERSION")  # Version, BuildInfo
