@@ -23,6 +23,7 @@ def test_passing_thresholds_exit_0_and_a_failing_one_exits_1_after_everything_is
     passing = cli(*INSERT, "--threshold", "inserts_per_s>=1", "--threshold", "count_check==ok", "--threshold", "p99_ms<=100000")
     assert passing.code == 0, passing.stderr
     assert "Thresholds: all 3 passed" in passing.stdout
+    assert '<span class="status status-ok">ok</span>' in (passing.results_folders()[-1] / "report.html").read_text()
     verdicts = passing.results()["thresholds"]
     assert [(v["threshold"]["expression"], v["passed"], [row["where"] for row in v["rows"]]) for v in verdicts] == [
         ("inserts_per_s>=1", True, ["1 worker", "2 workers"]), ("count_check==ok", True, ["1 worker", "2 workers"]),
@@ -41,6 +42,7 @@ def test_passing_thresholds_exit_0_and_a_failing_one_exits_1_after_everything_is
         assert [(line["threshold.expression"], line["passed"]) for line in csv.DictReader(handle)] == [
             ("inserts_per_s>=1", "True"), ("p99_ms<=0.000001", "False")]
     assert "--threshold 'p99_ms<=0.000001'" in html.unescape((folder / "report.html").read_text())  # the command that reproduces it
+    assert '<span class="status status-failed">ok, 1 of 2 threshold(s) failed</span>' in (folder / "report.html").read_text()
 
     again = cli("report", str(folder))  # a report written again judges the same
     assert again.code == 0 and "Thresholds: 1 of 2 FAILED" in again.stdout

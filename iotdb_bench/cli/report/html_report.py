@@ -67,6 +67,7 @@ class Page:
     title: str
     status: str
     subtitle: str
+    badge: str = ""  # the status badge's colour when it is not the status's own (a run that ran but failed its gate)
     summary: str = ""
     error: str | None = None
     flags: list[str] = field(default_factory=list)
@@ -86,8 +87,12 @@ class Page:
 
 def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> Path:
     """report.html of a results folder, with the plots drawn for it (`drawn`, from cli/report/plots.py)."""
+    status, badge = document.status, ""
+    failed = sum(verdict.passed is False for verdict in document.thresholds)
+    if failed and status == "ok":  # the run ran whole, but the exit code (1) and the badge say its gate failed
+        status, badge = f"ok, {failed} of {len(document.thresholds)} threshold(s) failed", "failed"
     page = Page(
-        title=sections.title(document), status=document.status, error=document.error,
+        title=sections.title(document), status=status, badge=badge, error=document.error,
         subtitle=f"{document.task} on target {document.target}, {document.platform} platform, {len(document.runs)} run(s), "
                  f"started {document.environment.created or '?'}",
         summary=run_conditions.caption(document),
