@@ -8,6 +8,7 @@ server); the platform adds where the pods ran (it alone talks to the Kubernetes 
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -86,6 +87,7 @@ def build() -> Build:
     return Build(version=simulator.__version__, commit=commit, modified=modified)
 
 
+@functools.cache  # one process asks git once (two subprocesses); the local platform's forked roles inherit it
 def _git_commit() -> tuple[str | None, bool | None]:
     if not (_REPO / ".git").exists():
         return None, None

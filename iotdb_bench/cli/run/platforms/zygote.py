@@ -23,6 +23,8 @@ import signal
 import sys
 import traceback
 
+from iotdb_bench.simulator.measurement import conditions
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -30,6 +32,7 @@ def serve(preload: list[str]) -> int:
     for name in preload:
         with contextlib.suppress(ImportError):  # an optimisation only: the child imports what is missing
             importlib.import_module(name)
+    conditions.build()  # git asked for the checkout's commit once, not by every collector of the invocation
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
