@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from iotdb_bench.simulator.durations import duration_ms
 from iotdb_bench.simulator.queries import binding
+from iotdb_bench.simulator.queries.computed_answer import ComputedAnswer
 from iotdb_bench.simulator.queries.parameters import Kind, RandomDevice, RandomMeasurement, RandomThreshold, RandomWindow
 from iotdb_bench.simulator.validation import FileProblem, validation_problems, yaml_mapping
 
@@ -107,6 +108,8 @@ class FileQuery(_Strict):
     text: dict[str, str] = Field(min_length=1, description="one text per query language (LANGUAGES)")
     why_not: dict[str, str] = Field(default_factory=dict, description="languages it has no text for, and why (the question cannot be "
                                     "asked there): a target of that language skips the query, saying why")
+    answer: ComputedAnswer | None = Field(None, description="the answer the tool computes from what it wrote and checks "
+                                          "(simulator/queries/computed_answer.py); none: compared across targets only")
 
     @field_validator("parameters", mode="before")
     @classmethod
@@ -136,6 +139,9 @@ class FileQuery(_Strict):
             problem = binding.unknown_placeholder(text, self.parameters)
             if problem:
                 raise ValueError(f"text.{language}: {problem}")
+        problem = self.answer.problem(self.parameters, self.columns) if self.answer is not None else None
+        if problem:
+            raise ValueError(problem)
         return self
 
     def kinds(self) -> tuple[Kind, ...]:
