@@ -131,7 +131,7 @@ def _add(groups: dict[tuple, _Group], answer: ComputedAnswer, part: StreamPart, 
     if not len(values):
         return
     keys: list[np.ndarray] = []
-    for group in answer.keys():
+    for group in answer.key_columns():
         if group == "device":
             keys.append(devices.astype("U"))
         elif group == "worker":
@@ -146,5 +146,5 @@ def _add(groups: dict[tuple, _Group], answer: ComputedAnswer, part: StreamPart, 
     order = np.argsort(inverse.ravel(), kind="stable")
     bounds = np.cumsum(np.bincount(inverse.ravel(), minlength=len(found)))[:-1]
     for row, chosen in zip(found, np.split(order, bounds)):
-        key = tuple(int(cell) if group == "bucket" else str(cell) for cell, group in zip(row, answer.keys()))
+        key = tuple(int(cell) if group == "bucket" else str(cell) for cell, group in zip(row, answer.key_columns()))
         groups.setdefault(key, _Group()).add(times[chosen], values[chosen])

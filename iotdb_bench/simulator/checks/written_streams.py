@@ -13,7 +13,6 @@ continue each other joined.
 
 from __future__ import annotations
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from iotdb_bench.simulator.workload.events import EventBatch

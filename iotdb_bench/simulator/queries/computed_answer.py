@@ -29,7 +29,7 @@ STATISTICS = ("count", "sum", "min", "max", "mean", "newest", "newest_value")
 Column = Literal["device", "worker", "bucket", "count", "sum", "min", "max", "mean", "newest", "newest_value"]
 # The kind (query_file.ColumnKind) a query's column declared for each computed column must have.
 COLUMN_KINDS: dict[str, str] = {"device": "text", "worker": "text", "bucket": "time", "newest": "time",
-                                **{name: "number" for name in ("count", "sum", "min", "max", "mean", "newest_value")}}
+                                **dict.fromkeys(("count", "sum", "min", "max", "mean", "newest_value"), "number")}
 # What each filter names: a parameter of that kind.
 FILTERS = {"device": "device", "window": "window", "above": "threshold"}
 
@@ -65,7 +65,7 @@ class ComputedAnswer(BaseModel):
     def bucket_ms(self) -> int | None:
         return next((duration_ms(group) for group in self.per if group not in ("device", "worker")), None)
 
-    def keys(self) -> list[str]:
+    def key_columns(self) -> list[str]:
         """The key columns the groups give, in the order of `per`."""
         return [group if group in ("device", "worker") else "bucket" for group in self.per]
 
@@ -75,7 +75,7 @@ class ComputedAnswer(BaseModel):
             name = getattr(self, field)
             if name is not None and getattr(parameters.get(name), "kind", None) != kind:
                 return f"answer.{field}: {name} is not a {kind} parameter of the query"
-        keys = self.keys()
+        keys = self.key_columns()
         if self.columns[: len(keys)] != keys or any(column in KEYS for column in self.columns[len(keys):]):
             return f"answer.columns: the groups' keys ({', '.join(keys) or 'none: per is empty'}) come first, each once, then statistics"
         if declared and len(declared) != len(self.columns):

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 
 from iotdb_bench.simulator.checks.acknowledged import AcknowledgedPrefix
 from iotdb_bench.simulator.checks.expected import Expected, Tally
-from iotdb_bench.simulator.checks.written_streams import StreamSpan
 from iotdb_bench.simulator.checks.scan import scan_share
+from iotdb_bench.simulator.checks.written_streams import StreamSpan
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.measurement.stats import CallRecorder
