@@ -1,8 +1,9 @@
 """Query files end to end through the CLI: the starter file in one study over SQLite, PostgreSQL,
-TimescaleDB, MariaDB, QuestDB and ClickHouse (real servers), every answer agreed; then one target's
-data changed behind the tool's back and the difference named with the targets and the first differing
-row; and bad query files (a syntax error, a missing language, an unknown parameter) refused in one
-line, exit 2, nothing run and nothing left behind."""
+TimescaleDB, MariaDB, QuestDB and ClickHouse (real servers), every answer agreed and every answer the
+tool computes ok; then one target's data changed behind the tool's back: the difference named with the
+targets and the first differing row, and that target's own check WRONG; a single target's run checked
+the same way; and bad query files (a syntax error, a missing language, an unknown parameter) refused in
+one line, exit 2, nothing run and nothing left behind."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import csv
 import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -81,7 +83,7 @@ def test_starter_file_agrees_on_six_databases_and_a_changed_row_is_named(tmp_pat
     for cell in query_cells:  # every execution's answer kept: digest and first rows, the same on every target
         answers = {row["query"]: [(a["parameters"], a["digest"]) for a in row["answers"]] for row in cell["queries"]}
         assert answers == {row["query"]: [(a["parameters"], a["digest"]) for a in row["answers"]] for row in query_cells[0]["queries"]}
-        assert all(row["answer"] == "not checked" for row in cell["queries"])
+        assert all(row["answer"] == "ok" for row in cell["queries"]), cell["queries"]  # the starter declares what the tool computes
     page = (folder / "report.html").read_text()
     assert "Answers across targets" in page and "agreed (6 targets)" in page
     assert "| starter | last-value-per-device |" in (folder / "study.md").read_text()
@@ -103,7 +105,15 @@ def test_starter_file_agrees_on_six_databases_and_a_changed_row_is_named(tmp_pat
     assert verdicts["readings-per-gateway"].startswith("DIFFERENT: sqlite, timescaledb-local, mariadb, questdb-local, clickhouse-local vs postgresql-local")
     assert verdicts["devices-over-limit"].startswith("DIFFERENT: sqlite, timescaledb-local, mariadb, questdb-local, clickhouse-local vs postgresql-local")
     last = next(r for r in study_json(folder)["rankings"] if r["workload"] == "starter" and r["query"] == "last-value-per-device")
-    assert {row["check"] for row in last["rows"]} == {"DIFFERENT"} and not any(row["rank"] for row in last["rows"])
+    assert not any(row["rank"] for row in last["rows"])
+    # PostgreSQL's own cell checked its answers against the ones the tool computes: WRONG, naming the
+    # device and the value; the five others' are ok.
+    checks = {row["target"]: row["check"] for row in last["rows"]}
+    assert checks.pop("postgresql-local") == "failed" and set(checks.values()) == {"DIFFERENT"}, last["rows"]
+    cells = [cell for cell in study_json(folder)["cells"] if cell["workload"] == "starter"]
+    answers = {cell["target"]: next(row for row in cell["queries"] if row["query"] == "last-value-per-device") for cell in cells}
+    assert {target: row["answer"] for target, row in answers.items()} == {**dict.fromkeys(answers, "ok"), "postgresql-local": "wrong"}
+    assert re.fullmatch(r"device w000000-d000000: value is 99\.5, expected [0-9.]+", answers["postgresql-local"]["answer_detail"])
 
 
 BROKEN = """\
@@ -157,6 +167,24 @@ def test_a_text_the_database_refuses_is_one_line_before_any_query_runs(cli, sqli
     [kept] = row["answers"]
     assert kept["rows"] == 10 and kept["first_rows"][0] == ["w000000-d000000", "2026-01-01T00:00:49.000Z"]
     assert kept["digest"] in (results / "report.html").read_text() and kept["digest"] in (results / "answers.csv").read_text()
+
+
+def test_answers_the_tool_computes_are_ok_on_one_target_and_a_reading_changed_behind_its_back_is_wrong(cli, sqlite_data):
+    done = cli("query", "--target", "sqlite", "--query-file", "starter", "-r", "3", "--output", "right")
+    assert done.code == 0, done.stderr
+    rows = json.loads(next((sqlite_data / "right").glob("*/results.json")).read_text())["queries"]
+    assert {row["query"]: row["answer"] for row in rows} == dict.fromkeys(STARTER, "ok")
+    assert "│ ok " in done.stdout and "not checked" not in done.stdout
+    with sqlite3.connect(sqlite_data / "iotdb-bench.sqlite3") as conn:
+        newest, value = conn.execute("SELECT timestamp, temperature FROM events WHERE device_id = 'w000000-d000000' "
+                                     "ORDER BY timestamp DESC LIMIT 1").fetchone()
+        conn.execute("UPDATE events SET temperature = 99.5 WHERE device_id = 'w000000-d000000' AND timestamp = ?", (newest,))
+    done = cli("query", "--target", "sqlite", "--query-file", "starter", "--queries", "last-value-per-device", "-r", "1", "--output", "wrong")
+    assert done.code == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: wrong answer from query last-value-per-device: device w000000-d000000: value is 99.5, expected {value!r}")
+    [row] = json.loads(next((sqlite_data / "wrong").glob("*/results.json")).read_text())["queries"]
+    assert row["answer"] == "wrong"
 
 
 def test_a_query_without_a_text_for_the_target_and_an_unknown_parameter_are_refused_before_anything_runs(cli, sqlite_data):

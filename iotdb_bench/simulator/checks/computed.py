@@ -83,9 +83,10 @@ class ComputedAnswers:
             return "the record does not say which events were stored (written by an earlier version of the tool)"
         return None
 
-    def expected(self, name: str, answer: ComputedAnswer, parameters: Parameters) -> tuple[Columns, list[tuple]]:
-        """The columns of the answer and its rows for these parameters, in the common form."""
-        columns = tuple((column, COMPARED[column]) for column in answer.columns)
+    def expected(self, name: str, answer: ComputedAnswer, parameters: Parameters, names: list[str]) -> tuple[Columns, list[tuple]]:
+        """The columns of the answer (named `names`, the query's, where it names them) and its rows for
+        these parameters, in the common form."""
+        columns = tuple((shown, COMPARED[column]) for column, shown in zip(answer.columns, [*names, *answer.columns[len(names):]]))
         key = (name, str(parameters))
         if key not in self._cache:
             self._cache[key] = _rows(answer, parameters, self.record.expected.streams)

@@ -162,6 +162,9 @@ class FileQuery(_Strict):
         """The declared kinds of the answer's columns, by position."""
         return {index: next(iter(column.values())) for index, column in enumerate(self.columns) if isinstance(column, dict)}
 
+    def column_names(self) -> list[str]:
+        return [column if isinstance(column, str) else next(iter(column)) for column in self.columns]
+
     def language_for(self, languages: tuple[str, ...]) -> str | None:
         """The text's language a module reading `languages` (most specific first) runs; None: none."""
         return next((language for language in languages if language in self.text), None)

@@ -168,7 +168,7 @@ class ReadSide:
         reason = checker.reason or (computed.problem() if computed is not None else None)
         if reason or computed is None or execution.parameters is None:
             return Check("not checked", reason)
-        columns, expected = computed.expected(execution.name, query.answer, execution.parameters)
+        columns, expected = computed.expected(execution.name, query.answer, execution.parameters, query.column_names())
         problem = difference(columns, rows, expected)
         if problem is None:
             return Check("ok")
