@@ -1,4 +1,4 @@
-"""A query file's declaration of the answer the tool computes itself (docs/query-files.md#answers-the-tool-computes).
+"""A query file's declaration of the answer the tool computes itself (docs/query-files.md, "Answers the tool computes").
 
     answer: {per: device, window: hour, above: limit, columns: [device, count, max]}
 
