@@ -41,11 +41,11 @@ LANGUAGES = {
     "sql/questdb": "QuestDB's SQL (SAMPLE BY, LATEST ON)",
     "sql/clickhouse": "ClickHouse's SQL",
     "cql": "Cassandra's CQL (also ScyllaDB, YugabyteDB YCQL)",
-    "influxql": "InfluxDB 1.x's InfluxQL",
+    "influxql": "InfluxDB's InfluxQL (1.x query API; also InfluxDB 2 with a DBRP mapping)",
     "promql": "PromQL / MetricsQL (VictoriaMetrics), an instant query",
-    "iotdb": "IoTDB's SQL",
+    "iotdb": "IoTDB's SQL in the tree model (series under root.iotbench.events)",
     "elasticsearch": "the JSON body of an Elasticsearch or OpenSearch _search request on the events index",
-    "mongodb": "a MongoDB aggregation pipeline (a JSON list of stages) on the events collection",
+    "mongodb": "a MongoDB aggregation pipeline (Extended JSON: a list of stages) on the events collection",
 }
 NAME = r"^[a-z0-9][a-z0-9_.-]{0,59}$"
 # What a kept answer's cells are: compared as text, as numbers (within `digits`), or as times (UTC).
