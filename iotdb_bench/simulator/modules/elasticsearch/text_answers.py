@@ -87,11 +87,8 @@ def _metric(name: str, kind: str | None, definition: dict[str, Any], result: dic
 
 
 def _source_fields(source: Any) -> list[str] | None:
-    if isinstance(source, list):
-        return source
-    if isinstance(source, dict) and isinstance(source.get("includes"), list):
-        return source["includes"]
-    return None
+    listed = source.get("includes") if isinstance(source, dict) else source
+    return [str(field) for field in listed] if isinstance(listed, list) else None
 
 
 def _fields(source: dict[str, Any], fields: list[str] | None) -> Row:

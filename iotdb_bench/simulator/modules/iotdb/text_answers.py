@@ -28,9 +28,10 @@ def in_database(text: str, database: str) -> str:
     return _ROOT.sub(f"root.{database}.", text)
 
 
-def rows(answer: tuple[list[str], Sequence[list[Any]]]) -> list[tuple[Any, ...]]:
+def rows(answer: Sequence[Any]) -> list[tuple[Any, ...]]:
     """(column names, rows) as fetched: the rows as the module's docstring says."""
-    names, fetched = answer
+    names: list[str] = answer[0]
+    fetched: Sequence[list[Any]] = answer[1]
     if names == _LAST_COLUMNS:
         return [(device_of(series.rsplit(".", 1)[0]), int(time), float(value)) for time, series, value, _ in fetched]
     device = names.index("Device") if "Device" in names else None
