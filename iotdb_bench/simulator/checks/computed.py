@@ -27,6 +27,9 @@ from iotdb_bench.simulator.workload.events import EVENT_INTERVAL_MS, TIME_ORIGIN
 
 # Positions generated per NumPy pass: bounded memory whatever the window.
 CHUNK_POSITIONS = 1 << 20
+# Answers kept for parameters drawn again (a query without parameters: every execution's): a few, as
+# most executions draw their own windows and an answer may have a row per device.
+CACHED_ANSWERS = 8
 # How each declared column is compared (simulator/checks/answers.py).
 COMPARED = {"device": KEY, "worker": KEY, "bucket": TIME_KEY, "count": COUNT, "sum": AVERAGE, "min": EXACT, "max": EXACT,
             "mean": AVERAGE, "newest": TIME, "newest_value": NEWEST}
@@ -46,16 +49,14 @@ class _Group:
     newest_low: float = np.inf
     newest_high: float = -np.inf
 
-    def add(self, times: np.ndarray, values: np.ndarray) -> None:
-        self.count += len(values)
-        self.hundredths += int(np.rint(values * 100.0).astype(np.int64).sum())
-        self.low, self.high = min(self.low, float(values.min())), max(self.high, float(values.max()))
-        newest = int(times.max())
-        at = values[times == newest]
-        if newest > self.newest_ms:
-            self.newest_ms, self.newest_low, self.newest_high = newest, float(at.min()), float(at.max())
-        elif newest == self.newest_ms:
-            self.newest_low, self.newest_high = min(self.newest_low, float(at.min())), max(self.newest_high, float(at.max()))
+    def merge(self, count: int, hundredths: int, low: float, high: float, newest_ms: int, newest_low: float, newest_high: float) -> None:
+        """Fold in the statistics of more readings of the group."""
+        self.count, self.hundredths = self.count + count, self.hundredths + hundredths
+        self.low, self.high = min(self.low, low), max(self.high, high)
+        if newest_ms > self.newest_ms:
+            self.newest_ms, self.newest_low, self.newest_high = newest_ms, newest_low, newest_high
+        elif newest_ms == self.newest_ms:  # the same instant in two stretches (a later run wrote it again)
+            self.newest_low, self.newest_high = min(self.newest_low, newest_low), max(self.newest_high, newest_high)
 
     def statistic(self, name: str) -> object:
         if not self.count:  # one row over no readings: SQL's count is 0, its other aggregates NULL
@@ -66,7 +67,7 @@ class _Group:
 
 @dataclass
 class ComputedAnswers:
-    """The computed answers over one record's data, each computed once per (query, parameters)."""
+    """The computed answers over one record's data (the last few kept for parameters drawn again)."""
 
     record: ExpectedRecord
     _cache: dict[tuple[str, str], list[tuple]] = field(default_factory=dict)
@@ -89,6 +90,8 @@ class ComputedAnswers:
         columns = tuple((shown, COMPARED[column]) for column, shown in zip(answer.columns, [*names, *answer.columns[len(names):]]))
         key = (name, str(parameters))
         if key not in self._cache:
+            if len(self._cache) == CACHED_ANSWERS:
+                del self._cache[next(iter(self._cache))]
             self._cache[key] = _rows(answer, parameters, self.record.expected.streams)
         return columns, self._cache[key]
 
@@ -113,7 +116,7 @@ def _rows(answer: ComputedAnswer, parameters: Parameters, parts: list[StreamPart
                 keep &= events.device_id == device.encode()
             if above is not None:
                 keep &= values > above
-            _add(groups, answer, part, events.device_id[keep], times[keep], values[keep])
+            _add(groups, answer, part, events.device_id[keep], events.device_index[keep], times[keep], values[keep])
     return [(*key, *(group.statistic(column) for column in answer.columns[len(key):])) for key, group in sorted(groups.items())]
 
 
@@ -127,25 +130,34 @@ def _positions(part: StreamPart, window: Window | None) -> tuple[int, int]:
     return max(part.start, low), min(part.end, high)
 
 
-def _add(groups: dict[tuple, _Group], answer: ComputedAnswer, part: StreamPart, devices: np.ndarray, times: np.ndarray, values: np.ndarray) -> None:
-    """Fold the kept readings into their groups (device, worker and/or bucket, in the order of `per`)."""
+def _add(groups: dict[tuple, _Group], answer: ComputedAnswer, part: StreamPart, devices: np.ndarray, device_index: np.ndarray,
+         times: np.ndarray, values: np.ndarray) -> None:
+    """Fold the kept readings into their groups (device, worker and/or bucket, in the order of `per`),
+    vectorised: the readings sorted by group and time, each group's statistics reduced at once."""
     if not len(values):
         return
-    keys: list[np.ndarray] = []
-    for group in answer.key_columns():
-        if group == "device":
-            keys.append(devices.astype("U"))
-        elif group == "worker":
-            keys.append(np.full(len(values), f"w{part.worker:06d}"))
-        else:
-            bucket_ms = answer.bucket_ms or 1
-            keys.append(times // bucket_ms * bucket_ms)
-    if not keys:
-        groups[()].add(times, values)
-        return
-    found, inverse = np.unique(np.array([np.asarray(key).astype(str) for key in keys]).T, axis=0, return_inverse=True)
-    order = np.argsort(inverse.ravel(), kind="stable")
-    bounds = np.cumsum(np.bincount(inverse.ravel(), minlength=len(found)))[:-1]
-    for row, chosen in zip(found, np.split(order, bounds)):
-        key = tuple(int(cell) if group == "bucket" else str(cell) for cell, group in zip(row, answer.key_columns()))
-        groups.setdefault(key, _Group()).add(times[chosen], values[chosen])
+    columns = answer.key_columns()
+    bucket_ms = answer.bucket_ms or 1
+    group_of = np.zeros(len(values), dtype=np.int64)  # one integer per group: device index, then bucket
+    if "bucket" in columns:
+        bucket = times // bucket_ms
+        group_of = bucket - bucket.min()
+    if "device" in columns:
+        group_of += device_index * (int(group_of.max()) + 1)
+    # Positions are generated in order, so times rise but in burst order: a stable sort by group keeps them.
+    rising = bool((times[1:] >= times[:-1]).all())
+    order = np.argsort(group_of, kind="stable") if rising else np.lexsort((times, group_of))
+    group_of, times, values, devices = group_of[order], times[order], values[order], devices[order]
+    starts = np.flatnonzero(np.r_[True, group_of[1:] != group_of[:-1]])
+    counts = np.diff(np.r_[starts, len(values)])
+    newest = times[starts + counts - 1]
+    at_newest = times == np.repeat(newest, counts)
+    statistics = zip(counts.tolist(), np.add.reduceat(np.rint(values * 100.0).astype(np.int64), starts).tolist(),
+                     np.minimum.reduceat(values, starts).tolist(), np.maximum.reduceat(values, starts).tolist(), newest.tolist(),
+                     np.minimum.reduceat(np.where(at_newest, values, np.inf), starts).tolist(),
+                     np.maximum.reduceat(np.where(at_newest, values, -np.inf), starts).tolist())
+    worker = f"w{part.worker:06d}"
+    for first, found in zip(starts.tolist(), statistics):
+        key = tuple(devices[first].decode() if group == "device" else worker if group == "worker" else int(times[first]) // bucket_ms * bucket_ms
+                    for group in columns)
+        groups.setdefault(key, _Group()).merge(*found)
