@@ -14,9 +14,10 @@ from iotdb_bench.simulator.checks.computed import ComputedAnswers
 from iotdb_bench.simulator.checks.expected import ExpectedRecord, Tally, merge_all
 from iotdb_bench.simulator.checks.written_streams import StreamSpan
 from iotdb_bench.simulator.queries.computed_answer import ComputedAnswer
-from iotdb_bench.simulator.queries.parameters import Parameters, Window
+from iotdb_bench.simulator.queries.parameters import Parameters, Window, iso_ms
 from iotdb_bench.simulator.queries.query_file import QueryFileProblem
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS, EventBatch, EventGenerator
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 from tests.unit.test_query_file_rules import load
 
 SEED, DEVICES = 7, 4
@@ -63,7 +64,7 @@ def test_computed_per_device_answers_equal_the_tally_of_what_was_sent(order, lat
     columns, rows = ComputedAnswers(record).expected("q", answer, Parameters({"w": window, "t": limit}), [])
     times = np.concatenate([e.timestamp_ms for e in events])
     values = np.concatenate([e.temperature for e in events])
-    workers = np.concatenate([e.device_id.astype("U")for e in events]).astype("U7")
+    workers = np.concatenate([e.device_id.astype("U") for e in events]).astype("U7")
     chosen = (times >= window.start_ms) & (times < window.end_ms) & (values > limit)
     brute = {}
     for worker, time, value in zip(workers[chosen], times[chosen], values[chosen]):
@@ -73,13 +74,7 @@ def test_computed_per_device_answers_equal_the_tally_of_what_was_sent(order, lat
     # The database's rows checked as the built-in queries' are: a changed maximum is named.
     wrong = [(*row[:4], 99.5) if index == 1 else row for index, row in enumerate(rows)]
     assert difference(columns, rows, rows) is None
-    assert difference(columns, wrong, rows) == f"worker {rows[1][0]} bucket {_iso(rows[1][1])} ({rows[1][1]}): max is 99.5, expected {rows[1][4]!r}"
-
-
-def _iso(ms: int) -> str:
-    from iotdb_bench.simulator.queries.parameters import iso_ms
-    return iso_ms(ms)
-
+    assert difference(columns, wrong, rows) == f"worker {rows[1][0]} bucket {iso_ms(rows[1][1])} ({rows[1][1]}): max is 99.5, expected {rows[1][4]!r}"
 
 def test_one_row_over_no_readings_is_a_count_of_zero_and_nulls():
     expected, _ = written(0, EventGenerator(SEED, 0, DEVICES), 0, 100)
@@ -99,8 +94,10 @@ def test_a_record_that_does_not_say_what_was_stored_computes_nothing():
     cut.add(batch.select(slice(0, 40)), batch.select(slice(0, 40)))
     cut.add(batch.select(slice(60, 100)), batch.select(slice(60, 100)))  # a gap: late events cut off by a deadline
     assert cut.parts() == ([], "worker 0 stored 80 events of positions 0 to 99 of its stream (late events cut off by a --duration deadline)")
-    tsbs_like = record_of(expected).model_copy(update={"shape": "light"})
-    assert ComputedAnswers(tsbs_like).problem().startswith("the tool computes answers over the tool's events only")
+    light = record_of(expected).model_copy(update={"shape": "light"})
+    assert ComputedAnswers(light).problem().startswith("the tool computes answers over the tool's events only: the data in events was written")
+    tsbs = ExpectedRecord(tables=["cpu"], shape="tsbs-cpu", complete=True, tsbs=TsbsData(shape="tsbs-cpu", seed=1, hosts=2, start_ms=0, interval_ms=1000, steps=10))
+    assert ComputedAnswers(tsbs).problem() == "the tool computes answers over the tool's events only, and this data is TSBS's (--schema tsbs-cpu)"
 
 
 @pytest.mark.parametrize(("answer", "problem"), [

@@ -74,6 +74,8 @@ class ComputedAnswers:
 
     def problem(self) -> str | None:
         """Why no answer can be computed over this record's data (one line), or None."""
+        if self.record.tsbs is not None:
+            return f"the tool computes answers over the tool's events only, and this data is TSBS's ({self.record.workload()})"
         refused = self.record.unreadable("query")
         if refused:
             return f"the tool computes answers over the tool's events only: {refused}"
