@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from iotdb_bench.simulator.queries import query_file
 from tests.conftest import dedicated_database, pg_connect, pg_env_or_fail, postgres_env, run_cli, timescaledb_env
 
 DATABASE = "iotbench_queryfile"
@@ -175,6 +176,13 @@ def test_answers_the_tool_computes_are_ok_on_one_target_and_a_reading_changed_be
     rows = json.loads(next((sqlite_data / "right").glob("*/results.json")).read_text())["queries"]
     assert {row["query"]: row["answer"] for row in rows} == dict.fromkeys(STARTER, "ok")
     assert "│ ok " in done.stdout and "not checked" not in done.stdout
+    # Windows shorter than the data (50 s of it), starting and ending inside it (and inside minutes): still exact.
+    short = query_file.resolve("starter").read_text().replace("length: 1h", "length: 7s").replace("length: 1d", "length: 20s")
+    (sqlite_data / "short.yaml").write_text(short)
+    done = cli("query", "--target", "sqlite", "--query-file", "short.yaml", "-r", "10", "--output", "short")
+    assert done.code == 0, done.stderr
+    rows = json.loads(next((sqlite_data / "short").glob("*/results.json")).read_text())["queries"]
+    assert {row["query"]: row["answer"] for row in rows} == dict.fromkeys(STARTER, "ok")
     with sqlite3.connect(sqlite_data / "iotdb-bench.sqlite3") as conn:
         newest, value = conn.execute("SELECT timestamp, temperature FROM events WHERE device_id = 'w000000-d000000' "
                                      "ORDER BY timestamp DESC LIMIT 1").fetchone()
