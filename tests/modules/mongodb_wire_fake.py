@@ -5,7 +5,7 @@ It speaks MongoDB's wire protocol over TCP on a loopback port, in threads of the
 only opcode pymongo 4 sends (another one drops the connection, which fails the test). It
 answers the commands the real pymongo sends for the mongodb module: hello/isMaster, buildInfo, ping,
 listCollections, create, drop, createIndexes, insert, update (replacements, upserts), find and
-aggregate with a cursor and getMore, killCursors, endSessions. Every command is recorded as received (BSON types kept: Int64, DatetimeMS)
+aggregate with a cursor and getMore, explain of an aggregate, killCursors, endSessions. Every command is recorded as received (BSON types kept: Int64, DatetimeMS)
 for the tests to check, and documents are stored so counts and queries run end to end.
 
 Aggregation pipelines are evaluated by a small interpreter over the stored documents: the stages
@@ -206,6 +206,10 @@ class FakeMongoHandler(socketserver.BaseRequestHandler):
         if name == "aggregate":
             rows = evaluate(self._collection(namespace), body["pipeline"], namespace)
             return {"cursor": self._cursor(namespace, rows, body.get("cursor", {}).get("batchSize", FIRST_BATCH), "firstBatch")}
+        if name == "explain":  # an aggregate's plan: the stages evaluated over no document (an unknown one fails)
+            explained = body["explain"]
+            evaluate(Collection({}), explained["pipeline"], f"{db}.{explained['aggregate']}")
+            return {"queryPlanner": {"namespace": f"{db}.{explained['aggregate']}", "winningPlan": {"stage": "FAKE"}}}
         if name == "getmore":
             cursor_id = body["getMore"]
             namespace, rows = state.cursors.pop(cursor_id, (None, None))

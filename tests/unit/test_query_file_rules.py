@@ -18,7 +18,8 @@ from iotdb_bench.simulator.queries.parameters import ParameterDraws, Written
 from iotdb_bench.simulator.queries.query_file import LANGUAGES, QueryFileProblem
 
 # The modules that read query files so far (docs/query-files.md lists the others).
-READING_MODULES = ("sqlite", "postgres", "timescaledb", "mysql", "questdb", "clickhouse", "cassandra")
+READING_MODULES = ("sqlite", "postgres", "timescaledb", "mysql", "questdb", "clickhouse", "cassandra", "influxdb", "iotdb", "elasticsearch",
+                   "victoriametrics", "mongodb")
 
 
 def load(tmp_path, text: str) -> query_file.QueryFile:

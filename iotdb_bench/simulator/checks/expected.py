@@ -20,6 +20,7 @@ from collections.abc import Iterable
 import numpy as np
 from pydantic import BaseModel, Field
 
+from iotdb_bench.simulator.checks.written_streams import StreamPart, joined
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS, EventBatch, device_ids
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
@@ -85,6 +86,9 @@ class Expected(BaseModel):
 
     devices: DeviceAggregates = Field(default_factory=DeviceAggregates)
     downsample: MinuteAggregates = Field(default_factory=MinuteAggregates)
+    streams: list[StreamPart] = Field(default_factory=list, description="the stretches of the workers' streams stored "
+                                      "(simulator/checks/written_streams.py), from which any answer can be computed")
+    streams_problem: str | None = Field(None, description="why `streams` do not say what was stored; None when they do")
 
     @property
     def count(self) -> int:
@@ -104,7 +108,8 @@ class Expected(BaseModel):
         columns = list(zip(*(minutes[m] for m in ordered))) or [()] * 4
         downsample = self.downsample.model_copy(update={
             "minute_ms": ordered, **{name: list(c) for name, c in zip(("count", "min", "max", "sum_hundredths"), columns)}})
-        return Expected(devices=DeviceAggregates.from_rows(devices), downsample=downsample)
+        return Expected(devices=DeviceAggregates.from_rows(devices), downsample=downsample, streams=joined([*self.streams, *other.streams]),
+                        streams_problem=self.streams_problem or other.streams_problem)
 
 
 def _merge_device(a: tuple, b: tuple) -> tuple:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from iotdb_bench.simulator.durations import duration_ms
 from iotdb_bench.simulator.queries import binding
+from iotdb_bench.simulator.queries.computed_answer import ComputedAnswer
 from iotdb_bench.simulator.queries.parameters import Kind, RandomDevice, RandomMeasurement, RandomThreshold, RandomWindow
 from iotdb_bench.simulator.validation import FileProblem, validation_problems, yaml_mapping
 
@@ -40,11 +41,11 @@ LANGUAGES = {
     "sql/questdb": "QuestDB's SQL (SAMPLE BY, LATEST ON)",
     "sql/clickhouse": "ClickHouse's SQL",
     "cql": "Cassandra's CQL (also ScyllaDB, YugabyteDB YCQL)",
-    "influxql": "InfluxDB 1.x's InfluxQL",
+    "influxql": "InfluxDB's InfluxQL (1.x query API; also InfluxDB 2 with a DBRP mapping)",
     "promql": "PromQL / MetricsQL (VictoriaMetrics), an instant query",
-    "iotdb": "IoTDB's SQL",
+    "iotdb": "IoTDB's SQL in the tree model (series under root.iotbench.events)",
     "elasticsearch": "the JSON body of an Elasticsearch or OpenSearch _search request on the events index",
-    "mongodb": "a MongoDB aggregation pipeline (a JSON list of stages) on the events collection",
+    "mongodb": "a MongoDB aggregation pipeline (Extended JSON: a list of stages) on the events collection",
 }
 NAME = r"^[a-z0-9][a-z0-9_.-]{0,59}$"
 # What a kept answer's cells are: compared as text, as numbers (within `digits`), or as times (UTC).
@@ -107,6 +108,8 @@ class FileQuery(_Strict):
     text: dict[str, str] = Field(min_length=1, description="one text per query language (LANGUAGES)")
     why_not: dict[str, str] = Field(default_factory=dict, description="languages it has no text for, and why (the question cannot be "
                                     "asked there): a target of that language skips the query, saying why")
+    answer: ComputedAnswer | None = Field(None, description="the answer the tool computes from what it wrote and checks "
+                                          "(simulator/queries/computed_answer.py); none: compared across targets only")
 
     @field_validator("parameters", mode="before")
     @classmethod
@@ -136,6 +139,9 @@ class FileQuery(_Strict):
             problem = binding.unknown_placeholder(text, self.parameters)
             if problem:
                 raise ValueError(f"text.{language}: {problem}")
+        problem = self.answer.problem(self.parameters, self.columns) if self.answer is not None else None
+        if problem:
+            raise ValueError(problem)
         return self
 
     def kinds(self) -> tuple[Kind, ...]:
@@ -155,6 +161,9 @@ class FileQuery(_Strict):
     def column_kinds(self) -> dict[int, ColumnKind]:
         """The declared kinds of the answer's columns, by position."""
         return {index: next(iter(column.values())) for index, column in enumerate(self.columns) if isinstance(column, dict)}
+
+    def column_names(self) -> list[str]:
+        return [column if isinstance(column, str) else next(iter(column)) for column in self.columns]
 
     def language_for(self, languages: tuple[str, ...]) -> str | None:
         """The text's language a module reading `languages` (most specific first) runs; None: none."""

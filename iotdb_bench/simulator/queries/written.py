@@ -57,5 +57,6 @@ def fingerprint(record: ExpectedRecord | None) -> str | None:
     seed, shape, devices and counts); None when the record is missing or does not describe the data."""
     if record is None or record.usable():
         return None
-    described = record.model_dump(mode="json", include={"tables", "shape", "measurements", "sensors", "expected", "tsbs"})
+    described = record.model_dump(mode="json", include={
+        "tables": True, "shape": True, "measurements": True, "sensors": True, "expected": {"devices", "downsample"}, "tsbs": True})
     return hashlib.sha256(json.dumps(described, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]

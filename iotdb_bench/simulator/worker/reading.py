@@ -13,7 +13,8 @@ import logging
 from collections.abc import Callable, Iterator
 
 from iotdb_bench.simulator.checks import answer_digest
-from iotdb_bench.simulator.checks.answers import AnswerChecker
+from iotdb_bench.simulator.checks.answers import AnswerChecker, Check, difference
+from iotdb_bench.simulator.checks.computed import ComputedAnswers
 from iotdb_bench.simulator.checks.expected import ExpectedRecord
 from iotdb_bench.simulator.checks.scan import ScanCheck
 from iotdb_bench.simulator.errors import described, one_line
@@ -31,7 +32,8 @@ from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 log = logging.getLogger("worker")
 
-NOT_COMPUTED = "the tool computes no answer to a query file's query: a study (or compare) compares its answers across the targets"
+NOT_COMPUTED = ("the query file declares no answer the tool computes (answer:): a study (or compare) compares its answers across the "
+                "targets")
 
 
 class ReadSide:
@@ -114,6 +116,7 @@ class ReadSide:
         # data exactly (the answers are then "not checked", with the record's reason).
         tsbs = record.tsbs if record is not None else None
         checker = AnswerChecker(record, missing, DevopsAnswers(tsbs) if tsbs else None)
+        computed = ComputedAnswers(record) if record is not None else None
         executions = self._executions(record, tsbs)
         data = data_written.fingerprint(record)
         runs = self.runs
@@ -140,7 +143,7 @@ class ReadSide:
                 outcome.seconds.append(timed.service_s)
                 outcome.rows = len(rows)
                 if execution.file_query is not None:
-                    self._keep_answer(checker, execution, rows, outcome, data)
+                    self._keep_answer(self._computed_check(checker, computed, execution, rows), execution, rows, outcome, data)
                 else:
                     self._check_answer(checker, execution, rows, outcome)
         return runs
@@ -155,16 +158,32 @@ class ReadSide:
         return Executions(reader, ParameterDraws(self.spec.seed, self.index, written(tsbs)) if tsbs else None)
 
     @staticmethod
-    def _keep_answer(checker: AnswerChecker, execution: Execution, rows: list[tuple], outcome: QueryRuns, data: str | None) -> None:
-        """A query file's answer, normalised and kept with its digest for the comparison across targets;
-        the tool computes none of them itself, so each is not checked here (docs/query-files.md)."""
+    def _computed_check(checker: AnswerChecker, computed: ComputedAnswers | None, execution: Execution, rows: list[tuple]) -> Check:
+        """A query file's answer checked against the one the tool computes, where the query declares it
+        (`answer:`) and the record says exactly what was stored; else not checked, saying why."""
+        query = execution.file_query
+        assert query is not None
+        if query.answer is None:
+            return Check("not checked", checker.reason or NOT_COMPUTED)
+        reason = checker.reason or (computed.problem() if computed is not None else None)
+        if reason or computed is None or execution.parameters is None:
+            return Check("not checked", reason)
+        columns, expected = computed.expected(execution.name, query.answer, execution.parameters, query.column_names())
+        problem = difference(columns, rows, expected)
+        if problem is None:
+            return Check("ok")
+        return Check("wrong", f"with {execution.parameters}: {problem}" if execution.parameters.values else problem)
+
+    @staticmethod
+    def _keep_answer(check: Check, execution: Execution, rows: list[tuple], outcome: QueryRuns, data: str | None) -> None:
+        """A query file's answer, normalised and kept with its digest for the comparison across targets,
+        and its check (the first wrong one is kept; docs/query-files.md)."""
         query = execution.file_query
         assert query is not None
         normal = answer_digest.normalised(rows, query.column_kinds(), query.ordered, query.digits)
         answer_digest.add(outcome.answers, answer_digest.kept(normal, str(execution.parameters or "")))
         outcome.data = data
-        outcome.answer = "not checked"
-        outcome.answer_detail = checker.reason or NOT_COMPUTED
+        ReadSide._note(check, execution.name, outcome)
 
     def live_queries(self) -> dict[str, QueryProgress]:
         """Each query's executions so far (read by the progress reporter while they run); a query that
@@ -174,9 +193,11 @@ class ReadSide:
 
     @staticmethod
     def _check_answer(checker: AnswerChecker, execution: Execution, rows: list[tuple], outcome: QueryRuns) -> None:
-        """Check one execution's answer; the first wrong one is kept (the others still run)."""
-        name = execution.name
-        check = checker.check(name, rows, execution.parameters)
+        ReadSide._note(checker.check(execution.name, rows, execution.parameters), execution.name, outcome)
+
+    @staticmethod
+    def _note(check: Check, name: str, outcome: QueryRuns) -> None:
+        """One execution's check; the first wrong one is kept (the others still run)."""
         if outcome.answer != "wrong":
             outcome.answer, outcome.answer_detail = check.answer, check.detail
         if check.answer == "wrong":

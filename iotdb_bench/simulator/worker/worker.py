@@ -20,8 +20,9 @@ import time
 from collections.abc import Callable, Iterator
 
 from iotdb_bench.simulator.checks.acknowledged import AcknowledgedPrefix
-from iotdb_bench.simulator.checks.expected import Tally
+from iotdb_bench.simulator.checks.expected import Expected, Tally
 from iotdb_bench.simulator.checks.scan import scan_share
+from iotdb_bench.simulator.checks.written_streams import StreamSpan
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.measurement.stats import CallRecorder
@@ -143,6 +144,7 @@ class Worker:
         self.cpu_at_start = 0.0
         self.reporter: ProgressReporter | None = None
         self.tally: Tally | None = None  # of the events this worker inserts: the expected answers
+        self.span: StreamSpan | None = None  # the stretch of its stream it stored (simulator/checks/written_streams.py)
         self.pregenerated: Pregenerated | None = None  # --pregenerate: the timed phase's batches, made before the start
         self.pregenerated_bytes: int | None = None
         self.query_client: QueryClient | None = None
@@ -195,6 +197,13 @@ class Worker:
         recorder = self.recorder
         return WorkerProgress(worker=self.index, events=recorder.events if recorder else 0, prefilled=self.prefilled,
                               interval_p99_ms=recorder.interval_p99_ms() if recorder else None, live=self._live())
+
+    def _expected(self) -> Expected | None:
+        """The tally of what this worker stored, with the stretch of its stream that it was."""
+        if self.tally is None or self.span is None:
+            return None
+        parts, problem = self.span.parts()
+        return self.tally.result().model_copy(update={"streams": parts, "streams_problem": problem})
 
     def _live(self) -> LiveFigures:
         """The running totals: calls and their latencies, retries, each query's executions and errors,
@@ -285,8 +294,12 @@ class Worker:
             if self.spec.tsbs:
                 return
             if self.tally is None:
-                self.tally = Tally.for_worker(self.index, self.spec.devices_of(self.index))
-            self.tally.add(self.module.writer.stored_events(batch))  # the expected answers (simulator/checks/expected.py)
+                devices = self.spec.devices_of(self.index)
+                self.tally = Tally.for_worker(self.index, devices)
+                self.span = StreamSpan(self.spec.seed, self.index, devices, self.spec.order, self.spec.burst)
+            stored = self.module.writer.stored_events(batch)
+            self.tally.add(stored)  # the expected answers (simulator/checks/expected.py)
+            self.span.add(batch, stored)
 
     def _insert(self, generator: EventGenerator | TsbsGenerator, start: int, total: int | None) -> WorkerResult:
         """The timed phase: `total` events (None: as many as fit until the common start + --duration;
@@ -417,7 +430,7 @@ class Worker:
             pregenerated_bytes=self.pregenerated_bytes,
             stream_end=self.stream_end if self.spec.role_of(self.index) == "worker" and self.spec.task == "insert" else None,
             queries=queries or {},
-            expected=self.tally.result() if self.tally is not None else None,
+            expected=self._expected(),
             scan=scan,
             role=self.spec.role_of(self.index),
             query_latencies=query_latencies or {},

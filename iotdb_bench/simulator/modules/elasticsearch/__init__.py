@@ -45,7 +45,7 @@ class Module(DatabaseModule):
         drivers=("httpx",),
         # The next batch is generated and encoded once a _bulk request is on the wire (about 0.2 ms
         # per 1000 events against milliseconds of server work), without a helper thread's hand-offs.
-        prepare_next=PrepareNext.during_call,
+        prepare_next=PrepareNext.during_call, query_languages=("elasticsearch",),
     )
     schema, writer, reader, records = played_by(SearchSchema, SearchWriter, SearchReader, SearchRecords)
 

@@ -1,7 +1,7 @@
 """The elasticsearch module's read side: the six queries as aggregations (per device: a composite
 aggregation paged with after_key; device-downsample: a 1-minute date_histogram) and TSBS's DevOps
-query types (tsbs_queries.py), each bounded as a whole by --query-timeout; scans through the scroll
-API; the visibility probe's _count of a marker."""
+query types (tsbs_queries.py), each bounded as a whole by --query-timeout; a query file's _search
+bodies (text_answers.py); scans through the scroll API; the visibility probe's _count of a marker."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, Query, ReaderRole
+from iotdb_bench.simulator.modules.elasticsearch import text_answers
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE, SearchRole
 from iotdb_bench.simulator.modules.elasticsearch.tsbs_queries import TsbsSearches, composite_buckets
 from iotdb_bench.simulator.queries.parameters import Parameters
@@ -59,6 +60,22 @@ class SearchReader(SearchRole, ReaderRole):
             return query()
 
         return run
+
+    def text_query(self, language: str, text: str) -> Query:
+        """A query file's _search body on the run's indices, its answer as rows (text_answers.py)."""
+        request = text_answers.body(text)
+        return self._with_deadline(lambda: Answer([self._search(request)], lambda found: text_answers.rows(request, found[0])))
+
+    def check_text(self, language: str, text: str) -> None:
+        """The body's query validated, and its aggregations parsed over no document (nothing is read)."""
+        request = text_answers.body(text)
+        if "query" in request:
+            answer = self.module.connection.request("POST", f"/{self.module.indices}/_validate/query", body={"query": request["query"]},
+                                                    params={"explain": "true"})[1]
+            if not answer.get("valid", False):
+                raise ModuleError(next((one.get("error") for one in answer.get("explanations", []) if one.get("error")), "invalid query"))
+        self.module.connection.request("POST", f"/{self.module.indices}/_search",
+                                       body={**request, "query": {"match_none": {}}, "size": 0})
 
     def _query_request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         import httpx

@@ -55,7 +55,7 @@ class Module(DatabaseModule):
         drivers=("influxdb-client",),
         # The next batch is generated and encoded once a write is on the wire (about 0.2 ms per 1000
         # events against milliseconds of server work), without a helper thread's hand-offs.
-        prepare_next=PrepareNext.during_call,
+        prepare_next=PrepareNext.during_call, query_languages=("influxql",),
     )
     schema, writer, reader, records = played_by(InfluxSchema, InfluxWriter, InfluxReader, InfluxRecords)
 

@@ -1,5 +1,6 @@
 """The influxdb module's read side: the six Flux queries (device-downsample is `aggregateWindow(every:
-1m)`, windows labelled by their start), TSBS's DevOps query types in TSBS's InfluxQL, the scan of a
+1m)`, windows labelled by their start), TSBS's DevOps query types in TSBS's InfluxQL, a query file's
+InfluxQL texts (influxql_answers.py), the scan of a
 device's series streamed as CSV and cut into pages, and the visibility probe's look-up of a marker in
 its own millisecond."""
 
@@ -13,7 +14,7 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.influxdb import tsbs_queries
+from iotdb_bench.simulator.modules.influxdb import influxql_answers, tsbs_queries
 from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
@@ -66,6 +67,14 @@ class InfluxReader(InfluxRole, ReaderRole):
             return lambda: Answer(self.module.connection.influxql_series(statement, bounded=True), convert)
 
         return bind
+
+    def text_query(self, language: str, text: str) -> Query:
+        """A query file's InfluxQL text through the 1.x query API, its series as rows (influxql_answers.py)."""
+        convert = influxql_answers.conversion(text)
+        return lambda: Answer(self.module.connection.influxql_series(text, bounded=True), convert)
+
+    def check_text(self, language: str, text: str) -> None:
+        self.module.connection.influxql_series(f"EXPLAIN {text}")  # parsed and planned, nothing read
 
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's point: its measurement, device tag and sequence number, in its own millisecond."""

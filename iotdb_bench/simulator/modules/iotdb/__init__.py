@@ -64,7 +64,7 @@ class Module(DatabaseModule):
     options: IotdbOptions
     capabilities = Capabilities(
         tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
-        transactions=No("IoTDB has no transactions to commit every S seconds"),
+        transactions=No("IoTDB has no transactions to commit every S seconds"), query_languages=("iotdb",),
     )
     schema, writer, reader, records = played_by(IotdbSchema, IotdbWriter, IotdbReader, IotdbRecords)
 
@@ -82,6 +82,8 @@ class Module(DatabaseModule):
         if self.spec.tsbs and self.options.model != "tree":
             raise ModuleError(f"module 'iotdb' writes --schema {self.spec.shape} in the tree model, as the IoTDB target of TSBS's benchANT "
                               "fork lays it out (a device per host): drop model=table")
+        if self.spec.query_file is not None and self.options.model != "tree":
+            raise ModuleError("module 'iotdb' reads a query file's texts (language iotdb) in the tree model: drop model=table")
         self.validate_workload()
         if self.spec.primary_key not in self.capabilities.primary_keys:
             raise ModuleError(

@@ -1,7 +1,7 @@
 """The iotdb module's read side: the six queries in either model (tree: GROUP BY LEVEL, ALIGN BY
 DEVICE, SELECT LAST and GROUP BY time on the device; table: SQL with last_by and date_bin), TSBS's
-DevOps query types (tree model, tsbs_queries.py), and scans of one device's points in time order,
-fetched a page at a time as DataFrames."""
+DevOps query types (tree model, tsbs_queries.py), a query file's texts (tree model, text_answers.py),
+and scans of one device's points in time order, fetched a page at a time as DataFrames."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.iotdb import tsbs_queries
+from iotdb_bench.simulator.modules.iotdb import text_answers, tsbs_queries
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 from iotdb_bench.simulator.modules.iotdb.series import device_of
@@ -79,6 +79,14 @@ class IotdbReader(IotdbRole, ReaderRole):
             return lambda: Answer(self.module.connection.fetch_named(statement, timeout_s=self.spec.query_timeout), convert)
 
         return bind
+
+    def text_query(self, language: str, text: str) -> Query:
+        """A query file's text (tree model) in the target's database, its answer as rows (text_answers.py)."""
+        statement = text_answers.in_database(text, self.options.database)
+        return lambda: Answer(self.module.connection.fetch_named(statement, timeout_s=self.spec.query_timeout), text_answers.rows)
+
+    def check_text(self, language: str, text: str) -> None:
+        self.module.connection.fetch(f"EXPLAIN {text_answers.in_database(text, self.options.database)}")  # planned, nothing read
 
     def _rows(self, statement: str, convert: Callable[[Sequence[Any]], list[tuple[Any, ...]]] | None = None) -> Query:
         def run() -> Answer:

@@ -53,6 +53,7 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True,
         sensors=True, transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
+        query_languages=("mongodb",),
     )
     schema, writer, reader, records = played_by(MongodbSchema, MongodbWriter, MongodbReader, MongodbRecords)
 

@@ -1,5 +1,6 @@
-"""The mongodb module's read side: the aggregation pipelines of queries.py and TSBS's (tsbs.py),
-bounded by `maxTimeMS` for a query run, and scans as `find` per device sorted by timestamp, a driver batch at a time."""
+"""The mongodb module's read side: the aggregation pipelines of queries.py, TSBS's (tsbs.py) and a query
+file's (text_answers.py), bounded by `maxTimeMS` for a query run, and scans as `find` per device sorted
+by timestamp, a driver batch at a time."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, epoch_ms
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.mongodb import tsbs
+from iotdb_bench.simulator.modules.mongodb import text_answers, tsbs
 from iotdb_bench.simulator.modules.mongodb.options import MongodbRole
 from iotdb_bench.simulator.modules.mongodb.queries import ANSWER_FIELDS, TIME_FIELDS, pipelines
 from iotdb_bench.simulator.queries.parameters import Parameters
@@ -51,6 +52,18 @@ class MongodbReader(MongodbRole, ReaderRole):
             return Answer(self._aggregate(SINGLE_TABLE_NAME, pipeline), rows)
 
         return run
+
+    def text_query(self, language: str, text: str) -> Query:
+        """A query file's pipeline on the run's collection, its documents as rows (text_answers.py)."""
+        self.one_table_queries()
+        stages = text_answers.pipeline(text)
+        return lambda: Answer(self._aggregate(SINGLE_TABLE_NAME, stages), text_answers.rows)
+
+    def check_text(self, language: str, text: str) -> None:
+        """The pipeline explained (planned, nothing read)."""
+        self.one_table_queries()
+        self.module.db.command({"explain": {"aggregate": SINGLE_TABLE_NAME, "pipeline": text_answers.pipeline(text), "cursor": {}},
+                                "verbosity": "queryPlanner"})
 
     def scan_devices(self) -> list[str]:
         devices: set[str] = set()

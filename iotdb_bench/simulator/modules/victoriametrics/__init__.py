@@ -74,7 +74,7 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         tsbs_shapes=frozenset({"tsbs-cpu"}), tsbs_queries_refused=tsbs_queries.REFUSED,
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
-        transactions=No("a metrics store has no transactions to commit every S seconds"),
+        transactions=No("a metrics store has no transactions to commit every S seconds"), query_languages=("promql",),
     )
     schema, writer, reader, records = played_by(VmSchema, VmWriter, VmReader, VmRecords)
 

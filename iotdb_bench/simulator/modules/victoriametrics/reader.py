@@ -1,7 +1,8 @@
 """The victoriametrics module's read side: the six queries as MetricsQL (instant queries whose window
 covers every time an event can have; device-downsample a range query, step 1m, whose window at each
 minute m is exactly [m, m + 1 min)), TSBS's DevOps query types that MetricsQL expresses
-(tsbs_queries.py), and scans streaming /api/v1/export a page per line."""
+(tsbs_queries.py), a query file's texts as instant queries (promql_answers.py), and scans streaming
+/api/v1/export a page per line."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.victoriametrics import tsbs_queries
+from iotdb_bench.simulator.modules.victoriametrics import promql_answers, tsbs_queries
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.queries.parameters import Parameters
@@ -58,6 +59,17 @@ class VmReader(VmRole, ReaderRole):
             return Answer(self.module.connection.instant(expression, bounded=True), rows)
 
         return run
+
+    def text_query(self, language: str, text: str) -> Query:
+        """A query file's text, an instant query after the newest possible event (promql_answers.py)."""
+        convert = promql_answers.conversion(text)
+        return lambda: Answer(self.module.connection.answer(
+            {"query": text, "time": f"{time.time() + FUTURE_LIMIT_S:.3f}", "nocache": "1"}, "/api/v1/query", bounded=True), convert)
+
+    def check_text(self, language: str, text: str) -> None:
+        """VictoriaMetrics has no EXPLAIN: the text is evaluated at the epoch's start, before any event
+        (a text naming its own times with @ reads them), and refused in the server's words."""
+        self.module.connection.answer({"query": text, "time": "0", "nocache": "1"}, "/api/v1/query", bounded=False)
 
     def _range_query(self, expression: str, start_ms: int, end_ms: int) -> Query:
         def run() -> Answer:
