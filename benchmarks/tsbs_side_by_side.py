@@ -34,9 +34,9 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from _common import REPO_ROOT, emit_json, median, print_table, run_tool
 
@@ -98,30 +98,30 @@ def _cassandra(statements: list[str]) -> None:
         cluster.shutdown()
 
 
-def _pg_clean(port: int) -> Callable[[], None]:
-    return lambda: _postgres(port, [f"DROP DATABASE IF EXISTS {TSBS_DATABASE} WITH (FORCE)", "DROP DATABASE IF EXISTS tsbs_side_tool WITH (FORCE)",
-                                    "CREATE DATABASE tsbs_side_tool"])
+def _pg_clean(port: int) -> Callable[[bool], None]:
+    return lambda ready=True: _postgres(port, [f"DROP DATABASE IF EXISTS {TSBS_DATABASE} WITH (FORCE)", "DROP DATABASE IF EXISTS tsbs_side_tool WITH (FORCE)",
+                                               *(["CREATE DATABASE tsbs_side_tool"] if ready else [])])
 
 
-def _questdb_clean() -> None:  # TSBS's table and the tool's are both `cpu`
+def _questdb_clean(ready: bool = True) -> None:  # TSBS's table and the tool's are both `cpu`
     _http("http://127.0.0.1:9000/exec?" + urllib.parse.urlencode({"query": "DROP TABLE IF EXISTS cpu"}))
 
 
-def _clickhouse_clean() -> None:
+def _clickhouse_clean(ready: bool = True) -> None:
     for statement in (f"DROP DATABASE IF EXISTS {TSBS_DATABASE}", "DROP TABLE IF EXISTS iotbench.cpu", "DROP TABLE IF EXISTS iotbench.tags"):
         _clickhouse(statement)
 
 
-def _influx_clean() -> None:
-    for statement in (f"DROP DATABASE {TSBS_DATABASE}", "DROP DATABASE tsbs_side_tool", "CREATE DATABASE tsbs_side_tool"):
+def _influx_clean(ready: bool = True) -> None:
+    for statement in (f"DROP DATABASE {TSBS_DATABASE}", "DROP DATABASE tsbs_side_tool", *(["CREATE DATABASE tsbs_side_tool"] if ready else [])):
         _http("http://127.0.0.1:8086/query", urllib.parse.urlencode({"q": statement}).encode())
 
 
-def _victoriametrics_clean() -> None:  # both write the same series (cpu_usage_user{hostname=...}, ...)
+def _victoriametrics_clean(ready: bool = True) -> None:  # both write the same series (cpu_usage_user{hostname=...}, ...)
     _http("http://127.0.0.1:8428/api/v1/admin/tsdb/delete_series", urllib.parse.urlencode({"match[]": '{__name__=~"cpu_.+"}'}).encode())
 
 
-def _cassandra_clean() -> None:
+def _cassandra_clean(ready: bool = True) -> None:
     _cassandra([f"DROP KEYSPACE IF EXISTS {TSBS_DATABASE}", "DROP TABLE IF EXISTS iotbench.series_bigint"])
 
 
@@ -136,7 +136,7 @@ class Database:
     loader: list[str]  # tsbs_load_<...> and its connection options (file, workers and batch added)
     runner: list[str]  # tsbs_run_queries_<...> pointed at the tool's data
     query_format: str
-    clean: Callable[[], None]
+    clean: Callable[..., None]  # drops both sides' data; ready=False: also what the tool's target needs to exist (nothing left behind)
     tool_env: dict[str, str] = field(default_factory=dict)
     query_options: tuple[str, ...] = ()  # tsbs_generate_queries options of this database
     unsupported: tuple[str, ...] = ()  # query types TSBS's generator has not for this database
@@ -299,7 +299,6 @@ def measure_queries(bin_: Path, database: Database, args, folder: Path) -> list[
         for side in (("tool", "tsbs") if round_ % 2 == 0 else ("tsbs", "tool")):
             sides[side].append(tool_queries(database, query_types, args.executions, args) if side == "tool"
                                else {q: tsbs_queries(bin_, database, q, files[q], folder) for q in query_types})
-    database.clean()
     results = []
     for query_type in query_types:
         tool = [r[query_type] for r in sides["tool"]]
@@ -317,8 +316,13 @@ def _spread(values: list[float]) -> str:
     return f"{median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    def error(self, message: str):  # bad input: one line and exit 2, without the usage block
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineErrors(description=__doc__.split("\n\n")[0])
     parser.add_argument("--databases", default="timescaledb,questdb,clickhouse,influxdb,victoriametrics,cassandra",
                         help=f"comma-separated, of: {','.join(DATABASES)}")
     parser.add_argument("--workers", default="1,2")
@@ -356,6 +360,8 @@ def main() -> None:
             except SystemExit as stop:  # one database's failure does not lose the others' figures
                 failed[name] = str(stop.code)
                 print(f"{name}: FAILED: {stop.code}", flush=True)
+            finally:
+                DATABASES[name].clean(ready=False)
             load_average.append(os.getloadavg()[0])
 
     if loads:
