@@ -47,7 +47,8 @@ def test_one_round_on_postgresql_beside_tsbs_loads_and_queries_the_same_data_siz
     assert load["tool_points_per_s"] == pytest.approx(10 * load["tool_rows_per_s"]) and load["tsbs_points_per_s"] > 0
     assert load["ratios"] == [pytest.approx(load["tool_points_per_s"] / load["tsbs_points_per_s"])]
     [query] = result["queries"]
-    assert query["query"] == "single-groupby-1-1-1" and query["tool_mean_ms"] > 0 and query["tsbs_mean_ms"] > 0
+    assert query["query"] == "single-groupby-1-1-1" and query["tool_p50_ms"] > 0 and query["tsbs_p50_ms"] > 0
+    assert query["p50_ms_ratios"] == [pytest.approx(query["tool_p50_ms"] / query["tsbs_p50_ms"])]
     assert "Ours / TSBS" in done.stdout and result["failed"] == {}
     with psycopg.connect(host="127.0.0.1", user="postgres", password=os.environ.get("PGPASSWORD", "postgres"), dbname="postgres") as conn:
         left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'tsbs_side%'").fetchall()
