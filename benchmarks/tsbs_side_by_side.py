@@ -141,6 +141,7 @@ class Database:
     query_options: tuple[str, ...] = ()  # tsbs_generate_queries options of this database
     unsupported: tuple[str, ...] = ()  # query types TSBS's generator has not for this database
     items_per_row: int = 1  # what TSBS's --batch-size counts: rows, or (Cassandra) points
+    tool_options: tuple[str, ...] = ()  # of the tool's insert
 
 
 _PG_LOAD = ["--host=127.0.0.1", "--user=postgres", f"--pass={PGPASSWORD}", f"--db-name={TSBS_DATABASE}", "--chunk-time=12h"]
@@ -160,6 +161,10 @@ DATABASES = {
     "questdb": Database("questdb", "questdb-local", "questdb", ["tsbs_load_questdb", "--ilp-bind-to=127.0.0.1:9009", "--url=http://127.0.0.1:9000/"],
                         ["tsbs_run_queries_questdb", "--urls=http://127.0.0.1:9000"], "questdb", _questdb_clean,
                         unsupported=("cpu-max-all-1", "cpu-max-all-8")),  # TSBS's QuestDB generator panics on them (its MaxAllCPU lacks the duration)
+    # TSBS's QuestDB loader writes ILP over TCP (unacknowledged); the tool's default is ILP over HTTP
+    "questdb-tcp": Database("questdb-tcp", "questdb-local", "questdb", ["tsbs_load_questdb", "--ilp-bind-to=127.0.0.1:9009", "--url=http://127.0.0.1:9000/"],
+                            ["tsbs_run_queries_questdb", "--urls=http://127.0.0.1:9000"], "questdb", _questdb_clean,
+                            unsupported=("cpu-max-all-1", "cpu-max-all-8"), tool_options=("--extra-option", "transport=tcp")),
     "clickhouse": Database("clickhouse", "clickhouse-local", "clickhouse", ["tsbs_load_clickhouse", f"--host={_CLICKHOUSE_HOST}", f"--db-name={TSBS_DATABASE}"],
                            ["tsbs_run_queries_clickhouse", f"--hosts={_CLICKHOUSE_HOST}", "--db-name=iotbench"], "clickhouse", _clickhouse_clean),
     "influxdb": Database("influxdb", "influxdb-local", "influx", ["tsbs_load_influx", "--urls=http://127.0.0.1:8086", f"--db-name={TSBS_DATABASE}"],
@@ -225,8 +230,8 @@ def tsbs_load(bin_: Path, database: Database, workers: int, batch: int, path: Pa
 def tool_load(database: Database, workers: int, batch: int, args, time_range: str) -> dict:
     database.clean()
     run = run_tool(["insert", "--target", database.target, "--schema", "tsbs-cpu", "--devices", str(args.hosts), "--interval", args.interval,
-                    "--time-range", time_range, "--seed", str(args.seed), "-w", str(workers), "--batch", str(batch), "-r", "1"],
-                   env=database.tool_env)
+                    "--time-range", time_range, "--seed", str(args.seed), "-w", str(workers), "--batch", str(batch), "-r", "1",
+                    *database.tool_options], env=database.tool_env)
     figures, row = run.report.figures, run.document.inserts[0]
     points = figures.events * POINTS_PER_ROW
     return {"rows_per_s": figures.throughput, "points_per_s": figures.throughput * POINTS_PER_ROW, "points": points,
