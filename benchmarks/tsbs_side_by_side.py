@@ -5,7 +5,8 @@ interval, time range and batch size, 1 and 2 workers, alternating rounds (tool, 
 the database cleaned before each round; then TSBS's query runner (`tsbs_run_queries_<db>`, on queries
 of `tsbs_generate_queries` at the same scale, time range and seed) against the tool's `query` for the
 DevOps types both offer, 1 worker, the same executions, alternating, both on the same rows: the tool's
-data, whose layout is each database's TSBS target's.
+data, whose layout is each database's TSBS target's (ClickHouse: TSBS's runner reads TSBS's own rows of
+the same size, the tool's created_at being milliseconds where TSBS's queries need a DateTime).
 
     python benchmarks/tsbs_side_by_side.py [--databases timescaledb,questdb,clickhouse,influxdb,victoriametrics,cassandra]
         [--workers 1,2] [--rounds 3] [--hosts 100] [--time-range 6h] [--batch 1000]
@@ -142,6 +143,7 @@ class Database:
     unsupported: tuple[str, ...] = ()  # query types TSBS's generator has not for this database
     items_per_row: int = 1  # what TSBS's --batch-size counts: rows, or (Cassandra) points
     tool_options: tuple[str, ...] = ()  # of the tool's insert
+    runner_reads_tsbs_data: bool = False  # the tool's layout differs from TSBS's: the runner reads TSBS's own rows
 
 
 _PG_LOAD = ["--host=127.0.0.1", "--user=postgres", f"--pass={PGPASSWORD}", f"--db-name={TSBS_DATABASE}", "--chunk-time=12h"]
@@ -166,7 +168,9 @@ DATABASES = {
                             ["tsbs_run_queries_questdb", "--urls=http://127.0.0.1:9000"], "questdb", _questdb_clean,
                             unsupported=("cpu-max-all-1", "cpu-max-all-8"), tool_options=("--extra-option", "transport=tcp")),
     "clickhouse": Database("clickhouse", "clickhouse-local", "clickhouse", ["tsbs_load_clickhouse", f"--host={_CLICKHOUSE_HOST}", f"--db-name={TSBS_DATABASE}"],
-                           ["tsbs_run_queries_clickhouse", f"--hosts={_CLICKHOUSE_HOST}", "--db-name=iotbench"], "clickhouse", _clickhouse_clean),
+                           # the tool's created_at is Int64 milliseconds (18.16 has no DateTime64): TSBS's queries need its DateTime
+                           ["tsbs_run_queries_clickhouse", f"--hosts={_CLICKHOUSE_HOST}", f"--db-name={TSBS_DATABASE}"], "clickhouse", _clickhouse_clean,
+                           runner_reads_tsbs_data=True),
     "influxdb": Database("influxdb", "influxdb-local", "influx", ["tsbs_load_influx", "--urls=http://127.0.0.1:8086", f"--db-name={TSBS_DATABASE}"],
                          ["tsbs_run_queries_influx", "--urls=http://127.0.0.1:8086", "--db-name=tsbs_side_tool"], "influx", _influx_clean,
                          {"INFLUXDB_DB": "tsbs_side_tool"}),
@@ -213,8 +217,10 @@ def generate_data(bin_: Path, database: Database, args, time_range: str, path: P
 _LOADED = re.compile(r"loaded (\d+) (metrics|rows) in ([\d.]+)sec")
 
 
-def tsbs_load(bin_: Path, database: Database, workers: int, batch: int, path: Path) -> dict:
-    database.clean()
+def tsbs_load(bin_: Path, database: Database, workers: int, batch: int, path: Path, alone: bool = True) -> dict:
+    """`alone`: with no other data in the database, before and after (a load round)."""
+    if alone:
+        database.clean()
     command = [str(bin_ / database.loader[0]), *database.loader[1:], f"--file={path}", f"--workers={workers}",
                f"--batch-size={batch * database.items_per_row}"]
     output, cpu = _run(command, database.loader[0])
@@ -222,7 +228,8 @@ def tsbs_load(bin_: Path, database: Database, workers: int, batch: int, path: Pa
     if "metrics" not in loaded:
         raise SystemExit(f"{database.loader[0]} printed no summary: {output.strip()[-300:]}")
     points, seconds = loaded["metrics"]
-    database.clean()  # its data is not there during the tool's rounds
+    if alone:
+        database.clean()  # its data is not there during the tool's rounds
     return {"rows_per_s": points / POINTS_PER_ROW / seconds, "points_per_s": points / seconds, "points": points,
             "cpu_s_per_million_points": cpu / points * 1e6}
 
@@ -289,6 +296,10 @@ def measure_queries(bin_: Path, database: Database, args, folder: Path) -> list[
     run_tool(["insert", "--target", database.target, "--schema", "tsbs-cpu", "--devices", str(args.hosts), "--interval", args.interval,
               "--time-range", args.query_time_range, "--seed", str(args.seed), "-w", "2", "--batch", str(args.batch), "-r", "1"],
              env=database.tool_env)
+    if database.runner_reads_tsbs_data:  # the same size, written by TSBS's loader
+        generate_data(bin_, database, args, args.query_time_range, folder / "cpu-queries.txt")
+        tsbs_load(bin_, database, 2, args.batch, folder / "cpu-queries.txt", alone=False)
+        (folder / "cpu-queries.txt").unlink()
     query_types = [q for q in args.queries.split(",") if q not in database.unsupported]
     files = {}
     for query_type in query_types:
