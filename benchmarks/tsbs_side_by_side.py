@@ -178,7 +178,7 @@ DATABASES = {
                                 ["tsbs_run_queries_victoriametrics", "--urls=http://127.0.0.1:8428"], "victoriametrics", _victoriametrics_clean,
                                 unsupported=_VM_UNSUPPORTED),
     "cassandra": Database("cassandra", "cassandra-local", "cassandra", ["tsbs_load_cassandra", "--hosts=127.0.0.1:9042", f"--db-name={TSBS_DATABASE}"],
-                          ["tsbs_run_queries_cassandra", "--host=127.0.0.1:9042", "--db-name=iotbench"], "cassandra", _cassandra_clean,
+                          ["tsbs_run_queries_cassandra", "--host=127.0.0.1:9042", "--db-name=iotbench", "--aggregation-plan=client"], "cassandra", _cassandra_clean,
                           items_per_row=POINTS_PER_ROW),
 }
 
