@@ -195,8 +195,9 @@ def _run(command: list[str], what: str) -> tuple[str, float]:
     """A TSBS binary's output and CPU seconds; fails loudly with its own last lines."""
     cpu = _children_cpu()
     done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{what} failed: {(done.stderr or done.stdout).strip()[-400:]}")
+    if done.returncode != 0:  # a Go panic's first line says why; its stack does not
+        said = (done.stderr or done.stdout).strip()
+        raise SystemExit(f"{what} failed: {next((line for line in said.splitlines() if line.startswith('panic:')), said[-400:])}")
     return done.stdout + done.stderr, _children_cpu() - cpu
 
 
