@@ -5,8 +5,9 @@ interval, time range and batch size, 1 and 2 workers, alternating rounds (tool, 
 the database cleaned before each round; then TSBS's query runner (`tsbs_run_queries_<db>`, on queries
 of `tsbs_generate_queries` at the same scale, time range and seed) against the tool's `query` for the
 DevOps types both offer, 1 worker, the same executions, alternating, both on the same rows: the tool's
-data, whose layout is each database's TSBS target's (ClickHouse: TSBS's runner reads TSBS's own rows of
-the same size, the tool's created_at being milliseconds where TSBS's queries need a DateTime).
+data, whose layout is each database's TSBS target's (ClickHouse and Cassandra: TSBS's runner reads TSBS's
+own rows of the same size, the tool's created_at being milliseconds where TSBS's queries need a
+DateTime, and the tool writing only the series_bigint of TSBS's five Cassandra tables).
 
     python benchmarks/tsbs_side_by_side.py [--databases timescaledb,questdb,clickhouse,influxdb,victoriametrics,cassandra]
         [--workers 1,2] [--rounds 3] [--hosts 100] [--time-range 6h] [--batch 1000]
@@ -189,8 +190,9 @@ DATABASES = {
                                 ["tsbs_run_queries_victoriametrics", "--urls=http://127.0.0.1:8428"], "victoriametrics", _victoriametrics_clean,
                                 unsupported=_VM_UNSUPPORTED),
     "cassandra": Database("cassandra", "cassandra-local", "cassandra", ["tsbs_load_cassandra", "--hosts=127.0.0.1:9042", f"--db-name={TSBS_DATABASE}"],
-                          ["tsbs_run_queries_cassandra", "--host=127.0.0.1:9042", "--db-name=iotbench", "--aggregation-plan=client"], "cassandra", _cassandra_clean,
-                          items_per_row=POINTS_PER_ROW),
+                          # TSBS's runner needs all five of TSBS's series_* tables; the tool writes series_bigint alone
+                          ["tsbs_run_queries_cassandra", "--host=127.0.0.1:9042", f"--db-name={TSBS_DATABASE}", "--aggregation-plan=client"],
+                          "cassandra", _cassandra_clean, items_per_row=POINTS_PER_ROW, runner_reads_tsbs_data=True),
 }
 
 
