@@ -61,6 +61,7 @@ def test_query_figures_cold_warm_and_errors():
     assert figures.executions == 5
     assert (figures.min_s, figures.max_s) == (1.0, 4.0)
     assert figures.avg_s == pytest.approx(2.0)
+    assert figures.p50_s == 2.0  # the median of 1, 1, 2, 2, 4: the slow one moves the average, not it
     assert figures.cold_avg_s == pytest.approx(3.0)
     assert figures.warm_avg_s == pytest.approx(4.0 / 3)
     assert figures.rows == 10

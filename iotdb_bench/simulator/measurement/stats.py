@@ -294,6 +294,7 @@ class QueryFigures(BaseModel):
     min_s: float | None = None
     avg_s: float | None = None
     max_s: float | None = None
+    p50_s: float | None = Field(None, description="median execution (robust to a busy machine's stray slow ones, unlike the average)")
     p95_s: float | None = None
     cold_avg_s: float | None = Field(None, description="first execution on each worker")
     warm_avg_s: float | None = Field(None, description="every later execution")
@@ -327,7 +328,7 @@ def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
     figures.data = next((runs.data for runs in per_worker if runs.data), None)
     if seconds:
         figures.min_s, figures.avg_s, figures.max_s = min(seconds), statistics.fmean(seconds), max(seconds)
-        figures.p95_s = percentile(seconds, 95.0)
+        figures.p50_s, figures.p95_s = percentile(seconds, 50.0), percentile(seconds, 95.0)
         figures.cold_avg_s = statistics.fmean(cold)
         figures.warm_avg_s = statistics.fmean(warm) if warm else None
     return figures

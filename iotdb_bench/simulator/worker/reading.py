@@ -32,6 +32,7 @@ from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 log = logging.getLogger("worker")
 
+SETTLE_ROWS = 100_000  # the most rows of answers held for checking after the timed calls (memory stays bounded)
 NOT_COMPUTED = ("the query file declares no answer the tool computes (answer:): a study (or compare) compares its answers across the "
                 "targets")
 
@@ -125,6 +126,7 @@ class ReadSide:
             if not executions.offers(name):
                 outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
                 continue
+            answered: list[tuple[Execution, list[tuple]]] = []  # checked after the timed calls, see _settle
             for _ in range(self.spec.query_runs):
                 self.check_stop()
                 try:
@@ -142,11 +144,24 @@ class ReadSide:
                     break
                 outcome.seconds.append(timed.service_s)
                 outcome.rows = len(rows)
-                if execution.file_query is not None:
-                    self._keep_answer(self._computed_check(checker, computed, execution, rows), execution, rows, outcome, data)
-                else:
-                    self._check_answer(checker, execution, rows, outcome)
+                answered.append((execution, rows))
+                if len(answered) * max(len(rows), 1) >= SETTLE_ROWS:  # about the rows held: answers of one query are alike in size
+                    self._settle(answered, checker, computed, outcome, data)
+            self._settle(answered, checker, computed, outcome, data)
         return runs
+
+    def _settle(self, answered: list[tuple[Execution, list[tuple]]], checker: AnswerChecker, computed: ComputedAnswers | None,
+                outcome: QueryRuns, data: str | None) -> None:
+        """Check (or keep) the answers of the executions so far, in their order, and forget them. Done
+        between the timed calls, a check's milliseconds of CPU (the expected rows recomputed) made the
+        next call measurably slower on a busy machine (the scheduler, the caches): a 0.6 ms query took
+        1.5-4 ms (docs/performance.md, "Side by side with TSBS"). So answers wait, up to SETTLE_ROWS rows."""
+        for execution, rows in answered:
+            if execution.file_query is not None:
+                self._keep_answer(self._computed_check(checker, computed, execution, rows), execution, rows, outcome, data)
+            else:
+                self._check_answer(checker, execution, rows, outcome)
+        answered.clear()
 
     def _executions(self, record: ExpectedRecord | None, tsbs: TsbsData | None) -> Executions:
         """The run's queries: a query file's, drawing their parameters from what the record says was
