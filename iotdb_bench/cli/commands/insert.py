@@ -20,7 +20,7 @@ from iotdb_bench.simulator.spec import (
     MAX_DEVICES_PER_WORKER,
     QUERY_NAMES,
     QUERY_VARIANTS,
-    TSBS_DEVOPS_QUERIES,
+    TSBS_QUERIES,
     TSBS_TABLES,
     default_primary_key,
     default_queries,
@@ -146,7 +146,7 @@ def _mixed(mixed: MixedOptions, default: tuple[str, ...]) -> dict[str, Any]:
         if given:
             raise UsageProblem(f"{given[0]} applies to query clients: add --query-workers K")
         return {"visibility": mixed.visibility}
-    queries = parse_queries(mixed.query_names, default, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)
+    queries = parse_queries(mixed.query_names, default, QUERY_NAMES + QUERY_VARIANTS + TSBS_QUERIES)
     return {"query_workers": mixed.query_workers, "queries": queries, "query_rate": mixed.query_rate or 0.0, "visibility": mixed.visibility}
 
 

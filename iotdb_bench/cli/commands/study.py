@@ -30,6 +30,8 @@ from iotdb_bench.cli.run.study_execute import StudyRun, now
 from iotdb_bench.cli.run.study_plan import Passthrough, Plan
 from iotdb_bench.cli.study_file import StudyFile
 from iotdb_bench.cli.terminal import console, handle_errors, warning_line
+from iotdb_bench.simulator.spec import QUERY_NAMES
+from iotdb_bench.simulator.workload import shapes
 
 STUDY_JSON = "study.json"
 
@@ -200,10 +202,10 @@ def _estimate(plan: Plan, key: str) -> float:
     spec = invocation.base
     runs = len(invocation.worker_counts) * (invocation.steps or invocation.runs)
     if spec.task == "query":
-        return ASSUMED["run_overhead_s"] + len(spec.queries) * spec.query_runs * ASSUMED["query_s"]
+        return ASSUMED["run_overhead_s"] + len(spec.queries or QUERY_NAMES) * spec.query_runs * ASSUMED["query_s"]
     if spec.task == "scan":
         return runs * (ASSUMED["run_overhead_s"] + 100_000 / ASSUMED["scan_rows_per_s"])
-    timed = spec.duration_s or spec.timed_events() / ASSUMED["batch" if spec.batch else "single"]
+    timed = spec.duration_s or shapes.timed_events(spec) / ASSUMED["batch" if spec.batch else "single"]
     return runs * (ASSUMED["run_overhead_s"] + timed + spec.prefill / ASSUMED["batch"])
 
 

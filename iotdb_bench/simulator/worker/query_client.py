@@ -22,9 +22,8 @@ from iotdb_bench.simulator.measurement.query_latency import QueryLatencyRecorder
 from iotdb_bench.simulator.measurement.timing import CallTimer, clock, clock_at
 from iotdb_bench.simulator.modules import DatabaseModule
 from iotdb_bench.simulator.protocol import Status
-from iotdb_bench.simulator.queries.executions import Executions
+from iotdb_bench.simulator.queries.executions import Executions, tsbs_checks
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
-from iotdb_bench.simulator.queries.tsbs_devops import written
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.worker.pacing import ClosedLoop, OpenLoop, Pacer
 from iotdb_bench.simulator.workload.schedule import Schedule
@@ -67,7 +66,7 @@ class QueryClient:
     def run(self, start_at: float) -> dict:
         """The mixed phase, then the idle phase; returns the recorder's payload. TSBS's query types
         draw their parameters from the data the run is writing (its hosts and whole time range)."""
-        draws = ParameterDraws(self.spec.seed, self.number, written(TsbsData.of(self.spec))) if self.spec.tsbs else None
+        draws = ParameterDraws(self.spec.seed, self.number, tsbs_checks(TsbsData.of(self.spec))[0]) if self.spec.tsbs else None
         available = Executions(self.module.reader, draws)
         runnable = []
         for name in self.names:
