@@ -17,8 +17,8 @@ import pytest
 from iotdb_bench.simulator.spec import TSBS_TABLES, RunSpec, timestamp_ms
 from iotdb_bench.simulator.workload import shapes
 from iotdb_bench.simulator.workload.tsbs import hosts as tsbs_hosts
-from iotdb_bench.simulator.workload.tsbs.devops import DEVOPS
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
+from iotdb_bench.simulator.workload.tsbs.devops import DEVOPS
 from iotdb_bench.simulator.workload.tsbs.series import HostValues
 
 # Rows and points (fields) of TSBS's generator, counted in its output by
@@ -175,7 +175,7 @@ def test_devops_rows_are_tsbs_measurements_in_tsbs_order():
     assert (field("mem", "used_percent") == 100.0 * (mem_used / memory)).all() and (mem_used <= memory).all() and (mem_used >= 0).all()
     assert (field("nginx", "active") >= 0).all() and (field("nginx", "active") <= 100).all() and field("postgresl", "temp_bytes").max() > 1000
     assert np.diff(field("redis", "instantaneous_ops_per_sec")[:, 0]).mean() > 0.5  # an unbounded walk of N(1, 1) steps
-    tags = [batch.text[batch.table_index == 1][0].decode() for batch in parts][0]
+    tags = next(batch.text[batch.table_index == 1][0].decode() for batch in parts)
     assert json.loads(tags).keys() == {"serial"} and len(json.loads(tags)["serial"]) == 11
 
 
