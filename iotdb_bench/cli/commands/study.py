@@ -60,11 +60,12 @@ def study(file, dry_run, output, scale, overrides, target_names, retry_failed, c
     Running the same command again skips the cells that completed and reruns the one that was cut."""
     path = study_file.resolve(file)
     targets = [name.strip() for name in target_names.split(",") if name.strip()] if target_names else None
-    plan_file = study_file.load(path, list(overrides), scale, targets)
+    config = load_config(config_path)
+    plan_file = study_file.load(path, list(overrides), scale, targets,
+                                database_of=lambda name: config.targets[name].module if name in config.targets else None)
     problems = ranking.figure_problems(plan_file)
     if problems:
         raise UsageProblem(f"invalid study file {path}: {'; '.join(problems)}")
-    config = load_config(config_path)
     passthrough = Passthrough(str(config_path) if config_path else None, platform, namespace, kube_context, keep)
     plan = study_plan.expand(plan_file, config, CELL_COMMANDS, passthrough, str(path))
     folder = output or Path("results") / f"study-{plan_file.name}"

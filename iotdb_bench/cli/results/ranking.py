@@ -122,7 +122,8 @@ def ranking(workload: Workload, figure: Figure, cells: list[CellRecord], query: 
             why = "fill-level steps are not ranked" if len(found) > 1 else "no figures"
         value = figure.value(row) if row is not None and figure.value is not None else None
         if why is None and value is None:
-            why = f"{figure.title} not measured" + (" (no cost given for the target)" if "cost" in figure.rank_as else "")
+            why = f"{figure.title} not measured" + (" (no cost for the target, nor its database, in the study file or config.yaml)"
+                                                     if "cost" in figure.rank_as else "")
         rows.append(RankedRow(target=cell.target, workers=cell.workers, cell=cell.key, value=value, unit=figure.unit, spread=spread_text(row, figure),
                               check=shown, why=why))
     for ranked_row, differs in zip(rows, run_conditions.differences([cell.conditions for cell in cells]), strict=True):

@@ -443,6 +443,14 @@ class DatabaseModule(abc.ABC):
         if spec.visibility and spec.shape != "events":
             raise ModuleError(f"--visibility needs --schema events (markers are found by device id and sequence number), not {spec.shape}")
 
+    def check_tsbs_layout_options(self, given: dict[str, object]) -> None:
+        """Module options that would change the tables of a TSBS shape, which are its TSBS target's (no
+        key column): refused in one line when a run writes or reads one."""
+        chosen = next((option for option, value in given.items() if value), None)
+        if self.spec.tsbs and chosen:
+            raise ModuleError(f"module '{self.spec.module}': {chosen} does not apply to --schema {self.spec.shape}: its tables are TSBS's "
+                              "TimescaleDB target's, without a key column (docs/tsbs.md)")
+
     def check_query_indices(self, create_indices: bool) -> None:
         """The query indices (create_indices) are on temperature and device_id: only the events shape has them."""
         if create_indices and self.layout.shape != "events":

@@ -63,6 +63,7 @@ class Module(DatabaseModule):
     def validate(self) -> None:
         super().validate()
         self.check_query_indices(self.options.create_indices)
+        self.check_tsbs_layout_options({"primary_key_constraint": self.options.primary_key_constraint})
         if self.spec.batch and self.batch_mode == "copy" and not self.options.copy_supported:
             raise ModuleError(
                 f"target '{self.spec.target}' does not support COPY; use --extra-option use_values_lists=true"

@@ -56,6 +56,7 @@ class Module(DatabaseModule):
     def validate(self) -> None:
         super().validate()
         self.check_query_indices(self.options.create_indices)
+        self.check_tsbs_layout_options({"primary_key_constraint": self.options.primary_key_constraint})
 
     def batch_kind(self) -> str:
         return "values lists" if self.options.use_values_lists else "single-row INSERTs in one transaction"
