@@ -7,7 +7,8 @@
 # Phases, as much side by side as they can be on 2 cores:
 #   packages   every apt-get install first (dpkg takes one at a time; the cluster's build runs apt too)
 #   cluster    in the background from then on: the local Kubernetes (cold: a 15-minute compile), the
-#              simulator image and KWOK
+#              simulator image and KWOK; beside it TSBS's tools (scripts/tsbs.sh; cold: 1-2 minutes of go build,
+#              warm: nothing), which the tests comparing the tool's TSBS data with TSBS's generator run
 #   servers    the database servers, while the test environment (venv) is made beside them
 #   tests      the suites that need no cluster, in parallel (pytest-xdist; the tests of one server in one
 #              process, one after another: tests/conftest.py), from as soon as the servers are up, at a lower
@@ -63,6 +64,22 @@ else
     bring_up_cluster >"$cluster_log" 2>&1 &
     cluster_pid=$!
 fi
+# TSBS's tools, built from the vendored source beside the repository (cached under /var/cache): the
+# tests that compare with TSBS's generator find them through TSBS_BIN instead of skipping.
+tsbs_log=$(mktemp)
+tsbs_t0=$(date +%s)
+scripts/tsbs.sh >"$tsbs_log" 2>&1 &
+tsbs_pid=$!
+wait_for_tsbs() {
+    [ -n "$tsbs_pid" ] || return 0
+    local code=0
+    wait "$tsbs_pid" || code=$?
+    tsbs_pid=""
+    done_phase "TSBS's tools (in the background)" "$tsbs_t0"
+    if [ "$code" -ne 0 ]; then cat "$tsbs_log" >&2; echo "TSBS's tools were not built (scripts/tsbs.sh)" >&2; return 1; fi
+    TSBS_BIN=$(tail -n 1 "$tsbs_log")
+    export TSBS_BIN
+}
 venv_log=$(mktemp)
 venv_pid=""
 cleanup() {
@@ -74,9 +91,10 @@ cleanup() {
     [ -n "${first_pid:-}" ] && kill "$first_pid" 2>/dev/null
     scripts/kwok.sh stop 2>/dev/null
     [ -n "$cluster_pid" ] && kill "$cluster_pid" 2>/dev/null
+    [ -n "$tsbs_pid" ] && kill "$tsbs_pid" 2>/dev/null
     # Stop the cluster again when this script started it (CI's machine stays clean).
     [ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2
-    rm -f "$cluster_log" "$venv_log" "$image_file"
+    rm -f "$cluster_log" "$venv_log" "$image_file" "$tsbs_log"
     print_phases
     exit "$code"
 }
@@ -125,6 +143,7 @@ run_pytest() {
     return "$code"
 }
 
+wait_for_tsbs || exit 1
 set +e
 if [ "$#" -gt 0 ]; then
     step "cluster (for the tests asked for)"
