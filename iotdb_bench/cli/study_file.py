@@ -192,7 +192,7 @@ def resolve(name_or_path: str) -> Path:
 
 def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: list[str] | None = None,
          database_of: Callable[[str], str | None] = lambda name: None) -> StudyFile:
-    """The validated study: the file, then the `--set` overrides, `--targets` and `--scale` applied.
+    """The validated study: the file, then `--targets`, the `--set` overrides and `--scale` applied.
     `database_of`: a config target's database module (what a target picked by --targets under another
     name keeps the file's cost of)."""
     try:
@@ -204,10 +204,10 @@ def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: lis
         raise UsageProblem(f"study file {path} is not valid YAML{f' (line {where.line + 1})' if where else ''}") from None
     if not isinstance(raw, dict):
         raise UsageProblem(f"study file {path} must hold a mapping (name, targets, workloads, ...)")
+    if targets:  # before the overrides: `--set targets.NAME.cost=...` may price a target --targets picked
+        raw["targets"] = pick_targets(raw.get("targets"), targets, database_of)
     for override in overrides:
         apply_override(raw, override)
-    if targets:
-        raw["targets"] = pick_targets(raw.get("targets"), targets, database_of)
     try:
         study = StudyFile.model_validate(raw)
     except ValidationError as error:

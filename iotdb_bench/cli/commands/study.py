@@ -55,7 +55,7 @@ STUDY_JSON = "study.json"
 @handle_errors
 def study(file, dry_run, output, scale, overrides, target_names, retry_failed, config_path, platform, namespace, kube_context, keep) -> None:
     """Run a whole comparison: every target x workload x worker count of a study FILE (a YAML file or the
-    name of a shipped preset: seed-001, seed-002, seed-003, seed-004), resumable, with one ranking.
+    name of a shipped preset: seed-001, seed-002, seed-003, seed-004, tsbs-devops), resumable, with one ranking.
 
     Running the same command again skips the cells that completed and reruns the one that was cut."""
     path = study_file.resolve(file)
