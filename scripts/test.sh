@@ -34,6 +34,18 @@ print_phases() {
     } >&2
 }
 
+# wait_background PID_VARIABLE LOG START NAME: wait for a step started in the background (the variable is
+# cleared), record its phase; when it failed, show its log and return 1.
+wait_background() {
+    local -n pid_of=$1
+    [ -n "$pid_of" ] || return 0
+    local code=0
+    wait "$pid_of" || code=$?
+    pid_of=""
+    done_phase "$4 (in the background)" "$3"
+    if [ "$code" -ne 0 ]; then cat "$2" >&2; return 1; fi
+}
+
 step "Debian packages of the servers and the browser (dpkg takes one apt-get at a time)"
 IOTBENCH_PACKAGES_ONLY=1 scripts/servers/start-all.sh
 scripts/install-chromium.sh >/dev/null    # the headless browser of tests/integration/test_html_report.py
@@ -71,12 +83,7 @@ tsbs_t0=$(date +%s)
 scripts/tsbs.sh >"$tsbs_log" 2>&1 &
 tsbs_pid=$!
 wait_for_tsbs() {
-    [ -n "$tsbs_pid" ] || return 0
-    local code=0
-    wait "$tsbs_pid" || code=$?
-    tsbs_pid=""
-    done_phase "TSBS's tools (in the background)" "$tsbs_t0"
-    if [ "$code" -ne 0 ]; then cat "$tsbs_log" >&2; echo "TSBS's tools were not built (scripts/tsbs.sh)" >&2; return 1; fi
+    wait_background tsbs_pid "$tsbs_log" "$tsbs_t0" "TSBS's tools" || { echo "TSBS's tools were not built (scripts/tsbs.sh)" >&2; return 1; }
     TSBS_BIN=$(tail -n 1 "$tsbs_log")
     export TSBS_BIN
 }
@@ -122,11 +129,7 @@ done_phase "lint"
 
 wait_for_cluster() {
     [ -n "$cluster_pid" ] || return 0
-    local code=0
-    wait "$cluster_pid" || code=$?
-    cluster_pid=""
-    done_phase "cluster, image and KWOK (in the background)" "$cluster_t0"
-    if [ "$code" -ne 0 ]; then cat "$cluster_log" >&2; return 1; fi
+    wait_background cluster_pid "$cluster_log" "$cluster_t0" "cluster, image and KWOK" || return 1
     tail -n 3 "$cluster_log" >&2
     IOTBENCH_TEST_IMAGE=$(tail -n 1 "$image_file")
     export IOTBENCH_TEST_IMAGE

@@ -17,7 +17,8 @@ Each suite says how to run the CLI on its target and how to change a row in its 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, MINUTE_MS, written
@@ -26,7 +27,7 @@ from iotdb_bench.simulator.queries.tsbs_iot import written as iot_written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_IOT_QUERIES, TSBS_START_MS
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 from iotdb_bench.simulator.workload.tsbs.iot import truck_tags
-from tests.conftest import CliResult, pg_connect
+from tests.conftest import CliResult, dedicated_database, pg_connect, run_cli
 from tests.unit.test_tsbs_iot import TSBS_IOT_20_26H, within_tsbs_spread
 
 HOSTS, HOURS = 20, 13
@@ -187,3 +188,44 @@ def check_iot_changed_rows_are_found(run: Callable[..., CliResult], execute: Cal
     answers = result.answers()
     assert {name for name, (verdict, _) in answers.items() if verdict == "wrong"} == expected_wrong, answers
     assert "avg_load_percentage is " in answers["avg-load"][1] and "avg_fuel_consumption is " in answers["avg-vs-projected-fuel-consumption"][1]
+
+
+# -- the stories on the PostgreSQL family ------------------------------------------------------------
+INSERTS: dict[str, tuple[list[str], Callable[[CliResult], None]]] = {
+    "cpu": (CPU_ONLY.insert, assert_inserted), "devops": (DEVOPS_STORY.insert, lambda result: assert_inserted(result, DEVOPS_STORY)),
+    "iot": (IOT_INSERT, assert_iot_inserted)}
+
+
+@dataclass
+class PgStory:
+    """One story's data on a PostgreSQL-family server: its database, and how to run the CLI and SQL there."""
+
+    env: dict[str, str]
+    database: str
+    run: Callable[..., CliResult]
+
+    def sql(self, statement: str, *params) -> list[tuple]:
+        return pg_rows(self.env, self.database, statement, *params)
+
+
+@dataclass
+class PgStories:
+    """The stories on a PostgreSQL-family server through one of the shipped targets: each in a database
+    of its own (iotbench_tsbs, iotbench_tsbs_devops, iotbench_tsbs_iot), inserted once, on first use.
+    `target_env`: the environment that points the target at a database."""
+
+    env: dict[str, str]
+    target: str
+    scratch: Callable[[str], Path]
+    target_env: Callable[[dict[str, str], str], dict[str, str]]
+    made: dict[str, PgStory] = field(default_factory=dict)
+
+    def __call__(self, name: str) -> PgStory:
+        if name not in self.made:
+            database = "iotbench_tsbs" if name == "cpu" else f"iotbench_tsbs_{name}"
+            env = dedicated_database(self.env, database)
+            folder, cli_env = self.scratch(database), self.target_env(env, database)
+            args, check = INSERTS[name]
+            check(run_cli(["insert", "--target", self.target, *args], folder, env=cli_env))
+            self.made[name] = PgStory(env, database, lambda *args: run_cli([args[0], "--target", self.target, *args[1:]], folder, env=cli_env))
+        return self.made[name]

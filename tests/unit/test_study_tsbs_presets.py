@@ -64,5 +64,5 @@ def test_cells_a_module_does_not_store_are_listed_as_not_supported():
 def test_tsbs_devops_runs_the_whole_devops_suite():
     path, study = load("tsbs-devops", targets=["sqlite"])
     plan = expand(study, CONFIG, CELL_COMMANDS, Passthrough(), str(path))
-    query = [cell for cell in plan.cells if cell.workload == "devops"][0]
+    query = next(cell for cell in plan.cells if cell.workload == "devops")
     assert plan.invocations[query.key].base.queries == TSBS_DEVOPS_QUERIES

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from iotdb_bench.simulator.checks.answers import AnswerChecker, difference
+from iotdb_bench.simulator.checks.answers import AnswerChecker
 from iotdb_bench.simulator.checks.expected import ExpectedRecord
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_iot import IOT, IotAnswers, written
@@ -18,6 +18,7 @@ from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 from iotdb_bench.simulator.workload.tsbs.iot import truck_tags
 from tests.unit.test_tsbs_generator import batches
 from tests.unit.test_tsbs_iot import iot_spec
+from tests.unit.test_tsbs_queries import answered_as_brute_force
 
 TEN_MINUTES, DAY = 600_000, 86_400_000
 
@@ -147,14 +148,8 @@ def test_the_types_by_tsbs_names():
 @pytest.mark.parametrize("name", TSBS_IOT_QUERIES)
 def test_each_types_expected_answer_is_the_brute_force_answer(name, data):
     tsbs, rows, tags = data
-    answers = IotAnswers(tsbs)
-    draws = ParameterDraws(seed=3, worker=1, written=written(tsbs))
-    answered = 0
-    for execution in range(4):
-        parameters = draws.draw(name, execution, IOT[name].parameters)
-        columns, expected = answers.expected(name, parameters)
-        assert difference(columns, brute_force(name, parameters, rows, tags), expected) is None, (name, parameters)
-        answered += bool(expected)
+    answered = answered_as_brute_force(name, IOT[name].parameters, IotAnswers(tsbs), written(tsbs),
+                                       lambda parameters: brute_force(name, parameters, rows, tags))
     assert answered or name in ("low-fuel", "stationary-trucks")  # a fleet's trucks may all have fuel and move
 
 
