@@ -20,6 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
+import pytest
+
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, MINUTE_MS, written
 from iotdb_bench.simulator.queries.tsbs_iot import IOT
@@ -63,8 +66,8 @@ def _devops_story(shape: str, interval_s: int, tsbs_rows: int, tsbs_points: int)
 CPU_ONLY = _devops_story("tsbs-cpu", 10, 93_600, 936_000)
 # The same with --use-case=devops --log-interval=30s, counting '/^[a-z]+,[0-9]/': nine measurements, 101 fields.
 DEVOPS_STORY = _devops_story("tsbs-devops", 30, 280_800, 3_151_200)
-# Kept for the suites that name them.
-DATA, INSERT, TSBS_ROWS = CPU_ONLY.data, CPU_ONLY.insert, CPU_ONLY.tsbs_rows
+# The cpu-only story's, for the suites that name them.
+DATA, INSERT, TSBS_ROWS, TSBS_POINTS, CHANGED = CPU_ONLY.data, CPU_ONLY.insert, CPU_ONLY.tsbs_rows, CPU_ONLY.tsbs_points, CPU_ONLY.changed
 CHANGED_VALUE = 100.5
 QUERY_SEED, QUERY_RUNS = 7, 2
 # Rows per query type that the parameters do not change (a non-aligned 12-hour window spans 13 hours;
@@ -82,10 +85,26 @@ def assert_inserted(result: CliResult, story: Story = CPU_ONLY) -> None:
     assert f"record saved: {HOSTS} hosts, {story.tsbs_rows:,} rows" in report["expected_record"]
 
 
-def assert_every_type_answers_ok(result: CliResult, story: Story = CPU_ONLY) -> None:
+def reachable_or_fail(url: str, name: str, script: str) -> None:
+    """Fail (never skip) when the HTTP server a suite needs does not answer `url` with success."""
+    try:
+        httpx.get(url, timeout=10).raise_for_status()
+    except httpx.HTTPError as error:
+        pytest.fail(f"{name} is not reachable at {url} ({error}); start it with scripts/servers/{script}")
+
+
+def insert_story(run: Callable[..., CliResult]) -> dict:
+    """Insert the cpu-only story's data with `run("insert", ...)`, check it (assert_inserted), and return the run's report."""
+    inserted = run("insert", *INSERT)
+    assert_inserted(inserted)
+    return inserted.results()["runs"][0]["report"]
+
+
+def assert_every_type_answers_ok(result: CliResult, queries: tuple[str, ...] = TSBS_DEVOPS_QUERIES, story: Story = CPU_ONLY) -> None:
+    """`queries`: the types the database answers (those of `--queries`), every one `ok`."""
     rows = result.query_rows()  # every execution of every type checked `ok`, no error
-    assert tuple(rows) == TSBS_DEVOPS_QUERIES
-    known = {**ROWS, **(MINUTES if story.data.interval_ms == 10_000 else {})}
+    assert tuple(rows) == queries
+    known = {name: count for name, count in {**ROWS, **(MINUTES if story.data.interval_ms == 10_000 else {})}.items() if name in queries}
     assert {name: rows[name] for name in known} == known
     assert result.results()["queries"][0]["executions"] == 2 * 2  # -w 2 -r 2: a cold and a warm execution per worker
 
@@ -104,21 +123,24 @@ def reads(story: Story, name: str, parameters, host: int, step: int) -> bool:
     return (hosts is None or f"host_{host}" in hosts) and window.start_ms <= time < window.end_ms
 
 
-def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable[[int, int, float], None], story: Story = CPU_ONLY) -> None:
-    """Change the story's rows with `change(host, step, value)`; the query types that read one of them are
-    WRONG, naming the row, and only they."""
+def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable[[int, int, float], None], value: float = CHANGED_VALUE,
+                                 queries: tuple[str, ...] = TSBS_DEVOPS_QUERIES, story: Story = CPU_ONLY) -> None:
+    """Change the story's rows' usage_user to `value` with `change(host, step, value)` (a whole number where
+    the database stores whole numbers); the query types among `queries` that read one of them are WRONG,
+    naming the row, and only they."""
     for host, step in story.changed:
-        change(host, step, CHANGED_VALUE)
-    result = run("query", "--queries", "tsbs-devops", "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
+        change(host, step, value)
+    result = run("query", "--queries", ",".join(queries), "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
     draws = ParameterDraws(QUERY_SEED, 0, written(story.data))
-    expected_wrong = {name for name in TSBS_DEVOPS_QUERIES for execution in range(QUERY_RUNS)
+    expected_wrong = {name for name in queries for execution in range(QUERY_RUNS)
                       if any(reads(story, name, draws.draw(name, execution, DEVOPS[name].parameters), host, step) for host, step in story.changed)}
-    assert {"lastpoint", "double-groupby-1", "double-groupby-5", "double-groupby-all", "high-cpu-all"} <= expected_wrong
+    assert {"lastpoint", "double-groupby-1", "double-groupby-5", "double-groupby-all", "high-cpu-all"} & set(queries) <= expected_wrong
     assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr
     answers = result.answers()
     assert {name for name, (verdict, _) in answers.items() if verdict == "wrong"} == expected_wrong, answers
     assert all(verdict == "ok" for name, (verdict, _) in answers.items() if name not in expected_wrong), answers
-    assert answers["lastpoint"][1] == f"host host_0: usage_user is {CHANGED_VALUE}, expected " + answers["lastpoint"][1].rsplit(" ", 1)[-1]
+    if "lastpoint" in queries:
+        assert answers["lastpoint"][1] == f"host host_0: usage_user is {value}, expected " + answers["lastpoint"][1].rsplit(" ", 1)[-1]
     assert "hour 2016-01-01T06:00:00.000Z (1451628000000) host host_1: mean usage_user is " in answers["double-groupby-1"][1]
 
 
@@ -133,7 +155,7 @@ def check_pg_changed_rows_are_found(run: Callable[..., CliResult], env: dict[str
     """check_changed_rows_are_found on PostgreSQL or TimescaleDB (the same layout, timestamptz times)."""
     check_changed_rows_are_found(run, lambda host, step, value: pg_rows(
         env, database, "UPDATE cpu SET usage_user = %s WHERE tags_id = %s AND time = to_timestamp(%s / 1000.0)", value, host + 1,
-        story.data.time_of(step)), story)
+        story.data.time_of(step)), story=story)
 
 
 # -- IoT ---------------------------------------------------------------------------------------------

@@ -11,21 +11,23 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.results import thresholds
 from iotdb_bench.cli.results.cost import Cost
+from iotdb_bench.cli.results.document import Threshold
 from iotdb_bench.simulator.spec import TSBS_TABLES, duration_ms
-from iotdb_bench.simulator.validation import validation_problems
+from iotdb_bench.simulator.validation import FileProblem, validation_problems, yaml_mapping
 
 PRESETS = Path(__file__).resolve().parent.parent / "studies"
 Task = Literal["insert", "query", "scan"]
 NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 # Options the study sets itself for every cell: a workload may not give them.
-STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details"}
+STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details", "threshold"}
 # Options whose value is an amount of work, multiplied by --scale (at least 1; seconds at least 1 s).
 SCALED = {"num-inserts", "duration", "prefill"}
 # TSBS's shapes (--schema tsbs-...): --scale shrinks their time range to an hour at least, then their hosts to 8 at least.
@@ -38,6 +40,8 @@ NAMED_WORKLOADS: dict[str, dict[str, Any]] = yaml.safe_load((PRESETS / "workload
 
 
 OptionValue = str | int | float | bool | list[str | int | float] | dict[str, str | int | float | bool] | None
+# A threshold is written as on the command line (inserts_per_s>=100000) and checked as it is read.
+ThresholdText = Annotated[Threshold, BeforeValidator(lambda value: thresholds.parse(value) if isinstance(value, str) else value)]
 
 
 class StudyTarget(BaseModel):
@@ -76,6 +80,8 @@ class Workload(BaseModel):
     runs: int | None = Field(None, ge=1, description="runs (query: executions per worker) [default: the study's]")
     targets: list[str] | None = Field(None, description="only these targets run this workload")
     rank_by: str | None = Field(None, description="the figure its ranking is ordered by [default: the task's main figure]")
+    thresholds: list[ThresholdText] = Field(default_factory=list, description="lines every cell of this workload must not cross "
+                                            "(docs/thresholds.md); the study's own apply too")
 
     @field_validator("workers")
     @classmethod
@@ -135,6 +141,8 @@ class StudyFile(BaseModel):
     timeout: float = Field(0, ge=0, description="seconds one run may take (--timeout of every cell); 0 = none")
     unsupported: Literal["fail", "skip"] = Field("fail", description="a cell its target's module refuses: fail the study, or skip the cell")
     score: list[ScoreInput] | None = Field(None, description="the score's inputs and weights [default: every ranking, weight 1]")
+    thresholds: list[ThresholdText] = Field(default_factory=list, description="lines every cell whose task has the figure must not cross "
+                                            "(docs/thresholds.md)")
 
     @field_validator("targets", mode="before")
     @classmethod
@@ -196,14 +204,9 @@ def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: lis
     `database_of`: a config target's database module (what a target picked by --targets under another
     name keeps the file's cost of)."""
     try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise UsageProblem(f"cannot read study file {path}: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        raise UsageProblem(f"study file {path} is not valid YAML{f' (line {where.line + 1})' if where else ''}") from None
-    if not isinstance(raw, dict):
-        raise UsageProblem(f"study file {path} must hold a mapping (name, targets, workloads, ...)")
+        raw = yaml_mapping(path, "study file", "name, targets, workloads, ...")
+    except FileProblem as problem:
+        raise UsageProblem(str(problem)) from None
     if targets:  # before the overrides: `--set targets.NAME.cost=...` may price a target --targets picked
         raw["targets"] = pick_targets(raw.get("targets"), targets, database_of)
     for override in overrides:
@@ -212,12 +215,21 @@ def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: lis
         study = StudyFile.model_validate(raw)
     except ValidationError as error:
         raise UsageProblem(f"invalid study file {path}: {validation_problems(error, unknown='unknown key')}") from None
+    for workload in study.workloads:
+        beside_study(workload.options, path)
     if scale != 1.0:
         for workload in study.workloads:
             scaled(workload.options, scale)
             if workload.task == "query":  # executions of each query: an amount of work too
                 workload.runs = max(1, math.ceil(study.runs_of(workload) * scale))
     return study
+
+
+def beside_study(options: dict[str, OptionValue], path: Path) -> None:
+    """A workload's files (`query-file`) named relative to the study file are found beside it."""
+    named = options.get("query-file")
+    if isinstance(named, str) and not Path(named).is_absolute() and (path.parent / named).is_file():
+        options["query-file"] = str((path.parent / named).resolve())
 
 
 def apply_override(raw: dict[str, Any], override: str) -> None:

@@ -145,11 +145,13 @@ def test_workloads_capability_table_matches_the_capabilities():
 
 
 def _answered(can, queries: tuple[str, ...], cell: str, reads: set[str]) -> bool:
-    """Whether a table cell says how many of these query types the module answers: all N, none (it
-    stores the data, answers nothing), not yet (it does not store the data they read)."""
+    """Whether a table cell says how many of these query types the module answers: all N, K of N (it
+    refuses the others), none (it stores the data, answers nothing), not yet (it does not store the data they read)."""
     answered = sum(can.tsbs_query(query) is True for query in queries)
     if answered == len(queries):
         return cell.startswith(f"all {answered}")
+    if answered:
+        return cell.startswith(f"{answered} of {len(queries)}")
     return cell.startswith("none" if reads & can.tsbs_shapes else "not yet")
 
 

@@ -40,7 +40,7 @@ def test_devops_layout_own_tags_and_the_devops_types_over_its_cpu(stories):
                   "'nginx', 'postgresl', 'redis', 'tags')") == [(10,)]
     assert pg.sql("SELECT count(*), min(additional_tags->>'interface') FROM net") == [(story.DEVOPS_STORY.tsbs_rows // 9, "eth0")]
     assert pg.sql("SELECT bool_and(total = free + used), min(total) FROM disk") == [(True, 2.0**40)]
-    story.assert_every_type_answers_ok(pg.run("query", "-w", "2", "-r", "2"), story.DEVOPS_STORY)  # no --queries: the data's own, DevOps's 15
+    story.assert_every_type_answers_ok(pg.run("query", "-w", "2", "-r", "2"), story=story.DEVOPS_STORY)  # no --queries: the data's own, DevOps's 15
     story.check_pg_changed_rows_are_found(pg.run, pg.env, pg.database, story.DEVOPS_STORY)
 
 

@@ -97,10 +97,10 @@ def test_devops_layout_and_the_devops_types_over_its_cpu(devops_folder):
     assert json.loads(tags).keys() == {"port", "server"}
     assert sql(devops_folder, "SELECT count(*) FROM cpu WHERE additional_tags IS NOT NULL") == [(0,)]
     assert sql(devops_folder, "SELECT min(total = free + used) FROM disk") == [(1,)]
-    assert_every_type_answers_ok(run(devops_folder)("query", "-w", "2", "-r", "2"), DEVOPS_STORY)  # no --queries: the data's own, DevOps's 15
+    assert_every_type_answers_ok(run(devops_folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own, DevOps's 15
     devops_data = DEVOPS_STORY.data
     check_changed_rows_are_found(run(devops_folder), lambda host, step, value: sql(
-        devops_folder, "UPDATE cpu SET usage_user = ? WHERE tags_id = ? AND time = ?", (value, host + 1, devops_data.time_of(step))), DEVOPS_STORY)
+        devops_folder, "UPDATE cpu SET usage_user = ? WHERE tags_id = ? AND time = ?", (value, host + 1, devops_data.time_of(step))), story=DEVOPS_STORY)
 
 
 def test_iot_layout_nulls_and_every_iot_type_answered_right(iot_folder):

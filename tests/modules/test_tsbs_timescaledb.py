@@ -58,7 +58,7 @@ def test_devops_hypertables_and_the_devops_types_over_its_cpu(stories):
     timescale = stories("devops")
     assert hypertables(timescale) == [(table, "time", "12:00:00", 2) for table in sorted(TSBS_TABLES["tsbs-devops"])]
     assert timescale.sql("SELECT count(*), count(DISTINCT additional_tags->>'server') FROM redis") == [(story.DEVOPS_STORY.tsbs_rows // 9, story.HOSTS)]
-    story.assert_every_type_answers_ok(timescale.run("query", "-w", "2", "-r", "2"), story.DEVOPS_STORY)  # no --queries: the data's own
+    story.assert_every_type_answers_ok(timescale.run("query", "-w", "2", "-r", "2"), story=story.DEVOPS_STORY)  # no --queries: the data's own
     story.check_pg_changed_rows_are_found(timescale.run, timescale.env, timescale.database, story.DEVOPS_STORY)
 
 

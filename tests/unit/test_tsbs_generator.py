@@ -192,22 +192,10 @@ def test_hosts_tags_are_tsbs_value_sets_and_the_same_for_a_seed():
     assert {row[1] for row in tags} == set(regions) and {row[3] for row in tags} >= {"0", "99"}  # every choice is drawn
 
 
-def tsbs_binary() -> str:
-    """TSBS's generator (build it with ../shared/vendor/tsbs/build.sh; TSBS_BIN names its bin folder;
-    CI builds it: scripts/test.sh); the test skips without it."""
-    binary = TSBS_BIN / "tsbs_generate_data"
-    if binary.exists():
-        return str(binary)
-    if not shutil.which("tsbs_generate_data"):
-        pytest.skip(f"TSBS's generator is not built ({binary}); ../shared/vendor/tsbs/build.sh builds it")
-    return "tsbs_generate_data"
-
-
 def tsbs_rows(use_case: str, seed: int, scale: int, interval: str, end: str) -> list[list[str]]:
     """The data rows of TSBS's own output (timescaledb format: a measurement, the time in ns, the fields)."""
-    output = subprocess.run([tsbs_binary(), f"--use-case={use_case}", f"--seed={seed}", f"--scale={scale}", f"--log-interval={interval}",
-                             "--timestamp-start=2016-01-01T00:00:00Z", f"--timestamp-end={end}", "--format=timescaledb"],
-                            capture_output=True, text=True, check=True, timeout=120).stdout
+    output = tsbs_generate_data(f"--use-case={use_case}", f"--seed={seed}", f"--scale={scale}", f"--log-interval={interval}",
+                                "--timestamp-start=2016-01-01T00:00:00Z", f"--timestamp-end={end}", "--format=timescaledb")
     return [fields for line in output.splitlines() if (fields := line.split(",")) and len(fields) > 1 and fields[1][:1].isdigit()]
 
 
@@ -224,3 +212,12 @@ def test_counts_against_the_real_generator_when_it_is_built(use_case):
     # TSBS's order: at each timestamp every measurement in turn, each for every host.
     tables = TSBS_TABLES[shape]
     assert [row[0] for row in found[: 13 * len(tables) : 13]] == list(tables)
+
+
+def tsbs_generate_data(*flags: str) -> str:
+    """What TSBS's own generator writes with these flags (build it with ../shared/vendor/tsbs/build.sh;
+    TSBS_BIN names its bin folder; CI builds it: scripts/test.sh); the test is skipped where it is not built."""
+    binary = TSBS_BIN / "tsbs_generate_data"
+    if not binary.exists() and not shutil.which("tsbs_generate_data"):
+        pytest.skip(f"TSBS's generator is not built ({binary}); ../shared/vendor/tsbs/build.sh builds it")
+    return subprocess.run([str(binary) if binary.exists() else "tsbs_generate_data", *flags], capture_output=True, text=True, check=True, timeout=120).stdout

@@ -251,6 +251,14 @@ class ReaderRole(Part, abc.ABC):
         parameters (simulator/queries/executions.py): TSBS's, where its capabilities name TSBS shapes."""
         return {}
 
+    def text_query(self, language: str, text: str) -> Query:
+        """Only for `capabilities.query_languages`: the query running a query file's bound text."""
+        raise self.not_capable("text_query")
+
+    def check_text(self, language: str, text: str) -> None:
+        """Only for `capabilities.query_languages`: raise in the database's words when it refuses the text."""
+        raise self.not_capable("check_text")
+
     def one_table_queries(self) -> None:
         """For modules whose queries read the table `events` alone: data written with --tables N (the
         record's tables, which a query follows) is refused in one line rather than answered in part."""
@@ -427,7 +435,9 @@ class DatabaseModule(abc.ABC):
         """Refuse the workload options this module cannot store (ModuleError naming module and option)."""
         spec, name, can = self.spec, self.spec.module, self.capabilities
         if spec.tsbs and spec.shape not in can.tsbs_shapes:
-            raise ModuleError(f"module '{name}' does not support --schema {spec.shape}: {TSBS_NOT_YET}")
+            stored = ", ".join(sorted(can.tsbs_shapes))
+            reason = f"not yet: it stores TSBS's {stored} only (docs/tsbs.md's table says which each database stores)" if stored else TSBS_NOT_YET
+            raise ModuleError(f"module '{name}' does not support --schema {spec.shape}: {reason}")
         if not spec.tsbs and spec.shape not in can.shapes:
             supported = ", ".join(sorted(can.shapes))
             raise ModuleError(f"module '{name}' does not support --schema {spec.shape} (supported: {supported})")

@@ -2,9 +2,11 @@
 the hosts' or trucks' tags, a table per measurement with time, tags_id, the fields and
 `additional_tags` JSON) and the text of its DevOps queries (its
 cmd/tsbs_generate_queries/databases/timescaledb/devops.go with --timescale-use-tags, the default),
-in three dialects: TimescaleDB (time_bucket), PostgreSQL (date_trunc and date_bin in place of TSBS's
+in four dialects: TimescaleDB (time_bucket), PostgreSQL (date_trunc and date_bin in place of TSBS's
 to_timestamp(extract(epoch)::int) arithmetic, which rounds sub-second times), SQLite (epoch
-milliseconds; lastpoint without DISTINCT ON and LATERAL). The IoT queries are tsbs_iot_sql.py's.
+milliseconds; lastpoint without DISTINCT ON and LATERAL), MySQL and MariaDB (TSBS has no target for
+them: DATETIME(3) in the session's UTC, buckets by TIMESTAMPDIFF, which UNIX_TIMESTAMP's 2038 limit
+does not reach; lastpoint as SQLite's). The IoT queries are tsbs_iot_sql.py's (not in MySQL's dialect).
 
 Each query's rows are turned into the common form of simulator/queries/tsbs_devops.py after the
 timed call: times as epoch milliseconds, hosts by name (the tool fills `tags` itself: host_i has id
@@ -38,6 +40,7 @@ class Dialect:
     lastpoint: str
     placeholder: str
     keep_existing: Callable[[str], str]  # an INSERT that leaves an existing row as it is
+    quote: str = '"'  # around an identifier that is also a keyword (`time` in an index)
 
 
 _PG_LASTPOINT = ("SELECT DISTINCT ON (t.hostname) * FROM tags t INNER JOIN LATERAL(SELECT * FROM cpu c WHERE c.tags_id = t.id "
@@ -65,10 +68,25 @@ def _on_conflict_do_nothing(insert: str) -> str:
 TIMESCALEDB = Dialect("timescaledb", lambda seconds, column: f"time_bucket('{seconds} seconds', {column})", _pg_literal, _PG_TYPES, _PG_LASTPOINT,
                       "%s", _on_conflict_do_nothing)
 POSTGRES = Dialect("postgres", _pg_bucket, _pg_literal, _PG_TYPES, _PG_LASTPOINT, "%s", _on_conflict_do_nothing)
+# Each host's newest row joined to its tags, where there is no DISTINCT ON or LATERAL.
+_JOIN_LASTPOINT = ("SELECT * FROM tags t JOIN cpu c ON c.tags_id = t.id AND c.time = (SELECT max(time) FROM cpu WHERE tags_id = t.id) "
+                   "ORDER BY t.hostname")
 SQLITE = Dialect("sqlite", lambda seconds, column: f"{column} / {seconds * 1000} * {seconds * 1000}", str,
                  {"time": "INTEGER", "tags_id": "INTEGER", "field": "REAL", "text": "TEXT", "float": "REAL", "json": "TEXT", "id": "INTEGER PRIMARY KEY"},
-                 "SELECT * FROM tags t JOIN cpu c ON c.tags_id = t.id AND c.time = (SELECT max(time) FROM cpu WHERE tags_id = t.id) "
-                 "ORDER BY t.hostname", "?", lambda insert: insert.replace("INSERT", "INSERT OR IGNORE", 1))
+                 _JOIN_LASTPOINT, "?", lambda insert: insert.replace("INSERT", "INSERT OR IGNORE", 1))
+
+
+def _mysql_bucket(seconds: int, column: str) -> str:
+    """The minute or hour of a DATETIME column: whole units since the epoch, added back to it."""
+    unit, epoch = "MINUTE" if seconds == 60 else "HOUR", "TIMESTAMP'1970-01-01 00:00:00'"
+    return f"TIMESTAMPADD({unit}, TIMESTAMPDIFF({unit}, {epoch}, {column}), {epoch})"
+
+
+# VARCHAR, not TEXT: the unique index on all ten tags needs lengths (10 x 64 utf8mb4 characters fit InnoDB's 3072 bytes).
+MYSQL = Dialect("mysql", _mysql_bucket, lambda ms: f"'{iso_ms(ms)[:-1].replace('T', ' ')}'",
+                {"time": "DATETIME(3)", "tags_id": "INT", "field": "DOUBLE", "text": "VARCHAR(64)", "float": "DOUBLE", "json": "JSON",
+                 "id": "INT PRIMARY KEY"},
+                _JOIN_LASTPOINT, "%s", lambda insert: insert.replace("INSERT", "INSERT IGNORE", 1), quote="`")
 
 
 def setup_statements(dialect: Dialect, clean: bool, shape: str) -> list[str]:
@@ -79,6 +97,7 @@ def setup_statements(dialect: Dialect, clean: bool, shape: str) -> list[str]:
     tables = [measurement.name for measurement in use_case.measurements]
     tags = ", ".join(f"{name} {types[kind]}" for name, kind in use_case.tags)
     names = [name for name, _ in use_case.tags]
+    time = f"{dialect.quote}time{dialect.quote}"
     statements = [*(f"DROP TABLE IF EXISTS {table}" for table in [*tables, "tags"] if clean),
                   f"CREATE TABLE IF NOT EXISTS tags (id {types['id']}, {tags})",
                   f"CREATE UNIQUE INDEX IF NOT EXISTS uniq1 ON tags ({', '.join(names)})",
@@ -88,8 +107,8 @@ def setup_statements(dialect: Dialect, clean: bool, shape: str) -> list[str]:
         fields = ", ".join(f"{name} {types['field']}" for name in measurement.field_names)
         statements += [f"CREATE TABLE IF NOT EXISTS {table} (time {types['time']}, tags_id {types['tags_id']}, {fields}, "
                        f"additional_tags {types['json']} DEFAULT NULL)",
-                       f'CREATE INDEX IF NOT EXISTS {table}_tags_id_time ON {table} (tags_id, "time" DESC)',
-                       f'CREATE INDEX IF NOT EXISTS {table}_time ON {table} ("time" DESC)']
+                       f"CREATE INDEX IF NOT EXISTS {table}_tags_id_time ON {table} (tags_id, {time} DESC)",
+                       f"CREATE INDEX IF NOT EXISTS {table}_time ON {table} ({time} DESC)"]
     return statements
 
 

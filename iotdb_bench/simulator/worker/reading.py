@@ -12,6 +12,7 @@ import functools
 import logging
 from collections.abc import Callable, Iterator
 
+from iotdb_bench.simulator.checks import answer_digest
 from iotdb_bench.simulator.checks.answers import AnswerChecker
 from iotdb_bench.simulator.checks.expected import ExpectedRecord
 from iotdb_bench.simulator.checks.scan import ScanCheck
@@ -21,11 +22,14 @@ from iotdb_bench.simulator.measurement.stats import CallRecorder
 from iotdb_bench.simulator.measurement.timing import CallTimer, clock
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import QueryProgress, QueryRuns, ScanOutcome
+from iotdb_bench.simulator.queries import written as data_written
 from iotdb_bench.simulator.queries.executions import Execution, Executions, tsbs_checks
-from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem
+from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem, Written
 from iotdb_bench.simulator.spec import TSBS_QUERIES, RunSpec, default_queries
 
 log = logging.getLogger("worker")
+
+NOT_COMPUTED = "the tool computes no answer to a query file's query: a study (or compare) compares its answers across the targets"
 
 
 class ReadSide:
@@ -68,7 +72,8 @@ class ReadSide:
             raise ModuleError(f"target '{self.spec.target}' holds no events of this tool: {first}")
 
     def _read_recorded_tables(self, record: ExpectedRecord) -> None:
-        refusal = record.unreadable(self.spec.task, self.spec.queries)
+        # A query file's texts say themselves what they read: no shape is refused for them.
+        refusal = None if self.spec.query_file is not None and self.spec.task == "query" else record.unreadable(self.spec.task, self.spec.queries)
         if refusal:
             raise ModuleError(f"{self.spec.task} refused: {refusal}")
         if record.tables and record.tables != self.spec.table_names:
@@ -114,7 +119,8 @@ class ReadSide:
         # data exactly (the answers are then "not checked", with the record's reason).
         tsbs = tsbs_checks(record.tsbs) if record is not None and record.tsbs is not None else None
         checker = AnswerChecker(record, missing, tsbs[1] if tsbs else None)
-        executions = Executions(self.module.reader, ParameterDraws(self.spec.seed, self.index, tsbs[0]) if tsbs else None)
+        executions = self._executions(record, tsbs[0] if tsbs else None)
+        data = data_written.fingerprint(record)
         runs = self.runs
         for name in self.spec.queries:
             runs[name] = outcome = QueryRuns()
@@ -138,8 +144,32 @@ class ReadSide:
                     break
                 outcome.seconds.append(timed.service_s)
                 outcome.rows = len(rows)
-                self._check_answer(checker, execution, rows, outcome)
+                if execution.file_query is not None:
+                    self._keep_answer(checker, execution, rows, outcome, data)
+                else:
+                    self._check_answer(checker, execution, rows, outcome)
         return runs
+
+    def _executions(self, record: ExpectedRecord | None, tsbs: Written | None) -> Executions:
+        """The run's queries: a query file's, drawing their parameters from what the record says was
+        written; else the tool's, TSBS's drawing from the TSBS data written."""
+        reader, file = self.module.reader, self.spec.query_file
+        if file is not None:
+            draws = ParameterDraws(self.spec.seed, self.index, data_written.of_record(record)) if record is not None else None
+            return Executions(reader, draws, file, self.module.capabilities.query_languages)
+        return Executions(reader, ParameterDraws(self.spec.seed, self.index, tsbs) if tsbs else None)
+
+    @staticmethod
+    def _keep_answer(checker: AnswerChecker, execution: Execution, rows: list[tuple], outcome: QueryRuns, data: str | None) -> None:
+        """A query file's answer, normalised and kept with its digest for the comparison across targets;
+        the tool computes none of them itself, so each is not checked here (docs/query-files.md)."""
+        query = execution.file_query
+        assert query is not None
+        normal = answer_digest.normalised(rows, query.column_kinds(), query.ordered, query.digits)
+        answer_digest.add(outcome.answers, answer_digest.kept(normal, str(execution.parameters or "")))
+        outcome.data = data
+        outcome.answer = "not checked"
+        outcome.answer_detail = checker.reason or NOT_COMPUTED
 
     def live_queries(self) -> dict[str, QueryProgress]:
         """Each query's executions so far (read by the progress reporter while they run); a query that

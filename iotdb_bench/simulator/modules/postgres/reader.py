@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.postgres.options import PostgresRole
 from iotdb_bench.simulator.queries.parameters import Parameters
@@ -63,6 +64,12 @@ class PostgresReader(PostgresRole, ReaderRole):
         """TSBS's query types of the data's use case over TSBS's layout (simulator/wire/tsbs_sql.py,
         tsbs_iot_sql.py), in this module's dialect."""
         return tsbs_queries(self.spec, self.tsbs_dialect, self._fetch)
+
+    def text_query(self, language: str, text: str) -> Query:
+        return lambda: Answer(self._fetch(text))
+
+    def check_text(self, language: str, text: str) -> None:
+        self._fetch(f"EXPLAIN {text}")  # plans the statement, runs none of it
 
     def _query(self, name: str, statement: str) -> Query:
         return lambda: sql_common.answer(name, self._fetch(statement))

@@ -37,6 +37,12 @@ class SqliteReader(SqliteRole, ReaderRole):
         (simulator/wire/tsbs_sql.py, tsbs_iot_sql.py)."""
         return tsbs_queries(self.spec, tsbs_sql.SQLITE, self._fetch)
 
+    def text_query(self, language: str, text: str) -> Query:
+        return lambda: Answer(self._fetch(text))
+
+    def check_text(self, language: str, text: str) -> None:
+        self.module.conn.execute(f"EXPLAIN {text}").fetchall()  # compiles the statement, runs none of it
+
     def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
         return self.module.conn.execute(statement).fetchall()
 
