@@ -44,7 +44,8 @@ STUDY_JSON = "study.json"
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The study folder [default: results/study-NAME]; the same folder resumes.")
 @click.option("--scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-              help="Multiply every amount of work (--num-inserts, --duration, --prefill) by this factor (e.g. 0.01 for a quick try).")
+              help="Multiply every amount of work (--num-inserts, --duration, --prefill, query executions; a TSBS insert's time range "
+                   "down to an hour, then its hosts) by this factor (e.g. 0.01 for a quick try).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a field of the file (YAML value; list items by name), e.g. runs=1, workers=[1,2], workloads.copy.insert.batch=100.")
 @click.option("--targets", "target_names", metavar="NAMES", help="Comma-separated targets to run instead of the file's (e.g. the ones you have).")
