@@ -98,13 +98,13 @@ def spread_text(row: Row | None, figure: Figure) -> str:
     found = figure.spread(row) if figure.spread is not None and row is not None else None
     if isinstance(found, Spread) and found.n > 1:
         return (f"{figure.form(found.min)}–{figure.form(found.max)}, CV {found.cv:.1%}" + (" unstable" if found.unstable else "")
-                + f" over {found.n} runs")
+                + f" over {found.n} run(s)")
     if isinstance(row, QueryRow):
         extremes = f"{figure.form(found[0])}–{figure.form(found[1])} " if found is not None else ""
         return f"{extremes}over {row.executions} executions"
     if row is None:
         return ""
-    return "1 run: no spread" if row.runs == 1 else f"over {row.runs} runs"
+    return "1 run: no spread" if row.runs == 1 else f"over {row.runs} run(s)"
 
 
 def rankings(study: StudyFile, cells: list[CellRecord], agreements: Sequence[AgreementRow] = ()) -> list[Ranking]:
