@@ -63,7 +63,7 @@ def test_seed_002_strategies_and_shapes_with_storage_cpu_and_memory(tmp_path, pg
         assert cell["inserts"][0]["throughput"]["avg"] > 0
     assert ranking(document, "transaction-light", "storage_bytes_per_event")["rows"][0]["rank"] == 1
     assert document["scores"][0]["score"] == pytest.approx(100.0)
-    assert "storage_bytes_per_event" in markdown and "db_memory_peak_mb" in markdown  # the score's inputs, named
+    assert "transaction-light Storage B/ev" in markdown and "transaction-light DB peak MB" in markdown  # the score's inputs, named as their tables head them
 
 
 @pytest.mark.postgres
