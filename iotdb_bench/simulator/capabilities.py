@@ -90,5 +90,10 @@ class Capabilities:
     def tsbs_query(self, name: str) -> Ability:
         """Whether it answers the TSBS query type `name` (it stores data the type reads), or why not."""
         if not any(name in TSBS_QUERIES_OF[shape] for shape in self.tsbs_shapes):
-            return No(TSBS_NOT_YET)
+            return No(self.tsbs_not_yet())
         return next((No(reason) for refused, reason in self.tsbs_queries_refused if refused == name), True)
+
+    def tsbs_not_yet(self) -> str:
+        """Why a TSBS shape it does not name (or a query type of one) is refused: what it stores instead, if anything."""
+        stored = ", ".join(sorted(self.tsbs_shapes))
+        return f"not yet: it stores TSBS's {stored} only (docs/tsbs.md's table says which each database stores)" if stored else TSBS_NOT_YET

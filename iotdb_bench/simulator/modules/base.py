@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from iotdb_bench.simulator import env_references
-from iotdb_bench.simulator.capabilities import TSBS_NOT_YET, Capabilities
+from iotdb_bench.simulator.capabilities import Capabilities
 from iotdb_bench.simulator.checks.answers import Query as Query  # re-exported: what every reader returns
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.report import IngestionWait
@@ -435,9 +435,7 @@ class DatabaseModule(abc.ABC):
         """Refuse the workload options this module cannot store (ModuleError naming module and option)."""
         spec, name, can = self.spec, self.spec.module, self.capabilities
         if spec.tsbs and spec.shape not in can.tsbs_shapes:
-            stored = ", ".join(sorted(can.tsbs_shapes))
-            reason = f"not yet: it stores TSBS's {stored} only (docs/tsbs.md's table says which each database stores)" if stored else TSBS_NOT_YET
-            raise ModuleError(f"module '{name}' does not support --schema {spec.shape}: {reason}")
+            raise ModuleError(f"module '{name}' does not support --schema {spec.shape}: {can.tsbs_not_yet()}")
         if not spec.tsbs and spec.shape not in can.shapes:
             supported = ", ".join(sorted(can.shapes))
             raise ModuleError(f"module '{name}' does not support --schema {spec.shape} (supported: {supported})")
