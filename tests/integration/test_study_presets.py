@@ -70,11 +70,11 @@ def test_seed_002_strategies_and_shapes_with_storage_cpu_and_memory(tmp_path, pg
 @pytest.mark.questdb
 @pytest.mark.xdist_group("questdb")  # its own PostgreSQL database, but QuestDB's tables are the questdb suite's
 def test_seed_003_points_single_groupby_storage_cost_and_score(tmp_path, pg_env):
-    """Seed 003 reduced (--scale 0.001: an hour of TSBS's cpu-only data from 72 hosts, 2 executions per
+    """Seed 003 reduced (--scale 0.0001: an hour of TSBS's cpu-only data from 8 hosts, 1 execution per
     worker): its four figures and the score for two databases that store TSBS's data here."""
     env = dedicated_database(pg_env, "iotbench_seed003")
     targets = f"targets=[{{name: questdb-local, {COST}}}, {{name: postgresql-local, {COST}}}]"
-    document, markdown = run_preset(tmp_path, env, "seed-003", "--scale", "0.001", "--set", "workers=[2]", "--set", targets)
+    document, markdown = run_preset(tmp_path, env, "seed-003", "--scale", "0.0001", "--set", "workers=[2]", "--set", targets)
     cells = {c["key"]: c for c in document["cells"]}
     assert {c["status"] for c in cells.values()} == {"ok"}
     ingest = ranking(document, "ingest", "values_per_s")
