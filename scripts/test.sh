@@ -7,7 +7,8 @@
 # Phases, as much side by side as they can be on 2 cores:
 #   packages   every apt-get install first (dpkg takes one at a time; the cluster's build runs apt too)
 #   cluster    in the background from then on: the local Kubernetes (cold: a 15-minute compile), the
-#              simulator image and KWOK
+#              simulator image and KWOK; beside it TSBS's tools (scripts/tsbs.sh; cold: 1-2 minutes of go build,
+#              warm: nothing), which the tests comparing the tool's TSBS data with TSBS's generator run
 #   servers    the database servers, while the test environment (venv) is made beside them
 #   tests      the suites that need no cluster, in parallel (pytest-xdist; the tests of one server in one
 #              process, one after another: tests/conftest.py), from as soon as the servers are up, at a lower
@@ -31,6 +32,18 @@ print_phases() {
         printf '%s\n' "${phases[@]}"
         printf '%-44s %5ss\n' "total" "$(( $(date +%s) - t0 ))"
     } >&2
+}
+
+# wait_background PID_VARIABLE LOG START NAME: wait for a step started in the background (the variable is
+# cleared), record its phase; when it failed, show its log and return 1.
+wait_background() {
+    local -n pid_of=$1
+    [ -n "$pid_of" ] || return 0
+    local code=0
+    wait "$pid_of" || code=$?
+    pid_of=""
+    done_phase "$4 (in the background)" "$3"
+    if [ "$code" -ne 0 ]; then cat "$2" >&2; return 1; fi
 }
 
 step "Debian packages of the servers and the browser (dpkg takes one apt-get at a time)"
@@ -63,6 +76,17 @@ else
     bring_up_cluster >"$cluster_log" 2>&1 &
     cluster_pid=$!
 fi
+# TSBS's tools, built from the vendored source beside the repository (cached under /var/cache): the
+# tests that compare with TSBS's generator find them through TSBS_BIN instead of skipping.
+tsbs_log=$(mktemp)
+tsbs_t0=$(date +%s)
+scripts/tsbs.sh >"$tsbs_log" 2>&1 &
+tsbs_pid=$!
+wait_for_tsbs() {
+    wait_background tsbs_pid "$tsbs_log" "$tsbs_t0" "TSBS's tools" || { echo "TSBS's tools were not built (scripts/tsbs.sh)" >&2; return 1; }
+    TSBS_BIN=$(tail -n 1 "$tsbs_log")
+    export TSBS_BIN
+}
 venv_log=$(mktemp)
 venv_pid=""
 cleanup() {
@@ -74,9 +98,10 @@ cleanup() {
     [ -n "${first_pid:-}" ] && kill "$first_pid" 2>/dev/null
     scripts/kwok.sh stop 2>/dev/null
     [ -n "$cluster_pid" ] && kill "$cluster_pid" 2>/dev/null
+    [ -n "$tsbs_pid" ] && kill "$tsbs_pid" 2>/dev/null
     # Stop the cluster again when this script started it (CI's machine stays clean).
     [ -n "$started_cluster" ] && "$K8S_LOCAL/down" >&2
-    rm -f "$cluster_log" "$venv_log" "$image_file"
+    rm -f "$cluster_log" "$venv_log" "$image_file" "$tsbs_log"
     print_phases
     exit "$code"
 }
@@ -104,11 +129,7 @@ done_phase "lint"
 
 wait_for_cluster() {
     [ -n "$cluster_pid" ] || return 0
-    local code=0
-    wait "$cluster_pid" || code=$?
-    cluster_pid=""
-    done_phase "cluster, image and KWOK (in the background)" "$cluster_t0"
-    if [ "$code" -ne 0 ]; then cat "$cluster_log" >&2; return 1; fi
+    wait_background cluster_pid "$cluster_log" "$cluster_t0" "cluster, image and KWOK" || return 1
     tail -n 3 "$cluster_log" >&2
     IOTBENCH_TEST_IMAGE=$(tail -n 1 "$image_file")
     export IOTBENCH_TEST_IMAGE
@@ -125,6 +146,7 @@ run_pytest() {
     return "$code"
 }
 
+wait_for_tsbs || exit 1
 set +e
 if [ "$#" -gt 0 ]; then
     step "cluster (for the tests asked for)"

@@ -9,6 +9,7 @@ raw mapping before validation, so an override is validated exactly like the file
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -19,6 +20,7 @@ from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results import thresholds
 from iotdb_bench.cli.results.cost import Cost
 from iotdb_bench.cli.results.document import Threshold
+from iotdb_bench.simulator.spec import TSBS_TABLES, duration_ms
 from iotdb_bench.simulator.validation import FileProblem, validation_problems, yaml_mapping
 
 PRESETS = Path(__file__).resolve().parent.parent / "studies"
@@ -28,6 +30,8 @@ NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details", "threshold"}
 # Options whose value is an amount of work, multiplied by --scale (at least 1; seconds at least 1 s).
 SCALED = {"num-inserts", "duration", "prefill"}
+# TSBS's shapes (--schema tsbs-...): --scale shrinks their time range to an hour at least, then their hosts to 8 at least.
+TSBS_MIN_RANGE_MS, TSBS_MIN_HOSTS = 3_600_000, 8
 
 # Named workloads a study may use with `preset: NAME` (options can still be added or overridden): data,
 # in the presets' folder beside the studies that use them (module options are the config's business,
@@ -194,16 +198,19 @@ def resolve(name_or_path: str) -> Path:
     raise UsageProblem(f"study file {name_or_path} not found (shipped presets: {known})")
 
 
-def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: list[str] | None = None) -> StudyFile:
-    """The validated study: the file, then the `--set` overrides, `--targets` and `--scale` applied."""
+def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: list[str] | None = None,
+         database_of: Callable[[str], str | None] = lambda name: None) -> StudyFile:
+    """The validated study: the file, then `--targets`, the `--set` overrides and `--scale` applied.
+    `database_of`: a config target's database module (what a target picked by --targets under another
+    name keeps the file's cost of)."""
     try:
         raw = yaml_mapping(path, "study file", "name, targets, workloads, ...")
     except FileProblem as problem:
         raise UsageProblem(str(problem)) from None
+    if targets:  # before the overrides: `--set targets.NAME.cost=...` may price a target --targets picked
+        raw["targets"] = pick_targets(raw.get("targets"), targets, database_of)
     for override in overrides:
         apply_override(raw, override)
-    if targets:
-        raw["targets"] = pick_targets(raw.get("targets"), targets)
     try:
         study = StudyFile.model_validate(raw)
     except ValidationError as error:
@@ -266,15 +273,56 @@ def _list_index(items: list[Any], part: str) -> int | None:
     return None
 
 
-def pick_targets(listed: Any, wanted: list[str]) -> list[Any]:
-    """`--targets a,b`: the file's entries of these targets (with their cost and options), else bare names."""
-    entries = listed if isinstance(listed, list) else []
-    by_name = {(entry if isinstance(entry, str) else entry.get("name")): entry for entry in entries if isinstance(entry, str | dict)}
-    return [by_name.get(name, name) for name in wanted]
+def scaled_tsbs(options: dict[str, OptionValue], scale: float) -> None:
+    """A TSBS insert's rows times `scale`: the time range first, down to an hour (TSBS's hour-long query
+    windows still fit in it), then the hosts (devices), at least TSBS_MIN_HOSTS (the types that draw 8 random
+    hosts still find them). Rows = hosts x time range // interval."""
+    if scale >= 1:
+        return
+    try:
+        time_range = duration_ms(str(options.get("time-range", "1d")))
+    except ValueError:  # left as written: the cell's command refuses it in one line
+        return
+    kept = max(min(time_range, TSBS_MIN_RANGE_MS), round(time_range * scale))
+    options["time-range"] = _duration_words(kept)
+    rest = scale * time_range / kept
+    devices = options.get("devices")
+    if rest < 1 and isinstance(devices, int) and not isinstance(devices, bool):
+        options["devices"] = min(devices, max(TSBS_MIN_HOSTS, math.ceil(devices * rest)))
+
+
+def _duration_words(ms: int) -> str:
+    """Milliseconds as a TSBS duration word (3d, 1h, 259200s...)."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
+
+
+def pick_targets(listed: Any, wanted: list[str], database_of: Callable[[str], str | None] = lambda name: None) -> list[Any]:
+    """`--targets a,b`: the file's entries of these targets (with their cost and options); a target the
+    file does not name keeps the cost of the file's entry for the same database (the preset's
+    `timescaledb` price for `timescaledb-local`), else it is a bare name."""
+    entries = [entry for entry in (listed if isinstance(listed, list) else []) if isinstance(entry, str | dict)]
+    by_name = {(entry if isinstance(entry, str) else entry.get("name")): entry for entry in entries}
+    costs = {}
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("cost") is not None:
+            costs.setdefault(database_of(str(entry.get("target") or entry.get("name"))), entry["cost"])
+    costs.pop(None, None)
+    picked: list[Any] = []
+    for name in wanted:
+        database = database_of(name)
+        picked.append(by_name.get(name) or ({"name": name, "cost": costs[database]} if database in costs else name))
+    return picked
 
 
 def scaled(options: dict[str, OptionValue], scale: float) -> None:
-    """Amounts of work times `scale`: whole numbers at least 1, seconds at least 1."""
+    """Amounts of work times `scale`: whole numbers at least 1, seconds at least 1; a TSBS shape's rows
+    (hosts x time range) through `scaled_tsbs`."""
+    if str(options.get("schema", "")) in TSBS_TABLES:
+        scaled_tsbs(options, scale)
+        return
     for name in SCALED & set(options):
         value = options[name]
         if isinstance(value, bool) or not isinstance(value, int | float):

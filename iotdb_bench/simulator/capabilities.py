@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import Literal
 
-from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.spec import TSBS_QUERIES_OF, PrimaryKey
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Location(enum.Enum):
 ALL_SHAPES = frozenset({"events", "slim", "light", "large"})
 # Why a module does not store a TSBS shape it does not name (simulator/workload/tsbs/): the work is
 # done database by database, each with its TSBS target's layout.
-TSBS_NOT_YET = "not yet: this database does not store TSBS's data and answer its query types yet (docs/tsbs.md lists those that do)"
+TSBS_NOT_YET = "not yet: TSBS's use cases are written database by database (docs/tsbs.md's table says which)"
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,12 @@ class Capabilities:
     marks_own_calls: bool = False
 
     def tsbs_query(self, name: str) -> Ability:
-        """Whether it answers the TSBS query type `name`, or why not."""
-        if not self.tsbs_shapes:
-            return No(TSBS_NOT_YET)
+        """Whether it answers the TSBS query type `name` (it stores data the type reads), or why not."""
+        if not any(name in TSBS_QUERIES_OF[shape] for shape in self.tsbs_shapes):
+            return No(self.tsbs_not_yet())
         return next((No(reason) for refused, reason in self.tsbs_queries_refused if refused == name), True)
+
+    def tsbs_not_yet(self) -> str:
+        """Why a TSBS shape it does not name (or a query type of one) is refused: what it stores instead, if anything."""
+        stored = ", ".join(sorted(self.tsbs_shapes))
+        return f"not yet: it stores TSBS's {stored} only (docs/tsbs.md's table says which each database stores)" if stored else TSBS_NOT_YET

@@ -37,8 +37,16 @@ TSBS_DEVOPS_QUERIES = (
     "single-groupby-5-8-1", "cpu-max-all-1", "cpu-max-all-8", "double-groupby-1", "double-groupby-5", "double-groupby-all",
     "high-cpu-all", "high-cpu-1", "lastpoint", "groupby-orderby-limit",
 )
+# TSBS's IoT query types (simulator/queries/tsbs_iot.py): the twelve of TSBS's README and
+# single-last-loc, which its query generator has too. They read data of --schema tsbs-iot.
+TSBS_IOT_QUERIES = (
+    "last-loc", "single-last-loc", "low-fuel", "high-load", "stationary-trucks", "long-driving-sessions", "long-daily-sessions",
+    "avg-vs-projected-fuel-consumption", "avg-daily-driving-duration", "avg-daily-driving-session", "avg-load", "daily-activity",
+    "breakdown-frequency",
+)
+TSBS_QUERIES = TSBS_DEVOPS_QUERIES + TSBS_IOT_QUERIES
 # Names that stand for a set of queries in --queries.
-QUERY_GROUPS = {"tsbs-devops": TSBS_DEVOPS_QUERIES}
+QUERY_GROUPS = {"tsbs-devops": TSBS_DEVOPS_QUERIES, "tsbs-iot": TSBS_IOT_QUERIES}
 
 MULTIPLE_TABLE_COUNT = 4
 MAX_TABLES = 64
@@ -60,9 +68,14 @@ class PrimaryKey(str, enum.Enum):
 # Data shapes (seed 002's tables beside the original tool's events, and TSBS's use cases) and sending
 # orders; what each means is in simulator/workload/shapes.py, simulator/workload/events.py and
 # simulator/workload/tsbs/.
-Shape = Literal["events", "slim", "light", "large", "tsbs-cpu"]
-# TSBS's shapes and their tables (as TSBS's TimescaleDB target names them: one per measurement).
-TSBS_TABLES = {"tsbs-cpu": ("cpu",)}
+Shape = Literal["events", "slim", "light", "large", "tsbs-cpu", "tsbs-devops", "tsbs-iot"]
+# TSBS's shapes and their tables (as TSBS's TimescaleDB target names them: one per measurement, in
+# TSBS's order).
+TSBS_TABLES = {"tsbs-cpu": ("cpu",), "tsbs-devops": ("cpu", "diskio", "disk", "kernel", "mem", "net", "nginx", "postgresl", "redis"),
+               "tsbs-iot": ("readings", "diagnostics")}
+# The query types that read each TSBS shape: TSBS's DevOps types read cpu, which devops has too.
+TSBS_QUERIES_OF = {"tsbs-cpu": TSBS_DEVOPS_QUERIES, "tsbs-devops": TSBS_DEVOPS_QUERIES, "tsbs-iot": TSBS_IOT_QUERIES}
+TSBS_SHAPES = ", ".join(TSBS_TABLES)
 # TSBS's defaults (tsbs_generate_data): --timestamp-start 2016-01-01T00:00:00Z, --timestamp-end one day
 # later, --log-interval 10s.
 TSBS_START_MS = 1_451_606_400_000
@@ -169,7 +182,7 @@ class RunSpec(_Frozen):
 
     @model_validator(mode="after")
     def _known_queries(self) -> RunSpec:
-        known = self.query_file.names if self.query_file is not None else QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES
+        known = self.query_file.names if self.query_file is not None else QUERY_NAMES + QUERY_VARIANTS + TSBS_QUERIES
         unknown = [q for q in self.queries if q not in known]
         if unknown:
             raise ValueError(f"unknown queries {unknown}; known: {', '.join(known)}")
@@ -217,14 +230,6 @@ class RunSpec(_Frozen):
         """Rows per host of one insert run of a TSBS shape: TSBS's epochs, time range // interval."""
         return (self.time_range_ms or TSBS_TIME_RANGE_MS) // (self.interval_ms or TSBS_INTERVAL_MS)
 
-    def timed_events(self, worker_index: int | None = None) -> int:
-        """Events (rows) of a count-bounded insert run's timed phase: this worker's, or all workers'.
-        A TSBS shape writes every host's row at each step; the others `num_inserts` per worker."""
-        if self.tsbs:
-            hosts = self.all_devices if worker_index is None else self.devices_of(worker_index)
-            return hosts * self.tsbs_steps
-        return self.num_inserts * (self.workers if worker_index is None else 1)
-
     def prefill_share(self, worker_index: int) -> int:
         """Events this worker inserts before the timed phase; shares add up to `prefill`."""
         share, rest = divmod(self.prefill, self.workers)
@@ -254,8 +259,23 @@ def default_primary_key(shape: str) -> str:
 
 
 def default_queries(shape: str) -> tuple[str, ...]:
-    """--queries when none is given for data of this shape: TSBS's DevOps types on TSBS's data."""
-    return TSBS_DEVOPS_QUERIES if shape in TSBS_TABLES else QUERY_NAMES
+    """--queries when none is given for data of this shape: the query types of TSBS's use case on
+    TSBS's data, the tool's six on the others."""
+    return TSBS_QUERIES_OF.get(shape, QUERY_NAMES)
+
+
+def tsbs_query_problem(shape: str, queries: tuple[str, ...]) -> str | None:
+    """Why these queries cannot read data of `shape` (one line, naming the first that cannot), or None:
+    TSBS's types read their use case's data, the tool's queries none of TSBS's."""
+    readable = TSBS_QUERIES_OF.get(shape, QUERY_NAMES + QUERY_VARIANTS)
+    other = next((name for name in queries if name not in readable), None)
+    if other is None:
+        return None
+    if shape in TSBS_TABLES:
+        group = next(group for group, names in QUERY_GROUPS.items() if names == readable)
+        return f"--schema {shape} is TSBS's data, which its use case's query types read (--queries {group}), not {other}"
+    reads = next(shape for shape, names in TSBS_QUERIES_OF.items() if other in names)
+    return f"TSBS's query types ({other}, ...) read TSBS's data (--schema {reads}), not --schema {shape}"
 
 
 def workload_problem(spec: RunSpec) -> str | None:
@@ -264,13 +284,9 @@ def workload_problem(spec: RunSpec) -> str | None:
     if problem:
         return problem
     if not spec.tsbs and (spec.interval_ms, spec.time_range_ms, spec.start_ms) != (None, None, None):
-        return "--interval, --time-range and --start apply to TSBS's shapes (--schema tsbs-cpu)"
-    tsbs_queries = [name for name in spec.queries if name in TSBS_DEVOPS_QUERIES]
-    if spec.task == "insert" and spec.query_workers and not spec.tsbs and tsbs_queries:
-        return f"--queries {tsbs_queries[0]}: TSBS's query types read TSBS's data (--schema tsbs-cpu), not --schema {spec.shape}"
-    if spec.task == "insert" and spec.query_workers and spec.tsbs and len(tsbs_queries) < len(spec.queries):
-        other = next(name for name in spec.queries if name not in TSBS_DEVOPS_QUERIES)
-        return f"--queries {other}: --schema {spec.shape} is TSBS's data, which TSBS's query types read (--queries tsbs-devops)"
+        return f"--interval, --time-range and --start apply to TSBS's shapes (--schema {TSBS_SHAPES})"
+    if spec.task == "insert" and spec.query_workers and (problem := tsbs_query_problem(spec.shape, spec.queries)):
+        return f"--queries: {problem}"
     if spec.shape != "events" and spec.measurements > 1:
         return f"--measurements applies to --schema events; --schema {spec.shape} has fixed columns"
     if spec.shape != "events" and spec.sensors > 1:
@@ -310,7 +326,7 @@ def tsbs_problem(spec: RunSpec) -> str | None:
                ("--prefill", spec.prefill, "write earlier data with an insert run before this one and --no-clean (it continues the time range)"),
                ("--primary-key " + spec.primary_key.value, spec.primary_key is not PrimaryKey.none, "TSBS's layout has no key column"),
                ("--order " + spec.order, spec.order != "round-robin", "TSBS's order is every host at each timestamp"),
-               ("--out-of-order", spec.out_of_order, "TSBS's DevOps data arrives in order"),
+               ("--out-of-order", spec.out_of_order, "TSBS's DevOps data arrives in order, its IoT data late as TSBS's generator sends it"),
                ("--tables", spec.tables > 1, "TSBS's layout is one table per measurement"),
                ("--visibility", spec.visibility, "its markers are events of --schema events")]
     for option, given, reason in refused:

@@ -14,7 +14,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Locatio
 from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
 from iotdb_bench.simulator.modules.base import ModuleError, PlayedBy, ReaderRole, RecordsRole, SchemaRole, WriterRole
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, Writer
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_IOT_QUERIES, RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 # The role methods behind each optional ability (simulator/roles.py).
@@ -144,36 +144,48 @@ def test_workloads_capability_table_matches_the_capabilities():
     assert named == set(module_names()), f"docs/workloads.md's capability table misses {sorted(set(module_names()) - named)}"
 
 
+def _answered(can, queries: tuple[str, ...], cell: str, reads: set[str]) -> bool:
+    """Whether a table cell says how many of these query types the module answers: all N, K of N (it
+    refuses the others), none (it stores the data, answers nothing), not yet (it does not store the data they read)."""
+    answered = sum(can.tsbs_query(query) is True for query in queries)
+    if answered == len(queries):
+        return cell.startswith(f"all {answered}")
+    if answered:
+        return cell.startswith(f"{answered} of {len(queries)}")
+    return cell.startswith("none" if reads & can.tsbs_shapes else "not yet")
+
+
 def test_tsbs_table_matches_the_capabilities():
-    """docs/tsbs.md's table: which modules store TSBS's cpu-only data and answer how many of its DevOps types."""
+    """docs/tsbs.md's table: which modules store which of TSBS's shapes and answer how many of its query types."""
     rows = table_rows(ROOT / "docs" / "tsbs.md", "| module | `tsbs-cpu` data |")
     named = set()
-    for first, data, queries, _ in rows:
+    for first, cpu, devops, devops_queries, iot, iot_queries, _ in rows:
         for name in modules_of(first):
             named.add(name)
             can = module_class(name).capabilities
-            assert data.startswith("yes") == ("tsbs-cpu" in can.tsbs_shapes), f"docs/tsbs.md: {name}'s data says {data!r}"
-            answered, known = sum(can.tsbs_query(query) is True for query in TSBS_DEVOPS_QUERIES), len(TSBS_DEVOPS_QUERIES)
-            said = (f"all {answered}" if answered == known else "not yet" if not can.tsbs_shapes else f"{answered} of {known}" if answered else "none")
-            assert queries.startswith(said), f"docs/tsbs.md: {name}'s query types say {queries!r}; it answers {answered}"
+            for shape, data in (("tsbs-cpu", cpu), ("tsbs-devops", devops), ("tsbs-iot", iot)):
+                assert data.startswith("yes") == (shape in can.tsbs_shapes), f"docs/tsbs.md: {name}'s {shape} data says {data!r}"
+            assert _answered(can, TSBS_DEVOPS_QUERIES, devops_queries, {"tsbs-cpu", "tsbs-devops"}), f"docs/tsbs.md: {name}'s DevOps types say {devops_queries!r}"
+            assert _answered(can, TSBS_IOT_QUERIES, iot_queries, {"tsbs-iot"}), f"docs/tsbs.md: {name}'s IoT types say {iot_queries!r}"
     assert named == set(module_names()), f"docs/tsbs.md's table misses {sorted(set(module_names()) - named)}"
 
 
 @pytest.mark.parametrize("name", module_names())
-def test_tsbs_data_and_queries_are_refused_in_one_line_where_not_stored(name):
-    """A module that does not name a TSBS shape refuses it, and TSBS's query types, before anything starts."""
+@pytest.mark.parametrize(("shape", "query"), [("tsbs-cpu", "lastpoint"), ("tsbs-devops", "lastpoint"), ("tsbs-iot", "last-loc")])
+def test_tsbs_data_and_queries_are_refused_in_one_line_where_not_stored(name, shape, query):
+    """A module that does not name a TSBS shape refuses it, and the query types of that data, before anything starts."""
     can = module_class(name).capabilities
     connection = REQUIRED_OPTIONS.get(name, {})
-    insert = {"run_id": "tsbs", "task": "insert", "target": name, "module": name, "workers": 1, "batch": 100, "connection": connection, "shape": "tsbs-cpu",
-                  "num_inserts": 0, "primary_key": "none"}
-    query = {"run_id": "tsbs", "task": "query", "target": name, "module": name, "workers": 1, "connection": connection, "queries": ("lastpoint",)}
-    if "tsbs-cpu" in can.tsbs_shapes:
+    insert = {"run_id": "tsbs", "task": "insert", "target": name, "module": name, "workers": 1, "batch": 100, "connection": connection, "shape": shape,
+              "num_inserts": 0, "primary_key": "none"}
+    reading = {"run_id": "tsbs", "task": "query", "target": name, "module": name, "workers": 1, "connection": connection, "queries": (query,)}
+    if shape in can.tsbs_shapes:
         module_class(name)(RunSpec(**insert))
     else:
-        with pytest.raises(ModuleError, match=f"^module '{name}' does not support --schema tsbs-cpu: not yet: "):
+        with pytest.raises(ModuleError, match=f"^module '{name}' does not support --schema {shape}: not yet: "):
             module_class(name)(RunSpec(**insert))
-    if can.tsbs_query("lastpoint") is True:
-        module_class(name)(RunSpec(**query))
+    if can.tsbs_query(query) is True:
+        module_class(name)(RunSpec(**reading))
     else:
-        with pytest.raises(ModuleError, match=re.escape(f"module '{name}' does not answer TSBS's lastpoint: {can.tsbs_query('lastpoint').because}")):
-            module_class(name)(RunSpec(**query))
+        with pytest.raises(ModuleError, match=re.escape(f"module '{name}' does not answer TSBS's {query}: {can.tsbs_query(query).because}")):
+            module_class(name)(RunSpec(**reading))

@@ -24,7 +24,7 @@ from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
 from iotdb_bench.simulator.workload.shapes import generator, layout
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.modules.test_clickhouse_current_engine import engine_version
-from tests.tsbs_story import CHANGED, CHANGED_VALUE, DATA, HOSTS, TSBS_ROWS, reads
+from tests.tsbs_story import CHANGED, CHANGED_VALUE, CPU_ONLY, DATA, HOSTS, TSBS_ROWS, reads
 
 pytestmark = pytest.mark.chdb
 
@@ -99,6 +99,6 @@ def test_every_type_answers_right_and_changed_rows_make_exactly_their_readers_wr
                      f"AND created_at = fromUnixTimestamp64Milli({DATA.time_of(step)}, 'UTC') SETTINGS mutations_sync = 1")
     draws = ParameterDraws(7, 0, written(DATA))
     readers = {(name, execution) for name in TSBS_DEVOPS_QUERIES for execution in range(EXECUTIONS)
-               if any(reads(name, draws.draw(name, execution, DEVOPS[name].parameters), host, step) for host, step in CHANGED)}
+               if any(reads(CPU_ONLY, name, draws.draw(name, execution, DEVOPS[name].parameters), host, step) for host, step in CHANGED)}
     assert {name for name, _ in readers} >= {"lastpoint", "double-groupby-all", "high-cpu-all"}
     assert wrong_executions(engine, dialect, tables) == readers

@@ -69,15 +69,16 @@ def test_tsbs_layout_and_every_query_type_answered_right(iotdb):
 
 
 def test_a_batch_of_tsbs_order_is_one_tablet_per_host_in_one_call():
-    """1,000 rows of 20 hosts (50 steps): 20 tablets of 50 rows, each a host's in time order (the tablets
-    a batch of one timestamp across 1,000 hosts makes are one row each, docs/databases/iotdb.md)."""
+    """1,000 rows of the story's hosts (1,000 // HOSTS steps): a tablet per host of that many rows, each a host's in
+    time order (the tablets a batch of one timestamp across 1,000 hosts makes are one row each, docs/databases/iotdb.md)."""
     spec = RunSpec(run_id="tablets", task="insert", target="iotdb", module="iotdb", workers=1, batch=1000, shape="tsbs-cpu", devices=HOSTS,
                    primary_key="none", num_inserts=0, extra={"database": DATABASE})
     batch = TsbsGenerator(spec, 0).rows(0, 1000)
     tablets = module_class("iotdb")(spec).writer.prepare_batch(batch)
     assert [tablet.get_insert_target_name() for tablet in tablets] == [f"root.{DATABASE}.cpu.`host_{i}`" for i in range(HOSTS)]
     host_7 = tablets[7]
-    assert host_7.get_row_number() == 50 and host_7.get_timestamps().tolist() == [DATA.time_of(step) for step in range(50)]
+    steps = 1000 // HOSTS
+    assert host_7.get_row_number() == steps and host_7.get_timestamps().tolist() == [DATA.time_of(step) for step in range(steps)]
     rows = batch.host == 7
     assert [column.tolist() for column in host_7.get_values()] == [batch.measurement(i)[rows].astype(int).tolist() for i in range(len(CPU_FIELDS))]
 

@@ -14,8 +14,11 @@ from iotdb_bench.simulator.checks import answer_digest
 from iotdb_bench.simulator.measurement.stats import QueryFigures
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.queries import binding, query_file
-from iotdb_bench.simulator.queries.parameters import ParameterDraws, Written
+from iotdb_bench.simulator.queries import written as data_written
+from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem, Written
 from iotdb_bench.simulator.queries.query_file import LANGUAGES, QueryFileProblem
+from iotdb_bench.simulator.spec import TSBS_START_MS
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 # The modules that read query files so far (docs/query-files.md lists the others).
 READING_MODULES = ("sqlite", "postgres", "timescaledb", "mysql", "questdb", "clickhouse", "cassandra", "influxdb", "iotdb", "elasticsearch",
@@ -74,6 +77,23 @@ def test_placeholders_take_their_values_in_each_form():
     assert int(start_ms) == window.start_ms and int(start_ns) == window.start_ms * 1_000_000 and length_s == "3600"
     assert dt.datetime.fromisoformat(start.replace("Z", "+00:00")) == dt.datetime.fromtimestamp(window.start_ms / 1000, dt.UTC)
     assert end_text.count(":") == 2 and "T" not in end_text and not end_text.endswith("Z") and float(end_s) * 1000 == window.end_ms
+
+
+@pytest.mark.parametrize(("shape", "entity", "measurement"), [("tsbs-cpu", "host", "usage_user"), ("tsbs-devops", "host", "usage_user"),
+                                                            ("tsbs-iot", "truck", "latitude")])
+def test_on_tsbs_data_a_query_files_parameters_are_the_use_cases_entities_and_fields(shape, entity, measurement):
+    """A device is a host or a truck, a measurement one of cpu's or readings' fields; a threshold needs one
+    range of values, which cpu's fields have ([0, 100], whole numbers) and the trucks' readings do not."""
+    data = TsbsData(shape=shape, seed=1, hosts=5, start_ms=TSBS_START_MS, interval_ms=10_000, steps=360)
+    query = query_file.FileQuery(name="q", parameters={"device": "device", "m": "measurement"}, text={"sql": "{{ device }}|{{ m }}"})
+    device, field = binding.bind(query.text["sql"], ParameterDraws(1, 0, data_written.of_tsbs(data)).draw("q", 0, query.kinds())).split("|")
+    assert device.startswith(f"{entity}_") and field in data.use_case.measurements[0].field_names and measurement in data.use_case.measurements[0].field_names
+    limit = query_file.FileQuery(name="l", parameters={"limit": {"kind": "threshold", "between": [0.5, 0.5]}}, text={"sql": "{{ limit }}"})
+    if entity == "truck":
+        with pytest.raises(ParameterProblem, match="does not say their range"):
+            ParameterDraws(1, 0, data_written.of_tsbs(data)).draw("l", 0, limit.kinds())
+    else:
+        assert binding.bind(limit.text["sql"], ParameterDraws(1, 0, data_written.of_tsbs(data)).draw("l", 0, limit.kinds())) == "50.5"
 
 
 def test_answers_in_normal_form_are_one_whatever_the_driver_gave():

@@ -1,9 +1,11 @@
-"""TSBS's cpu-only data as the tool makes it: as many rows and points as TSBS's generator at the same
-scale, interval and time range, TSBS's order, tags and value distributions, the same values whatever
-the workers and batches, and the checker's recomputation equal to what was generated."""
+"""TSBS's cpu-only and devops data as the tool makes them: as many rows and points as TSBS's
+generator at the same scale, interval and time range, TSBS's order, tags and value distributions
+(devops: its counters, derived fields and own tags), the same values whatever the workers and
+batches, and the checker's recomputation equal to what was generated (IoT: test_tsbs_iot.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iotdb_bench.simulator.spec import RunSpec, timestamp_ms
+from iotdb_bench.simulator.spec import TSBS_TABLES, RunSpec, timestamp_ms
 from iotdb_bench.simulator.workload import shapes
 from iotdb_bench.simulator.workload.tsbs import hosts as tsbs_hosts
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
+from iotdb_bench.simulator.workload.tsbs.devops import DEVOPS
 from iotdb_bench.simulator.workload.tsbs.series import HostValues
 
 # Rows and points (fields) of TSBS's generator, counted in its output by
@@ -37,29 +40,56 @@ FIRST_MS, LAST_MS = 1_451_606_400_000, 1_451_653_190_000
 TSBS_BIN = Path(os.environ.get("TSBS_BIN", "/var/cache/tsbs-37fced7/bin"))
 
 
-def tsbs_spec(hosts: int, interval: str, start: str, end: str, workers: int = 1, **fields) -> RunSpec:
-    return RunSpec(run_id="tsbs", task="insert", target="null", module="null", workers=workers, devices=hosts, shape="tsbs-cpu", num_inserts=0,
+# The same for --use-case=devops (points: its 101 fields, in nine rows per host and step).
+TSBS_DEVOPS_COUNTS = [
+    ((5, "10s", "2016-01-01T00:00:00Z", "2016-01-01T01:00:00Z"), (16_200, 181_800)),
+    ((3, "7s", "2016-01-01T00:00:00Z", "2016-01-01T01:00:00Z"), (13_878, 155_742)),
+    ((20, "10s", "2016-01-01T00:00:00Z", "2016-01-01T13:00:00Z"), (842_400, 9_453_600)),
+    ((100, "1m", "2016-01-01T00:00:00Z", "2016-01-02T00:00:00Z"), (1_296_000, 14_544_000)),
+    ((1000, "10s", "2016-01-01T00:00:00Z", "2016-01-01T00:10:00Z"), (540_000, 6_060_000)),
+]
+
+
+def tsbs_spec(hosts: int, interval: str, start: str, end: str, workers: int = 1, shape: str = "tsbs-cpu", **fields) -> RunSpec:
+    return RunSpec(run_id="tsbs", task="insert", target="null", module="null", workers=workers, devices=hosts, shape=shape, num_inserts=0,
                    primary_key="none", batch=1000, interval_ms=interval, start_ms=start, time_range_ms=timestamp_ms(end) - timestamp_ms(start), **fields)
 
 
-def generated(spec: RunSpec, batch: int = 1000) -> dict[str, np.ndarray]:
-    """Every row all workers generate, as columns (in each worker's order, workers one after the other)."""
+def batches(spec: RunSpec, batch: int = 1000) -> list:
+    """Every batch all workers generate (in each worker's order, workers one after the other)."""
     parts = []
     for worker in range(spec.workers):
         generator = shapes.generator(spec, worker)
         first, total = shapes.timed_stream(spec, worker, generator)
         parts += list(generator.batches(first, total, batch))
+    return parts
+
+
+def generated(spec: RunSpec, batch: int = 1000) -> dict[str, np.ndarray]:
+    """Every row all workers generate, as columns (in each worker's order, workers one after the other):
+    `measurement` its table's index, `fields` its values (NaN beyond its measurement's fields)."""
+    parts = batches(spec, batch)
     return {"time": np.concatenate([p.timestamp_ms for p in parts]), "host": np.concatenate([p.host for p in parts]),
             "step": np.concatenate([p.sequence_number for p in parts]),
+            "measurement": np.concatenate([np.zeros(len(p), dtype=np.int64) if p.table_index is None else p.table_index for p in parts]),
             "fields": np.concatenate([np.column_stack([p.temperature, *p.more]) for p in parts])}
 
 
-@pytest.mark.parametrize(("case", "counts"), TSBS_COUNTS)
-def test_rows_and_points_equal_tsbs_generators(case, counts):
-    spec = tsbs_spec(*case, workers=3)
-    points = spec.timed_events() * shapes.layout(spec).values_per_row
-    assert (spec.timed_events(), points) == counts
-    assert sum(spec.timed_events(worker) for worker in range(3)) == counts[0]
+def by_row(rows: dict[str, np.ndarray]) -> dict[tuple[int, int, int], tuple]:
+    """(host, step, measurement) -> the row's fields (None for NaN: comparable), every row once."""
+    keys = list(zip(rows["host"].tolist(), rows["step"].tolist(), rows["measurement"].tolist()))
+    fields = [tuple(None if value != value else value for value in row) for row in rows["fields"].tolist()]
+    found = dict(zip(keys, fields))
+    assert len(found) == len(keys)
+    return found
+
+
+@pytest.mark.parametrize(("case", "counts", "shape"), [(*case, "tsbs-cpu") for case in TSBS_COUNTS] + [(*case, "tsbs-devops") for case in TSBS_DEVOPS_COUNTS])
+def test_rows_and_points_equal_tsbs_generators(case, counts, shape):
+    spec = tsbs_spec(*case, workers=3, shape=shape)
+    data = TsbsData.of(spec)
+    assert (shapes.timed_events(spec), data.points) == counts == (data.rows, round(data.rows * shapes.values_per_row(spec)))
+    assert sum(shapes.timed_events(spec, worker) for worker in range(3)) == counts[0]
 
 
 def test_the_generated_rows_are_tsbs_rows_in_tsbs_order():
@@ -89,29 +119,64 @@ def test_value_distributions_are_tsbs():
     assert shares.min() > 0.08 and shares.max() < 0.13, shares
 
 
-def test_the_same_values_whatever_the_workers_batches_and_continuations():
-    one = generated(tsbs_spec(7, "10s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z"), batch=1000)
-    three = generated(tsbs_spec(7, "10s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z", workers=3), batch=333)
-    by_row = {(h, s): tuple(f) for h, s, f in zip(one["host"].tolist(), one["step"].tolist(), one["fields"].tolist())}
-    assert by_row == {(h, s): tuple(f) for h, s, f in zip(three["host"].tolist(), three["step"].tolist(), three["fields"].tolist())}
+@pytest.mark.parametrize("shape", ["tsbs-cpu", "tsbs-devops"])
+def test_the_same_values_whatever_the_workers_batches_and_continuations(shape):
+    one = by_row(generated(tsbs_spec(7, "10s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z", shape=shape), batch=1000))
+    three = by_row(generated(tsbs_spec(7, "10s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z", workers=3, shape=shape), batch=333))
+    assert one.keys() == three.keys() and all(one[key] == three[key] for key in one)
     # A run that continues the time range (--steps, --no-clean) starts its walks where the first one left them.
-    second = generated(tsbs_spec(7, "10s", "2016-01-01T00:00:00Z", "2016-01-01T01:00:00Z", workers=2, stream_offset=360))
+    second = generated(tsbs_spec(7, "10s", "2016-01-01T00:00:00Z", "2016-01-01T01:00:00Z", workers=2, stream_offset=360, shape=shape))
     assert second["step"].min() == 360 and second["time"][0] == FIRST_MS + 3_600_000
-    assert all(by_row[(h, s)] == tuple(f) for h, s, f in zip(second["host"].tolist(), second["step"].tolist(), second["fields"].tolist()))
+    assert all(one[key] == fields for key, fields in by_row(second).items())
 
 
-def test_the_checker_recomputes_exactly_what_was_generated():
-    spec = tsbs_spec(7, "10s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z", workers=2)
-    rows = generated(spec)
-    by_row = {(h, s): f for h, s, f in zip(rows["host"].tolist(), rows["step"].tolist(), rows["fields"].tolist())}
-    values = HostValues(TsbsData.of(spec))
+@pytest.mark.parametrize("shape", ["tsbs-cpu", "tsbs-devops"])
+def test_the_checker_recomputes_exactly_what_was_generated(shape):
+    spec = tsbs_spec(7, "10s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z", workers=2, shape=shape)
+    rows = by_row(generated(spec))
+    data = TsbsData.of(spec)
+    names = tuple(one.name for one in data.use_case.measurements)
+    values = HostValues(data, names)
     values.spacing = 100  # checkpoints inside the data, so windows start after one
-    values._checkpoints = np.zeros((720 // 100 + 1, 7, 10), dtype=np.int64)
+    values._checkpoints = np.zeros((720 // 100 + 1, 7, values._checkpoints.shape[-1]), dtype=np.int64)
     for hosts in (np.array([3]), np.array([6, 0, 2]), np.arange(7)):
         for steps in (range(0, 720), range(250, 613), range(719, 720)):
             for block, found in values.blocks(hosts, steps):
-                for i, step in enumerate(block):
-                    assert all(found[i, j].tolist() == by_row[(host, step)] for j, host in enumerate(hosts.tolist()))
+                for measurement, part in enumerate(found):
+                    for i, step in enumerate(block):
+                        assert all(part[i, j].tolist() == list(rows[(host, step, measurement)][: part.shape[-1]]) for j, host in enumerate(hosts.tolist()))
+
+
+def test_devops_rows_are_tsbs_measurements_in_tsbs_order():
+    """Every host's nine measurements at each step, cpu first (TSBS's order), with TSBS's fields: counters
+    from 0 that only grow by about their mean a step, gauges in their bounds, disk's and mem's derived
+    fields consistent with TSBS's formulas, kernel's boot_time fixed per host, redis's uptime the time
+    since the start, and the measurements' own tags as JSON."""
+    spec = tsbs_spec(4, "10s", "2016-01-01T00:00:00Z", "2016-01-01T03:00:00Z", shape="tsbs-devops")
+    parts = batches(spec, 100_000)
+    rows = generated(spec, 100_000)
+    assert rows["measurement"][:36].tolist() == [m for m in range(9) for _ in range(4)] and rows["host"][:8].tolist() == [0, 1, 2, 3] * 2
+    measurements = DEVOPS.measurements
+    assert [one.name for one in measurements] == list(TSBS_TABLES["tsbs-devops"])
+    assert sum(len(one.field_names) for one in measurements) == 101
+
+    def field(table: str, name: str) -> np.ndarray:  # (steps, hosts)
+        index = [one.name for one in measurements].index(table)
+        return rows["fields"][rows["measurement"] == index][:, measurements[index].field_names.index(name)].reshape(-1, 4)
+
+    reads, uptime, boot = field("diskio", "reads"), field("redis", "uptime_in_seconds"), field("kernel", "boot_time")
+    assert (reads[0] == 0).all() and (np.diff(reads, axis=0) >= 0).all() and 49 < np.diff(reads, axis=0).mean() < 51
+    assert uptime[:, 0].tolist() == [10 * step for step in range(1080)] and (boot == boot[0]).all() and boot.max() < 240
+    total, free, used, percent = (field("disk", name) for name in ("total", "free", "used", "used_percent"))
+    assert (total == 2**40).all() and (free + used == total).all() and (percent == np.trunc(100 * used / total)).all() and free[0, 0] == 2**39
+    assert (field("disk", "inodes_free") == np.floor(free / 4096)).all() and (field("disk", "inodes_used") == 2**28 - field("disk", "inodes_free")).all()
+    memory, available, mem_used = field("mem", "total"), field("mem", "available"), field("mem", "used")
+    assert set(memory[0].tolist()) <= {8 << 30, 12 << 30, 16 << 30} and (available + mem_used == memory).all()
+    assert (field("mem", "used_percent") == 100.0 * (mem_used / memory)).all() and (mem_used <= memory).all() and (mem_used >= 0).all()
+    assert (field("nginx", "active") >= 0).all() and (field("nginx", "active") <= 100).all() and field("postgresl", "temp_bytes").max() > 1000
+    assert np.diff(field("redis", "instantaneous_ops_per_sec")[:, 0]).mean() > 0.5  # an unbounded walk of N(1, 1) steps
+    tags = next(batch.text[batch.table_index == 1][0].decode() for batch in parts)
+    assert json.loads(tags).keys() == {"serial"} and len(json.loads(tags)["serial"]) == 11
 
 
 def test_hosts_tags_are_tsbs_value_sets_and_the_same_for_a_seed():
@@ -127,21 +192,32 @@ def test_hosts_tags_are_tsbs_value_sets_and_the_same_for_a_seed():
     assert {row[1] for row in tags} == set(regions) and {row[3] for row in tags} >= {"0", "99"}  # every choice is drawn
 
 
-def test_counts_against_the_real_generator_when_it_is_built():
-    """The counts and time range once more, straight from TSBS's binary (build it with
-    ../shared/vendor/tsbs/build.sh; TSBS_BIN names its bin folder)."""
-    output = tsbs_generate_data("--use-case=cpu-only", "--seed=7", "--scale=13", "--log-interval=9s", "--timestamp-start=2016-01-01T00:00:00Z",
-                                "--timestamp-end=2016-01-01T02:00:00Z", "--format=timescaledb")
-    cpu = [line.split(",") for line in output.splitlines() if line.startswith("cpu,1")]
-    spec = tsbs_spec(13, "9s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z", workers=2)
+def tsbs_rows(use_case: str, seed: int, scale: int, interval: str, end: str) -> list[list[str]]:
+    """The data rows of TSBS's own output (timescaledb format: a measurement, the time in ns, the fields)."""
+    output = tsbs_generate_data(f"--use-case={use_case}", f"--seed={seed}", f"--scale={scale}", f"--log-interval={interval}",
+                                "--timestamp-start=2016-01-01T00:00:00Z", f"--timestamp-end={end}", "--format=timescaledb")
+    return [fields for line in output.splitlines() if (fields := line.split(",")) and len(fields) > 1 and fields[1][:1].isdigit()]
+
+
+@pytest.mark.parametrize("use_case", ["cpu-only", "devops"])
+def test_counts_against_the_real_generator_when_it_is_built(use_case):
+    """The counts, order and time range once more, straight from TSBS's binary."""
+    shape = {"cpu-only": "tsbs-cpu", "devops": "tsbs-devops"}[use_case]
+    found = tsbs_rows(use_case, 7, 13, "9s", "2016-01-01T02:00:00Z")
+    spec = tsbs_spec(13, "9s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z", workers=2, shape=shape)
     rows = generated(spec)
-    assert (len(cpu), sum(len(row) - 2 for row in cpu)) == (spec.timed_events(), spec.timed_events() * 10)
-    assert sorted({int(row[1]) // 1_000_000 for row in cpu}) == sorted(set(rows["time"].tolist()))
+    data = TsbsData.of(spec)
+    assert (len(found), sum(len(row) - 2 for row in found)) == (data.rows, data.points) == (len(rows["time"]), data.points)
+    assert sorted({int(row[1]) // 1_000_000 for row in found}) == sorted(set(rows["time"].tolist()))
+    # TSBS's order: at each timestamp every measurement in turn, each for every host.
+    tables = TSBS_TABLES[shape]
+    assert [row[0] for row in found[: 13 * len(tables) : 13]] == list(tables)
 
 
 def tsbs_generate_data(*flags: str) -> str:
-    """What TSBS's own generator writes with these flags; the test is skipped where it is not built."""
+    """What TSBS's own generator writes with these flags (build it with ../shared/vendor/tsbs/build.sh;
+    TSBS_BIN names its bin folder; CI builds it: scripts/test.sh); the test is skipped where it is not built."""
     binary = TSBS_BIN / "tsbs_generate_data"
     if not binary.exists() and not shutil.which("tsbs_generate_data"):
         pytest.skip(f"TSBS's generator is not built ({binary}); ../shared/vendor/tsbs/build.sh builds it")
-    return subprocess.run([str(binary) if binary.exists() else "tsbs_generate_data", *flags], capture_output=True, text=True, check=True, timeout=60).stdout
+    return subprocess.run([str(binary) if binary.exists() else "tsbs_generate_data", *flags], capture_output=True, text=True, check=True, timeout=120).stdout

@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "insert": ("iotdb_bench.cli.commands.insert", "insert", "Concurrent inserts of generated device events; reports inserts/s (and values/s) and call latencies."),
     "query": ("iotdb_bench.cli.commands.reads", "query", "Run the analytic queries against the data already in the database and check every answer against what the tool inserted (exit 1 on a wrong answer)."),
     "scan": ("iotdb_bench.cli.commands.reads", "scan", "Read every reading of every device back in time order, streaming, and check order and counts (exit 1 when wrong)."),
-    "study": ("iotdb_bench.cli.commands.study", "study", "Run a whole comparison: every target x workload x worker count of a study FILE (a YAML file or the name of a shipped preset: seed-001, seed-002, seed-003, seed-004), resumable, with one ranking."),
+    "study": ("iotdb_bench.cli.commands.study", "study", "Run a whole comparison: every target x workload x worker count of a study FILE (a YAML file or the name of a shipped preset: seed-001, seed-002, seed-003, seed-004, tsbs-devops), resumable, with one ranking."),
     "report": ("iotdb_bench.cli.commands.saved_results", "report", "Print a saved run's tables again, redraw its plots and rewrite its report.html."),
     "compare": ("iotdb_bench.cli.commands.saved_results", "compare", "Compare saved runs in one Markdown/CSV table and a plot."),
     "attach": ("iotdb_bench.cli.commands.attach", "attach", "Follow a detached run (insert --detach) and, once it has finished, save its results folder and remove its release."),

@@ -21,7 +21,7 @@ from iotdb_bench.simulator.spec import (
     MAX_DEVICES_PER_WORKER,
     QUERY_NAMES,
     QUERY_VARIANTS,
-    TSBS_DEVOPS_QUERIES,
+    TSBS_QUERIES,
     TSBS_TABLES,
     default_primary_key,
     default_queries,
@@ -152,7 +152,7 @@ def _mixed(mixed: MixedOptions, default: tuple[str, ...], target: str, module: s
     if mixed.query_file is not None:
         fields["query_file"], fields["queries"] = chosen_queries(mixed.query_file, mixed.query_names, target, module)
     else:
-        fields["queries"] = parse_queries(mixed.query_names, default, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)
+        fields["queries"] = parse_queries(mixed.query_names, default, QUERY_NAMES + QUERY_VARIANTS + TSBS_QUERIES)
     return fields
 
 

@@ -62,7 +62,7 @@ def parse_extra_options(values: tuple[str, ...]) -> dict[str, str]:
 
 def parse_queries(value: str | None, default: tuple[str, ...], others: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The queries to run: `default` without a value, or a comma-separated list of those and `others`
-    by name, and of groups (QUERY_GROUPS: tsbs-devops for all of TSBS's DevOps query types)."""
+    by name, and of groups (QUERY_GROUPS: tsbs-devops, tsbs-iot for all of a TSBS use case's query types)."""
     if not value:
         return default
     given = [name.strip() for name in value.split(",") if name.strip()]

@@ -12,7 +12,7 @@ from iotdb_bench.cli.commands.options import WorkerSet, parse_queries
 from iotdb_bench.cli.commands.query_files import chosen_queries, query_file_option
 from iotdb_bench.cli.commands.run_options import OptionGroup, Recording, TargetOptions, target_options
 from iotdb_bench.cli.run import runner
-from iotdb_bench.simulator.spec import QUERY_NAMES, QUERY_VARIANTS, TSBS_DEVOPS_QUERIES
+from iotdb_bench.simulator.spec import QUERY_NAMES, QUERY_VARIANTS, TSBS_QUERIES
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,9 @@ def plan_query(options: QueryOptions) -> Launch:
         file, queries = chosen_queries(options.query_file, options.query_names, options.target.target, target_config.module)
         fields = {"queries": queries, "query_file": file}
     else:
-        fields = {"queries": parse_queries(options.query_names, QUERY_NAMES, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)}
+        # Without --queries, () asks the workers for the data's own: they read its shape from the record
+        # before any query runs (the tool's six, or the query types of TSBS's use case).
+        fields = {"queries": parse_queries(options.query_names, (), QUERY_NAMES + QUERY_VARIANTS + TSBS_QUERIES)}
     base = spec(options.target, target_config, task="query", workers=options.worker_counts[0], **fields,
                 query_runs=options.runs, query_timeout=options.query_timeout, clean=False, seed=options.seed)
     invocation = runner.Invocation(base, options.worker_counts, 1, 0, options.target.timeout)
@@ -46,7 +48,8 @@ def plan_query(options: QueryOptions) -> Launch:
 @click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Concurrent workers issuing the queries (a set is allowed).")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Executions of each query per worker.")
 @click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}; opt-in variants: "
-              f"{', '.join(QUERY_VARIANTS)}; on TSBS's data TSBS's query types by name (tsbs-devops: all 15, docs/tsbs.md); with --query-file, its queries.")
+              f"{', '.join(QUERY_VARIANTS)}; on TSBS's data TSBS's query types by name (tsbs-devops: all 15, tsbs-iot: all 13, "
+              "docs/tsbs.md); with --query-file, its queries. [default: the data's: the tool's six, or on TSBS's data its use case's types]")
 @query_file_option
 @click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
 @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the parameters TSBS's query types and a query file's queries draw per execution.")

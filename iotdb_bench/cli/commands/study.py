@@ -32,6 +32,8 @@ from iotdb_bench.cli.run.study_execute import StudyRun, now
 from iotdb_bench.cli.run.study_plan import Passthrough, Plan
 from iotdb_bench.cli.study_file import StudyFile
 from iotdb_bench.cli.terminal import console, handle_errors, warning_line
+from iotdb_bench.simulator.spec import QUERY_NAMES
+from iotdb_bench.simulator.workload import shapes
 
 STUDY_JSON = "study.json"
 
@@ -42,7 +44,8 @@ STUDY_JSON = "study.json"
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The study folder [default: results/study-NAME]; the same folder resumes.")
 @click.option("--scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-              help="Multiply every amount of work (--num-inserts, --duration, --prefill) by this factor (e.g. 0.01 for a quick try).")
+              help="Multiply every amount of work (--num-inserts, --duration, --prefill, query executions; a TSBS insert's time range "
+                   "down to an hour, then its hosts) by this factor (e.g. 0.01 for a quick try).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a field of the file (YAML value; list items by name), e.g. runs=1, workers=[1,2], workloads.copy.insert.batch=100.")
 @click.option("--targets", "target_names", metavar="NAMES", help="Comma-separated targets to run instead of the file's (e.g. the ones you have).")
@@ -59,16 +62,17 @@ STUDY_JSON = "study.json"
 def study(file, dry_run, output, scale, overrides, target_names, retry_failed, config_path, platform, namespace, kube_context, keep,
           given_thresholds) -> None:
     """Run a whole comparison: every target x workload x worker count of a study FILE (a YAML file or the
-    name of a shipped preset: seed-001, seed-002, seed-003, seed-004), resumable, with one ranking.
+    name of a shipped preset: seed-001, seed-002, seed-003, seed-004, tsbs-devops), resumable, with one ranking.
 
     Running the same command again skips the cells that completed and reruns the one that was cut."""
     path = study_file.resolve(file)
     targets = [name.strip() for name in target_names.split(",") if name.strip()] if target_names else None
-    plan_file = study_file.load(path, list(overrides), scale, targets)
+    config = load_config(config_path)
+    plan_file = study_file.load(path, list(overrides), scale, targets,
+                                database_of=lambda name: config.targets[name].module if name in config.targets else None)
     problems = ranking.figure_problems(plan_file)
     if problems:
         raise UsageProblem(f"invalid study file {path}: {'; '.join(problems)}")
-    config = load_config(config_path)
     passthrough = Passthrough(str(config_path) if config_path else None, platform, namespace, kube_context, keep)
     plan_file.thresholds += [thresholds.parse(text) for text in given_thresholds]
     plan = study_plan.expand(plan_file, config, CELL_COMMANDS, passthrough, str(path))
@@ -218,10 +222,10 @@ def _estimate(plan: Plan, key: str) -> float:
     spec = invocation.base
     runs = len(invocation.worker_counts) * (invocation.steps or invocation.runs)
     if spec.task == "query":
-        return ASSUMED["run_overhead_s"] + len(spec.queries) * spec.query_runs * ASSUMED["query_s"]
+        return ASSUMED["run_overhead_s"] + len(spec.queries or QUERY_NAMES) * spec.query_runs * ASSUMED["query_s"]
     if spec.task == "scan":
         return runs * (ASSUMED["run_overhead_s"] + 100_000 / ASSUMED["scan_rows_per_s"])
-    timed = spec.duration_s or spec.timed_events() / ASSUMED["batch" if spec.batch else "single"]
+    timed = spec.duration_s or shapes.timed_events(spec) / ASSUMED["batch" if spec.batch else "single"]
     return runs * (ASSUMED["run_overhead_s"] + timed + spec.prefill / ASSUMED["batch"])
 
 

@@ -115,7 +115,8 @@ class InsertRow(BaseModel):
     resources: ResourceFigures | None = Field(default=None, description="what the runs cost the database and the client (means over the runs)")
     flags: list[RowFlag] = Field(default_factory=list, description="why the row's figures are not worth reading as they stand")
     cost: InsertCost | None = Field(default=None, description="at the target's price (config.yaml cost:); absent without one")
-    values_per_row: int = Field(default=1, description="measured values per event (row) of the run's shape")
+    values_per_row: int | float = Field(default=1, description="measured values per event (row) of the run's shape (TSBS's devops "
+                                        "and IoT: points / rows)")
     values_throughput: Spread | None = Field(default=None, description="values (data points) per second across the runs: inserts/s x values per row")
     # open-loop runs (--rate): the schedule's target, and latency from each call's intended start
     target_rate: float | None = Field(default=None, description="--rate: events per second asked for; throughput is the rate achieved")

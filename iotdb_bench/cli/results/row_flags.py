@@ -17,10 +17,12 @@ from iotdb_bench.cli.results.resource_figures import ResourceFigures
 from iotdb_bench.simulator.report import RunReport
 
 SHORT_PHASE_S = 1.0
-FlagKind = Literal["short-phase", "more-workers-than-cores", "impossible-cpu"]
+FlagKind = Literal["short-phase", "short-tsbs-phase", "more-workers-than-cores", "impossible-cpu"]
 
 WORDING: dict[str, str] = {
     "short-phase": "timed phase {detail}, under {limit:g} s: too short for a stable figure (more events: --num-inserts, or --duration)",
+    # TSBS's shapes write every host's rows over the time range: their length is not --num-inserts'.
+    "short-tsbs-phase": "timed phase {detail}, under {limit:g} s: too short for a stable figure (more rows: --time-range, or --devices)",
     "more-workers-than-cores": "{detail}: they take turns on the CPUs, so the rate is the machine's limit as much as the database's",
     "impossible-cpu": "CPU figures refused, they cannot be true: {detail}",
 }
@@ -42,7 +44,7 @@ def insert_row_flags(reports: list[RunReport], resources: ResourceFigures | None
     flags = []
     shortest = min(report.figures.duration_s for report in reports if report.figures is not None)
     if shortest < SHORT_PHASE_S:
-        flags.append(RowFlag(kind="short-phase", detail=f"{shortest:.2f} s" if len(reports) == 1 else f"as short as {shortest:.2f} s"))
+        flags.append(RowFlag(kind="short-tsbs-phase" if reports[0].spec.tsbs else "short-phase", detail=f"{shortest:.2f} s" if len(reports) == 1 else f"as short as {shortest:.2f} s"))
     processes = reports[0].spec.processes
     if local_cores and processes > local_cores:
         flags.append(RowFlag(kind="more-workers-than-cores", detail=f"{processes} local worker processes on {local_cores} CPUs"))

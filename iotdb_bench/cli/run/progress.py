@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from iotdb_bench.cli.run.platforms import Notice
 from iotdb_bench.cli.run.runner import PlannedRun
 from iotdb_bench.simulator.protocol import Status
+from iotdb_bench.simulator.workload import shapes
 
 REDRAW_S = 0.5
 
@@ -53,7 +54,7 @@ class RunProgress:
         if by_time:
             expected, unit = spec.duration_s, "s"
         else:
-            expected, unit = (spec.timed_events(), "events") if spec.task == "insert" else (planned.workers, "workers")
+            expected, unit = (shapes.timed_events(spec), "events") if spec.task == "insert" else (planned.workers, "workers")
         if self.one_line and self.task is not None:
             task = self.task
             self.progress.reset(task, total=expected, description=f"step {self.started}: {planned.label}", phase="starting", unit=unit)

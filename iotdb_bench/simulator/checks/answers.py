@@ -50,6 +50,9 @@ Query = Callable[[], Answer]
 # What each column of a query's rows is, which says how it is compared. Rows are matched by their
 # leading key columns (KEY: compared as text, TIME_KEY: as a timestamp), if they have any.
 KEY, TIME_KEY, COUNT, EXACT, AVERAGE, TIME, NEWEST = "key", "time key", "count", "exact", "average", "time", "newest"
+# Seconds a database computed as an average of intervals (rounded to its microseconds).
+DURATION = "duration"
+DURATION_TOLERANCE_S = 1e-6
 Columns = tuple[tuple[str, str], ...]
 _SHAPES: dict[str, Columns] = {
     "count-events": (("count", COUNT),),
@@ -174,12 +177,12 @@ def _row_difference(columns: Columns, row: tuple, want: tuple, where: str) -> st
             continue
         if not _matches(kind, got, expected):
             return f"{where}{name} is {_show(kind, got)}, expected {_show(kind, expected)}" + (
-                f" (within a relative {AVG_RELATIVE_TOLERANCE:g})" if kind == AVERAGE else "")
+                f" (within a relative {AVG_RELATIVE_TOLERANCE:g})" if kind == AVERAGE and expected is not None else "")
     return None
 
 
 def _matches(kind: str, got: Any, expected: Any) -> bool:
-    if expected is None:  # an aggregate of no readings (a query file's computed answer): NULL
+    if expected is None:  # a NULL (TSBS's IoT data has null fields; a query file's computed aggregate of no readings): only a NULL matches it
         return got is None
     try:
         if kind in (COUNT, TIME):
@@ -191,6 +194,8 @@ def _matches(kind: str, got: Any, expected: Any) -> bool:
             return value == expected
         if kind == AVERAGE:
             return abs(value - expected) <= AVG_RELATIVE_TOLERANCE * abs(expected)
+        if kind == DURATION:
+            return abs(value - expected) <= DURATION_TOLERANCE_S
         low, high = expected
         return low <= value <= high
     except (TypeError, ValueError, OverflowError):

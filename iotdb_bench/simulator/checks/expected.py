@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from iotdb_bench.simulator.checks.written_streams import StreamPart, joined
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES
+from iotdb_bench.simulator.spec import TSBS_QUERIES, tsbs_query_problem
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS, EventBatch, device_ids
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
@@ -172,16 +172,10 @@ class ExpectedRecord(BaseModel):
         None. Scans and the tool's queries read the default shape's temperature per device, with one
         value and one series per device; TSBS's query types read TSBS's shapes."""
         where = f"the data in {','.join(self.tables)} was written with {self.workload()}"
-        tsbs_queries = [name for name in queries if name in TSBS_DEVOPS_QUERIES]
-        if self.tsbs is not None:
-            if task == "query" and len(tsbs_queries) == len(queries):
-                return None
-            other = next((name for name in queries if name not in TSBS_DEVOPS_QUERIES), None)
-            what = f"the query {other}" if task == "query" else "scan"
-            return (f"{where}; {what} reads data written with --schema events: query TSBS's data with TSBS's query types "
-                    "(--queries tsbs-devops, or some of them by name)")
-        if tsbs_queries:
-            return f"{where}; TSBS's query types ({tsbs_queries[0]}, ...) read TSBS's data: insert with --schema tsbs-cpu first"
+        if self.tsbs is not None or any(name in TSBS_QUERIES for name in queries):
+            problem = tsbs_query_problem(self.shape, queries) if task == "query" else (
+                f"--schema {self.shape} is TSBS's data, which scan does not read (it reads data written with --schema events)")
+            return f"{where}; {problem}" if problem else None
         if (self.shape, self.measurements, self.sensors) == ("events", 1, 1):
             return None
         return (f"{where}; query and scan read data written with --schema events, one measurement and one sensor per device: "

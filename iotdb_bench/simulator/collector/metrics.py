@@ -28,6 +28,7 @@ from prometheus_client.utils import floatToGoString
 
 from iotdb_bench.simulator.collector.run_state import RunState
 from iotdb_bench.simulator.protocol import LATENCY_BUCKETS_S, PHASES, LatencyCounts, LiveFigures
+from iotdb_bench.simulator.workload import shapes
 
 log = logging.getLogger("collector")
 
@@ -71,7 +72,7 @@ class RunMetrics(Collector):
                   ("iotbench_workers_ready", "Workers at the start barrier, ready for the timed phase", ready),
                   ("iotbench_workers_finished", "Workers that posted their result", finished)]
         if spec.task == "insert":
-            planned = 0 if spec.duration_s else spec.timed_events()
+            planned = 0 if spec.duration_s else shapes.timed_events(spec)
             gauges.append(("iotbench_planned_events", "Events the timed phase inserts (0: a --duration run)", planned))
         if spec.task == "insert" and spec.duration_s:
             gauges.append(("iotbench_planned_duration_seconds", "Length of the timed phase of a --duration run", spec.duration_s))

@@ -66,5 +66,6 @@ def finish_record(module: DatabaseModule, base: ExpectedRecord | None, results: 
     if record.problem:
         return f"record saved, but it does not describe the data: {record.problem}"
     if record.tsbs is not None:
-        return f"record saved: {record.tsbs.hosts:,} hosts, {record.rows:,} rows over {record.insert_runs} insert run(s)"
+        return (f"record saved: {record.tsbs.hosts:,} {record.tsbs.use_case.entity}s, {record.rows:,} rows over {record.insert_runs} "
+                "insert run(s)")
     return f"record saved: {len(merged.devices.device):,} devices, {merged.count:,} events over {record.insert_runs} insert run(s)"

@@ -14,6 +14,7 @@ from iotdb_bench.simulator.measurement import stats
 from iotdb_bench.simulator.measurement.query_latency import merge_query_latencies
 from iotdb_bench.simulator.modules import DatabaseModule
 from iotdb_bench.simulator.report import RunReport, ServerSide, Verification
+from iotdb_bench.simulator.workload import shapes
 
 if TYPE_CHECKING:
     from iotdb_bench.simulator.collector.run_state import RunState
@@ -51,8 +52,10 @@ def assemble_report(state: RunState, module: DatabaseModule, probe: VisibilityPr
         report.scan = stats.scan_figures(state.start_at, results, scan.WINDOW_ROWS)
         return report
     if spec.task == "query":
+        # Without --queries (spec.queries empty) the workers ran the data's own: the names they report.
+        names = spec.queries or tuple(dict.fromkeys(name for r in results for name in r.queries))
         report.queries = {
-            name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in spec.queries
+            name: stats.query_figures([r.queries[name] for r in results if name in r.queries]) for name in names
         }
         return report
     if spec.query_workers:
@@ -62,8 +65,8 @@ def assemble_report(state: RunState, module: DatabaseModule, probe: VisibilityPr
         probe.join()
         report.visibility = probe.figures()
         markers = report.visibility.markers
-    planned_s = spec.duration_s or (spec.timed_events() / spec.rate if spec.rate else 0.0)
-    figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, module.layout.values_per_row,
+    planned_s = spec.duration_s or (shapes.timed_events(spec) / spec.rate if spec.rate else 0.0)
+    figures = report.figures = stats.insert_figures(state.start_at, results, state.totals, shapes.values_per_row(spec),
                                                     rate=spec.rate, planned_s=planned_s)
     if state.count_before is not None:
         # Modules whose acknowledged writes are stored later (queued ingestion) wait, bounded, and

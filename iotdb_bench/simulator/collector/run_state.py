@@ -13,6 +13,7 @@ from iotdb_bench.simulator.measurement import conditions, stats
 from iotdb_bench.simulator.protocol import LiveFigures, Status, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload import shapes
 
 log = logging.getLogger("collector")
 
@@ -103,7 +104,7 @@ class RunState:
 
     def status(self) -> Status:
         with self.lock:
-            expected = self.spec.timed_events() if self.spec.task == "insert" and not self.spec.duration_s else 0
+            expected = shapes.timed_events(self.spec) if self.spec.task == "insert" and not self.spec.duration_s else 0
             return Status(
                 phase=self.phase,
                 workers=self.spec.processes,  # with a mixed run's query clients: they register and wait at the barrier too

@@ -178,7 +178,8 @@ class InsertRunFigures(BaseModel):
     client_overhead: float = Field(description="share of the timed phase spent outside database calls")
     start_skew_s: float
     retries: int
-    values_per_event: int = Field(1, description="measured values per event (row) of the run's shape")
+    values_per_event: int | float = Field(1, description="measured values per event (row) of the run's shape (TSBS's devops and IoT: "
+                                          "their points / rows)")
     values_throughput: float = Field(description="values (data points) / (latest worker end - common start): inserts/s x values per event")
 
     @model_validator(mode="before")
@@ -243,7 +244,7 @@ class Totals:
 
 
 def insert_figures(common_start: float, results: Sequence[WorkerResult], totals: Totals | None = None,
-                   values_per_event: int = 1, rate: float = 0.0, planned_s: float = 0.0) -> InsertRunFigures:
+                   values_per_event: int | float = 1, rate: float = 0.0, planned_s: float = 0.0) -> InsertRunFigures:
     """`totals`: the same results' histograms and series, already added up as they arrived; `rate`:
     the open-loop target (0 = closed loop); `planned_s`: the length the schedule planned (for its
     behind limit)."""

@@ -23,13 +23,13 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from iotdb_bench.simulator import env_references
-from iotdb_bench.simulator.capabilities import TSBS_NOT_YET, Capabilities
+from iotdb_bench.simulator.capabilities import Capabilities
 from iotdb_bench.simulator.checks.answers import Query as Query  # re-exported: what every reader returns
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, WorkerHooks, Writer
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, PrimaryKey, RunSpec
+from iotdb_bench.simulator.spec import TSBS_QUERIES, PrimaryKey, RunSpec
 from iotdb_bench.simulator.validation import validation_problems
 from iotdb_bench.simulator.workload import shapes
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -86,10 +86,12 @@ RECORD_KEY = "last-insert"
 
 
 class Part:
-    """What every role reads: the run's spec, its layout (simulator/workload/shapes.py) and the module's options."""
+    """What every role reads: the run's spec, its layout (simulator/workload/shapes.py: `layouts` each
+    table's, TSBS's shapes have one per measurement) and the module's options."""
 
     spec: RunSpec
     layout: shapes.Layout
+    layouts: dict[str, shapes.Layout]
     options: ModuleOptions
 
     def not_capable(self, method: str) -> ModuleError:
@@ -103,12 +105,25 @@ class Part:
         names = self.spec.table_names
         return [(names[index], part) for index, part in batch.split_by_table(len(names))]
 
+    def rows_per_table(self, batch: EventBatch, rows: Callable[[str, EventBatch], list[Any]]) -> list[tuple[str, Any]]:
+        """(table, row) of every event in the batch's order, each row made by `rows` for its table (whose
+        layout may differ from the others': TSBS's measurements)."""
+        names = self.spec.table_names
+        if len(names) == 1 or not self.spec.tsbs:
+            return list(zip(self.table_of_each(batch), rows(names[0], batch)))
+        items: list[tuple[str, Any]] = [("", None)] * len(batch)
+        tables = batch.table_of_each(len(names))
+        for index, part in batch.split_by_table(len(names)):
+            for at, row in zip(np.flatnonzero(tables == index).tolist(), rows(names[index], part)):
+                items[at] = (names[index], row)
+        return items
+
     def table_of_each(self, batch: EventBatch) -> list[str]:
         """The table of every event of the batch, in the batch's order (as `per_table` splits them)."""
         names = self.spec.table_names
         if len(names) == 1:
             return names * len(batch)
-        tables: list[str] = np.array(names)[batch.device_index % len(names)].tolist()
+        tables: list[str] = np.array(names)[batch.table_of_each(len(names))].tolist()
         return tables
 
 
@@ -304,7 +319,7 @@ class Role(Part, Generic[ModuleT, OptionsT]):
     def __init__(self, module: DatabaseModule):
         # The module that builds a role is the one whose class names it (PlayedBy): its own.
         self.module, self.options = cast(ModuleT, module), cast(OptionsT, module.options)
-        self.spec, self.layout = module.spec, module.layout
+        self.spec, self.layout, self.layouts = module.spec, module.layout, module.layouts
 
     @property
     def hooks(self) -> WorkerHooks:
@@ -384,6 +399,7 @@ class DatabaseModule(abc.ABC):
     def __init__(self, spec: RunSpec):
         self.spec = spec
         self.layout = shapes.layout(spec)
+        self.layouts = shapes.table_layouts(spec)
         self.options = self.parse_options(spec)
         self.hooks = WorkerHooks()
         self.validate()
@@ -419,12 +435,12 @@ class DatabaseModule(abc.ABC):
         """Refuse the workload options this module cannot store (ModuleError naming module and option)."""
         spec, name, can = self.spec, self.spec.module, self.capabilities
         if spec.tsbs and spec.shape not in can.tsbs_shapes:
-            raise ModuleError(f"module '{name}' does not support --schema {spec.shape}: {TSBS_NOT_YET}")
+            raise ModuleError(f"module '{name}' does not support --schema {spec.shape}: {can.tsbs_not_yet()}")
         if not spec.tsbs and spec.shape not in can.shapes:
             supported = ", ".join(sorted(can.shapes))
             raise ModuleError(f"module '{name}' does not support --schema {spec.shape} (supported: {supported})")
         for query in (spec.queries if spec.task == "query" or spec.query_workers else ()):
-            answers = can.tsbs_query(query) if query in TSBS_DEVOPS_QUERIES else True
+            answers = can.tsbs_query(query) if query in TSBS_QUERIES else True
             if answers is not True:
                 raise ModuleError(f"module '{name}' does not answer TSBS's {query}: {answers.because}")
         asked = [("--measurements above 1", spec.measurements > 1, can.measurements), ("--sensors above 1", spec.sensors > 1, can.sensors),
@@ -434,6 +450,14 @@ class DatabaseModule(abc.ABC):
                 raise ModuleError(f"module '{name}' does not support {option}: {ability.because}")
         if spec.visibility and spec.shape != "events":
             raise ModuleError(f"--visibility needs --schema events (markers are found by device id and sequence number), not {spec.shape}")
+
+    def check_tsbs_layout_options(self, given: dict[str, object]) -> None:
+        """Module options that would change the tables of a TSBS shape, which are its TSBS target's (no
+        key column): refused in one line when a run writes or reads one."""
+        chosen = next((option for option, value in given.items() if value), None)
+        if self.spec.tsbs and chosen:
+            raise ModuleError(f"module '{self.spec.module}': {chosen} does not apply to --schema {self.spec.shape}: its tables are TSBS's "
+                              "TimescaleDB target's, without a key column (docs/tsbs.md)")
 
     def check_query_indices(self, create_indices: bool) -> None:
         """The query indices (create_indices) are on temperature and device_id: only the events shape has them."""

@@ -25,7 +25,7 @@ from pydantic import Field
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, No, PrepareNext
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleOptions, Query, ReaderRole, RecordsRole, Role, SchemaRole, WriterRole, played_by
-from iotdb_bench.simulator.spec import QUERY_NAMES, TSBS_DEVOPS_QUERIES, TSBS_TABLES, PrimaryKey
+from iotdb_bench.simulator.spec import QUERY_NAMES, TSBS_QUERIES, TSBS_TABLES, PrimaryKey
 from iotdb_bench.simulator.wire.pg_copy import CopyRowEncoder
 from iotdb_bench.simulator.workload.events import EventBatch
 
@@ -57,16 +57,17 @@ class NullWriter(NullRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client
-        self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
+        self._copy_rows = {table: CopyRowEncoder(layout, self._with_key) for table, layout in self.layouts.items()}
 
     def prepare_batch(self, batch: EventBatch) -> Any:
         if self.options.encoding == "copy":
-            return [(table, self._copy_rows.encode(part)) for table, part in self.per_table(batch)]
-        return [(table, self._rows(part)) for table, part in self.per_table(batch)]
+            return [(table, self._copy_rows[table].encode(part)) for table, part in self.per_table(batch)]
+        return [(table, self._rows(table, part)) for table, part in self.per_table(batch)]
 
     def prepare_batches(self, chunk: EventBatch, size: int) -> list[Any]:
         if self.options.encoding == "copy" and len(self.spec.table_names) == 1:  # as PostgresWriter does
-            return self._copy_rows.prepared_for_one_table(self.spec.table_names[0], chunk, size)
+            [table] = self.spec.table_names
+            return self._copy_rows[table].prepared_for_one_table(table, chunk, size)
         return super().prepare_batches(chunk, size)
 
     def insert_batch(self, prepared: Any) -> None:
@@ -74,7 +75,7 @@ class NullWriter(NullRole, WriterRole):
             time.sleep(self.options.call_delay_ms / 1000)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple[Any, ...]]]:
-        return list(zip(self.table_of_each(batch), self._rows(batch)))
+        return self.rows_per_table(batch, self._rows)
 
     def insert_single(self, item: tuple[str, tuple[Any, ...]]) -> None:
         if self.options.call_delay_ms:
@@ -83,8 +84,8 @@ class NullWriter(NullRole, WriterRole):
     def commit(self) -> None:
         pass
 
-    def _rows(self, batch: EventBatch) -> list[tuple[Any, ...]]:
-        return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
+    def _rows(self, table: str, batch: EventBatch) -> list[tuple[Any, ...]]:
+        return self.layouts[table].python_rows(batch, key=batch.client_key if self._with_key else None)
 
 
 class NullReader(NullRole, ReaderRole):
@@ -108,7 +109,7 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, record=No("the null target stores nothing"),
         # TSBS's rows are made and encoded as for PostgreSQL: the client's ceiling for them too.
-        tsbs_shapes=frozenset(TSBS_TABLES), tsbs_queries_refused=tuple((name, "the null target stores nothing to query") for name in TSBS_DEVOPS_QUERIES),
+        tsbs_shapes=frozenset(TSBS_TABLES), tsbs_queries_refused=tuple((name, "the null target stores nothing to query") for name in TSBS_QUERIES),
         location=Location.none,
         # Its calls send nothing, so there is no wait to overlap: a helper thread would only add its
         # hand-off to what this target measures, the client's own work per event.

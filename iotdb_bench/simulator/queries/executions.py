@@ -13,15 +13,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iotdb_bench.simulator.checks.answers import Query
-from iotdb_bench.simulator.queries import binding
-from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem, Parameters
+from iotdb_bench.simulator.checks.answers import ParameterisedAnswers, Query
+from iotdb_bench.simulator.queries import binding, tsbs_devops, tsbs_iot
+from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem, Parameters, Written
 from iotdb_bench.simulator.queries.query_file import FileQuery, QueryFile
-from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.roles import Reader
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 # Every parameterised query type the tool knows, by name: what its parameters are.
-PARAMETERISED = DEVOPS
+PARAMETERISED: dict[str, tsbs_devops.DevopsQuery | tsbs_iot.IotQuery] = {**tsbs_devops.DEVOPS, **tsbs_iot.IOT}
+
+
+def tsbs_checks(data: TsbsData) -> tuple[Written, ParameterisedAnswers]:
+    """What TSBS's query types over this data draw their parameters from, and their expected answers:
+    the IoT types' over trucks, the DevOps types' over hosts."""
+    if data.use_case.entity == "truck":
+        return tsbs_iot.written(data), tsbs_iot.IotAnswers(data)
+    return tsbs_devops.written(data), tsbs_devops.DevopsAnswers(data)
 
 
 @dataclass(frozen=True)

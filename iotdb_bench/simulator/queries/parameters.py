@@ -1,6 +1,6 @@
 """Parameters of a query, drawn per execution from what the tool wrote, outside the timed call.
 
-A parameterised query names its parameters by kind (`RandomEntities`, `RandomWindow`); before each
+A parameterised query names its parameters by kind (`RandomEntities`, `RandomWindow`, `RandomChoice`); before each
 execution `ParameterDraws.draw` picks their values among what the record says was written (its
 entities and time range), from the run's seed, the worker and the execution's number: the same
 every time a run is repeated, and different from one execution to the next, as TSBS's pre-generated
@@ -116,6 +116,17 @@ class RandomWindow:
             return Window(written.start_ms, written.end_ms)
         start = written.start_ms + next(hashes) % room
         return Window(start, start + self.length_ms)
+
+
+@dataclass(frozen=True)
+class RandomChoice:
+    """One of fixed `choices`, uniformly (TSBS's GetRandomFleet); a str."""
+
+    name: str
+    choices: tuple[str, ...]
+
+    def draw(self, hashes: _Hashes, written: Written) -> str:
+        return self.choices[next(hashes) % len(self.choices)]
 
 
 @dataclass(frozen=True)

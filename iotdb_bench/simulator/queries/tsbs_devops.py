@@ -92,7 +92,7 @@ class DevopsAnswers:
 
     def __init__(self, data: TsbsData):
         self.data = data
-        self.values = HostValues(data)
+        self.values = HostValues(data, ("cpu",))  # the DevOps types read cpu, of cpu-only and devops data alike
 
     def expected(self, query: str, parameters: Parameters) -> tuple[Columns, list[tuple]]:
         kind = DEVOPS[query]
@@ -133,7 +133,7 @@ class DevopsAnswers:
         last = self.data.steps - 1
         if last < 0:
             return []
-        [(_, values)] = self.values.blocks(hosts, range(last, last + 1))
+        [(_, [values])] = self.values.blocks(hosts, range(last, last + 1))
         time = int(self.data.time_of(last))
         return [(f"host_{host}", time, *found) for host, found in zip(hosts.tolist(), values[0].tolist())]
 
@@ -149,7 +149,7 @@ class DevopsAnswers:
 
     def _blocks(self, hosts: np.ndarray, start_ms: int, end_ms: int, fields: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(times (steps,), values (steps, hosts, fields)) of the rows in [start_ms, end_ms), block by block."""
-        for steps, values in self.values.blocks(hosts, self.data.steps_between(start_ms, end_ms)):
+        for steps, [values] in self.values.blocks(hosts, self.data.steps_between(start_ms, end_ms)):
             yield self.data.time_of(np.arange(steps.start, steps.stop, dtype=np.int64)), values[:, :, :fields]
 
 

@@ -14,6 +14,7 @@ from iotdb_bench.simulator.queries.parameters import Written
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.events import EVENT_INTERVAL_MS, TIME_ORIGIN_MS, device_ids
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
+from iotdb_bench.simulator.workload.tsbs.iot import READINGS
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU, CPU_FIELDS
 
 # The tool's events: each device's base temperature is 15 to 25 degrees, its readings the base +- 5.
@@ -43,8 +44,12 @@ def of_spec(spec: RunSpec) -> Written:
 
 
 def of_tsbs(data: TsbsData) -> Written:
-    field = CPU.fields[0].walk
-    return Written("host", data.hosts, data.start_ms, data.end_ms, measurements=CPU_FIELDS, values=(field.low, field.high), value_step=1.0)
+    """TSBS's hosts and their cpu fields (whole numbers in [0, 100]); the IoT use case's trucks and
+    their readings' fields, whose ranges differ (a threshold has none to be drawn from)."""
+    if data.use_case.entity == "truck":
+        return Written("truck", data.hosts, data.start_ms, data.end_ms, measurements=READINGS.field_names)
+    walk = CPU.walked[0].walk
+    return Written("host", data.hosts, data.start_ms, data.end_ms, measurements=CPU_FIELDS, values=(walk.low, walk.high), value_step=1.0)
 
 
 def measurement_names(count: int) -> tuple[str, ...]:

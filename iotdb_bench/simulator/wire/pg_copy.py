@@ -12,6 +12,7 @@ import numpy as np
 
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.workload.shapes import Layout
+from iotdb_bench.simulator.workload.tsbs.generator import JSON_WIDTH
 
 _PG_EPOCH_MS = 946_684_800_000  # 2000-01-01, the origin of PostgreSQL's binary timestamps
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
@@ -22,9 +23,12 @@ POOLED_BLOCKS = 3
 # sys.getrefcount of a block no view refers to, inside `_idle_block`'s loop: the pool's list, the
 # loop's variable and getrefcount's own argument.
 _IDLE_REFERENCES = 3
-# The binary representation of each kind of column (simulator/workload/shapes.py).
+# The binary representation of each kind of column (simulator/workload/shapes.py). JSONB's is a version
+# byte (1, a constant of the template) before the text: TSBS's additional_tags, padded with spaces.
 _BINARY = {"timestamp": ">i8", "device": f"S{DEVICE_ID_WIDTH}", "sensor": ">i2", "sequence": ">i8", "float": ">f8",
-           "int16": ">i2", "int32": ">i4", "text": f"S{TEXT_WIDTH}", "reference": ">i4"}
+           "int16": ">i2", "int32": ">i4", "text": f"S{TEXT_WIDTH}", "reference": ">i4", "json": f"S{JSON_WIDTH}"}
+_JSONB_VERSION = 1
+_NULL_LENGTH = -1
 
 
 class CopyRowEncoder:
@@ -33,7 +37,8 @@ class CopyRowEncoder:
     Device ids and client keys are fixed width, so every row has the same layout: the constant
     parts (field count and lengths) are written once into a template, only the values change. A
     variable text (the large shape) is written at full width with its real length, and the padding
-    is cut out of the whole buffer at the end."""
+    is cut out of the whole buffer at the end; so are the values of NULLs (TSBS's IoT rows: NaN
+    fields, negative references), whose length is -1."""
 
     def __init__(self, layout: Layout, with_key: bool):
         fields: list[tuple[str, str]] = [("field_count", ">i2")]
@@ -43,9 +48,14 @@ class CopyRowEncoder:
         if with_key:
             values.append(("id", f"S{CLIENT_KEY_WIDTH}"))
         for name, kind in values:
-            fields += [(f"{name}_length", ">i4"), (name, kind)]
-            self._constants[f"{name}_length"] = np.dtype(kind).itemsize
+            fields.append((f"{name}_length", ">i4"))
+            if kind == _BINARY["json"]:
+                fields.append((f"{name}_version", "u1"))
+                self._constants[f"{name}_version"] = _JSONB_VERSION
+            fields.append((name, kind))
+            self._constants[f"{name}_length"] = np.dtype(kind).itemsize + (1 if kind == _BINARY["json"] else 0)
         self._text = next((column.name for column in layout.columns if column.kind == "text"), None)
+        self._nullable = [column for column in layout.columns if column.nullable]
         if self._text:
             del self._constants[f"{self._text}_length"]  # each row's own
         self._dtype = np.dtype(fields)
@@ -55,8 +65,9 @@ class CopyRowEncoder:
 
     def encode(self, batch: EventBatch) -> bytes:
         rows = self._filled(batch)
-        if self._text:
-            return b"".join((_COPY_HEADER, self._without_padding(rows, batch), _COPY_TRAILER))
+        nulls = {column.name: found for column in self._nullable if (found := column.nulls(batch)).any()}
+        if self._text or nulls:
+            return b"".join((_COPY_HEADER, self._variable(rows, batch, nulls), _COPY_TRAILER))
         return b"".join((_COPY_HEADER, rows.tobytes(), _COPY_TRAILER))
 
     def encode_split(self, chunk: EventBatch, size: int) -> list[bytes | memoryview]:
@@ -66,7 +77,7 @@ class CopyRowEncoder:
         constants are in place: only the values are written, where the driver reads them. Blocks are
         reused once no view of theirs is left (`_idle_block`)."""
         whole, rest = divmod(len(chunk), size)
-        if self._text or not whole:  # rows of variable length, or a single short batch: batch by batch
+        if self._text or self._nullable or not whole:  # rows of variable length, or a single short batch: batch by batch
             return [self.encode(batch) for batch in chunk.split(size)]
         stride = self._buffer_bytes(size)
         block = self._idle_block(size, whole)
@@ -98,15 +109,24 @@ class CopyRowEncoder:
         if self._with_key:
             rows["id"] = batch.client_key.reshape(shape)
 
-    def _without_padding(self, rows: np.ndarray, batch: EventBatch) -> bytes:
-        text = batch.text.view(np.uint8).reshape(len(batch), TEXT_WIDTH)
-        lengths = np.count_nonzero(text, axis=1)  # the generator's text has no NUL inside
-        rows[f"{self._text}_length"] = lengths
+    def _variable(self, rows: np.ndarray, batch: EventBatch, nulls: dict[str, np.ndarray]) -> bytes:
+        """The rows without the text's padding and the NULLs' values (their lengths written: -1 for a NULL)."""
         raw = rows.view(np.uint8).reshape(len(batch), self._dtype.itemsize)
         keep = np.ones(raw.shape, dtype=bool)
-        offset = self._dtype.fields[self._text][1]
-        keep[:, offset : offset + TEXT_WIDTH] = np.arange(TEXT_WIDTH) < lengths[:, None]
-        return raw[keep].tobytes()
+        if self._text:
+            text = batch.text.view(np.uint8).reshape(len(batch), TEXT_WIDTH)
+            lengths = np.count_nonzero(text, axis=1)  # the generator's text has no NUL inside
+            rows[f"{self._text}_length"] = lengths
+            offset = self._dtype.fields[self._text][1]
+            keep[:, offset : offset + TEXT_WIDTH] = np.arange(TEXT_WIDTH) < lengths[:, None]
+        for name, null in nulls.items():
+            rows[f"{name}_length"][null] = _NULL_LENGTH
+            offset, size = self._dtype.fields[name][1], self._dtype[name].itemsize
+            keep[np.flatnonzero(null)[:, None], np.arange(offset, offset + size)[None, :]] = False
+        encoded = raw[keep].tobytes()
+        for name, null in nulls.items():  # the template's lengths, for the next batch
+            rows[f"{name}_length"][null] = self._constants[f"{name}_length"]
+        return encoded
 
     def _rows(self, count: int) -> np.ndarray:
         if len(self._template) < count:

@@ -23,9 +23,8 @@ from iotdb_bench.simulator.measurement.timing import CallTimer, clock, clock_at
 from iotdb_bench.simulator.modules import DatabaseModule
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.queries import written as data_written
-from iotdb_bench.simulator.queries.executions import Executions
+from iotdb_bench.simulator.queries.executions import Executions, tsbs_checks
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
-from iotdb_bench.simulator.queries.tsbs_devops import written
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.worker.pacing import ClosedLoop, OpenLoop, Pacer
 from iotdb_bench.simulator.workload.schedule import Schedule
@@ -73,7 +72,7 @@ class QueryClient:
             available = Executions(self.module.reader, ParameterDraws(spec.seed, self.number, data_written.of_spec(spec)), file,
                                    self.module.capabilities.query_languages)
         else:
-            draws = ParameterDraws(spec.seed, self.number, written(TsbsData.of(spec))) if spec.tsbs else None
+            draws = ParameterDraws(spec.seed, self.number, tsbs_checks(TsbsData.of(spec))[0]) if spec.tsbs else None
             available = Executions(self.module.reader, draws)
         runnable = []
         for name in self.names:

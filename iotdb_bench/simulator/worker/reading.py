@@ -24,11 +24,9 @@ from iotdb_bench.simulator.measurement.timing import CallTimer, clock
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import QueryProgress, QueryRuns, ScanOutcome
 from iotdb_bench.simulator.queries import written as data_written
-from iotdb_bench.simulator.queries.executions import Execution, Executions
-from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem
-from iotdb_bench.simulator.queries.tsbs_devops import DevopsAnswers, written
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
-from iotdb_bench.simulator.workload.tsbs.data import TsbsData
+from iotdb_bench.simulator.queries.executions import Execution, Executions, tsbs_checks
+from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem, Written
+from iotdb_bench.simulator.spec import TSBS_QUERIES, RunSpec, default_queries
 
 log = logging.getLogger("worker")
 
@@ -50,9 +48,11 @@ class ReadSide:
         """Read the record's tables, refusing data of a workload this module cannot read. Without a
         record, the run's own tables are read."""
         record, missing = self.expected_record()
+        if self.spec.task == "query" and not self.spec.queries:  # no --queries: the data's own (a TSBS use case's types, or the tool's)
+            self.spec = self.spec.model_copy(update={"queries": default_queries(record.shape if record is not None else "events")})
         if record is not None:
             self._read_recorded_tables(record)
-        elif self.spec.task == "query" and (tsbs := [name for name in self.spec.queries if name in TSBS_DEVOPS_QUERIES]):
+        elif self.spec.task == "query" and (tsbs := [name for name in self.spec.queries if name in TSBS_QUERIES]):
             raise ModuleError(f"query refused: TSBS's query types ({tsbs[0]}, ...) draw their hosts and time windows from the record "
                               f"of what the tool wrote, and there is none: {missing or 'the data was not written by the tool'}")
         if self.index == 0:
@@ -83,10 +83,15 @@ class ReadSide:
             spec = self.spec.model_copy(update={"tables": len(record.tables), "shape": record.shape})
             if spec.table_names != record.tables:
                 raise ModuleError(f"the record names tables {','.join(record.tables)}, which this version does not write")
-            self.module.close()
-            self.spec = spec
-            self.module = module_class(spec.module)(spec)
-            self.module.connect()
+            self._reopen(spec)
+
+    def _reopen(self, spec: RunSpec) -> None:
+        """The module again for another spec (the record's tables, the data's own queries): it checks
+        what it is asked before it connects."""
+        self.module.close()
+        self.spec = spec
+        self.module = module_class(spec.module)(spec)
+        self.module.connect()
 
     @contextlib.contextmanager
     def _bookkeeping_session(self) -> Iterator[DatabaseModule]:
@@ -115,10 +120,10 @@ class ReadSide:
         record, missing = self.expected_record()
         # Parameters come from what the record says was written even when it no longer describes the
         # data exactly (the answers are then "not checked", with the record's reason).
-        tsbs = record.tsbs if record is not None else None
-        checker = AnswerChecker(record, missing, DevopsAnswers(tsbs) if tsbs else None)
+        tsbs = tsbs_checks(record.tsbs) if record is not None and record.tsbs is not None else None
+        checker = AnswerChecker(record, missing, tsbs[1] if tsbs else None)
         computed = ComputedAnswers(record) if record is not None else None
-        executions = self._executions(record, tsbs)
+        executions = self._executions(record, tsbs[0] if tsbs else None)
         data = data_written.fingerprint(record)
         runs = self.runs
         for name in self.spec.queries:
@@ -163,14 +168,14 @@ class ReadSide:
                 self._check_answer(checker, execution, rows, outcome)
         answered.clear()
 
-    def _executions(self, record: ExpectedRecord | None, tsbs: TsbsData | None) -> Executions:
+    def _executions(self, record: ExpectedRecord | None, tsbs: Written | None) -> Executions:
         """The run's queries: a query file's, drawing their parameters from what the record says was
         written; else the tool's, TSBS's drawing from the TSBS data written."""
         reader, file = self.module.reader, self.spec.query_file
         if file is not None:
             draws = ParameterDraws(self.spec.seed, self.index, data_written.of_record(record)) if record is not None else None
             return Executions(reader, draws, file, self.module.capabilities.query_languages)
-        return Executions(reader, ParameterDraws(self.spec.seed, self.index, written(tsbs)) if tsbs else None)
+        return Executions(reader, ParameterDraws(self.spec.seed, self.index, tsbs) if tsbs else None)
 
     @staticmethod
     def _computed_check(checker: AnswerChecker, computed: ComputedAnswers | None, execution: Execution, rows: list[tuple]) -> Check:

@@ -326,7 +326,7 @@ class Worker:
         finished_at, cpu_at_end = time.time(), process_cpu_s()
         self.pregenerated = None  # its memory, freed outside the timed phase
         if isinstance(generator, TsbsGenerator):  # no tally to make: where the stream ends is all there is to know
-            self.stream_end = max(self.stream_end, generator.step_after(start + acknowledged.events))
+            self.stream_end = max(self.stream_end, generator.end_step(acknowledged.events))
         else:
             for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/checks/acknowledged.py)
                 self._stored(batch)

@@ -24,7 +24,7 @@ its timestamps), so (device id, sequence number) identifies an event whatever th
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -98,8 +98,9 @@ class EventBatch:
     The first five columns are every shape's; the others exist when the workload asks for them:
     `sensor_index` with several sensors per device, `more` with more than one measurement (and for
     the light and large shapes, whose integers are made from the measurements), `text` for large.
-    TSBS's shapes fill them with a host's row: its name, its step as the sequence number, its fields
-    as the measurements (simulator/workload/tsbs/generator.py)."""
+    TSBS's shapes fill them with a host's (or truck's) row: its name, its step as the sequence number,
+    its fields as the measurements (NaN: a null field), its measurement's own tags as JSON text, and
+    the three columns of their own (simulator/workload/tsbs/generator.py)."""
 
     timestamp_ms: np.ndarray  # int64
     device_index: np.ndarray  # int64, index into the worker's devices
@@ -110,6 +111,8 @@ class EventBatch:
     more: np.ndarray | None = None  # float64 (measurements - 1, events): measurements 2..N
     text: np.ndarray | None = None  # S200, NUL-padded: the large shape's variable text
     host: np.ndarray | None = None  # int64, TSBS's shapes: the host's index among all workers' hosts (simulator/workload/tsbs/)
+    table_index: np.ndarray | None = None  # int64, TSBS's shapes of several measurements: the row's measurement (its table)
+    null_tag: np.ndarray | None = None  # int64, TSBS's IoT shape: the tag the row writes as null (-1: none, 0: its name)
 
     def __len__(self) -> int:
         return len(self.sequence_number)
@@ -156,6 +159,8 @@ class EventBatch:
             None if self.more is None else self.more[:, mask],
             None if self.text is None else self.text[mask],
             None if self.host is None else self.host[mask],
+            None if self.table_index is None else self.table_index[mask],
+            None if self.null_tag is None else self.null_tag[mask],
         )
 
     def split(self, size: int) -> list[EventBatch]:
@@ -165,12 +170,17 @@ class EventBatch:
         return [self.select(slice(first, first + size)) for first in range(0, len(self), size)]
 
     def split_by_table(self, table_count: int) -> list[tuple[int, EventBatch]]:
-        """Sub-batches per table; a device always writes to the same table (device index modulo count)."""
+        """Sub-batches per table; a device always writes to the same table (device index modulo count),
+        a TSBS row to its measurement's."""
         if table_count == 1:
             return [(0, self)]
-        table_of_event = self.device_index % table_count
+        table_of_event = self.table_of_each(table_count)
         parts = [(t, self.select(table_of_event == t)) for t in range(table_count)]
         return [(t, part) for t, part in parts if len(part)]
+
+    def table_of_each(self, table_count: int) -> np.ndarray:
+        """The table (index) of every event."""
+        return self.table_index if self.table_index is not None else self.device_index % table_count
 
     def rows(self, with_client_key: bool = False) -> list[tuple]:
         """Python tuples (timestamp_ms, device_id, sequence_number, temperature[, key]) for row-wise drivers
@@ -234,7 +244,7 @@ class EventGenerator:
                 yield self.batch(first, step if end is None else min(step, end - first))
             return
         window = max(4096, step, self.max_late_positions // 8)
-        for positions in _cut(self._arrival(start, end, window), step):
+        for positions in cut(self._arrival(start, end, window), step):
             yield self.events_at(positions)
 
     def batch(self, start: int, count: int) -> EventBatch:
@@ -273,30 +283,18 @@ class EventGenerator:
 
     # -- internals -----------------------------------------------------------------------
     def _arrival(self, start: int, end: int | None, window: int) -> Iterator[np.ndarray]:
-        """The positions of [start, end) in the order they are sent, window by window.
+        """The positions of [start, end) in the order they are sent, window by window
+        (`in_sending_order`): an on-time event at position p is sent at p; a late one after position
+        p + delay (after the on-time event there, before the next)."""
+        lows = itertools.count(start, window) if end is None else range(start, end, window)
+        windows = ((np.arange(low, low + window if end is None else min(low + window, end), dtype=np.int64), low + window) for low in lows)
+        yield from in_sending_order(windows, self._places)
 
-        An on-time event at position p is sent at p; a late one after position p + delay (after the
-        on-time event there, before the next): sorting by 2p, or 2(p + delay) + 1, is the order. A
-        window emits every event whose sending place falls inside it; late events whose place lies
-        beyond wait in `pending` (at most late_fraction x max lateness of them). After `end`, no new
-        events: the windows only flush the ones still waiting."""
-        pending_positions = np.empty(0, dtype=np.int64)
-        pending_places = np.empty(0, dtype=np.int64)
-        for low in itertools.count(start, window):
-            high = low + window
-            new = np.arange(low, high if end is None else min(high, end), dtype=np.int64)
-            if not len(new) and not len(pending_positions):
-                return
-            places = 2 * new
-            late = self.late(new)
-            places[late] = 2 * (new[late] + self.delay(new[late])) + 1
-            positions = np.concatenate([pending_positions, new])
-            places = np.concatenate([pending_places, places])
-            now = places < 2 * high
-            pending_positions, pending_places = positions[~now], places[~now]
-            sent = positions[now][np.argsort(places[now], kind="stable")]
-            if len(sent):
-                yield sent
+    def _places(self, positions: np.ndarray) -> np.ndarray:
+        places = 2 * positions
+        late = self.late(positions)
+        places[late] = 2 * (positions[late] + self.delay(positions[late])) + 1
+        return places
 
     def _series_and_time(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         series_count = np.int64(self.series)
@@ -390,7 +388,25 @@ class EventGenerator:
         return self._cycles
 
 
-def _cut(chunks: Iterator[np.ndarray], size: int) -> Iterator[np.ndarray]:
+def in_sending_order(windows: Iterable[tuple[np.ndarray, int]], places_of: Callable[[np.ndarray], np.ndarray]) -> Iterator[np.ndarray]:
+    """Rows sent out of order, window by window. Each window is (the positions of its rows, in
+    order; a position no later row is before); a row's place (`places_of`) is 2p when it is sent at
+    its position p, 2q + 1 when right after position q. A window sends every row whose place comes
+    before its bound, those beyond wait (late rows: the fraction late x their lateness), and once
+    the windows end, everything left goes."""
+    pending_positions = np.empty(0, dtype=np.int64)
+    pending_places = np.empty(0, dtype=np.int64)
+    for new, bound in itertools.chain(windows, [(np.empty(0, dtype=np.int64), None)]):
+        positions = np.concatenate([pending_positions, new])
+        places = np.concatenate([pending_places, places_of(new)])
+        now = places < 2 * bound if bound is not None else np.ones(len(positions), dtype=bool)
+        pending_positions, pending_places = positions[~now], places[~now]
+        sent = positions[now][np.argsort(places[now], kind="stable")]
+        if len(sent):
+            yield sent
+
+
+def cut(chunks: Iterator[np.ndarray], size: int) -> Iterator[np.ndarray]:
     """Arrays of exactly `size` elements (the last one smaller) from arrays of any length."""
     held: list[np.ndarray] = []
     count = 0

@@ -96,13 +96,15 @@ def spread_text(row: Row | None, figure: Figure) -> str:
     """The spread of the ranked figure across runs (or its fastest and slowest execution), written as
     the figure is."""
     found = figure.spread(row) if figure.spread is not None and row is not None else None
-    if isinstance(found, Spread):
+    if isinstance(found, Spread) and found.n > 1:
         return (f"{figure.form(found.min)}–{figure.form(found.max)}, CV {found.cv:.1%}" + (" unstable" if found.unstable else "")
                 + f" over {found.n} run(s)")
     if isinstance(row, QueryRow):
         extremes = f"{figure.form(found[0])}–{figure.form(found[1])} " if found is not None else ""
         return f"{extremes}over {row.executions} executions"
-    return f"over {row.runs} run(s)" if row is not None else ""
+    if row is None:
+        return ""
+    return "1 run: no spread" if row.runs == 1 else f"over {row.runs} run(s)"
 
 
 def rankings(study: StudyFile, cells: list[CellRecord], agreements: Sequence[AgreementRow] = ()) -> list[Ranking]:
@@ -129,7 +131,8 @@ def ranking(workload: Workload, figure: Figure, cells: list[CellRecord], query: 
             why = "fill-level steps are not ranked" if len(found) > 1 else "no figures"
         value = figure.value(row) if row is not None and figure.value is not None else None
         if why is None and value is None:
-            why = f"{figure.title} not measured" + (" (no cost given for the target)" if "cost" in figure.rank_as else "")
+            why = f"{figure.title} not measured" + (" (no cost for the target, nor its database, in the study file or config.yaml)"
+                                                     if "cost" in figure.rank_as else "")
         rows.append(RankedRow(target=cell.target, workers=cell.workers, cell=cell.key, value=value, unit=figure.unit, spread=spread_text(row, figure),
                               check=shown, why=why))
     for ranked_row, differs in zip(rows, run_conditions.differences([cell.conditions for cell in cells]), strict=True):

@@ -139,7 +139,7 @@ def _inserts(document: ResultsDocument) -> Section:
     shows every rate tried, so its rows are in the terminal with --details only."""
     if document.steps:
         spec = document.spec
-        step = f"{spec.duration_s:g} s" if spec.duration_s else f"{spec.timed_events():,} events"
+        step = f"{spec.duration_s:g} s" if spec.duration_s else f"{shapes.timed_events(spec):,} events"
         terminal = InTerminal(heading=f"Fill level (step: {step})", words="Storage B/ev (--details) = data size after the step / events stored.",
                               conditions=True)
     else:

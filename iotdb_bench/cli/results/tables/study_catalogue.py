@@ -4,14 +4,14 @@ catalogue's (cli/results/tables/catalogue.py): a ranking's values as the figure 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
 from iotdb_bench.cli.results.tables import formats as f
 from iotdb_bench.cli.results.study import ranking
 from iotdb_bench.cli.results.tables.catalogue import MORE, Catalogue, Figure
-from iotdb_bench.cli.results.study.document import CellRecord, Ranking, ScoreTerm, TargetScore
+from iotdb_bench.cli.results.study.document import CellRecord, Ranking, RankedRow, ScoreTerm, TargetScore
 
 RANKED = "Only cells that finished with status ok and whose check passed are ranked."
 
@@ -37,7 +37,7 @@ def ranking_table(table: Ranking) -> Catalogue:
         Figure("Value", lambda row: value(row.value), csv=("value", "unit")),
         Figure("Spread", lambda row: row.spread or f.DASH, text=True, csv=("spread",)),
         Figure("Check", lambda row: row.check, text=True, csv=("check",)),
-        Figure("Not ranked because", lambda row: row.why or f.DASH, text=True, csv=("why",)),
+        Figure("Not ranked because", lambda row: row.why or f.DASH, text=True, csv=("why",), show_if=_some_why),
         Figure("Differs from the others", lambda row: "; ".join(row.differs) or f.DASH, MORE, text=True, csv=("differs",)),
     ))
 
@@ -49,11 +49,22 @@ def score_table(scores: list[TargetScore]) -> Catalogue:
         Figure("Rank", lambda item: str(item.rank) if item.rank else f.DASH, key=True, csv=("rank",)),
         Figure("Target", lambda item: item.target, key=True, text=True, csv=("target",)),
         Figure("Score", lambda item: f.DASH if item.score is None else f"{item.score:.1f}", csv=("score",)),
-        *(Figure(f"{term.workload} {term.figure}" + (f" ({term.query})" if term.query else "") + f" ×{term.weight:g}", _term_of(index), text=True,
+        *(Figure(f"{term.workload} {_header(term.figure)}" + (f" ({term.query})" if term.query else "") + f" ×{term.weight:g}", _term_of(index), text=True,
                  csv=("terms.value",))
           for index, term in enumerate(terms)),
-        Figure("No score because", lambda item: item.why or f.DASH, text=True, csv=("why",)),
+        Figure("No score because", lambda item: item.why or f.DASH, text=True, csv=("why",), show_if=_some_why),
     ))
+
+
+def _some_why(rows: Sequence[RankedRow | TargetScore]) -> bool:
+    """A reason column is shown where some row has a reason (a column of dashes says nothing)."""
+    return any(row.why for row in rows)
+
+
+def _header(figure: str) -> str:
+    """A score input's figure as its ranking's tables head it (`Avg ms`, not its study-file name `latency_s`: the values are in ms)."""
+    known = ranking.FIGURES.get(figure)
+    return known.header if known is not None else figure
 
 
 def _term_of(index: int) -> Callable[[TargetScore], str]:

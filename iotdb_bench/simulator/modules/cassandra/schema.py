@@ -11,7 +11,7 @@ from iotdb_bench.simulator.modules.base import SchemaRole
 from iotdb_bench.simulator.modules.cassandra import storage, tsbs_series
 from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S, CassandraRole
 from iotdb_bench.simulator.spec import PrimaryKey
-from iotdb_bench.simulator.workload.tsbs.usecases import USE_CASES
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 
 class CassandraSchema(CassandraRole, SchemaRole):
@@ -67,7 +67,7 @@ class CassandraSchema(CassandraRole, SchemaRole):
                 consistency_level=ConsistencyLevel.name_to_value[self.options.count_consistency_level],
             )
             total += self.module.session.execute(statement, timeout=self.options.count_timeout).one()[0]
-        return total // len(USE_CASES[self.spec.shape].measurements[0].fields) if self.spec.tsbs else total
+        return total // len(USE_CASES[self.spec.shape].measurements[0].field_names) if self.spec.tsbs else total
 
     def storage_bytes(self) -> int | None:
         if self.local_folders is not None:

@@ -21,7 +21,7 @@ import numpy as np
 from iotdb_bench.simulator.modules.cassandra.tsbs_series import DAY_MS, TABLE, HostPrefixes, series_id
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.workload.events import EventBatch
-from iotdb_bench.simulator.workload.tsbs.usecases import USE_CASES
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import numpy as np
 
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
-from iotdb_bench.simulator.workload.tsbs.usecases import USE_CASES
 
 
 def properties(shape: str) -> dict[str, dict[str, str]]:

@@ -12,7 +12,7 @@ from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.events import EventBatch, device_ids
 from iotdb_bench.simulator.workload.shapes import Layout
-from iotdb_bench.simulator.workload.tsbs.hosts import host_names
+from iotdb_bench.simulator.workload.tsbs.hosts import entity_names
 
 # IoTDB's type of each kind of stored value, and the big-endian NumPy type of its tablet column.
 # TSBS's cpu fields are whole numbers in [0, 100]: INT32, as the IoTDB target of benchANT's TSBS stores them.
@@ -61,7 +61,7 @@ class Series:
         keyed by (table, device id, sensor), with its tree path."""
         tables = self.spec.table_names
         if self.spec.tsbs:
-            return {(tables[0], bytes(host), 0): self.path(tables[0], bytes(host)) for host in host_names(0, self.spec.all_devices)}
+            return {(tables[0], bytes(host), 0): self.path(tables[0], bytes(host)) for host in entity_names("host", 0, self.spec.all_devices)}
         devices = {}
         for worker in range(self.spec.workers):
             for index, device in enumerate(device_ids(worker, self.spec.devices_of(worker))):

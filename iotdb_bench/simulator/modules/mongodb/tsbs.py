@@ -30,8 +30,9 @@ from iotdb_bench.simulator.checks.answers import Answer, epoch_ms
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
 from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
-from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS, USE_CASES
+from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 
 TIME_FIELD, META_FIELD, FIELDS = "time", "tags", "fields"
 HOSTNAME = f"{META_FIELD}.hostname"

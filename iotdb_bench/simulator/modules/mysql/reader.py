@@ -4,7 +4,6 @@ scans through an unbuffered cursor (SSCursor: rows stream from the server as the
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,9 +13,9 @@ from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.mysql.options import MysqlRole
 from iotdb_bench.simulator.queries.parameters import Parameters
-from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire import tsbs_sql
+from iotdb_bench.simulator.wire.tsbs_queries import tsbs_queries
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -37,9 +36,7 @@ class MysqlReader(MysqlRole, ReaderRole):
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
         """TSBS's DevOps query types over TSBS's layout, in MySQL's and MariaDB's words (simulator/wire/tsbs_sql.py)."""
-        if not self.spec.tsbs:
-            return {}
-        return {name: functools.partial(tsbs_sql.answer, query, dialect=tsbs_sql.MYSQL, fetch=self._fetch) for name, query in DEVOPS.items()}
+        return tsbs_queries(self.spec, tsbs_sql.MYSQL, self._fetch)
 
     def _query(self, name: str, statement: str) -> Query:
         return lambda: sql_common.answer(name, self._fetch(statement))

@@ -13,6 +13,7 @@ from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire import tsbs_sql
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 ER_PARSE_ERROR = 1064
 
@@ -46,14 +47,15 @@ class MysqlSchema(MysqlRole, SchemaRole):
     def _setup_tsbs(self, cursor: Any) -> None:
         """TSBS's tags and cpu tables in the chosen engine, their indexes (MySQL has no CREATE INDEX IF NOT
         EXISTS: looked up first), and every host's tags: the run's rows refer to them by tags_id."""
-        for statement in tsbs_sql.setup_statements(tsbs_sql.MYSQL, self.spec.clean):
+        for statement in tsbs_sql.setup_statements(tsbs_sql.MYSQL, self.spec.clean, self.spec.shape):
             if statement.startswith("CREATE TABLE"):
                 cursor.execute(statement + (f" ENGINE={self.options.engine}" if self.options.engine else ""))
             elif " INDEX " in statement:
                 self._create_indices(cursor, statement.split(" ON ")[1].split()[0], [statement])
             else:
                 cursor.execute(statement)
-        cursor.executemany(tsbs_sql.MYSQL.insert_tags, tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices))
+        cursor.executemany(tsbs_sql.insert_tags(tsbs_sql.MYSQL, self.spec.shape),
+                           tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices, USE_CASES[self.spec.shape]))
 
     def create_table_statement(self, table: str) -> str:
         key_column = {

@@ -32,7 +32,7 @@ from iotdb_bench.simulator.modules.postgres.reader import LOOSE_INDEX_SCAN_NEWES
 from iotdb_bench.simulator.modules.postgres.records import PostgresRecords
 from iotdb_bench.simulator.modules.postgres.schema import PostgresSchema
 from iotdb_bench.simulator.modules.postgres.writer import PostgresWriter
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, RunSpec
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -45,7 +45,7 @@ class Module(DatabaseModule):
     Options: ClassVar[type[PostgresOptions]] = PostgresOptions
     options: PostgresOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
         # COPY sends the rows before it waits for the server, which leaves time to prepare the next
         # batch (about 50 us per 1000 events against milliseconds of server work); the other batch
         # modes prepare it in a helper thread (see __init__).
@@ -63,6 +63,7 @@ class Module(DatabaseModule):
     def validate(self) -> None:
         super().validate()
         self.check_query_indices(self.options.create_indices)
+        self.check_tsbs_layout_options({"primary_key_constraint": self.options.primary_key_constraint})
         if self.spec.batch and self.batch_mode == "copy" and not self.options.copy_supported:
             raise ModuleError(
                 f"target '{self.spec.target}' does not support COPY; use --extra-option use_values_lists=true"

@@ -1,11 +1,10 @@
 """The postgres module's read side: the six queries (device-downsample with `date_trunc`), the
-opt-in loose-index-scan variant of newest-per-device, TSBS's DevOps query types on TSBS's layout, scans through a server-side cursor (DECLARE /
+opt-in loose-index-scan variant of newest-per-device, TSBS's query types on TSBS's layout, scans through a server-side cursor (DECLARE /
 FETCH, which CockroachDB and YugabyteDB YSQL also support) inside a read-only transaction, and the
 visibility probe's look-up of one event."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,10 +14,10 @@ from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.postgres.options import PostgresRole
 from iotdb_bench.simulator.queries.parameters import Parameters
-from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.spec import QUERY_VARIANTS
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire import tsbs_sql
+from iotdb_bench.simulator.wire.tsbs_queries import tsbs_queries
 from iotdb_bench.simulator.workload.events import EventBatch
 
 # Opt-in variant of newest-per-device (the seed tool's issue 7): walk the distinct device ids with
@@ -62,10 +61,9 @@ class PostgresReader(PostgresRole, ReaderRole):
                                            _timestamptz(sql_common.DOWNSAMPLE_END_MS))
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types over TSBS's layout (simulator/wire/tsbs_sql.py), in this module's dialect."""
-        if not self.spec.tsbs:
-            return {}
-        return {name: functools.partial(tsbs_sql.answer, query, dialect=self.tsbs_dialect, fetch=self._fetch) for name, query in DEVOPS.items()}
+        """TSBS's query types of the data's use case over TSBS's layout (simulator/wire/tsbs_sql.py,
+        tsbs_iot_sql.py), in this module's dialect."""
+        return tsbs_queries(self.spec, self.tsbs_dialect, self._fetch)
 
     def text_query(self, language: str, text: str) -> Query:
         return lambda: Answer(self._fetch(text))

@@ -12,6 +12,7 @@ from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire import tsbs_sql
 from iotdb_bench.simulator.wire.pg_values import NoRow, first_value
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 if TYPE_CHECKING:
     from psycopg import Cursor
@@ -36,12 +37,14 @@ class PostgresSchema(PostgresRole, SchemaRole):
                 self.after_create_table(cursor, table)
 
     def setup_tsbs(self, cursor: Cursor[TupleRow]) -> None:
-        """TSBS's layout (its TimescaleDB target's tags and cpu tables, simulator/wire/tsbs_sql.py), and
-        every host's tags: the run's rows refer to them by tags_id."""
-        for statement in tsbs_sql.setup_statements(tsbs_sql.POSTGRES, self.spec.clean):
+        """TSBS's layout (its TimescaleDB target's tags table and a table per measurement,
+        simulator/wire/tsbs_sql.py), and every host's or truck's tags: the run's rows refer to them by tags_id."""
+        for statement in tsbs_sql.setup_statements(tsbs_sql.POSTGRES, self.spec.clean, self.spec.shape):
             cursor.execute(statement)
-        self.after_create_table(cursor, tsbs_sql.TABLE)
-        cursor.executemany(tsbs_sql.POSTGRES.insert_tags, tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices))
+        for table in self.spec.table_names:
+            self.after_create_table(cursor, table)
+        cursor.executemany(tsbs_sql.insert_tags(tsbs_sql.POSTGRES, self.spec.shape),
+                           tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices, USE_CASES[self.spec.shape]))
 
     def after_create_table(self, cursor: Cursor[TupleRow], table: str) -> None:
         """Hook for relatives that turn the table into something more (TimescaleDB hypertables)."""

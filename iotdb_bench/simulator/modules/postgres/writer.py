@@ -38,13 +38,14 @@ class PostgresWriter(PostgresRole, WriterRole):
         super().__init__(module)
         self.retry: Retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
-        self._columns = self.layout.names + (("id",) if self._with_key else ())
-        self._copy_rows = CopyRowEncoder(self.layout, self._with_key)
+        # Each table's columns and COPY encoder: the same for all, except TSBS's measurements.
+        self._columns = {table: layout.names + (("id",) if self._with_key else ()) for table, layout in self.layouts.items()}
+        self._copy_rows = {table: CopyRowEncoder(layout, self._with_key) for table, layout in self.layouts.items()}
         self._copy_statements = {
-            table: f"COPY {table} ({', '.join(self._columns)}) FROM STDIN (FORMAT BINARY)" for table in self.spec.table_names
+            table: f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)" for table, columns in self._columns.items()
         }
         self._copy_statement_bytes = {table: statement.encode() for table, statement in self._copy_statements.items()}
-        self._single_statements = {table: sql_common.insert_statement(table, self._columns, 1, "%s") for table in self.spec.table_names}
+        self._single_statements = {table: sql_common.insert_statement(table, columns, 1, "%s") for table, columns in self._columns.items()}
 
     @cached_property
     def one_copy_per_batch(self) -> bool:
@@ -53,13 +54,15 @@ class PostgresWriter(PostgresRole, WriterRole):
         return self.options.chosen_batch_mode == "copy" and len(self.spec.table_names) == 1
 
     def prepare_batch(self, batch: EventBatch) -> Any:
-        encode = self._copy_rows.encode if self.options.chosen_batch_mode == "copy" else self._row_params
-        return [(table, encode(part)) for table, part in self.per_table(batch)]
+        if self.options.chosen_batch_mode == "copy":
+            return [(table, self._copy_rows[table].encode(part)) for table, part in self.per_table(batch)]
+        return [(table, self._row_params(table, part)) for table, part in self.per_table(batch)]
 
     def prepare_batches(self, chunk: EventBatch, size: int) -> list[Any]:
         if self.one_copy_per_batch:  # the chunk's rows encoded at once, cut into one COPY buffer per batch
             # stored_events: the events as this module writes them (TimescaleDB restarts their timestamps)
-            return self._copy_rows.prepared_for_one_table(self.spec.table_names[0], self.stored_events(chunk), size)
+            [table] = self.spec.table_names
+            return self._copy_rows[table].prepared_for_one_table(table, self.stored_events(chunk), size)
         return super().prepare_batches(chunk, size)
 
     def insert_batch(self, prepared: Any) -> None:
@@ -83,7 +86,7 @@ class PostgresWriter(PostgresRole, WriterRole):
         self.retry.call(transaction, before_retry=conn.rollback)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, Row]]:
-        return list(zip(self.table_of_each(batch), self._row_params(batch)))
+        return self.rows_per_table(batch, self._row_params)
 
     def insert_single(self, item: tuple[str, Row]) -> None:
         table, row = item
@@ -96,8 +99,8 @@ class PostgresWriter(PostgresRole, WriterRole):
     def commit(self) -> None:
         self.module.conn.commit()
 
-    def _row_params(self, batch: EventBatch) -> list[Row]:
-        return self.layout.python_rows(batch, timestamp=_datetimes, key=batch.client_key if self._with_key else None)
+    def _row_params(self, table: str, batch: EventBatch) -> list[Row]:
+        return self.layouts[table].python_rows(batch, timestamp=_datetimes, key=batch.client_key if self._with_key else None)
 
     def _copy(self, cursor: Cursor[TupleRow], table: str, buffer: bytes) -> None:
         with cursor.copy(self._copy_statements[table]) as copy:
@@ -105,14 +108,15 @@ class PostgresWriter(PostgresRole, WriterRole):
             self.hooks.while_waiting()
 
     def _values_lists(self, cursor: Cursor[TupleRow], table: str, rows: list[Row]) -> None:
-        per_statement = MAX_BIND_PARAMETERS // len(self._columns)
+        columns = self._columns[table]
+        per_statement = MAX_BIND_PARAMETERS // len(columns)
         for first in range(0, len(rows), per_statement):
             chunk = rows[first : first + per_statement]
-            statement = sql_common.insert_statement(table, self._columns, len(chunk), "%s")
+            statement = sql_common.insert_statement(table, columns, len(chunk), "%s")
             cursor.execute(statement, [value for row in chunk for value in row])
 
     def _transaction(self, cursor: Cursor[TupleRow], table: str, rows: list[Row]) -> None:
-        cursor.executemany(sql_common.insert_statement(table, self._columns, 1, "%s"), rows)
+        cursor.executemany(self._single_statements[table], rows)
 
 
 def _datetimes(timestamp_ms: np.ndarray) -> list[Any]:

@@ -29,7 +29,7 @@ from iotdb_bench.simulator.modules.sqlite.reader import SqliteReader
 from iotdb_bench.simulator.modules.sqlite.records import SqliteRecords
 from iotdb_bench.simulator.modules.sqlite.schema import SqliteSchema
 from iotdb_bench.simulator.modules.sqlite.writer import SqliteWriter
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, RunSpec
 
 __all__ = ["Module", "SqliteOptions"]
 
@@ -38,7 +38,7 @@ class Module(DatabaseModule):
     Options = SqliteOptions
     options: SqliteOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), measurements=True, sensors=True, transactions=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), measurements=True, sensors=True, transactions=True, markers=True,
         # SQLite runs inside the worker processes: their CPU is the database's work too.
         location=Location.embedded, query_languages=("sql/sqlite", "sql"),
     )
@@ -56,6 +56,7 @@ class Module(DatabaseModule):
     def validate(self) -> None:
         super().validate()
         self.check_query_indices(self.options.create_indices)
+        self.check_tsbs_layout_options({"primary_key_constraint": self.options.primary_key_constraint})
 
     def batch_kind(self) -> str:
         return "values lists" if self.options.use_values_lists else "single-row INSERTs in one transaction"

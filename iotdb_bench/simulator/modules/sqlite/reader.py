@@ -1,9 +1,8 @@
 """The sqlite module's read side: the six queries (device-downsample buckets epoch milliseconds by
-the minute), TSBS's DevOps query types on TSBS's layout, scans stepped a page at a time, and the visibility probe's look-up of one event."""
+the minute), TSBS's query types on TSBS's layout, scans stepped a page at a time, and the visibility probe's look-up of one event."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,9 +12,9 @@ from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.sqlite.options import SqliteRole
 from iotdb_bench.simulator.queries.parameters import Parameters
-from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire import tsbs_sql
+from iotdb_bench.simulator.wire.tsbs_queries import tsbs_queries
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -34,10 +33,9 @@ class SqliteReader(SqliteRole, ReaderRole):
         return {name: query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types over TSBS's layout, in SQLite's words (simulator/wire/tsbs_sql.py)."""
-        if not self.spec.tsbs:
-            return {}
-        return {name: functools.partial(tsbs_sql.answer, query, dialect=tsbs_sql.SQLITE, fetch=self._fetch) for name, query in DEVOPS.items()}
+        """TSBS's query types of the data's use case over TSBS's layout, in SQLite's words
+        (simulator/wire/tsbs_sql.py, tsbs_iot_sql.py)."""
+        return tsbs_queries(self.spec, tsbs_sql.SQLITE, self._fetch)
 
     def text_query(self, language: str, text: str) -> Query:
         return lambda: Answer(self._fetch(text))

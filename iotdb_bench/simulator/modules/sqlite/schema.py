@@ -13,16 +13,18 @@ from iotdb_bench.simulator.modules.sqlite.options import COLUMN_TYPES, SqliteRol
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire import tsbs_sql
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 
 class SqliteSchema(SqliteRole, SchemaRole):
     def setup(self) -> None:
         conn = self.module.conn
-        if self.spec.tsbs:  # TSBS's layout (as its TimescaleDB target's) and every host's tags
-            for statement in tsbs_sql.setup_statements(tsbs_sql.SQLITE, self.spec.clean):
+        if self.spec.tsbs:  # TSBS's layout (as its TimescaleDB target's) and every host's or truck's tags
+            for statement in tsbs_sql.setup_statements(tsbs_sql.SQLITE, self.spec.clean, self.spec.shape):
                 conn.execute(statement)
             conn.execute("BEGIN IMMEDIATE")  # one transaction, not one per host (the connection autocommits)
-            conn.executemany(tsbs_sql.SQLITE.insert_tags, tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices))
+            conn.executemany(tsbs_sql.insert_tags(tsbs_sql.SQLITE, self.spec.shape),
+                             tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices, USE_CASES[self.spec.shape]))
             conn.execute("COMMIT")
         for table in () if self.spec.tsbs else self.spec.table_names:
             for statement in sql_common.table_setup_statements(table, self.create_table_statement(table), self.spec.clean,

@@ -18,14 +18,15 @@ class SqliteWriter(SqliteRole, WriterRole):
         super().__init__(module)
         self._in_transaction = False
         self._with_key = self.spec.primary_key is PrimaryKey.client
-        self._columns = self.layout.names + (("id",) if self._with_key else ())
-        self._single_statements = {table: sql_common.insert_statement(table, self._columns, 1, "?") for table in self.spec.table_names}
+        # Each table's columns: the same for all, except TSBS's measurements.
+        self._columns = {table: layout.names + (("id",) if self._with_key else ()) for table, layout in self.layouts.items()}
+        self._single_statements = {table: sql_common.insert_statement(table, columns, 1, "?") for table, columns in self._columns.items()}
 
     def prepare_batch(self, batch: EventBatch) -> Any:
-        return [(table, self._rows(part)) for table, part in self.per_table(batch)]
+        return [(table, self._rows(table, part)) for table, part in self.per_table(batch)]
 
-    def _rows(self, batch: EventBatch) -> list[tuple[Any, ...]]:
-        return self.layout.python_rows(batch, key=batch.client_key if self._with_key else None)
+    def _rows(self, table: str, batch: EventBatch) -> list[tuple[Any, ...]]:
+        return self.layouts[table].python_rows(batch, key=batch.client_key if self._with_key else None)
 
     def insert_batch(self, prepared: Any) -> None:
         conn = self.module.conn
@@ -35,21 +36,22 @@ class SqliteWriter(SqliteRole, WriterRole):
                 if self.options.use_values_lists:
                     self._values_lists(table, rows)
                 else:
-                    conn.executemany(sql_common.insert_statement(table, self._columns, 1, "?"), rows)
+                    conn.executemany(self._single_statements[table], rows)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
 
     def _values_lists(self, table: str, rows: list[tuple[Any, ...]]) -> None:
-        per_statement = MAX_VARIABLES // len(self._columns)
+        columns = self._columns[table]
+        per_statement = MAX_VARIABLES // len(columns)
         for first in range(0, len(rows), per_statement):
             chunk = rows[first : first + per_statement]
-            statement = sql_common.insert_statement(table, self._columns, len(chunk), "?")
+            statement = sql_common.insert_statement(table, columns, len(chunk), "?")
             self.module.conn.execute(statement, [value for row in chunk for value in row])
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, tuple[Any, ...]]]:
-        return list(zip(self.table_of_each(batch), self._rows(batch)))
+        return self.rows_per_table(batch, self._rows)
 
     def insert_single(self, item: tuple[str, tuple[Any, ...]]) -> None:
         table, row = item

@@ -51,8 +51,8 @@ class Module(postgres.Module):
     @classmethod
     def parse_options(cls, spec: RunSpec) -> TimescaleOptions:
         options = cast(TimescaleOptions, super().parse_options(spec))  # validated by cls.Options
-        # TimescaleDB only accepts unique keys that contain the partitioning column.
-        if spec.primary_key is not PrimaryKey.none and not options.primary_key_constraint:
+        # TimescaleDB only accepts unique keys that contain the partitioning column (TSBS's tables have no key).
+        if spec.primary_key is not PrimaryKey.none and not spec.tsbs and not options.primary_key_constraint:
             options = options.model_copy(update={"primary_key_constraint": "PRIMARY KEY (id, timestamp)"})
         return options
 
