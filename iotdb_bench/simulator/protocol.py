@@ -55,6 +55,8 @@ class WorkerProgress(BaseModel):
     prefilled: int = Field(0, ge=0)
     interval_p99_ms: float | None = Field(None, description="p99 latency of the calls since the worker's last progress report (None: no call)")
     live: LiveFigures | None = None
+    work_done: int = Field(0, ge=0, description="query and scan runs: executions done (or given up) and devices scanned so far")
+    work_total: int = Field(0, ge=0, description="query and scan runs: the executions and devices this worker has to do (0: not known yet)")
 
 
 class WorkerFailure(BaseModel):
@@ -109,7 +111,8 @@ class WorkerResult(BaseModel):
     db_seconds: float = Field(0, description="time spent inside database calls")
     retries: int = 0
     histogram: str = Field("", description="HdrHistogram of call latencies in microseconds, base64")
-    per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
+    per_second: list[int] = Field(default_factory=list, description="events finished in each window of series_window_s from the common start")
+    series_window_s: int = Field(1, ge=1, description="the windows' length: 1 s, coarser in a long run (simulator/measurement/windows.py)")
     response_histogram: str = Field("", description="open-loop runs: HdrHistogram of response times (intended start to end) in microseconds, base64")
     behind_s: float | None = Field(None, description="open-loop runs: how far behind its schedule the worker was at the end")
     max_lag_s: float | None = Field(None, description="open-loop runs: the most a call started after its intended start")
@@ -152,3 +155,5 @@ class Status(BaseModel):
     duration_s: float = Field(0.0, description="length of the timed phase of a --duration run; 0 = a count of events")
     interval_p99_ms: float | None = Field(None, description="the highest of the running workers' p99 over their last progress interval "
                                                            "(about a second): a live figure, not the run's")
+    work_done: int = Field(0, description="query and scan runs: executions done and devices scanned by every worker so far")
+    work_total: int = Field(0, description="query and scan runs: the executions or devices of every worker that has said (0: none yet)")

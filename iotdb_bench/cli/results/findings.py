@@ -23,7 +23,7 @@ from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV
 Kind = Literal[
     "status", "unstable", "count-failed", "row-flag", "client-bottleneck", "max-rate", "could-not-sustain", "crosscheck-flagged",
     "database-side-check", "query-failed", "wrong-answer", "answers-not-checked", "unstable-executions", "scan-failed", "scan-problem",
-    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed",
+    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "incomplete",
 ]
 
 
@@ -56,8 +56,13 @@ def of_kind(found: list[Finding], *kinds: Kind) -> list[Finding]:
 def document_findings(document: ResultsDocument) -> list[Finding]:
     """Every finding of an invocation, in the order report.html lists its flags."""
     found = []
-    if document.status != "ok":
+    if document.status == "running":  # results.json as written after its last finished run: the CLI never got to the end
+        found.append(Finding(kind="incomplete", what="incomplete: the invocation did not end (its CLI was stopped, or it is still running)",
+                             why=runs_finished(document) + "; their figures are kept"))
+    elif document.status != "ok":
         found.append(Finding(kind="status", what=f"the invocation ended with status {document.status}", why=document.error or "no error recorded"))
+        if document.planned_runs is not None and len(document.runs) < document.planned_runs:
+            found.append(Finding(kind="incomplete", what="incomplete", why=runs_finished(document)))
     for row in document.inserts:
         where = row_where(row)
         found += unstable(row, where)
@@ -94,6 +99,13 @@ def document_findings(document: ResultsDocument) -> list[Finding]:
             found.append(Finding(kind="server-version", where=run.label, what="the server's version could not be read",
                                  why=conditions.server_version_error))
     return found
+
+
+def runs_finished(document: ResultsDocument) -> str:
+    """How many of the invocation's runs finished, of how many planned where that is known."""
+    finished = len(document.runs)
+    of = f" of {document.planned_runs:,}" if document.planned_runs is not None else ""
+    return f"{finished:,}{of} planned run{'' if finished == 1 and not of else 's'} finished"
 
 
 def row_where(row: InsertRow) -> str:

@@ -37,6 +37,9 @@ class Invocation:
     finished: list[RunRecord] = field(default_factory=list)
     # --compare-idle: each run with query clients is followed by the same run without them
     compare_idle: bool = False
+    # Called with each run's record as soon as the run has ended (passed or not): a run of hours
+    # keeps the figures of its finished runs and steps even if the CLI dies before the last one.
+    on_run_done: Callable[[RunRecord], None] | None = None
 
 
 def _workers(count: int) -> str:
@@ -107,8 +110,11 @@ def execute(
                 raise
             report, left = problem.report, problem  # the figures are kept; the invocation stops as failed
         continue_at = continue_after(continue_at, planned.spec, report)
-        invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
-                                             without_queries=planned.without_queries))
+        record = RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
+                           without_queries=planned.without_queries)
+        invocation.finished.append(record)
+        if invocation.on_run_done is not None:
+            invocation.on_run_done(record)
         failure = report.failure()
         if failure:
             raise RunFailed(failure + (f"; {left}" if left else ""))

@@ -39,6 +39,7 @@ class RunState:
         self.progress: dict[int, int] = {}
         self.prefilled: dict[int, int] = {}
         self.interval_p99_ms: dict[int, float] = {}  # each running worker's last progress interval
+        self.work: dict[int, tuple[int, int]] = {}  # query and scan runs: each worker's (done, total) so far
         self.live: dict[int, LiveFigures] = {}  # each worker's running totals (its last progress, then its result's)
         self.failed_workers: set[int] = set()  # workers that posted a failure
         self.results: dict[int, WorkerResult] = {}
@@ -116,4 +117,6 @@ class RunState:
                 start_at=self.start_at,
                 duration_s=self.spec.duration_s if self.spec.task == "insert" else 0.0,
                 interval_p99_ms=max(self.interval_p99_ms.values(), default=None),
+                work_done=sum(done for done, _ in self.work.values()),
+                work_total=sum(total for _, total in self.work.values()),
             )

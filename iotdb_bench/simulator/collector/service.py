@@ -190,6 +190,8 @@ class Collector:
             if progress.worker not in self.state.results:
                 self.state.progress[progress.worker] = progress.events
                 self.state.prefilled[progress.worker] = progress.prefilled
+                if progress.work_total:
+                    self.state.work[progress.worker] = (progress.work_done, progress.work_total)
                 if progress.interval_p99_ms is None:
                     self.state.interval_p99_ms.pop(progress.worker, None)
                 else:
@@ -226,11 +228,13 @@ class Collector:
         with self.state.lock:
             repeated = result.worker in self.state.results  # a post sent again after a dropped connection
             if not repeated and result.role == "worker":
-                self.state.totals.add(histogram, result.per_second, response_histogram)
+                self.state.totals.add(histogram, result.per_second, response_histogram, result.series_window_s)
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
             self.state.interval_p99_ms.pop(result.worker, None)  # finished: no longer a live figure
+            if result.worker in self.state.work:  # finished: all of its work done (or given up)
+                self.state.work[result.worker] = (self.state.work[result.worker][1],) * 2
             if result.live is not None:
                 self.state.live[result.worker] = result.live
             complete = not repeated and len(self.state.results) == self.spec.processes

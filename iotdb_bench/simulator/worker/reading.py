@@ -36,6 +36,8 @@ class ReadSide:
         self.spec, self.index, self.module, self.check_stop = spec, index, module, check_stop
         self.timer = CallTimer()
         self.runs: dict[str, QueryRuns] = {}  # the queries' executions, filled while they run
+        # The progress line's: query executions done (or given up) and devices scanned, of all this worker has to do.
+        self.work_done = self.work_total = 0
 
     # -- the record of expected answers ---------------------------------------------------
     def follow_record(self) -> None:
@@ -110,30 +112,38 @@ class ReadSide:
         checker = AnswerChecker(record, missing, DevopsAnswers(tsbs) if tsbs else None)
         executions = Executions(self.module.reader, ParameterDraws(self.spec.seed, self.index, written(tsbs)) if tsbs else None)
         runs = self.runs
+        self.work_total = len(self.spec.queries) * self.spec.query_runs
         for name in self.spec.queries:
             runs[name] = outcome = QueryRuns()
-            if not executions.offers(name):
+            before = self.work_done
+            if executions.offers(name):
+                self._executions(name, executions, checker, outcome)
+            else:
                 outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
-                continue
-            for _ in range(self.spec.query_runs):
-                self.check_stop()
-                try:
-                    execution = executions.next(name)  # untimed: parameters drawn, text rendered
-                except ParameterProblem as problem:
-                    outcome.error = f"{name}: {problem}"
-                    break
-                try:
-                    answer, timed = self.timer.call(execution.run)
-                    rows = answer.normalised()  # untimed: the common form the check reads
-                except Exception as error:  # recorded, and the other queries still run
-                    outcome.error = one_line(error)
-                    log.warning("query %s failed: %s", name, outcome.error)
-                    self.recover()
-                    break
-                outcome.seconds.append(timed.service_s)
-                outcome.rows = len(rows)
-                self._check_answer(checker, execution, rows, outcome)
+            self.work_done = before + self.spec.query_runs  # those given up after an error count as done
         return runs
+
+    def _executions(self, name: str, executions: Executions, checker: AnswerChecker, outcome: QueryRuns) -> None:
+        """The query's executions, timed and checked; the first error ends them (recorded in `outcome`)."""
+        for _ in range(self.spec.query_runs):
+            self.check_stop()
+            try:
+                execution = executions.next(name)  # untimed: parameters drawn, text rendered
+            except ParameterProblem as problem:
+                outcome.error = f"{name}: {problem}"
+                break
+            try:
+                answer, timed = self.timer.call(execution.run)
+                rows = answer.normalised()  # untimed: the common form the check reads
+            except Exception as error:  # recorded, and the other queries still run
+                outcome.error = one_line(error)
+                log.warning("query %s failed: %s", name, outcome.error)
+                self.recover()
+                break
+            outcome.seconds.append(timed.service_s)
+            outcome.rows = len(rows)
+            self._check_answer(checker, execution, rows, outcome)
+            self.work_done += 1
 
     def live_queries(self) -> dict[str, QueryProgress]:
         """Each query's executions so far (read by the progress reporter while they run); a query that
@@ -162,6 +172,7 @@ class ReadSide:
         page a timed call)."""
         reader, timer = self.module.reader, CallTimer(recorder=recorder)
         check = ScanCheck(record, clock(), missing)
+        self.work_total = len(devices)
         for device in devices:
             check.start_device(device)
             next_page = functools.partial(next, reader.scan(device, self.spec.scan_page_size), None)
@@ -172,4 +183,5 @@ class ReadSide:
                     break
                 check.page(page, done(len(page)).ended)
             check.end_device()
+            self.work_done += 1
         return check.finish()

@@ -192,9 +192,11 @@ class Worker:
     def _progress(self) -> WorkerProgress:
         """Events done, events prefilled and the p99 of the calls since the last report (the live progress
         line), and the live figures (the collector's metrics)."""
-        recorder = self.recorder
+        recorder, read_side = self.recorder, self.read_side
+        done, total = (read_side.work_done, read_side.work_total) if read_side is not None else (0, 0)
         return WorkerProgress(worker=self.index, events=recorder.events if recorder else 0, prefilled=self.prefilled,
-                              interval_p99_ms=recorder.interval_p99_ms() if recorder else None, live=self._live())
+                              interval_p99_ms=recorder.interval_p99_ms() if recorder else None, live=self._live(),
+                              work_done=done, work_total=total)
 
     def _live(self) -> LiveFigures:
         """The running totals: calls and their latencies, retries, each query's executions and errors,
@@ -237,6 +239,7 @@ class Worker:
                 raise ModuleError(f"module '{self.spec.module}' cannot scan: {scans.because}")
             record, missing = self.read_side.expected_record()
             devices = scan_share(self.module.reader.scan_devices(), record, self.index, self.spec.workers)
+            self.read_side.work_total = len(devices)  # the progress line counts the devices from the start
         signal = self.client.wait_for_start()
         if signal.phase == "failed":
             return None
@@ -409,7 +412,8 @@ class Worker:
             db_seconds=recorder.db_seconds,
             retries=self.module.retries(),
             histogram=recorder.encoded_histogram() if recorder.calls else "",
-            per_second=recorder.per_second,
+            per_second=recorder.windows.values,
+            series_window_s=recorder.windows.width_s,
             response_histogram=recorder.encoded_response_histogram(),
             behind_s=behind_s,
             max_lag_s=max_lag_s,
