@@ -64,8 +64,8 @@ def for_display(report: RunReport) -> None:
     """The report's series as results.json keeps them: each at most DISPLAY_WINDOWS windows long,
     coarsened in place (series.csv beside it keeps them as measured: cli/report/series_files.py)."""
     holders: list[InsertRunFigures | ScanFigures | WorkerResult | None] = [report.figures, report.scan, *report.workers]
-    for series in filter(None, holders):
-        if len(series.per_second) > DISPLAY_WINDOWS:
+    for series in holders:
+        if series is not None and len(series.per_second) > DISPLAY_WINDOWS:
             series.per_second, series.series_window_s = fitted(series.per_second, series.series_window_s, DISPLAY_WINDOWS)
 
 
