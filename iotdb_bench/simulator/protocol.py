@@ -80,6 +80,7 @@ class ScanOutcome(BaseModel):
     """One worker's scan: what it read, its checks, and its rate over windows of 10,000 rows."""
 
     devices: int = 0
+    devices_planned: int = Field(0, description="the devices of this worker's share (more than `devices` when --time-limit ended the scan)")
     rows: int = 0
     order_problems: int = 0
     first_order_problem: str | None = None
@@ -125,6 +126,7 @@ class WorkerResult(BaseModel):
     role: Literal["worker", "query-client"] = Field("worker", description="a worker of the run's task, or a query client of a mixed insert run")
     query_latencies: dict[str, QueryHistograms] = Field(default_factory=dict, description="query clients of a mixed run")
     live: LiveFigures | None = Field(None, description="the live figures at the end (the metrics' final values; not kept in the report)")
+    time_limit_reached: bool = Field(False, description="--time-limit ended the timed phase before this worker's work was done")
 
 
 class ProgressAnswer(BaseModel):

@@ -106,6 +106,8 @@ class RunReport(BaseModel):
     queries: dict[str, QueryFigures] = Field(default_factory=dict)
     # scan runs
     scan: ScanFigures | None = None
+    time_limit_reached: bool = Field(False, description="--time-limit ended the timed phase before the run's work was done: its figures "
+                                                         "cover what was done by then")
     workers: list[WorkerResult] = Field(default_factory=list, description="each worker's result, histograms left out")
     worker_series: bool = Field(True, description="whether `workers` hold each worker's per-second series: left out when they "
                                                   "would be large (many workers, long runs); figures.per_second has their sum")

@@ -116,6 +116,9 @@ class RunSpec(_Frozen):
 
     # run length and commits: the worker's loop
     duration_s: float = Field(default=0.0, ge=0, description="timed phase in seconds from the common start; 0 = num_inserts events")
+    # --time-limit: what the invocation had left when this run began. The timed phase of any task ends by
+    # then: no call, device or execution starts after it; the figures cover what was done (worker.py).
+    time_limit_s: float = Field(default=0.0, ge=0, description="the timed phase ends at the common start + this, done or not; 0 = no limit")
     commit_interval_s: float = Field(default=0.0, ge=0, description="single inserts in a transaction committed every S seconds; 0 = autocommit")
     # open loop (--rate): calls start on a fixed schedule from the common start (simulator/workload/schedule.py)
     rate: float = Field(default=0.0, ge=0, description="events per second of all workers together; 0 = closed loop (each call when the last returns)")

@@ -166,6 +166,7 @@ def launch(ready: Launch) -> None:
             else:
                 runner.execute(invocation, platform, folder / "logs", progress.start)
         document.status = "ok"
+        document.time_limit_reached = invocation.time_limit_reached
     except (RunFailed, KeyboardInterrupt) as error:
         failure = error
         document.status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"

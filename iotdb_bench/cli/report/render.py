@@ -44,7 +44,7 @@ def show(document: ResultsDocument, folder: Path, details: bool = False, rerende
         console.print(f"Note: {note}", highlight=False)
     for line in resource_lines(document):
         console.print(line, highlight=False)
-    _print_findings(findings.of_kind(found, "ingestion", "incomplete"))
+    _print_findings(findings.of_kind(found, "ingestion", "incomplete", "time-limit"))
     for section in (section for section in shown if section.terminal.last):
         _print(section, details, conditions)
     if rerendered:

@@ -191,6 +191,7 @@ class ResultsDocument(BaseModel):
     cost: Cost | None = Field(default=None, description="the target's price when the runs were made")
     runs: list[RunRecord] = Field(default_factory=list)
     planned_runs: int | None = Field(default=None, description="runs the invocation planned (None: not known in advance, --find-max-rate)")
+    time_limit_reached: bool = Field(default=False, description="--time-limit ended the invocation: its last run cut short, or runs not started")
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
     scans: list[ScanRow] = Field(default_factory=list)

@@ -23,7 +23,7 @@ from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV
 Kind = Literal[
     "status", "unstable", "count-failed", "row-flag", "client-bottleneck", "max-rate", "could-not-sustain", "crosscheck-flagged",
     "database-side-check", "query-failed", "wrong-answer", "answers-not-checked", "unstable-executions", "scan-failed", "scan-problem",
-    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "incomplete",
+    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "incomplete", "time-limit",
 ]
 
 
@@ -63,6 +63,8 @@ def document_findings(document: ResultsDocument) -> list[Finding]:
         found.append(Finding(kind="status", what=f"the invocation ended with status {document.status}", why=document.error or "no error recorded"))
         if document.planned_runs is not None and len(document.runs) < document.planned_runs:
             found.append(Finding(kind="incomplete", what="incomplete", why=runs_finished(document)))
+    if document.time_limit_reached:
+        found.append(Finding(kind="time-limit", what="--time-limit reached", why=time_limit_words(document)))
     for row in document.inserts:
         where = row_where(row)
         found += unstable(row, where)
@@ -106,6 +108,21 @@ def runs_finished(document: ResultsDocument) -> str:
     finished = len(document.runs)
     of = f" of {document.planned_runs:,}" if document.planned_runs is not None else ""
     return f"{finished:,}{of} planned run{'' if finished == 1 and not of else 's'} finished"
+
+
+def time_limit_words(document: ResultsDocument) -> str:
+    """What the time limit left undone: runs not started, and how far the last run got."""
+    words = [runs_finished(document)]
+    last = document.runs[-1].report if document.runs else None
+    if last is not None and last.time_limit_reached:
+        if last.figures is not None and not last.spec.duration_s:
+            words.append(f"the last inserted {last.figures.events:,} of {last.spec.timed_events():,} events")
+        elif last.scan is not None and last.scan.devices_planned:
+            words.append(f"the last scanned {last.scan.devices:,} of {last.scan.devices_planned:,} devices")
+        elif last.queries:
+            done = sum(figures.executions for figures in last.queries.values())
+            words.append(f"the last ran {done:,} of {len(last.spec.queries) * last.spec.query_runs * last.spec.workers:,} query executions")
+    return "; ".join(words) + " (the figures cover what was done)"
 
 
 def row_where(row: InsertRow) -> str:

@@ -44,6 +44,7 @@ def assemble_report(state: RunState, module: DatabaseModule, probe: VisibilityPr
         insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
         conditions=state.conditions.model_copy(deep=True),
         workers=[result.model_copy(update={**left_out, "expected": None}) for result in results], worker_series=series_kept,
+        time_limit_reached=any(result.time_limit_reached for result in everyone),
     )
     if state.cpu_at_start is not None and state.cpu_at_end is not None:
         report.collector_cpu_s = state.cpu_at_end - state.cpu_at_start

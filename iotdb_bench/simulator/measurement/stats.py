@@ -335,6 +335,7 @@ class ScanFigures(BaseModel):
 
     workers: int
     devices: int
+    devices_planned: int | None = Field(None, description="the devices the workers' shares held (more than `devices` when --time-limit ended the scan)")
     rows: int
     pages: int
     duration_s: float
@@ -378,7 +379,8 @@ def scan_figures(common_start: float, results: Sequence[WorkerResult], window_ro
     low = [o.window_min for o in outcomes if o.window_min is not None]
     high = [o.window_max for o in outcomes if o.window_max is not None]
     return ScanFigures(
-        workers=len(results), devices=sum(o.devices for o in outcomes), rows=rows, pages=sum(r.calls for r in results),
+        workers=len(results), devices=sum(o.devices for o in outcomes), devices_planned=sum(o.devices_planned for o in outcomes),
+        rows=rows, pages=sum(r.calls for r in results),
         duration_s=duration, rows_per_s=_rate(rows, duration), window_rows=window_rows, windows=windows,
         window_min=min(low) if low else None, window_max=max(high) if high else None,
         window_avg=sum(o.window_sum for o in outcomes) / windows if windows else None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import math
 from collections.abc import Callable, Iterator
 
 from iotdb_bench.simulator.checks.answers import AnswerChecker
@@ -38,6 +39,9 @@ class ReadSide:
         self.runs: dict[str, QueryRuns] = {}  # the queries' executions, filled while they run
         # The progress line's: query executions done (or given up) and devices scanned, of all this worker has to do.
         self.work_done = self.work_total = 0
+        # --time-limit: no execution or device starts after this moment (on `clock`)
+        self.deadline = math.inf
+        self.time_limit_reached = False
 
     # -- the record of expected answers ---------------------------------------------------
     def follow_record(self) -> None:
@@ -127,6 +131,8 @@ class ReadSide:
         """The query's executions, timed and checked; the first error ends them (recorded in `outcome`)."""
         for _ in range(self.spec.query_runs):
             self.check_stop()
+            if self._out_of_time():
+                break
             try:
                 execution = executions.next(name)  # untimed: parameters drawn, text rendered
             except ParameterProblem as problem:
@@ -144,6 +150,12 @@ class ReadSide:
             outcome.rows = len(rows)
             self._check_answer(checker, execution, rows, outcome)
             self.work_done += 1
+
+    def _out_of_time(self) -> bool:
+        if clock() < self.deadline:
+            return False
+        self.time_limit_reached = True
+        return True
 
     def live_queries(self) -> dict[str, QueryProgress]:
         """Each query's executions so far (read by the progress reporter while they run); a query that
@@ -172,8 +184,10 @@ class ReadSide:
         page a timed call)."""
         reader, timer = self.module.reader, CallTimer(recorder=recorder)
         check = ScanCheck(record, clock(), missing)
-        self.work_total = len(devices)
+        self.work_total = check.outcome.devices_planned = len(devices)
         for device in devices:
+            if self._out_of_time():
+                break
             check.start_device(device)
             next_page = functools.partial(next, reader.scan(device, self.spec.scan_page_size), None)
             while True:

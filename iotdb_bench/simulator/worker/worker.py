@@ -150,6 +150,7 @@ class Worker:
         # then how far behind and the most late the worker ended (the live figures' lag).
         self.pacer: Pacer | None = None
         self.deadline = math.inf
+        self.time_limit_reached = False  # --time-limit ended the timed phase before the work was done
         self.final_lag: tuple[float | None, float | None] | None = None
 
     def run(self) -> int:
@@ -258,6 +259,8 @@ class Worker:
             return self._result(started_at, time.time(), query_latencies=latencies)
         if self.spec.task == "insert":
             return self._insert(generator, first_timed, timed_events)
+        if self.spec.time_limit_s:
+            self.read_side.deadline = clock_at(signal.start_at + self.spec.time_limit_s)
         if self.spec.task == "scan":
             outcome = self.read_side.scan(devices, record, missing, self.recorder)
             return self._result(started_at, time.time(), scan=outcome)
@@ -301,8 +304,9 @@ class Worker:
         if spec.rate:
             pacer = OpenLoop(Schedule(spec.rate, spec.workers, self.index, spec.batch or 1, clock_at(recorder.common_start)))
         timer = self.timer = CallTimer(pacer, recorder, shared=module.capabilities.marks_own_calls)
-        # The common end of a --duration run on the timer's clock.
-        deadline = self.deadline = clock_at(recorder.common_start + spec.duration_s) if spec.duration_s else math.inf
+        # The common end of a --duration run, or the invocation's --time-limit, on the timer's clock.
+        ends_s = min(filter(None, (spec.duration_s, spec.time_limit_s)), default=0.0)
+        deadline = self.deadline = clock_at(recorder.common_start + ends_s) if ends_s else math.inf
         self.pacer = pacer
         acknowledged = AcknowledgedPrefix(lambda: generator.batches(start, total, spec.batch))
         if spec.batch:
@@ -311,6 +315,7 @@ class Worker:
             module.bind(WorkerHooks(begin_call=timer.begin))
             all_sent = self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline)
         module.writer.flush()
+        self.time_limit_reached = not all_sent and bool(spec.time_limit_s) and (not spec.duration_s or spec.time_limit_s < spec.duration_s)
         behind = pacer.behind_s(min(clock(), deadline), all_sent)
         self.final_lag = behind, pacer.max_lag_s
         finished_at, cpu_at_end = time.time(), process_cpu_s()
@@ -426,4 +431,5 @@ class Worker:
             role=self.spec.role_of(self.index),
             query_latencies=query_latencies or {},
             live=self._live(),
+            time_limit_reached=self.time_limit_reached or (self.read_side is not None and self.read_side.time_limit_reached),
         )
