@@ -74,6 +74,8 @@ class QueryRuns(BaseModel):
     error: str | None = None
     answer: Literal["ok", "wrong", "not checked"] | None = Field(None, description="the check of the answers (wrong if any execution was)")
     answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
+    check_s: float = Field(0.0, description="seconds spent checking the answers (outside the timed calls)")
+    empty: int = Field(0, description="executions that returned no row")
 
 
 class ScanOutcome(BaseModel):
@@ -92,6 +94,7 @@ class ScanOutcome(BaseModel):
     window_min: float | None = None
     window_max: float | None = None
     window_sum: float = Field(0.0, description="sum of the window rates (their mean is window_sum / windows)")
+    check_s: float = Field(0.0, description="seconds spent checking order and counts, between the pages")
 
 
 class QueryHistograms(BaseModel):
@@ -127,6 +130,7 @@ class WorkerResult(BaseModel):
     query_latencies: dict[str, QueryHistograms] = Field(default_factory=dict, description="query clients of a mixed run")
     live: LiveFigures | None = Field(None, description="the live figures at the end (the metrics' final values; not kept in the report)")
     time_limit_reached: bool = Field(False, description="--time-limit ended the timed phase before this worker's work was done")
+    tally_s: float | None = Field(None, description="insert runs: seconds the expected answers of the timed phase took to tally, after it")
 
 
 class ProgressAnswer(BaseModel):

@@ -126,6 +126,11 @@ class RunSpec(_Frozen):
     pregenerate: bool = Field(default=False, description="batches made before the common start; the timed phase only sends them")
     # Where in each worker's event stream this run starts (steps continue where the last one ended).
     stream_offset: int = Field(default=0, ge=0)
+    # A run that continues the tables of the run before it in the same invocation (steps, runs without
+    # --clean): that run's exact count after, instead of counting again (a billion rows take minutes
+    # to count). Exact as long as nothing else writes in between, and anything that does makes the
+    # count check fail: the check still proves the tables hold exactly what the tool wrote.
+    count_before: int | None = Field(default=None, ge=0, description="the events the tables held when the run before ended; None: count them")
 
     # query
     queries: tuple[str, ...] = QUERY_NAMES

@@ -22,7 +22,7 @@ UNDER: dict[str, tuple[findings.Kind, ...]] = {
     "inserts": ("could-not-sustain",),
     "rate-steps": ("max-rate",),
     "under-ingest": ("with-and-without-queries",),
-    "queries": ("wrong-answer", "answers-not-checked"),
+    "queries": ("wrong-answer", "answers-not-checked", "empty-answers"),
     "scans": ("scan-problem",),
 }
 BOLD = ("could-not-sustain", "max-rate")

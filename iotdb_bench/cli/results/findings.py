@@ -18,12 +18,12 @@ from iotdb_bench.cli.results.tables import formats
 from iotdb_bench.cli.results.compared import Compared, CompareInsertRow, CompareQueryRow, CompareScanRow
 from iotdb_bench.cli.results.document import InsertRow, ResultsDocument, RunRecord
 from iotdb_bench.cli.results.study_document import StudyDocument
-from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV
+from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV, QueryFigures
 
 Kind = Literal[
     "status", "unstable", "count-failed", "row-flag", "client-bottleneck", "max-rate", "could-not-sustain", "crosscheck-flagged",
     "database-side-check", "query-failed", "wrong-answer", "answers-not-checked", "unstable-executions", "scan-failed", "scan-problem",
-    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "incomplete", "time-limit",
+    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "incomplete", "time-limit", "empty-answers",
 ]
 
 
@@ -84,6 +84,7 @@ def document_findings(document: ResultsDocument) -> list[Finding]:
             found.append(Finding(kind="query-failed", where=where, what="; ".join(query.errors)))
         if query.answer == "wrong":
             found.append(Finding(kind="wrong-answer", where=where, what="WRONG answer", why=query.answer_detail or ""))
+        found += empty_answers(query, where)
     reasons = dict.fromkeys(query.answer_detail for query in document.queries if query.answer == "not checked" and query.answer_detail)
     found += [Finding(kind="answers-not-checked", what="answers not checked", why=reason, flag=False) for reason in reasons]
     for scan in document.scans:
@@ -123,6 +124,16 @@ def time_limit_words(document: ResultsDocument) -> str:
             done = sum(figures.executions for figures in last.queries.values())
             words.append(f"the last ran {done:,} of {len(last.spec.queries) * last.spec.query_runs * last.spec.workers:,} query executions")
     return "; ".join(words) + " (the figures cover what was done)"
+
+
+def empty_answers(query: QueryFigures, where: str) -> list[Finding]:
+    """Executions that returned no row: their time is that of finding nothing, not of the query's work."""
+    share = query.empty_share
+    if not share:
+        return []
+    return [Finding(kind="empty-answers", where=where, what=f"{share:.0%} of the executions returned no row",
+                    why="an empty answer measures little (the data holds no row where the query looked: fewer devices, "
+                        "or more events per device, put rows there)")]
 
 
 def row_where(row: InsertRow) -> str:
@@ -210,6 +221,7 @@ def compared_findings(compared: Compared) -> list[Finding]:
             found.append(Finding(kind="query-failed", where=where, what="; ".join(query.errors)))
         if query.answer == "wrong":
             found.append(Finding(kind="wrong-answer", where=where, what="WRONG answer", why=query.answer_detail or ""))
+        found += empty_answers(query, where)
     for scan in compared.scans:
         if scan.check == "FAILED" or scan.status != "ok":
             found.append(Finding(kind="scan-failed", where=f"{scan.database} ({scan.source}), scan at {formats.workers(scan.workers)}",

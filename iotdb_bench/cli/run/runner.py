@@ -101,6 +101,7 @@ def execute(
     run that failed, or one whose check did not pass (count, query answers, scan order and counts).
     With a time limit, each run's timed phase ends by the invocation's limit, and no run starts after it."""
     continue_at = 0
+    counted: int | None = None  # the tables' events when the last run ended (exact: its count check passed)
     ends_at = time.monotonic() + invocation.time_limit if invocation.time_limit else None
     for planned in plan(invocation):
         if ends_at is not None:
@@ -113,6 +114,8 @@ def execute(
             # A run that continues the streams starts where the workers of the runs before stopped: only
             # they know where that is after a --duration run (or one with late events).
             planned.spec = planned.spec.model_copy(update={"stream_offset": continue_at})
+        if not planned.spec.clean and counted is not None:  # its tables as the run before left them: no need to count again
+            planned.spec = planned.spec.model_copy(update={"count_before": counted})
         on_status = on_start(planned)
         released: ReleaseLeft | None = None
         try:
@@ -122,6 +125,7 @@ def execute(
                 raise
             report, released = problem.report, problem  # the figures are kept; the invocation stops as failed
         continue_at = continue_after(continue_at, planned.spec, report)
+        counted = report.verification.counted if report.verification is not None and report.verification.ok else None
         record = RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
                            without_queries=planned.without_queries)
         invocation.finished.append(record)

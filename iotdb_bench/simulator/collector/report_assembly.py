@@ -71,16 +71,22 @@ def assemble_report(state: RunState, module: DatabaseModule, probe: VisibilityPr
         # say how long storing took; the others return None.
         report.ingestion = module.schema.wait_for_count(state.count_before + figures.prefilled + figures.events + markers,
                                                         state.start_at + figures.duration_s)
+    began = time.perf_counter()
     count_after = module.schema.count()
+    count_after_s = time.perf_counter() - began
     # A module that stores nothing (the null target) counts None: the check does not apply.
     applicable = count_after is not None and state.count_before is not None
     expected = state.count_before + figures.prefilled + figures.events + markers if applicable else None
     report.verification = Verification(
         count_before=state.count_before, prefilled=figures.prefilled, inserted=figures.events, markers=markers, expected=expected,
         counted=count_after, applicable=applicable, ok=count_after == expected if applicable else None,
+        count_before_s=state.count_before_s, count_after_s=count_after_s,
     )
     report.server = server_side(state, module)
+    began = time.perf_counter()
     report.expected_record = record_keeping.finish_record(module, state.record_base, results, markers)
+    tallied = [result.tally_s for result in results if result.tally_s is not None]
+    report.record_s = time.perf_counter() - began + max(tallied, default=0.0)
     return report
 
 

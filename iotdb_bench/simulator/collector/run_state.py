@@ -46,6 +46,7 @@ class RunState:
         self.totals = stats.Totals()  # the results' histograms and series, added up as they arrive
         self.start_at: float | None = None
         self.count_before: int | None = None
+        self.count_before_s: float | None = None  # what counting before the run took (None: known from the run before)
         self.counters_at_start: dict[str, int] | None = None
         self.storage_at_start: int | None = None
         # The collector's own CPU seconds (rusage) when the start is published and when the last result is in.

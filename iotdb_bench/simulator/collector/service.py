@@ -64,7 +64,7 @@ class Collector:
                 # counting a large table would delay the run, and a --query-timeout would cut it short).
                 if self.spec.task == "insert":
                     self.module.schema.setup()
-                    count = self.module.schema.count()
+                    count, self.state.count_before_s = self._count_before()
                     self.state.record_base = record_keeping.start_record(self.spec, self.module, count)
                 elif missing := self.module.schema.missing_tables():
                     raise ModuleError(f"target '{self.spec.target}' holds none of the tool's tables ({', '.join(missing)}): "
@@ -81,6 +81,15 @@ class Collector:
                 self.state.phase = "waiting"
         self.state.changed.announce()
         log.info("database prepared%s", "" if count is None else f", {count} events present")
+
+    def _count_before(self) -> tuple[int | None, float | None]:
+        """The tables' events before the run and the seconds counting took; a run that continues the run
+        before's tables (spec.count_before) takes that run's count after, uncounted. The caller holds db_lock."""
+        if self.spec.count_before is not None and not self.spec.clean:
+            return self.spec.count_before, None
+        began = time.perf_counter()
+        count = self.module.schema.count()
+        return count, time.perf_counter() - began
 
     def _read_conditions(self) -> None:
         """What the figures will be measured under: this build, its drivers, the server's own version."""

@@ -43,6 +43,7 @@ class Conductor:
 
     def run(self) -> int:
         continue_at = 0
+        counted: int | None = None  # the tables' events when the last run ended (its count check passed)
         index: int | None = None
         try:
             for index, planned in enumerate(self.plan.runs):
@@ -51,11 +52,12 @@ class Conductor:
                                                              "events": 0, "expected_events": 0})
                 self.publish(force=True)
                 try:
-                    spec = self._prepare(planned, continue_at)
+                    spec = self._prepare(planned, continue_at, counted)
                     report = self._follow(planned)
                 finally:
                     self._delete_jobs(planned)
                 continue_at = continue_after(continue_at, spec, report)
+                counted = report.verification.counted if report.verification is not None and report.verification.ok else None
                 self._keep(planned, report)
                 failure = report.failure()
                 if failure:
@@ -85,12 +87,16 @@ class Conductor:
         return 0
 
     # -- one run ------------------------------------------------------------------------------------
-    def _prepare(self, planned: PlannedRun, continue_at: int) -> RunSpec:
-        """The run's spec, its stream offset set where the runs before it stopped (when it continues the streams)."""
+    def _prepare(self, planned: PlannedRun, continue_at: int, counted: int | None) -> RunSpec:
+        """The run's spec, its stream offset set where the runs before it stopped (when it continues the
+        streams) and, when it continues their tables, the count they ended with (as the attached CLI does)."""
         path = f"/api/v1/namespaces/{self.plan.namespace}/configmaps/{planned.spec_config_map}"
-        spec = RunSpec.model_validate_json(self.api.get(path)["data"]["spec.json"])
+        given = spec = RunSpec.model_validate_json(self.api.get(path)["data"]["spec.json"])
         if spec.stream_offset and spec.stream_offset != continue_at:
             spec = spec.model_copy(update={"stream_offset": continue_at})
+        if not spec.clean and counted is not None:
+            spec = spec.model_copy(update={"count_before": counted})
+        if spec != given:
             self.api.merge_patch(path, {"data": {"spec.json": spec.model_dump_json(indent=2)}})
         return spec
 

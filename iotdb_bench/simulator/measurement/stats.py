@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, computed_field, model_validator
 
 from iotdb_bench.simulator.measurement import live_figures
 from iotdb_bench.simulator.measurement.windows import Windows
@@ -296,6 +296,14 @@ class QueryFigures(BaseModel):
     errors: list[str] = Field(default_factory=list)
     answer: str | None = Field(None, description="ok, wrong or not checked: the check of every execution's answer")
     answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
+    check_s: float | None = Field(None, description="seconds spent checking the answers, all workers together (outside the timed calls)")
+    empty: int | None = Field(None, description="executions that returned no row: an empty answer measures little")
+
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented way: mypy does not follow decorators on properties
+    @property
+    def empty_share(self) -> float | None:
+        """The share of the executions that returned no row."""
+        return None if self.empty is None or not self.executions else self.empty / self.executions
 
 
 def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
@@ -307,6 +315,8 @@ def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
         executions=len(seconds),
         rows=rows[0] if rows else None,
         errors=[runs.error for runs in per_worker if runs.error],
+        check_s=sum(runs.check_s for runs in per_worker),
+        empty=sum(runs.empty for runs in per_worker),
     )
     checked = [runs for runs in per_worker if runs.answer]
     for verdict in ("wrong", "not checked", "ok"):
@@ -354,6 +364,7 @@ class ScanFigures(BaseModel):
     count_note: str | None = None
     count_problems: int
     first_count_problem: str | None = None
+    check_s: float | None = Field(None, description="seconds the order and count checks took, all workers together (between the pages)")
 
     def check(self) -> str:
         """ok, FAILED, or 'order ok, counts not checked'."""
@@ -391,6 +402,7 @@ def scan_figures(common_start: float, results: Sequence[WorkerResult], window_ro
         count_note=next((o.count_note for o in outcomes if o.count_note), None),
         count_problems=sum(o.count_problems for o in outcomes),
         first_count_problem=next((o.first_count_problem for o in outcomes if o.first_count_problem), None),
+        check_s=sum(o.check_s for o in outcomes),
     )
 
 

@@ -148,7 +148,10 @@ class ReadSide:
                 break
             outcome.seconds.append(timed.service_s)
             outcome.rows = len(rows)
+            outcome.empty += not rows
+            began = clock()
             self._check_answer(checker, execution, rows, outcome)
+            outcome.check_s += clock() - began
             self.work_done += 1
 
     def _out_of_time(self) -> bool:
@@ -195,7 +198,11 @@ class ReadSide:
                 page = next_page()
                 if page is None:  # the end of the device's readings: no page, not a call
                     break
-                check.page(page, done(len(page)).ended)
+                ended = done(len(page)).ended
+                check.page(page, ended)
+                check.outcome.check_s += clock() - ended
+            began = clock()
             check.end_device()
+            check.outcome.check_s += clock() - began
             self.work_done += 1
         return check.finish()

@@ -151,6 +151,7 @@ class Worker:
         self.pacer: Pacer | None = None
         self.deadline = math.inf
         self.time_limit_reached = False  # --time-limit ended the timed phase before the work was done
+        self.tally_s: float | None = None  # the expected answers' tally after the timed phase
         self.final_lag: tuple[float | None, float | None] | None = None
 
     def run(self) -> int:
@@ -323,8 +324,10 @@ class Worker:
         if isinstance(generator, TsbsGenerator):  # no tally to make: where the stream ends is all there is to know
             self.stream_end = max(self.stream_end, generator.step_after(start + acknowledged.events))
         else:
+            began = clock()
             for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/checks/acknowledged.py)
                 self._stored(batch)
+            self.tally_s = clock() - began
         return self._result(started_at, finished_at, behind_s=behind, max_lag_s=pacer.max_lag_s, cpu_at_end=cpu_at_end)
 
     def _insert_batches(self, chunks: Iterator[EventBatch], acknowledged: AcknowledgedPrefix, deadline: float) -> bool:
@@ -432,4 +435,5 @@ class Worker:
             query_latencies=query_latencies or {},
             live=self._live(),
             time_limit_reached=self.time_limit_reached or (self.read_side is not None and self.read_side.time_limit_reached),
+            tally_s=self.tally_s,
         )
