@@ -10,13 +10,28 @@ Its progress and any failure go into status.json of the release's reports Config
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
 from pathlib import Path
 
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.detached.kube_api import KubeApi, KubeError
-from iotdb_bench.simulator.detached.plan import REPORT_KEY, STATUS_KEY, DetachedStatus, Plan, PlannedRun, packed
+from iotdb_bench.simulator.detached.plan import (
+    DIGEST_KEY,
+    PART_BYTES,
+    PART_KEY,
+    PARTS_KEY,
+    REPORT_KEY,
+    STATUS_KEY,
+    DetachedStatus,
+    Plan,
+    PlannedRun,
+    digest,
+    gzipped,
+    part_name,
+    split,
+)
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
@@ -167,9 +182,8 @@ class Conductor:
 
     # -- what attach reads -------------------------------------------------------------------------
     def _keep(self, planned: PlannedRun, report: RunReport) -> None:
-        """The run's report, in the run's own ConfigMap (each run has its ConfigMap's 1 MiB to itself)."""
-        path = f"/api/v1/namespaces/{self.plan.namespace}/configmaps/{planned.spec_config_map}"
-        self.api.merge_patch(path, {"binaryData": {REPORT_KEY: packed(report)}})
+        """The run's report kept whole, whatever its size: in the run's own ConfigMap, or in parts (plan.py)."""
+        keep_report(self.api, self.plan.namespace, planned.spec_config_map, report)
 
     def publish(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -184,6 +198,31 @@ class Conductor:
             if force:
                 raise
             log.warning("cannot publish the progress: %s", error)
+
+
+def keep_report(api: KubeApi, namespace: str, spec_config_map: str, report: RunReport, part_bytes: int = PART_BYTES) -> int:
+    """Keep `report` beside the run's spec ConfigMap: in it when it fits one part, else in part ConfigMaps
+    owned by it (Kubernetes deletes them with it: `helm uninstall` and `cleanup` leave none). Returns the
+    number of part ConfigMaps written (0: kept in the spec ConfigMap)."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps/{spec_config_map}"
+    data = gzipped(report)
+    if len(data) <= part_bytes:
+        api.merge_patch(path, {"binaryData": {REPORT_KEY: base64.b64encode(data).decode()}})
+        return 0
+    owner = api.get(path)["metadata"]
+    labels = {key: value for key, value in (owner.get("labels") or {}).items() if key.startswith("app.kubernetes.io/")}
+    parts = split(data, part_bytes)
+    for index, part in enumerate(parts):
+        api.create(f"/api/v1/namespaces/{namespace}/configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": part_name(spec_config_map, index), "labels": {**labels, "app.kubernetes.io/component": "report-part"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": spec_config_map, "uid": owner["uid"]}]},
+            "binaryData": {PART_KEY: base64.b64encode(part).decode()},
+        })
+    # Said last: a reader that finds the count finds every part it counts.
+    api.merge_patch(path, {"data": {PARTS_KEY: str(len(parts)), DIGEST_KEY: digest(data)}})
+    log.info("report of %s kept in %d parts (%d bytes gzipped)", report.run_id, len(parts), len(data))
+    return len(parts)
 
 
 def _status(http: CollectorClient) -> Status | None:
