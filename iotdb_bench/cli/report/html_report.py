@@ -87,7 +87,8 @@ class Page:
 def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> Path:
     """report.html of a results folder, with the plots drawn for it (`drawn`, from cli/report/plots.py)."""
     page = Page(
-        title=sections.title(document), status=document.status, error=document.error,
+        # results.json that still says "running" is that of an invocation whose CLI did not get to its end
+        title=sections.title(document), status="incomplete" if document.status == "running" else document.status, error=document.error,
         subtitle=f"{document.task} on target {document.target}, {document.platform} platform, {len(document.runs)} run(s), "
                  f"started {document.environment.created or '?'}",
         summary=run_conditions.caption(document),

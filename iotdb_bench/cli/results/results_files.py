@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import FORMAT_VERSION, ResultsDocument
+from iotdb_bench.simulator.measurement import resources
 from iotdb_bench.simulator.measurement.stats import InsertRunFigures, ScanFigures
 from iotdb_bench.simulator.measurement.windows import DISPLAY_WINDOWS, fitted
 from iotdb_bench.simulator.protocol import WorkerResult
@@ -61,12 +62,18 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def for_display(report: RunReport) -> None:
-    """The report's series as results.json keeps them: each at most DISPLAY_WINDOWS windows long,
-    coarsened in place (series.csv beside it keeps them as measured: cli/report/series_files.py)."""
+    """The report's series as results.json keeps them, in place: each at most DISPLAY_WINDOWS windows
+    long (coarsened) and each resource series at most DISPLAY_SAMPLES readings (thinned; its figures are
+    computed already). series.csv and readings.csv beside it keep them as measured (cli/report/series_files.py)."""
     holders: list[InsertRunFigures | ScanFigures | WorkerResult | None] = [report.figures, report.scan, *report.workers]
     for series in holders:
         if series is not None and len(series.per_second) > DISPLAY_WINDOWS:
             series.per_second, series.series_window_s = fitted(series.per_second, series.series_window_s, DISPLAY_WINDOWS)
+    usage = report.resources
+    groups = [usage.database, usage.workers, usage.collector, usage.cli] if usage is not None else []
+    for group in groups:
+        for readings in group.series if group is not None else []:
+            readings.samples = resources.fitted(readings.samples, resources.DISPLAY_SAMPLES)
 
 
 def read(folder: Path) -> ResultsDocument:

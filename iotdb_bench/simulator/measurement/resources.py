@@ -21,6 +21,8 @@ CPU, MEMORY, WRITTEN = "cpu", "memory", "written"
 # into the next (its counters are cumulative: the next one's stand; memory: the higher of the two), so
 # a long run keeps readings about every 2, 4, 8... s, and the readings at the timed phase's edges.
 MAX_SAMPLES = 512
+# Readings per series results.json keeps (the plots'; readings.csv beside it has every one kept).
+DISPLAY_SAMPLES = 120
 
 
 class Sample(BaseModel):
@@ -45,6 +47,13 @@ class Series(BaseModel):
             self._pinned.add(sample.at)
         if len(self.samples) > MAX_SAMPLES:
             self.samples = thinned(self.samples, self._pinned)
+
+
+def fitted(samples: list[Sample], most: int) -> list[Sample]:
+    """The readings thinned (`thinned`) until at most `most` are left."""
+    while len(samples) > most:
+        samples = thinned(samples, set())
+    return samples
 
 
 def thinned(samples: list[Sample], pinned: set[float]) -> list[Sample]:
