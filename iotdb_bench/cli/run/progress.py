@@ -128,7 +128,7 @@ def count_text(done: float, total: float, unit: str) -> str:
 
 
 def _short(number: float) -> str:
-    if number < 100_000:
+    if number < 1_000_000:
         return f"{number:,.0f}"
     for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if number >= size:
