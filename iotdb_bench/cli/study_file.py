@@ -25,7 +25,7 @@ NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 # Options the study sets itself for every cell: a workload may not give them.
 STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details"}
 # Options whose value is an amount of work, multiplied by --scale (at least 1; seconds at least 1 s).
-SCALED = {"num-inserts", "duration", "prefill", "time-limit"}
+SCALED = {"num-inserts", "duration", "prefill"}
 
 # Named workloads a study may use with `preset: NAME` (options can still be added or overridden): data,
 # in the presets' folder beside the studies that use them (module options are the config's business,
@@ -130,7 +130,8 @@ class StudyFile(BaseModel):
     runs: int = Field(3, ge=1)
     timeout: float = Field(0, ge=0, description="seconds one run may take (--timeout of every cell); 0 = none")
     time_limit: float = Field(0, ge=0, description="seconds one cell may take (--time-limit of every cell that sets none): its run going "
-                                                   "on then ends with the figures of what it did; 0 = none")
+                                                   "on then ends with the figures of what it did; 0 = none. Not scaled by --scale: a bound "
+                                                   "on the cell's cost, which does not shrink with its data (a scan's devices stay)")
     unsupported: Literal["fail", "skip"] = Field("fail", description="a cell its target's module refuses: fail the study, or skip the cell")
     score: list[ScoreInput] | None = Field(None, description="the score's inputs and weights [default: every ranking, weight 1]")
 
@@ -212,8 +213,6 @@ def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: lis
             scaled(workload.options, scale)
             if workload.task == "query":  # executions of each query: an amount of work too
                 workload.runs = max(1, math.ceil(study.runs_of(workload) * scale))
-        if study.time_limit:
-            study.time_limit = max(1.0, round(study.time_limit * scale, 1))
     return study
 
 
@@ -271,7 +270,7 @@ def scaled(options: dict[str, OptionValue], scale: float) -> None:
         value = options[name]
         if isinstance(value, bool) or not isinstance(value, int | float):
             continue
-        if name in ("duration", "time-limit"):
+        if name == "duration":
             options[name] = max(1.0, round(value * scale, 1))
         else:
             options[name] = max(1, math.ceil(value * scale)) if value > 0 else value
