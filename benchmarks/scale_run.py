@@ -3,7 +3,9 @@ costs the tool itself (docs/scale.md): every process of the tool (the CLI, its c
 the zygote they are forked from) read from /proc every few seconds, its peak resident memory per
 process; the wall time; the machine's load average before and after; the size of the folder the
 command wrote, of each results.json, report.html and series.csv in it; and the time each check took as
-the results say (count check, expected answers' record, query answers, scan checks).
+the results say (count check, expected answers' record, query answers, scan checks). Each process that
+lives through the run also gets its growth: its memory late in the run against early (after
+--settled-s), extrapolated to ten minutes.
 
     python benchmarks/scale_run.py [--sample-s 3] [--json FILE] -- study seed-004 --output /tmp/s4 ...
     python benchmarks/scale_run.py -- insert --target null --duration 600 -w 4 -r 1 --output /tmp/null
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -52,7 +55,9 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.root, self.every_s = root, every_s
         self.peaks: dict[int, tuple[str, int]] = {}  # pid -> (role, peak bytes)
+        self.series: dict[int, list[tuple[float, int]]] = {}  # pid -> (seconds since the start, bytes)
         self.readings = 0
+        self.began = time.monotonic()
         self.stopped = threading.Event()
 
     def run(self) -> None:
@@ -72,9 +77,25 @@ class Sampler(threading.Thread):
                         continue
                     named = self.peaks.get(process.pid, (role(process, self.root), 0))
                     self.peaks[process.pid] = (named[0], max(named[1], rss))
+                    self.series.setdefault(process.pid, []).append((time.monotonic() - self.began, rss))
                 except psutil.Error:
                     continue
             self.readings += 1
+
+    def growth(self, settled_s: float) -> dict[str, float]:
+        """Per process that lived through the run (15 readings after `settled_s` at least), its growth in
+        bytes per ten minutes: the median of its last 5 readings against its first 5 after `settled_s`."""
+        found: dict[str, float] = {}
+        for pid, readings in self.series.items():
+            settled = [(at, rss) for at, rss in readings if at >= settled_s]
+            if len(settled) < 15:
+                continue
+            first, last = settled[:5], settled[-5:]
+            span = statistics.fmean(at for at, _ in last) - statistics.fmean(at for at, _ in first)
+            grown = (statistics.median(rss for _, rss in last) - statistics.median(rss for _, rss in first)) / span * 600
+            name = self.peaks[pid][0]
+            found[name] = max(found.get(name, grown), grown)
+        return found
 
     def by_role(self) -> dict[str, int]:
         """The highest peak of each kind of process (every worker's own under `worker N`)."""
@@ -121,6 +142,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sample-s", type=float, default=3.0, help="seconds between two readings of the processes' memory")
     parser.add_argument("--json", type=Path, help="write the figures to this file as JSON")
+    parser.add_argument("--settled-s", type=float, default=20.0, help="growth is measured from this many seconds after the start")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the CLI's arguments")
     options = parser.parse_args()
     args = options.command[1:] if options.command[:1] == ["--"] else options.command
@@ -138,9 +160,13 @@ def main() -> int:
     folder = folder_of(args)
     figures = {"command": ["python", "run.py", *args], "exit_code": code, "wall_s": wall, "load_before": load_before, "load_after": os.getloadavg(),
                "cpus": os.cpu_count(), "memory_readings": sampler.readings, "peak_rss_bytes": sampler.by_role(),
+               "growth_bytes_per_10_min": sampler.growth(options.settled_s),
                "folder_bytes": size(folder) if folder and folder.exists() else None, "checks": checks(folder) if folder and folder.exists() else []}
     print(f"{' '.join(args)}: {wall:,.0f} s wall, load average {load_before[0]:.1f} before, {figures['load_after'][0]:.1f} after")
-    print_table("Peak resident memory", ["process", "peak RSS MB"], [[name, f"{peak / 1e6:,.0f}"] for name, peak in sorted(figures["peak_rss_bytes"].items())])
+    grown = figures["growth_bytes_per_10_min"]
+    print_table("Peak resident memory", ["process", "peak RSS MB", "growth MB per 10 min"],
+                [[name, f"{peak / 1e6:,.0f}", f"{grown[name] / 1e6:+,.1f}" if name in grown else "-"]
+                 for name, peak in sorted(figures["peak_rss_bytes"].items())])
     if figures["folder_bytes"] is not None:
         print(f"folder {folder}: {figures['folder_bytes'] / 1e6:,.1f} MB")
     for check in figures["checks"]:
