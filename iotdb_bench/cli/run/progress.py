@@ -18,7 +18,8 @@ import time
 from collections import deque
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn
+from rich.progress import Progress, ProgressColumn, Task, TaskID
+from rich.text import Text
 
 from iotdb_bench.cli.run.platforms import Notice
 from iotdb_bench.cli.run.runner import PlannedRun
@@ -29,6 +30,31 @@ REDRAW_S = 0.5
 BAR_WIDTH = 16
 
 
+class RunLine(ProgressColumn):
+    """The whole line as one text, laid out for the terminal's width: the label, the count and the time
+    whole; when the line is too long the bar shrinks, then goes, and then the phase and its live figures
+    are cut from their end."""
+
+    def __init__(self, console: Console):
+        super().__init__()
+        self.console = console
+
+    def render(self, task: Task) -> Text:
+        fields = task.fields
+        kept = f"{task.description}  {fields['count']}  {fields['time']}"
+        bar_width = max(0, min(BAR_WIDTH, self.console.width - len(kept) - len(fields["phase"]) - 5))
+        done = round(bar_width * task.percentage / 100) if task.total else 0
+        line = Text(task.description + " ")
+        if bar_width:
+            line.append("━" * done, style="bar.finished" if task.finished else "bar.complete")
+            # without colours the rest of the bar is blank, as rich's own bar draws it
+            line.append(("━" if self.console.color_system else " ") * (bar_width - done), style="bar.back")
+            line.append(" ")
+        line.append(f" {fields['count']}  {fields['time']}  {fields['phase']}")
+        line.truncate(self.console.width - 1, overflow="ellipsis")
+        return line
+
+
 class RunProgress:
     """`one_line`: every run updates the same line (--find-max-rate's many short runs), the step's
     number in front of its label."""
@@ -37,11 +63,7 @@ class RunProgress:
         """`planned_runs`: the invocation's runs (steps), for the time it has left in all; None: not known."""
         self.one_line, self.started = one_line, 0
         self.clock = clock
-        # The time before the live figures: on a narrow terminal the line is cut from its end.
-        self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(bar_width=BAR_WIDTH), TextColumn("{task.fields[count]}"),
-            TextColumn("{task.fields[time]}"), TextColumn("{task.fields[phase]}"), console=console, transient=False, auto_refresh=False,
-        )
+        self.progress = Progress(RunLine(console), console=console, transient=False, auto_refresh=False)
         self._drawn_at, self._drawn_phase = 0.0, ""
         self.task: TaskID | None = None
         self.invocation = InvocationTime(planned_runs)
@@ -85,7 +107,7 @@ class RunProgress:
                 return
             live = live_figures(current.add(self.clock(), status.events), status.interval_p99_ms) if status.phase == "running" else ""
             if status.phase == "waiting" and status.expected_prefill:
-                phase = f"prefill {status.prefilled:,}/{status.expected_prefill:,}"
+                phase = f"prefill {_short(status.prefilled)}/{_short(status.expected_prefill)}"
             elif status.phase == "waiting":  # many workers (pods) can take a while to come up
                 phase = f"waiting: {status.ready:,}/{status.workers:,} workers ready"
             elif by_time and status.phase == "running":
