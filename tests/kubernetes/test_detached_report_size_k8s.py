@@ -18,6 +18,7 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
+from iotdb_bench.cli.results.document import Environment, ResultsDocument
 from iotdb_bench.cli.run.platforms.detached import DetachedRun
 from iotdb_bench.cli.run.platforms.kubernetes import CHART
 from iotdb_bench.simulator.detached.conductor import keep_report
@@ -52,7 +53,9 @@ def release(tmp_path_factory):
                  "record": {"label": f"step {i + 1}", "workers": 50, "run": 1, "step": i + 1}} for i in range(2)]
         values = {"runId": RUN_ID, "timeoutSeconds": 3600, "image": {"repository": "iotbench/absent", "tag": "none", "pullPolicy": "Never"},
                   "detached": {"enabled": True, "runs": runs, "runTimeoutSeconds": 3600, "deadlineSeconds": 600,
-                               "deadline": int(time.time()) + 600, "document": json.dumps({"task": "insert"})}}
+                               "deadline": int(time.time()) + 600,
+                               "document": ResultsDocument(task="insert", target="postgresql", platform="kubernetes", environment=Environment(),
+                                                           spec=factories.spec(workers=50), worker_counts=[50]).model_dump_json()}}
         (folder / "values.yaml").write_text(yaml.safe_dump(values))
         (folder / "spec.json").write_text(runs[0]["spec"])
         try:

@@ -9,13 +9,16 @@ import textwrap
 from iotdb_bench.cli import study_file
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
-from iotdb_bench.cli.run.study_estimate import ASSUMED, Measured, StudyEstimate
+from iotdb_bench.cli.run.study_estimate import ASSUMED, Measured, StudyEstimate, whole_table
 from iotdb_bench.cli.run.study_plan import Passthrough, expand
+from iotdb_bench.simulator.spec import RunSpec
 from tests import factories
 
 STUDY = """
 name: estimate
-targets: [sqlite]
+targets:
+  - {name: sqlite, options: {primary-key: none}, extra_options: {primary_key_constraint: "PRIMARY KEY (device_id, timestamp)"}}
+  - {name: sqlite-time-first, target: sqlite, options: {primary-key: none}, extra_options: {primary_key_constraint: "PRIMARY KEY (timestamp, device_id)"}}
 workers: [1]
 runs: 1
 workloads:
@@ -31,11 +34,11 @@ workloads:
 """
 
 
-def planned(tmp_path):
+def planned(tmp_path, target="sqlite"):
     path = tmp_path / "study.yaml"
     path.write_text(textwrap.dedent(STUDY))
     found = expand(study_file.load(path), load_config(None), CELL_COMMANDS, Passthrough(), str(path))
-    return found, {cell.workload: cell for cell in found.cells}
+    return found, {cell.workload: cell for cell in found.cells if cell.target == target}
 
 
 def test_nothing_measured_the_assumed_rates_and_the_datas_size_decide(tmp_path):
@@ -51,6 +54,16 @@ def test_nothing_measured_the_assumed_rates_and_the_datas_size_decide(tmp_path):
     assert queries.seconds == overhead + 10 * (4_000_000 / ASSUMED["full_scan_rows_per_s"] + ASSUMED["query_s"])
 
 
+def test_a_scan_of_a_table_whose_key_leads_with_the_time_is_a_pass_over_it_per_device(tmp_path):
+    """No index leads with the device (the module's layout says so): each device reads every row."""
+    found, cells = planned(tmp_path, target="sqlite-time-first")
+    estimate = StudyEstimate(found.cells, found.invocations, {})
+    per_device = ASSUMED["scan_device_s"] + 4_000_000 / ASSUMED["whole_table_rows_per_s"]
+    assert estimate.of(cells["scan"]).seconds == ASSUMED["run_overhead_s"] + 100_000 * per_device + 4_000_000 / ASSUMED["scan_rows_per_s"]
+    limited = estimate.of(cells["scan-limited"])  # 4.4 hours without the limit
+    assert limited.limited and limited.seconds == 600 + ASSUMED["run_overhead_s"]
+
+
 def test_what_earlier_cells_measured_replaces_the_assumptions(tmp_path):
     found, cells = planned(tmp_path)
     measured = Measured()
@@ -64,3 +77,15 @@ def test_what_earlier_cells_measured_replaces_the_assumptions(tmp_path):
     # a cell's time limit caps its estimate, and says so
     limited = estimate.of(cells["scan-limited"])
     assert limited.limited and limited.seconds == 600 + 6.0
+
+
+def test_the_modules_say_which_layouts_read_the_whole_table_for_a_device():
+    def scan_spec(module, **extra):
+        return RunSpec(run_id="r", task="scan", target=module, module=module, workers=1, extra=extra)
+
+    assert whole_table(scan_spec("postgres"))  # the key is the generated id: nothing leads with the device
+    assert whole_table(scan_spec("postgres", primary_key_constraint="PRIMARY KEY (timestamp, device_id)"))
+    assert not whole_table(scan_spec("postgres", primary_key_constraint="primary key ( device_id, timestamp )"))
+    assert not whole_table(scan_spec("sqlite", create_indices="true"))  # an index on (device_id, temperature)
+    assert not whole_table(scan_spec("clickhouse"))  # sorted by device, then time
+    assert not whole_table(scan_spec("null"))
