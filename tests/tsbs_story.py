@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import httpx
+import pytest
+
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, MINUTE_MS, written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_START_MS
@@ -42,10 +45,26 @@ def assert_inserted(result: CliResult) -> None:
     assert "record saved: 20 hosts, 93,600 rows" in report["expected_record"]
 
 
-def assert_every_type_answers_ok(result: CliResult) -> None:
+def reachable_or_fail(url: str, name: str, script: str) -> None:
+    """Fail (never skip) when the HTTP server a suite needs does not answer `url` with success."""
+    try:
+        httpx.get(url, timeout=10).raise_for_status()
+    except httpx.HTTPError as error:
+        pytest.fail(f"{name} is not reachable at {url} ({error}); start it with scripts/servers/{script}")
+
+
+def insert_story(run: Callable[..., CliResult]) -> dict:
+    """Insert the story's data with `run("insert", ...)`, check it (assert_inserted), and return the run's report."""
+    inserted = run("insert", *INSERT)
+    assert_inserted(inserted)
+    return inserted.results()["runs"][0]["report"]
+
+
+def assert_every_type_answers_ok(result: CliResult, queries: tuple[str, ...] = TSBS_DEVOPS_QUERIES) -> None:
+    """`queries`: the types the database answers (those of `--queries`), every one `ok`."""
     rows = result.query_rows()  # every execution of every type checked `ok`, no error
-    assert tuple(rows) == TSBS_DEVOPS_QUERIES
-    assert {name: rows[name] for name in ROWS} == ROWS
+    assert tuple(rows) == queries
+    assert {name: rows[name] for name in ROWS if name in queries} == {name: count for name, count in ROWS.items() if name in queries}
     assert result.results()["queries"][0]["executions"] == 2 * 2  # -w 2 -r 2: a cold and a warm execution per worker
 
 
@@ -62,21 +81,24 @@ def reads(name: str, parameters, host: int, step: int) -> bool:
     return (hosts is None or f"host_{host}" in hosts) and window.start_ms <= time < window.end_ms
 
 
-def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable[[int, int, float], None]) -> None:
-    """Change the CHANGED rows with `change(host, step, value)`; the query types that read one of them are
-    WRONG, naming the row, and only they."""
+def check_changed_rows_are_found(run: Callable[..., CliResult], change: Callable[[int, int, float], None], value: float = CHANGED_VALUE,
+                                 queries: tuple[str, ...] = TSBS_DEVOPS_QUERIES) -> None:
+    """Change the CHANGED rows' usage_user to `value` with `change(host, step, value)` (a whole number where the
+    database stores whole numbers); the query types among `queries` that read one of them are WRONG, naming
+    the row, and only they."""
     for host, step in CHANGED:
-        change(host, step, CHANGED_VALUE)
-    result = run("query", "--queries", "tsbs-devops", "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
+        change(host, step, value)
+    result = run("query", "--queries", ",".join(queries), "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
     draws = ParameterDraws(QUERY_SEED, 0, written(DATA))
-    expected_wrong = {name for name in TSBS_DEVOPS_QUERIES for execution in range(QUERY_RUNS)
+    expected_wrong = {name for name in queries for execution in range(QUERY_RUNS)
                       if any(reads(name, draws.draw(name, execution, DEVOPS[name].parameters), host, step) for host, step in CHANGED)}
-    assert {"lastpoint", "double-groupby-1", "double-groupby-5", "double-groupby-all", "high-cpu-all"} <= expected_wrong
+    assert {"lastpoint", "double-groupby-1", "double-groupby-5", "double-groupby-all", "high-cpu-all"} & set(queries) <= expected_wrong
     assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr
     answers = result.answers()
     assert {name for name, (verdict, _) in answers.items() if verdict == "wrong"} == expected_wrong, answers
     assert all(verdict == "ok" for name, (verdict, _) in answers.items() if name not in expected_wrong), answers
-    assert answers["lastpoint"][1] == f"host host_0: usage_user is {CHANGED_VALUE}, expected " + answers["lastpoint"][1].rsplit(" ", 1)[-1]
+    if "lastpoint" in queries:
+        assert answers["lastpoint"][1] == f"host host_0: usage_user is {value}, expected " + answers["lastpoint"][1].rsplit(" ", 1)[-1]
     assert "hour 2016-01-01T06:00:00.000Z (1451628000000) host host_1: mean usage_user is " in answers["double-groupby-1"][1]
 
 

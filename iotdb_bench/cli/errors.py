@@ -7,6 +7,11 @@ class UsageProblem(Exception):
     exit_code = 2
 
 
+class InputRefused(UsageProblem):
+    """The database refused what the user gave the run (a query file's text) before its timed phase:
+    a usage problem like a bad option, so no results folder is kept. Exit code 2."""
+
+
 class RunFailed(Exception):
     """The run did not produce trustworthy figures (worker failed, timeout, count mismatch). Exit code 1."""
 

@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.results import thresholds
 from iotdb_bench.cli.results.cost import Cost
-from iotdb_bench.simulator.validation import validation_problems
+from iotdb_bench.cli.results.document import Threshold
+from iotdb_bench.simulator.validation import FileProblem, validation_problems, yaml_mapping
 
 PRESETS = Path(__file__).resolve().parent.parent / "studies"
 Task = Literal["insert", "query", "scan"]
 NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 # Options the study sets itself for every cell: a workload may not give them.
-STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details"}
+STUDY_OWNED = {"target", "workers", "w", "runs", "r", "output", "config", "platform", "namespace", "context", "keep", "details", "threshold"}
 # Options whose value is an amount of work, multiplied by --scale (at least 1; seconds at least 1 s).
 SCALED = {"num-inserts", "duration", "prefill"}
 
@@ -34,6 +36,8 @@ NAMED_WORKLOADS: dict[str, dict[str, Any]] = yaml.safe_load((PRESETS / "workload
 
 
 OptionValue = str | int | float | bool | list[str | int | float] | dict[str, str | int | float | bool] | None
+# A threshold is written as on the command line (inserts_per_s>=100000) and checked as it is read.
+ThresholdText = Annotated[Threshold, BeforeValidator(lambda value: thresholds.parse(value) if isinstance(value, str) else value)]
 
 
 class StudyTarget(BaseModel):
@@ -72,6 +76,8 @@ class Workload(BaseModel):
     runs: int | None = Field(None, ge=1, description="runs (query: executions per worker) [default: the study's]")
     targets: list[str] | None = Field(None, description="only these targets run this workload")
     rank_by: str | None = Field(None, description="the figure its ranking is ordered by [default: the task's main figure]")
+    thresholds: list[ThresholdText] = Field(default_factory=list, description="lines every cell of this workload must not cross "
+                                            "(docs/thresholds.md); the study's own apply too")
 
     @field_validator("workers")
     @classmethod
@@ -134,6 +140,8 @@ class StudyFile(BaseModel):
                                                    "on the cell's cost, which does not shrink with its data (a scan's devices stay)")
     unsupported: Literal["fail", "skip"] = Field("fail", description="a cell its target's module refuses: fail the study, or skip the cell")
     score: list[ScoreInput] | None = Field(None, description="the score's inputs and weights [default: every ranking, weight 1]")
+    thresholds: list[ThresholdText] = Field(default_factory=list, description="lines every cell whose task has the figure must not cross "
+                                            "(docs/thresholds.md)")
 
     @field_validator("targets", mode="before")
     @classmethod
@@ -192,14 +200,9 @@ def resolve(name_or_path: str) -> Path:
 def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: list[str] | None = None) -> StudyFile:
     """The validated study: the file, then the `--set` overrides, `--targets` and `--scale` applied."""
     try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise UsageProblem(f"cannot read study file {path}: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        raise UsageProblem(f"study file {path} is not valid YAML{f' (line {where.line + 1})' if where else ''}") from None
-    if not isinstance(raw, dict):
-        raise UsageProblem(f"study file {path} must hold a mapping (name, targets, workloads, ...)")
+        raw = yaml_mapping(path, "study file", "name, targets, workloads, ...")
+    except FileProblem as problem:
+        raise UsageProblem(str(problem)) from None
     for override in overrides:
         apply_override(raw, override)
     if targets:
@@ -208,12 +211,21 @@ def load(path: Path, overrides: list[str] = (), scale: float = 1.0, targets: lis
         study = StudyFile.model_validate(raw)
     except ValidationError as error:
         raise UsageProblem(f"invalid study file {path}: {validation_problems(error, unknown='unknown key')}") from None
+    for workload in study.workloads:
+        beside_study(workload.options, path)
     if scale != 1.0:
         for workload in study.workloads:
             scaled(workload.options, scale)
             if workload.task == "query":  # executions of each query: an amount of work too
                 workload.runs = max(1, math.ceil(study.runs_of(workload) * scale))
     return study
+
+
+def beside_study(options: dict[str, OptionValue], path: Path) -> None:
+    """A workload's files (`query-file`) named relative to the study file are found beside it."""
+    named = options.get("query-file")
+    if isinstance(named, str) and not Path(named).is_absolute() and (path.parent / named).is_file():
+        options["query-file"] = str((path.parent / named).resolve())
 
 
 def apply_override(raw: dict[str, Any], override: str) -> None:

@@ -51,7 +51,7 @@ class Location(enum.Enum):
 ALL_SHAPES = frozenset({"events", "slim", "light", "large"})
 # Why a module does not store a TSBS shape it does not name (simulator/workload/tsbs/): the work is
 # done database by database, each with its TSBS target's layout.
-TSBS_NOT_YET = "not yet: TSBS's data and query types are written for postgres, timescaledb and sqlite so far (docs/tsbs.md)"
+TSBS_NOT_YET = "not yet: this database does not store TSBS's data and answer its query types yet (docs/tsbs.md lists those that do)"
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,9 @@ class Capabilities:
     markers: Ability = No("it cannot look up one event by device and sequence number")
     # Whether it keeps the record of expected answers with the data (else answers are not checked).
     record: Ability = True
+    # The query languages of query files (simulator/queries/query_file.py LANGUAGES) it runs texts of,
+    # most specific first: a query runs the first of them it has a text for (`Reader.text_query`).
+    query_languages: tuple[str, ...] = ()
     # Whether it reads every reading of a device back in time order (`scan`).
     scans: Ability = True
     # Whether it runs on Kubernetes too (else: local only, and why).

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from iotdb_bench.simulator.checks.answer_digest import KeptAnswer
 from iotdb_bench.simulator.checks.expected import Expected
 
 Phase = Literal["preparing", "waiting", "running", "done", "failed"]
@@ -76,6 +77,9 @@ class QueryRuns(BaseModel):
     answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
     check_s: float = Field(0.0, description="seconds spent checking the answers (outside the timed calls)")
     empty: int = Field(0, description="executions that returned no row")
+    # query-file queries (simulator/queries/query_file.py): what the answers were, for the comparison across targets
+    answers: list[KeptAnswer] = Field(default_factory=list, description="each distinct (parameters, answer) of the executions, normalised and hashed")
+    data: str | None = Field(None, description="fingerprint of the data the answers are over (the record of what the tool wrote); None: unknown")
 
 
 class ScanOutcome(BaseModel):
@@ -157,6 +161,8 @@ class Status(BaseModel):
     prefilled: int
     expected_prefill: int
     error: str | None = None
+    refused_input: bool = Field(False, description="the run failed before its timed phase because the database refused the user's "
+                                                   "input (a query file's text): a usage problem")
     start_at: float | None = Field(None, description="the common start of the timed phase, once published")
     duration_s: float = Field(0.0, description="length of the timed phase of a --duration run; 0 = a count of events")
     interval_p99_ms: float | None = Field(None, description="the highest of the running workers' p99 over their last progress interval "

@@ -119,6 +119,15 @@ class Reader(Protocol):
         """The parameterised query types it answers (TSBS's, by name): each renders its text for one
         execution's parameters and returns the query to run (simulator/queries/executions.py)."""
 
+    def text_query(self, language: str, text: str) -> Query:
+        """Only for `capabilities.query_languages`: the query that runs a query file's text, its
+        parameters bound (simulator/queries/executions.py), and returns the driver's rows as an
+        `Answer` (timestamps as datetimes where the driver says a value is one)."""
+
+    def check_text(self, language: str, text: str) -> None:
+        """Only for `capabilities.query_languages`: raise, in the database's words, when it refuses the
+        text (EXPLAIN, prepare...); run before the timed phase, by the collector."""
+
     def scan_devices(self) -> list[str]:
         """Only when `capabilities.scans`: every device with readings in the run's tables, sorted."""
 

@@ -7,14 +7,16 @@ inside the simulator processes, so secrets stay in the environment and never rea
 
 from __future__ import annotations
 
-import datetime as dt
 import enum
 import json
-import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from iotdb_bench.simulator.durations import duration_ms as duration_ms  # re-exported: TSBS's option words
+from iotdb_bench.simulator.durations import timestamp_ms as timestamp_ms
+from iotdb_bench.simulator.queries.query_file import QueryFile
 
 QUERY_NAMES = (
     "count-events",
@@ -136,6 +138,8 @@ class RunSpec(_Frozen):
     queries: tuple[str, ...] = QUERY_NAMES
     query_runs: int = Field(default=3, ge=1)
     query_timeout: float = Field(default=0, ge=0, description="seconds per query execution, 0 = none")
+    # --query-file: the user's queries (`queries` then names some of them); a few kB in the ConfigMap
+    query_file: QueryFile | None = Field(default=None, description="the queries of a query file, each with its texts (docs/query-files.md)")
 
     # Dead-man switch: the collector stops the run, and the workers stop working, when the CLI has
     # not asked for the run's status for this many seconds (a killed CLI); 0 = never.
@@ -173,7 +177,7 @@ class RunSpec(_Frozen):
 
     @model_validator(mode="after")
     def _known_queries(self) -> RunSpec:
-        known = QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES
+        known = self.query_file.names if self.query_file is not None else QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES
         unknown = [q for q in self.queries if q not in known]
         if unknown:
             raise ValueError(f"unknown queries {unknown}; known: {', '.join(known)}")
@@ -260,30 +264,6 @@ def default_primary_key(shape: str) -> str:
 def default_queries(shape: str) -> tuple[str, ...]:
     """--queries when none is given for data of this shape: TSBS's DevOps types on TSBS's data."""
     return TSBS_DEVOPS_QUERIES if shape in TSBS_TABLES else QUERY_NAMES
-
-
-_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-def duration_ms(text: str) -> int:
-    """Milliseconds of a duration as TSBS's flags write them: `10s`, `500ms`, `1m30s`, `12h`, `3d`."""
-    parts = re.fullmatch(r"(?:\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)\s*)+", text)
-    if not parts:
-        raise ValueError(f"'{text}' is not a duration like 10s, 500ms, 12h or 3d")
-    total = sum(float(number) * _DURATION_UNITS_MS[unit] for number, unit in re.findall(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)", text))
-    if total != int(total) or total < 1:
-        raise ValueError(f"'{text}' is not a whole number of milliseconds of at least 1")
-    return int(total)
-
-
-def timestamp_ms(text: str) -> int:
-    """Epoch milliseconds of an RFC 3339 timestamp (`2016-01-01T00:00:00Z`; without a zone: UTC)."""
-    try:
-        moment = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(f"'{text}' is not a timestamp like 2016-01-01T00:00:00Z") from None
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
-    return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
 
 
 def workload_problem(spec: RunSpec) -> str | None:

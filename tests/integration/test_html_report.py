@@ -134,7 +134,8 @@ def git_head() -> str:
 
 
 def test_insert_report_in_a_real_browser(cli, browser):
-    result = cli("insert", "--target", "sqlite", "-w", "1,2", "-r", "2", "--num-inserts", "3000", "--batch", "500")
+    result = cli("insert", "--target", "sqlite", "-w", "1,2", "-r", "2", "--num-inserts", "3000", "--batch", "500",
+                 "--threshold", "inserts_per_s>=1", "--threshold", "count_check==ok")
     assert result.code == 0, result.stderr
     folder = result.results_folders()[-1]
     document = json.loads((folder / "results.json").read_text())
@@ -163,6 +164,7 @@ def test_insert_report_in_a_real_browser(cli, browser):
     assert "Count checks and database-side cross-check" in text and " ok " in text
     assert f"SQLite {sqlite3.sqlite_version}" in text and git_head()[:12] in text
     assert "--batch 500" in text and "--heartbeat-timeout 30.0" in text and "1 worker, run 1/2" in text
+    assert "Thresholds: all 2 passed" in text and "count_check==ok pass 1 worker: ok; 2 workers: ok" in text  # the thresholds' table
     assert_reads_at_1280_and_reproduces(browser, page, document)
     assert text.count("Plots") == 1
     pngs = sorted(path.name for path in folder.glob("*.png"))

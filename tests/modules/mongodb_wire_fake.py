@@ -9,15 +9,16 @@ aggregate with a cursor and getMore, killCursors, endSessions. Every command is 
 for the tests to check, and documents are stored so counts and queries run end to end.
 
 Aggregation pipelines are evaluated by a small interpreter over the stored documents: the stages
-and accumulators the module's pipelines and pymongo's count_documents use ($match on equality and
-$gte/$gt/$lte/$lt, $group with $sum/$min/$max/$avg/$first/$last and a $dateTrunc key, $sort, $count,
-$collStats). It is an interpreter of
+and accumulators the module's pipelines and pymongo's count_documents use ($match on equality,
+$in and $gte/$gt/$lte/$lt, $group with $sum/$min/$max/$avg/$first/$last and a $dateTrunc key or a
+document of keys, $sort, $limit, $count, $collStats; field paths with dots). It is an interpreter of
 the documented semantics, not MongoDB: it says nothing about MongoDB's speed, and what it does not
 know fails loudly (an error reply naming the stage).
 """
 
 from __future__ import annotations
 
+import functools
 import socketserver
 import struct
 import threading
@@ -242,7 +243,9 @@ def evaluate(collection: Collection, pipeline: list[dict], namespace: str) -> li
             rows = [{argument: len(rows)}] if rows else []
         elif operator == "$sort":
             for key, direction in reversed(list(argument.items())):
-                rows.sort(key=lambda row, key=key: _ordered(row.get(key)), reverse=direction < 0)
+                rows.sort(key=lambda row, key=key: _ordered(_get(row, key)), reverse=direction < 0)
+        elif operator == "$limit":
+            rows = rows[:argument]
         elif operator == "$group":
             rows = _group(rows, argument)
         elif operator == "$collStats" and position == 0:
@@ -263,15 +266,33 @@ def _ordered(value: Any) -> Any:
     return int(value) if isinstance(value, bson.datetime_ms.DatetimeMS) else value
 
 
+def _get(row: dict, path: str) -> Any:
+    """The value at a dotted field path (None where missing)."""
+    if "." not in path:
+        return row.get(path)
+    value: Any = row
+    for part in _parts(path):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+@functools.lru_cache(maxsize=256)
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(path.split("."))
+
+
 def _matches(row: dict, condition: dict) -> bool:
     for key, wanted in condition.items():
-        if isinstance(wanted, dict) and wanted and all(operator in _COMPARISONS for operator in wanted):
-            value = row.get(key)
+        value = _get(row, key)
+        if isinstance(wanted, dict) and set(wanted) == {"$in"}:
+            if value not in wanted["$in"]:
+                return False
+        elif isinstance(wanted, dict) and wanted and all(operator in _COMPARISONS for operator in wanted):
             if value is None or not all(_COMPARISONS[op](_ordered(value), _ordered(bound)) for op, bound in wanted.items()):
                 return False
         elif isinstance(wanted, dict) and any(key.startswith("$") for key in wanted):
             raise CommandFailed(2, "BadValue", f"the wire fake cannot evaluate the condition {wanted}")
-        elif row.get(key) != wanted:
+        elif value != wanted:
             return False
     return True
 
@@ -293,15 +314,22 @@ def _value(expression: Any, row: dict) -> Any:
             raise CommandFailed(2, "BadValue", f"the wire fake cannot evaluate $dateTrunc with {argument}")
         ms, unit = int(_value(argument["date"], row)), _UNITS_MS[argument["unit"]]
         return bson.datetime_ms.DatetimeMS(ms - ms % unit)
-    return row.get(expression[1:]) if isinstance(expression, str) and expression.startswith("$") else expression
+    if isinstance(expression, dict) and not any(key.startswith("$") for key in expression):  # a document of expressions
+        return {key: _value(part, row) for key, part in expression.items()}
+    return _get(row, expression[1:]) if isinstance(expression, str) and expression.startswith("$") else expression
+
+
+def _hashable(key: Any) -> Any:
+    return tuple((name, _ordered(part)) for name, part in key.items()) if isinstance(key, dict) else key
 
 
 def _group(rows: list[dict], spec: dict) -> list[dict]:
-    groups: dict[Any, list[dict]] = {}
+    groups: dict[Any, tuple[Any, list[dict]]] = {}
     for row in rows:
-        groups.setdefault(_value(spec["_id"], row), []).append(row)
+        key = _value(spec["_id"], row)
+        groups.setdefault(_hashable(key), (key, []))[1].append(row)
     out = []
-    for key, members in groups.items():
+    for key, members in groups.values():
         result = {"_id": key}
         for name, accumulator in spec.items():
             if name == "_id":

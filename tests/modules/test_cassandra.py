@@ -28,17 +28,22 @@ EVENTS = 2000  # per worker; Cassandra shares two busy cores with everything els
 DEVICES = 10  # the CLI's default devices per worker
 
 
-@pytest.fixture(scope="module")
-def cassandra():
-    """A live session and a fresh keyspace name; fails (never skips) when Cassandra is down."""
+def live_session():
+    """(cluster, session) of the test server; fails (never skips) when Cassandra is down."""
     from cassandra.cluster import Cluster, NoHostAvailable
 
     cluster = Cluster([HOST], port=PORT, connect_timeout=5)
     try:
-        session = cluster.connect()
+        return cluster, cluster.connect()
     except NoHostAvailable as error:
         cluster.shutdown()
         pytest.fail(f"Cassandra is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-cassandra.sh")
+
+
+@pytest.fixture(scope="module")
+def cassandra():
+    """A live session and a fresh keyspace name."""
+    cluster, session = live_session()
     keyspace = f"iotbench_test_{os.getpid()}"
     yield session, keyspace
     session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)

@@ -39,14 +39,20 @@ targets:
 """
 
 
-@pytest.fixture(params=sorted(SERVERS))
-def search(request, tmp_path):
-    """The URL of one real server, with a config file for it in the test folder; fails (never skips) without it."""
-    url = SERVERS[request.param]
+def reachable(server: str) -> str:
+    """The URL of one of SERVERS; fails (never skips) when it does not answer."""
+    url = SERVERS[server]
     try:
         httpx.get(f"{url}/_cluster/health", timeout=10).raise_for_status()
     except httpx.HTTPError as error:
-        pytest.fail(f"{request.param} is not reachable at {url} ({error}); start it with scripts/servers/{START_SCRIPTS[request.param]}")
+        pytest.fail(f"{server} is not reachable at {url} ({error}); start it with scripts/servers/{START_SCRIPTS[server]}")
+    return url
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def search(request, tmp_path):
+    """The URL of one real server, with a config file for it in the test folder."""
+    url = reachable(request.param)
     (tmp_path / "config.yaml").write_text(CONFIG.format(url=url))
     return url
 

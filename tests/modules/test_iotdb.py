@@ -134,6 +134,20 @@ def test_table_model_batches_and_single_inserts(run, iotdb):
 
 
 @pytest.mark.parametrize("model", ["tree", "table"])
+def test_storage_is_iotdbs_accounting_of_the_fresh_database(run, iotdb, model):
+    """A clean run starts from a new database (IoTDB would keep deleted series in its files): the size
+    grows from (about) nothing, and a second clean run of the same events reports the same size again."""
+    sizes = []
+    for _ in range(2):
+        [report] = assert_verified(run("insert", "-w", "2", "-r", "1", "--batch", "1000", "--num-inserts", "20000", model=model), [40000])
+        sizes.append((report["server"]["storage_bytes_at_start"], report["server"]["storage_bytes"]))
+        assert any("TsFileSize of database" in note for note in report["notes"])
+    (first_before, first), (second_before, second) = sizes
+    assert first_before < 5_000 and second_before < 5_000 < first  # at most the setup's one point before the run
+    assert abs(second - first) <= 0.05 * first  # the first run's data was deleted, not kept beside the second's
+
+
+@pytest.mark.parametrize("model", ["tree", "table"])
 def test_multiple_tables_keep_each_device_in_one_table(run, iotdb, model):
     tree, table_session = iotdb
     assert_verified(run("insert", "-w", "4", "-r", "1", "--batch", "500", "--num-inserts", "2000", "--tables", "multiple", model=model), [8000])

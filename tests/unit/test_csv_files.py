@@ -176,6 +176,7 @@ def test_docs_name_every_column_of_every_csv_file():
         "`crosscheck.csv` of an insert run": (catalogue.CROSSCHECKS,),
         "`runs.csv` of an insert run": (catalogue.EVERY_RUN,),
         "`rate-steps.csv` of `--find-max-rate`": (catalogue.RATE_STEPS,),
+        "`thresholds.csv` (runs with `--threshold`, and compare)": (catalogue.THRESHOLDS,),
     }
     documented: dict[str, list[str]] = {}
     for part in (REPO_ROOT / "docs" / "csv-files.md").read_text().split("\n### ")[1:]:

@@ -44,7 +44,8 @@ def test_pip_install_gives_the_iotdb_bench_command(tmp_path):
     source = tmp_path / "source"
     skipped = {".git", "__pycache__", ".pytest_cache", ".venv"}
     top_level_only = {"results", "build"}  # the repository's own; iotdb_bench/cli/results is code
-    shutil.copytree(REPO_ROOT, source, ignore=lambda folder, names: [
+    # as a clone has them: the top level's config.yaml, cli/, simulator/ and deployment/ are links into the package
+    shutil.copytree(REPO_ROOT, source, symlinks=True, ignore=lambda folder, names: [
         name for name in names if name in skipped or name.endswith(".egg-info") or (name in top_level_only and folder == str(REPO_ROOT))])
     target = tmp_path / "installed"
     done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(target), str(source)],
@@ -61,6 +62,26 @@ def test_pip_install_gives_the_iotdb_bench_command(tmp_path):
     bad = subprocess.run([str(target / "bin" / "iotdb-bench"), "insert", "--no-such-option"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=60, env={**os.environ, "PYTHONPATH": str(target)})
     assert bad.returncode == 2 and "(see: iotdb-bench insert --help)" in bad.stderr and "Traceback" not in bad.stderr
+
+    # `iotdb-bench init` in an empty folder, then a run that reads the config it wrote
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    installed = {**os.environ, "PYTHONPATH": str(target), "IOTBENCH_PLOTS": "0"}
+    installed.pop("IOTBENCH_CONFIG", None)
+    init = subprocess.run([str(target / "bin" / "iotdb-bench"), "init"], cwd=empty, capture_output=True, text=True, timeout=60, env=installed)
+    assert init.returncode == 0 and (empty / "config.yaml").is_file(), init.stderr
+    run = subprocess.run([str(target / "bin" / "iotdb-bench"), "insert", "--target", "sqlite", "-w", "1", "-r", "1", "--num-inserts", "500"],
+                         cwd=empty, capture_output=True, text=True, timeout=300, env=installed)
+    assert run.returncode == 0, run.stderr
+    assert "config ./config.yaml." in " ".join(run.stdout.split())
+
+
+def test_the_top_level_holds_what_the_design_card_lists():
+    """config.yaml, cli/, simulator/ and deployment/ at the top, as the seed tool has them: links into the package."""
+    for name in ("config.yaml", "cli", "simulator", "deployment"):
+        link = REPO_ROOT / name
+        assert link.is_symlink() and link.resolve() == (REPO_ROOT / "iotdb_bench" / name).resolve(), name
+    assert (REPO_ROOT / "simulator" / "Dockerfile").is_file() and (REPO_ROOT / "deployment" / "Chart.yaml").is_file()
 
 
 def test_a_usage_error_through_run_py_names_the_command_to_ask_for_help_once():

@@ -124,3 +124,13 @@ def test_the_start_mark_reads_cpu_at_once_and_leaves_memory_to_the_end_mark():
             assert any(sample.memory_bytes is not None for sample in new) is memory_read, edge
     finally:
         sampler.stop()
+
+
+def test_a_jvms_ipv4_socket_listed_as_ipv4_mapped_ipv6_serves_its_address():
+    """Cassandra and Elasticsearch bound to 127.0.0.1 are listed on ::ffff:127.0.0.1: their CPU was
+    "not measured (no process listens on 127.0.0.1:9042)"."""
+    from iotdb_bench.cli.run.platforms.local_sampler import _serves
+
+    assert _serves("::ffff:127.0.0.1", {"127.0.0.1"})
+    assert _serves("::ffff:10.0.0.5", {"10.0.0.5"})
+    assert not _serves("::ffff:10.0.0.5", {"10.0.0.6"})

@@ -12,9 +12,9 @@ from iotdb_bench.cli import study_file
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.results import ranking
 from iotdb_bench.cli.results.cost import Cost
-from iotdb_bench.cli.results.study_document import CellRecord
+from iotdb_bench.cli.results.study import ranking
+from iotdb_bench.cli.results.study.document import CellRecord
 from iotdb_bench.cli.run.study_plan import Passthrough, expand
 from tests import factories
 from tests.conftest import REPO_ROOT, run_cli
@@ -209,3 +209,22 @@ def test_docs_list_every_figure_a_study_ranks_by_as_the_catalogue_declares_it():
     rows = [[cell.strip(" `") for cell in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| `")]
     assert {row[0]: tuple(row[1:5]) for row in rows} == {
         name: (ranking.TASKS[name], figure.title, figure.unit, figure.better) for name, figure in ranking.FIGURES.items()}
+
+
+def test_a_study_page_flags_what_its_cells_rows_show():
+    """The study's flags list what its cells' rows show (an unstable row, here), as its tables do: the page
+    said "none (stable runs, ...)" above a table of rows marked unstable."""
+    from iotdb_bench.cli.results import findings
+    from iotdb_bench.cli.results.compared import compare
+    from iotdb_bench.cli.results.study.document import StudyDocument
+    from tests import factories
+
+    reports = [(1, factories.insert_report([400], 0.4 + run / 10, throughput=9_000_000.0 * (1 + run / 5), workers=1, counters=(0, 400)))
+               for run in range(3)]
+    cell = factories.document(reports, target="sqlite")
+    assert cell.inserts[0].throughput.unstable
+    study = StudyDocument(name="flags", file="study.yaml", file_sha256="0" * 64, cells=[], rankings=[], scores=[], score_formula="")
+    found = findings.study_findings(study, compare([("sqlite · copy · w1", cell)]))
+    unstable = [finding for finding in found if finding.kind == "unstable"]
+    assert len(unstable) == 1 and unstable[0].sentence() in findings.flags(found)
+    assert "differs" not in {finding.kind for finding in found}

@@ -17,10 +17,11 @@ from rich.console import Console
 from iotdb_bench.cli import study_file
 from iotdb_bench.cli.report import comparison, render, study_report
 from iotdb_bench.cli.report.tables import FittedTable
-from iotdb_bench.cli.results import compared, ranking, summary
+from iotdb_bench.cli.results import compared, summary
 from iotdb_bench.cli.results.document import QueryUnderIngestRow, ResultsDocument, ScanRow
 from iotdb_bench.cli.results.rate_search import MaxRateSearch, RateStep
-from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
+from iotdb_bench.cli.results.study import ranking
+from iotdb_bench.cli.results.study.document import CellRecord, StudyDocument
 from iotdb_bench.cli.results.tables.study_catalogue import PlannedCell
 from iotdb_bench.simulator.measurement import stats
 from iotdb_bench.simulator.spec import QUERY_NAMES

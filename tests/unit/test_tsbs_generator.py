@@ -130,14 +130,18 @@ def test_hosts_tags_are_tsbs_value_sets_and_the_same_for_a_seed():
 def test_counts_against_the_real_generator_when_it_is_built():
     """The counts and time range once more, straight from TSBS's binary (build it with
     ../shared/vendor/tsbs/build.sh; TSBS_BIN names its bin folder)."""
-    binary = TSBS_BIN / "tsbs_generate_data"
-    if not binary.exists() and not shutil.which("tsbs_generate_data"):
-        pytest.skip(f"TSBS's generator is not built ({binary}); ../shared/vendor/tsbs/build.sh builds it")
-    output = subprocess.run([str(binary) if binary.exists() else "tsbs_generate_data", "--use-case=cpu-only", "--seed=7", "--scale=13",
-                             "--log-interval=9s", "--timestamp-start=2016-01-01T00:00:00Z", "--timestamp-end=2016-01-01T02:00:00Z",
-                             "--format=timescaledb"], capture_output=True, text=True, check=True, timeout=60).stdout
+    output = tsbs_generate_data("--use-case=cpu-only", "--seed=7", "--scale=13", "--log-interval=9s", "--timestamp-start=2016-01-01T00:00:00Z",
+                                "--timestamp-end=2016-01-01T02:00:00Z", "--format=timescaledb")
     cpu = [line.split(",") for line in output.splitlines() if line.startswith("cpu,1")]
     spec = tsbs_spec(13, "9s", "2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z", workers=2)
     rows = generated(spec)
     assert (len(cpu), sum(len(row) - 2 for row in cpu)) == (spec.timed_events(), spec.timed_events() * 10)
     assert sorted({int(row[1]) // 1_000_000 for row in cpu}) == sorted(set(rows["time"].tolist()))
+
+
+def tsbs_generate_data(*flags: str) -> str:
+    """What TSBS's own generator writes with these flags; the test is skipped where it is not built."""
+    binary = TSBS_BIN / "tsbs_generate_data"
+    if not binary.exists() and not shutil.which("tsbs_generate_data"):
+        pytest.skip(f"TSBS's generator is not built ({binary}); ../shared/vendor/tsbs/build.sh builds it")
+    return subprocess.run([str(binary) if binary.exists() else "tsbs_generate_data", *flags], capture_output=True, text=True, check=True, timeout=60).stdout

@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 
 from iotdb_bench.cli.commands.saving import save_results, series_kept
-from iotdb_bench.cli.config import load_config
+from iotdb_bench.cli.config import CONFIG_HELP, load_config
 from iotdb_bench.cli.errors import RunFailed
 from iotdb_bench.cli.report.render import show
-from iotdb_bench.cli.results import results_files
+from iotdb_bench.cli.results import results_files, thresholds
 from iotdb_bench.cli.terminal import console, error_line, handle_errors, warning_line
 from iotdb_bench.simulator.detached.plan import DetachedStatus
 
@@ -19,7 +19,7 @@ from iotdb_bench.simulator.detached.plan import DetachedStatus
 @click.command()
 @click.argument("run")
 @click.option("--namespace", help="Kubernetes namespace [default: the config's].")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help=CONFIG_HELP)
 @click.option("--context", "kube_context", help="kubeconfig context [default: the current one; KUBECONFIG is honoured].")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True, help="Folder for the results folders.")
 @click.option("--details", is_flag=True, help="Show every figure in the tables (the files always hold them all).")
@@ -59,6 +59,7 @@ def attach(run: str, namespace: str | None, config_path: Path | None, kube_conte
         warning_line(f"{problem}; remove it with: python run.py cleanup {run} --namespace {namespace}")
     if outcome.error is not None:
         raise RunFailed(outcome.error)
+    thresholds.enforce(document.thresholds)
 
 
 def progress_line(status: DetachedStatus) -> str:

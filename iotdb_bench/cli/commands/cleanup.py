@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from iotdb_bench.cli.config import load_config
+from iotdb_bench.cli.config import CONFIG_HELP, load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.terminal import console, handle_errors
 
@@ -19,7 +19,7 @@ from iotdb_bench.cli.terminal import console, handle_errors
 @click.argument("run", required=False)
 @click.option("--namespace", help="Kubernetes namespace [default: the config's].")
 @click.option("--all", "all_namespaces", is_flag=True, help="Look in every namespace.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help=CONFIG_HELP)
 @click.option("--context", "kube_context", help="kubeconfig context [default: the current one; KUBECONFIG is honoured].")
 @click.option("--dry-run", is_flag=True, help="Only list the releases; remove nothing.")
 @handle_errors

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "compare": ("iotdb_bench.cli.commands.saved_results", "compare", "Compare saved runs in one Markdown/CSV table and a plot."),
     "attach": ("iotdb_bench.cli.commands.attach", "attach", "Follow a detached run (insert --detach) and, once it has finished, save its results folder and remove its release."),
     "cleanup": ("iotdb_bench.cli.commands.cleanup", "cleanup", "Remove the helm releases of runs whose CLI is gone."),
+    "init": ("iotdb_bench.cli.commands.init", "init", "Write a commented starter config.yaml: a target of every database module, with its options and their defaults."),
 }
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 

@@ -10,6 +10,7 @@ import click
 from iotdb_bench.cli.commands.insert_options import DataOptions, InsertOptions, MixedOptions, OpenLoop, RunLength, insert_options
 from iotdb_bench.cli.commands.launch import Launch, PlatformChoice, launched, resolve, spec
 from iotdb_bench.cli.commands.options import parse_queries
+from iotdb_bench.cli.commands.query_files import chosen_queries
 from iotdb_bench.cli.commands.run_options import TargetOptions, target_options
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results.host import usable_cpus
@@ -43,7 +44,7 @@ def plan_insert(options: InsertOptions) -> Launch:
     workload = _workload(length, options.data)
     if tsbs and length.num_inserts is None:
         workload["num_inserts"] = 0
-    mixed = _mixed(options.mixed, default_queries(options.data.shape))
+    mixed = _mixed(options.mixed, default_queries(options.data.shape), options.target.target, target_config.module)
     if options.mixed.query_workers and not length.prefill and length.clean:
         remedy = "an insert run before this one, then --no-clean" if tsbs else "--prefill N"
         warning_line(f"--query-workers without --prefill: the first queries run on empty tables (add {remedy} for data from the start)")
@@ -141,15 +142,20 @@ def _rate_search(open_loop: OpenLoop, length: RunLength) -> MaxRateSearch | None
     return MaxRateSearch(latency_p99_ms=open_loop.latency_p99, max_rate=open_loop.max_rate, step_s=length.duration or SEARCH_STEP_S)
 
 
-def _mixed(mixed: MixedOptions, default: tuple[str, ...]) -> dict[str, Any]:
+def _mixed(mixed: MixedOptions, default: tuple[str, ...], target: str, module: str) -> dict[str, Any]:
     """The spec fields of the mixed workload (--query-workers) and --visibility."""
     if not mixed.query_workers:
-        given = [name for name, value in (("--queries", mixed.query_names), ("--query-rate", mixed.query_rate), ("--compare-idle", mixed.compare_idle)) if value]
+        given = [name for name, value in (("--queries", mixed.query_names), ("--query-file", mixed.query_file), ("--query-rate", mixed.query_rate),
+                                          ("--compare-idle", mixed.compare_idle)) if value]
         if given:
             raise UsageProblem(f"{given[0]} applies to query clients: add --query-workers K")
         return {"visibility": mixed.visibility}
-    queries = parse_queries(mixed.query_names, default, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)
-    return {"query_workers": mixed.query_workers, "queries": queries, "query_rate": mixed.query_rate or 0.0, "visibility": mixed.visibility}
+    fields: dict[str, Any] = {"query_workers": mixed.query_workers, "query_rate": mixed.query_rate or 0.0, "visibility": mixed.visibility}
+    if mixed.query_file is not None:
+        fields["query_file"], fields["queries"] = chosen_queries(mixed.query_file, mixed.query_names, target, module)
+    else:
+        fields["queries"] = parse_queries(mixed.query_names, default, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)
+    return fields
 
 
 def _workload(length: RunLength, data: DataOptions) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import click
 
 from iotdb_bench.cli.commands.options import TableCount, WorkerSet
+from iotdb_bench.cli.commands.query_files import query_file_option
 from iotdb_bench.cli.commands.run_options import OptionGroup, Recording, TargetOptions, options_decorator
 from iotdb_bench.simulator.spec import MAX_DEVICES_PER_WORKER, QUERY_NAMES, TSBS_TABLES
 
@@ -72,6 +73,7 @@ class MixedOptions(OptionGroup):
 
     query_workers: int | None
     query_names: str | None
+    query_file: str | None
     query_rate: float | None
     compare_idle: bool
     visibility: bool
@@ -127,6 +129,7 @@ insert_options = options_decorator([
     click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, help="--find-max-rate: no rate above this is tried (events/s)."),
     click.option("--query-workers", type=click.IntRange(min=1, max=1024), default=None, help="Query clients running --queries against the growing data through the timed phase (mixed workload)."),
     click.option("--queries", "query_names", metavar="NAMES", help=f"With --query-workers: comma-separated subset of {', '.join(QUERY_NAMES)} [default: all; TSBS's shapes: TSBS's query types, tsbs-devops]."),
+    query_file_option,
     click.option("--query-rate", type=click.FloatRange(min=0, min_open=True), default=None, help="With --query-workers: queries per second of all query clients together (open loop) [default: back to back]."),
     click.option("--compare-idle", is_flag=True, help="With --query-workers: also run each count without query clients, for the insert throughput beside it."),
     click.option("--visibility", is_flag=True, help="A probe writes marker events through the insert path and measures the time until a query sees them."),

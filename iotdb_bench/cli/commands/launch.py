@@ -4,8 +4,10 @@ platform resolved, the run spec built and validated by its database module, and 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,10 +21,10 @@ from iotdb_bench.cli.commands.options import parse_extra_options, spec_problems
 from iotdb_bench.cli.commands.run_options import Group, Recording, TargetOptions, options_of
 from iotdb_bench.cli.commands.saving import run_done, save_results
 from iotdb_bench.cli.config import Config, Target, load_config
-from iotdb_bench.cli.errors import RunFailed, UsageProblem
+from iotdb_bench.cli.errors import InputRefused, RunFailed, UsageProblem
 from iotdb_bench.cli.report.render import show
-from iotdb_bench.cli.results import results_files
-from iotdb_bench.cli.results.document import Environment, ResultsDocument
+from iotdb_bench.cli.results import results_files, thresholds
+from iotdb_bench.cli.results.document import Environment, ResultsDocument, Threshold, ThresholdVerdict
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.run import rate_finder, runner
 from iotdb_bench.cli.run.progress import RunProgress
@@ -58,6 +60,7 @@ class Launch:
     recording: Recording
     details: bool = False
     search: MaxRateSearch | None = None
+    thresholds: tuple[Threshold, ...] = ()
 
 
 def launched(model: type[Group], plan: Callable[[Group], Launch]) -> Callable[[Callable[[], None]], Callable[..., None]]:
@@ -68,11 +71,25 @@ def launched(model: type[Group], plan: Callable[[Group], Launch]) -> Callable[[C
         @handle_errors
         @functools.wraps(command)
         def callback(**_: Any) -> None:
-            launch(plan(options_of(click.get_current_context(), model, sys.argv)))
+            options = options_of(click.get_current_context(), model, sys.argv)
+            launch(gated(plan(options), options.target.thresholds))
 
         return callback
 
     return decorate
+
+
+def gated(ready: Launch, texts: tuple[str, ...]) -> Launch:
+    """The launch with its thresholds (--threshold, checked as texts by click), each checked against the
+    run's task and queries before anything runs."""
+    if texts and ready.search is not None:
+        raise UsageProblem("--threshold cannot be combined with --find-max-rate (its rows are the rates it tried, most of them failing by design)")
+    given = tuple(thresholds.parse(text) for text in texts)
+    for threshold in given:
+        problem = thresholds.problem(threshold, ready.invocation.base)
+        if problem is not None:
+            raise UsageProblem(f"--threshold '{threshold.expression}': {problem}")
+    return dataclasses.replace(ready, thresholds=given)
 
 
 def resolve(options: TargetOptions) -> tuple[Config, Target, str]:
@@ -146,7 +163,9 @@ def launch(ready: Launch) -> None:
         environment=Environment.here(recording.options, recording.command_line, recording.argv),
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
         cost=ready.target_config.cost, max_rate=ready.search, planned_runs=None if ready.search is not None else len(runner.plan(invocation)),
+        thresholds=[ThresholdVerdict(threshold=threshold) for threshold in ready.thresholds],
     )
+    document.environment.config = ready.config.source
     if folder is None:
         from iotdb_bench.cli.run.platforms.detached import install
 
@@ -167,13 +186,19 @@ def launch(ready: Launch) -> None:
                 runner.execute(invocation, platform, folder / "logs", progress.start)
         document.status = "ok"
         document.time_limit_reached = invocation.time_limit_reached
+    except InputRefused:
+        # Nothing was timed: as for a bad option, no results folder is left behind.
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     except (RunFailed, KeyboardInterrupt) as error:
         failure = error
         document.status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
         document.error = str(error) or type(error).__name__
     finally:
         platform.close()
-        save_results(document, invocation.finished, folder)
+        if folder.exists():
+            save_results(document, invocation.finished, folder)
     show(document, folder, ready.details)
     if failure is not None:
         raise failure
+    thresholds.enforce(document.thresholds)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
 from iotdb_bench.cli.commands.launch import Launch, PlatformChoice, launched, resolve, spec
 from iotdb_bench.cli.commands.options import WorkerSet, parse_queries
+from iotdb_bench.cli.commands.query_files import chosen_queries, query_file_option
 from iotdb_bench.cli.commands.run_options import OptionGroup, Recording, TargetOptions, target_options
 from iotdb_bench.cli.run import runner
 from iotdb_bench.simulator.spec import QUERY_NAMES, QUERY_VARIANTS, TSBS_DEVOPS_QUERIES
@@ -19,15 +21,21 @@ class QueryOptions(OptionGroup):
     worker_counts: tuple[int, ...]
     runs: int
     query_names: str | None
+    query_file: str | None
     query_timeout: float
     seed: int
     recording: Recording
 
 
 def plan_query(options: QueryOptions) -> Launch:
-    queries = parse_queries(options.query_names, QUERY_NAMES, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)
     config, target_config, platform_name = resolve(options.target)
-    base = spec(options.target, target_config, task="query", workers=options.worker_counts[0], queries=queries,
+    fields: dict[str, Any]
+    if options.query_file is not None:
+        file, queries = chosen_queries(options.query_file, options.query_names, options.target.target, target_config.module)
+        fields = {"queries": queries, "query_file": file}
+    else:
+        fields = {"queries": parse_queries(options.query_names, QUERY_NAMES, QUERY_NAMES + QUERY_VARIANTS + TSBS_DEVOPS_QUERIES)}
+    base = spec(options.target, target_config, task="query", workers=options.worker_counts[0], **fields,
                 query_runs=options.runs, query_timeout=options.query_timeout, clean=False, seed=options.seed)
     invocation = runner.Invocation(base, options.worker_counts, 1, 0, options.target.timeout, time_limit=options.target.time_limit)
     return Launch(invocation, config, target_config, PlatformChoice.of(options.target, platform_name), options.target.output, options.recording)
@@ -38,9 +46,10 @@ def plan_query(options: QueryOptions) -> Launch:
 @click.option("-w", "--workers", "worker_counts", type=WorkerSet(), default="1", show_default=True, help="Concurrent workers issuing the queries (a set is allowed).")
 @click.option("-r", "--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Executions of each query per worker.")
 @click.option("--queries", "query_names", metavar="NAMES", help=f"Comma-separated subset of: {', '.join(QUERY_NAMES)}; opt-in variants: "
-              f"{', '.join(QUERY_VARIANTS)}; on TSBS's data TSBS's query types by name (tsbs-devops: all 15, docs/tsbs.md).")
+              f"{', '.join(QUERY_VARIANTS)}; on TSBS's data TSBS's query types by name (tsbs-devops: all 15, docs/tsbs.md); with --query-file, its queries.")
+@query_file_option
 @click.option("--query-timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one query execution may take; 0 = no limit.")
-@click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the parameters TSBS's query types draw per execution.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=1, show_default=True, help="Seed of the parameters TSBS's query types and a query file's queries draw per execution.")
 @launched(QueryOptions, plan_query)
 def query() -> None:
     """Run the analytic queries against the data already in the database and check every answer

@@ -13,6 +13,10 @@ from typing import Any, TypeVar, get_type_hints
 import click
 from click.core import ParameterSource
 
+from iotdb_bench.cli.config import CONFIG_HELP, load_config
+from iotdb_bench.cli.errors import UsageProblem
+from iotdb_bench.cli.results import thresholds
+
 DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
 
 Group = TypeVar("Group", bound="OptionGroup")
@@ -102,6 +106,7 @@ class TargetOptions(OptionGroup):
     keep: bool
     heartbeat_timeout: float
     time_limit: float
+    thresholds: tuple[str, ...]
 
 
 def options_decorator(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
@@ -116,8 +121,9 @@ def options_decorator(options: list[Callable[[Any], Any]]) -> Callable[[Any], An
 
 
 target_options = options_decorator([
-    click.option("--target", required=True, help="Target name from the config (e.g. sqlite, postgresql-local)."),
-    click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py]."),
+    click.option("--target", required=True, shell_complete=lambda ctx, param, incomplete: target_names(ctx, incomplete),
+                 help="Target name from the config (e.g. sqlite, postgresql-local)."),
+    click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help=CONFIG_HELP),
     click.option("--timeout", type=click.FloatRange(min=0), default=0, show_default=True, help="Seconds one run may take; 0 = no limit."),
     click.option("--extra-option", "extra_options", multiple=True, metavar="KEY=VALUE", help="Option of the target's database module, repeatable (see docs/databases/)."),
     click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where the workers run [default: the target's, else local for a target without a database (null), else the config's]."),
@@ -130,4 +136,28 @@ target_options = options_decorator([
                       "(its calls, devices or executions so far), and no other run starts; 0 = no limit."),
     click.option("--heartbeat-timeout", type=click.FloatRange(min=0), default=DEFAULT_HEARTBEAT_TIMEOUT_S, show_default=True,
                  help="Seconds without word from this command after which a run stops by itself (a killed CLI); 0 = never."),
+    click.option("--threshold", "thresholds", multiple=True, metavar="EXPR", callback=lambda ctx, param, values: checked_thresholds(values),
+                 help="A line a figure must not cross, repeatable: e.g. inserts_per_s>=100000, p99_ms<=20, query.NAME.avg_ms<50, "
+                 "count_check==ok; every row must pass, else exit code 1 once everything is saved (docs/thresholds.md)."),
 ])
+
+
+def target_names(ctx: click.Context, incomplete: str) -> list[str]:
+    """The config's targets that start with what was typed, for shell completion (none when the config
+    cannot be read: completion never prints an error)."""
+    try:
+        config = load_config(ctx.params.get("config_path"))
+    except UsageProblem:
+        return []
+    return [name for name in config.targets if name.startswith(incomplete)]
+
+
+def checked_thresholds(values: tuple[str, ...]) -> tuple[str, ...]:
+    """--threshold's texts, each checked to be a threshold (else click's usage error, exit code 2); kept
+    as texts, as results.json records the options and the command line repeats them."""
+    try:
+        for value in values:
+            thresholds.parse(value)
+    except ValueError as problem:
+        raise click.BadParameter(str(problem), param_hint="'--threshold'") from None
+    return values

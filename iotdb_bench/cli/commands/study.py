@@ -17,15 +17,17 @@ import click
 
 from iotdb_bench import simulator
 from iotdb_bench.cli import study_file
+from iotdb_bench.cli.commands.run_options import checked_thresholds
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
-from iotdb_bench.cli.config import load_config
+from iotdb_bench.cli.config import CONFIG_HELP, load_config
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.report import plots, study_report
-from iotdb_bench.cli.results import ranking, results_files
+from iotdb_bench.cli.results import agreement, results_files, thresholds
 from iotdb_bench.cli.results.compared import Sources
-from iotdb_bench.cli.results.study_document import CellRecord, StudyDocument
+from iotdb_bench.cli.results.study import ranking
+from iotdb_bench.cli.results.study.document import CellRecord, StudyDocument
 from iotdb_bench.cli.results.tables.study_catalogue import PlannedCell
-from iotdb_bench.cli.run import study_plan, study_state
+from iotdb_bench.cli.run import study_plan, study_state, study_thresholds
 from iotdb_bench.cli.run.study_estimate import Measured, StudyEstimate, rough_words
 from iotdb_bench.cli.run.study_execute import StudyRun, now
 from iotdb_bench.cli.run.study_plan import Passthrough, Plan
@@ -46,13 +48,17 @@ STUDY_JSON = "study.json"
               help="Override a field of the file (YAML value; list items by name), e.g. runs=1, workers=[1,2], workloads.copy.insert.batch=100.")
 @click.option("--targets", "target_names", metavar="NAMES", help="Comma-separated targets to run instead of the file's (e.g. the ones you have).")
 @click.option("--retry-failed", is_flag=True, help="Run again the cells that failed in an earlier invocation (kept by default).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Config file [default: config.yaml beside run.py].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help=CONFIG_HELP)
 @click.option("--platform", type=click.Choice(["local", "kubernetes"]), help="Where every cell runs [default: each target's, else the config's].")
 @click.option("--namespace", help="Kubernetes namespace [default: the config's].")
 @click.option("--context", "kube_context", help="kubeconfig context [default: the current one].")
 @click.option("--keep", is_flag=True, help="Kubernetes: leave each cell's helm release installed, for debugging.")
+@click.option("--threshold", "given_thresholds", multiple=True, metavar="EXPR", callback=lambda ctx, param, values: checked_thresholds(values),
+              help="A threshold of the whole study, as the file's thresholds: (repeatable); a cell that fails one fails the study, "
+              "exit code 1 once everything is saved (docs/thresholds.md).")
 @handle_errors
-def study(file, dry_run, output, scale, overrides, target_names, retry_failed, config_path, platform, namespace, kube_context, keep) -> None:
+def study(file, dry_run, output, scale, overrides, target_names, retry_failed, config_path, platform, namespace, kube_context, keep,
+          given_thresholds) -> None:
     """Run a whole comparison: every target x workload x worker count of a study FILE (a YAML file or the
     name of a shipped preset: seed-001, seed-002, seed-003, seed-004), resumable, with one ranking.
 
@@ -65,7 +71,9 @@ def study(file, dry_run, output, scale, overrides, target_names, retry_failed, c
         raise UsageProblem(f"invalid study file {path}: {'; '.join(problems)}")
     config = load_config(config_path)
     passthrough = Passthrough(str(config_path) if config_path else None, platform, namespace, kube_context, keep)
+    plan_file.thresholds += [thresholds.parse(text) for text in given_thresholds]
     plan = study_plan.expand(plan_file, config, CELL_COMMANDS, passthrough, str(path))
+    study_thresholds.check(plan_file, plan, str(path))
     folder = output or Path("results") / f"study-{plan_file.name}"
     if dry_run:
         _dry_run(plan_file, plan, folder, retry_failed)
@@ -120,15 +128,25 @@ def _run(plan_file: StudyFile, plan: Plan, folder: Path, path: Path, passthrough
         raise
     cells = run.cells
     document.status = "complete" if all(cell.status in ("ok", "not supported") for cell in cells) else "incomplete"
-    found = ranking.rankings(plan_file, cells)
-    found += ranking.extra_rankings(plan_file, cells, found)
+    document.agreements = agreement.study_agreements(cells)
+    found = ranking.rankings(plan_file, cells, document.agreements)
+    found += ranking.extra_rankings(plan_file, cells, found, document.agreements)
     document.rankings, document.scores = found, ranking.scores(plan_file, found)
+    study_thresholds.judge(plan_file, plan, cells)
     save(cells)
     _write_views(document, folder)
+    different = [row for row in document.agreements if row.differs]
+    if different:
+        first = different[0]
+        raise RunFailed(f"answers differ across targets: {first.workload} · {first.query}: {first.verdict}"
+                        f"{f' (and {len(different) - 1} more queries)' if len(different) > 1 else ''}; study saved in {folder}")
     failed = [cell for cell in cells if cell.status in ("failed", "skipped")]
+    problems = [study_thresholds.failure(cells)]
     if failed:
-        raise RunFailed(f"{len(failed)} of {len(cells)} cells did not pass ({', '.join(f'{c.target} · {c.workload} · w{c.workers}' for c in failed[:3])}"
-                        f"{', ...' if len(failed) > 3 else ''}); study saved in {folder}")
+        problems.insert(0, f"{len(failed)} of {len(cells)} cells did not pass ({', '.join(f'{c.target} · {c.workload} · w{c.workers}' for c in failed[:3])}"
+                           f"{', ...' if len(failed) > 3 else ''})")
+    if any(problems):
+        raise RunFailed(f"{'; '.join(filter(None, problems))}; study saved in {folder}")
 
 
 def _write_views(document: StudyDocument, folder: Path) -> None:

@@ -13,7 +13,7 @@ from iotdb_bench.cli.results import findings, run_conditions
 from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.cli.results.findings import Finding
 from iotdb_bench.cli.results.resource_figures import capacity_words
-from iotdb_bench.cli.results.tables import sections
+from iotdb_bench.cli.results.tables import formats, sections
 from iotdb_bench.cli.results.tables.sections import TERMINAL, Section
 from iotdb_bench.cli.terminal import console
 
@@ -80,7 +80,7 @@ def resource_lines(document: ResultsDocument) -> list[str]:
     if document.max_rate is not None:  # one row per rate tried: report.html's Every figure holds them
         return ["Resources at each rate: report.html, under Inserts per second (Every other figure)"]
     for row in document.inserts:
-        who = findings.row_where(row)
+        who = formats.row_where(row)
         r = row.resources
         if r is None:
             continue

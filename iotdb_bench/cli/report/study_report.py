@@ -14,7 +14,7 @@ from iotdb_bench.cli.report.html_report import Page
 from iotdb_bench.cli.report.tables import FittedTable, fitted, section_table
 from iotdb_bench.cli.results import findings
 from iotdb_bench.cli.results.compared import Sources, compare
-from iotdb_bench.cli.results.study_document import StudyDocument
+from iotdb_bench.cli.results.study.document import StudyDocument
 from iotdb_bench.cli.results.tables import sections
 from iotdb_bench.cli.results.tables.catalogue import DEFAULT
 from iotdb_bench.cli.results.tables.sections import TERMINAL
@@ -48,11 +48,12 @@ def markdown(document: StudyDocument, sources: Sources) -> str:
 
 def write_html(folder: Path, document: StudyDocument, sources: Sources, drawn: list[Path]) -> Path:
     done = sum(cell.status == "ok" for cell in document.cells)
+    compared = compare(sources)
     page = Page(
         title=document.title or f"Study {document.name}", status=document.status,
         subtitle=f"study {document.name} ({document.file}): {done} of {len(document.cells)} cells passed, updated {document.updated}",
-        summary=document.description, flags=findings.flags(findings.study_findings(document)),
-        sections=html_report.page_tables(sections.study_sections(document, compare(sources))), plots=html_report.embedded(drawn),
+        summary=document.description, flags=findings.flags(findings.study_findings(document, compared)),
+        sections=html_report.page_tables(sections.study_sections(document, compared)), plots=html_report.embedded(drawn),
         sources=[(source, [("Task", item.task), ("Target", item.target), ("Status", item.status)]) for source, item in sources],
     )
     return html_report.write_page(folder / REPORT, "study.html.j2", page)

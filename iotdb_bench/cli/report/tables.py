@@ -23,6 +23,7 @@ from iotdb_bench.cli.results.tables.catalogue import COMPARE, DEFAULT, DETAILS, 
 from iotdb_bench.cli.results.tables.sections import Section
 
 MIN_TEXT_WIDTH = 12  # a column of words narrower than this wraps into too many lines
+MIN_FOLD = 8  # a column of words squeezed by its keys is never narrower than this
 
 
 @dataclass
@@ -39,12 +40,13 @@ class FittedTable:
         minimums = [_min_width(figure, [row[i] for row in rows]) for i, figure in enumerate(figures)]
         for block in _blocks(figures, minimums, width):
             table = Table(box=box.HEAVY_HEAD, expand=False)
+            floors = _floors(figures, minimums, block, width)
             widths = _widths([figures[index] for index in block], [[row[index] for row in rows] for index in block],
-                             [minimums[index] for index in block], width - len(block) - 1)
+                             [floors[index] for index in block], width - len(block) - 1)
             for index, fixed in zip(block, widths, strict=True):
                 figure = figures[index]
                 table.add_column(figure.header, justify="left" if figure.text else "right", no_wrap=not figure.text or figure.key,
-                                 min_width=minimums[index], width=fixed, overflow="fold")
+                                 min_width=floors[index], width=fixed, overflow="fold")
             for row in rows:
                 table.add_row(*(row[index] for index in block))
             yield table
@@ -64,6 +66,14 @@ def _min_width(figure: Figure, cells: Sequence[str]) -> int:
     longest_word = max([header_word, *(len(word) for cell in cells for word in cell.split())])
     longest_cell = max([header_word, *(len(cell) for cell in cells)])
     return max(longest_word, min(longest_cell, MIN_TEXT_WIDTH))
+
+
+def _floors(figures: list[Figure], minimums: list[int], block: list[int], width: int) -> dict[int, int]:
+    """The narrowest each column of a block may be: its minimum, except a column of words beside keys that
+    leave it less room than its longest word, which then folds that word (MIN_FOLD at the least)."""
+    room = width - _used([index for index in block if figures[index].key], minimums) - 3
+    return {index: min(minimums[index], max(room, MIN_FOLD)) if figures[index].text and not figures[index].key else minimums[index]
+            for index in block}
 
 
 def _widths(figures: list[Figure], cells: list[list[str]], minimums: list[int], room: int) -> list[int | None]:

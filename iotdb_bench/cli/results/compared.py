@@ -6,13 +6,15 @@ apart from the other rows, the conditions it was measured under (the † of the 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from iotdb_bench.cli.results import crosscheck, run_conditions
+from iotdb_bench.cli.results import agreement, crosscheck, run_conditions
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ResultsDocument, ScanRow
 from iotdb_bench.simulator.measurement import stats
+from iotdb_bench.simulator.queries.query_file import FileQuery
 from iotdb_bench.simulator.workload import shapes
 
 Sources = list[tuple[str, ResultsDocument]]
@@ -39,6 +41,8 @@ class CompareQueryRow(QueryRow, Conditions):
     source: str
     cv: float | None = Field(default=None, description="coefficient of variation over every worker's executions")
     unstable: bool | None = None
+    agreement: str | None = Field(default=None, description="a query file's query: its answers compared with the other rows' "
+                                  "(cli/results/agreement.py); None for the tool's own queries")
 
 
 class CompareScanRow(ScanRow, Conditions):
@@ -99,10 +103,13 @@ def query_rows(sources: Sources) -> list[CompareQueryRow]:
     """Every saved query invocation's rows (one per worker count and query), with the spread of every
     worker's executions."""
     rows = []
+    definitions: list[str | None] = []  # of each row's query, when it is a query file's
     for source, document in sources:
         if document.task != "query":
             continue
         conditions = run_conditions.key_conditions(document)
+        file = document.spec.query_file
+        definitions += [_definition(file.query(row.query)) if file is not None else None for row in document.queries]
         executed = [(run.report, name) for run in document.runs for name in run.report.queries]  # summary.query_rows' order
         for row, (report, name) in zip(document.queries, executed, strict=True):
             seconds = [s for worker in report.workers if name in worker.queries for s in worker.queries[name].seconds]
@@ -110,7 +117,28 @@ def query_rows(sources: Sources) -> list[CompareQueryRow]:
             rows.append(CompareQueryRow(**row.model_dump(), database=document.target, source=source, conditions=conditions,
                                         cv=spread.cv if spread else None, unstable=spread.unstable if spread else None))
     mark_differences(rows)
+    compare_answers(rows, definitions)
     return rows
+
+
+def compare_answers(rows: list[CompareQueryRow], definitions: list[str | None]) -> None:
+    """Each query file's query (the same definition) compared across the rows that answered it."""
+    groups: dict[str, list[CompareQueryRow]] = {}
+    for row, definition in zip(rows, definitions, strict=True):
+        if definition is not None:
+            groups.setdefault(definition, []).append(row)
+    for group in groups.values():
+        names = agreement.labelled([row.database for row in group], [row.source for row in group])
+        found = agreement.verdict([agreement.Answered(name, row) for name, row in zip(names, group)])
+        for row in group:
+            row.agreement = found
+
+
+def _definition(query: FileQuery | None) -> str | None:
+    """The question a query asks: its name, parameters and answer's form (not its texts, one per language,
+    which may be added to or mended between runs): rows of the same one answer the same question."""
+    asked = None if query is None else query.model_dump_json(include={"name", "parameters", "columns", "ordered", "digits"})
+    return None if asked is None else hashlib.sha256(asked.encode()).hexdigest()
 
 
 def scan_rows(sources: Sources) -> list[CompareScanRow]:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from iotdb_bench import simulator
+from iotdb_bench.cli.config import ConfigSource
 from iotdb_bench.cli.results import host as host_info
 from iotdb_bench.cli.results.cost import Cost, InsertCost, QueryCost
 from iotdb_bench.cli.results.host import Host
@@ -49,6 +50,7 @@ class Environment(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="every option of the command, defaults included")
     command_line: list[str] = Field(default_factory=list, description="the command and every option as the CLI spells them, "
                                     "defaults included: it reproduces the invocation")
+    config: ConfigSource | None = Field(default=None, description="the config file the command read, and what chose it")
 
     @classmethod
     def here(cls, options: dict[str, Any], command_line: list[str], command: list[str]) -> Environment:
@@ -179,6 +181,44 @@ class ScanRow(BaseModel):
     problem: str | None = Field(default=None, description="the first failed check, or why counts were not checked")
 
 
+Operator = Literal[">=", "<=", ">", "<", "==", "!="]
+
+
+class Threshold(BaseModel):
+    """A line a figure must not cross (`--threshold`, a study file's `thresholds:`): parsed and checked
+    by cli/results/thresholds.py, written as the user wrote it."""
+
+    expression: str = Field(description="as given, e.g. inserts_per_s>=100000 or query.device-downsample.p95_ms<50")
+    figure: str = Field(description="the figure's name in the catalogue (cli/results/tables/catalogue.py)")
+    query: str | None = Field(default=None, description="query.<name>.<figure>: the rows of this query only")
+    operator: Operator
+    limit: float | str = Field(description="a number, or the words of a check (count_check==ok)")
+
+    def __str__(self) -> str:
+        return self.expression
+
+
+class JudgedRow(BaseModel):
+    """One row of the run a threshold was judged on (a worker count, a fill-level step, a query)."""
+
+    where: str = Field(description="the row in words: '4 workers', 'step 2', 'query lastpoint at 1 worker'")
+    workers: int
+    step: int | None = None
+    query: str | None = None
+    value: float | str | None = Field(description="the figure's value (its words for a check); None: not measured")
+    shown: str = Field(description="the value as the tables write it")
+    passed: bool
+
+
+class ThresholdVerdict(BaseModel):
+    """A threshold and its verdict: it passes when every row it concerns passes (k6's rule for thresholds)."""
+
+    threshold: Threshold
+    passed: bool | None = Field(default=None, description="None: not judged yet (a detached run until `attach` saves it)")
+    rows: list[JudgedRow] = Field(default_factory=list)
+    problem: str | None = Field(default=None, description="why it failed without a row to show (no row has the figure)")
+
+
 class ResultsDocument(BaseModel):
     format_version: int = FORMAT_VERSION
     task: Task
@@ -200,6 +240,7 @@ class ResultsDocument(BaseModel):
     scans: list[ScanRow] = Field(default_factory=list)
     max_rate: MaxRateSearch | None = Field(default=None, description="--find-max-rate: the rates tried and the answer")
     queries_under_ingest: list[QueryUnderIngestRow] = Field(default_factory=list)
+    thresholds: list[ThresholdVerdict] = Field(default_factory=list, description="--threshold: each threshold and its verdict")
 
     def insert_runs(self) -> list[RunRecord]:
         """The runs that finished with insert figures."""

@@ -13,17 +13,18 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from iotdb_bench.cli.results import crosscheck
+from iotdb_bench.cli.results import crosscheck, thresholds
 from iotdb_bench.cli.results.tables import formats
 from iotdb_bench.cli.results.compared import Compared, CompareInsertRow, CompareQueryRow, CompareScanRow
-from iotdb_bench.cli.results.document import InsertRow, ResultsDocument, RunRecord
-from iotdb_bench.cli.results.study_document import StudyDocument
+from iotdb_bench.cli.results.document import InsertRow, ResultsDocument, RunRecord, ThresholdVerdict
+from iotdb_bench.cli.results.study.document import StudyDocument
 from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV, QueryFigures
 
 Kind = Literal[
     "status", "unstable", "count-failed", "row-flag", "client-bottleneck", "max-rate", "could-not-sustain", "crosscheck-flagged",
     "database-side-check", "query-failed", "wrong-answer", "answers-not-checked", "unstable-executions", "scan-failed", "scan-problem",
     "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "incomplete", "time-limit", "empty-answers",
+    "answers-differ", "threshold-failed",
 ]
 
 
@@ -66,7 +67,7 @@ def document_findings(document: ResultsDocument) -> list[Finding]:
     if document.time_limit_reached:
         found.append(Finding(kind="time-limit", what="--time-limit reached", why=time_limit_words(document)))
     for row in document.inserts:
-        where = row_where(row)
+        where = formats.row_where(row)
         found += unstable(row, where)
         if row.count_check == "FAILED":
             found.append(Finding(kind="count-failed", where=where,
@@ -101,7 +102,7 @@ def document_findings(document: ResultsDocument) -> list[Finding]:
         if conditions is not None and conditions.server_version_error:
             found.append(Finding(kind="server-version", where=run.label, what="the server's version could not be read",
                                  why=conditions.server_version_error))
-    return found
+    return found + failed_thresholds(document.thresholds)
 
 
 def runs_finished(document: ResultsDocument) -> str:
@@ -136,10 +137,10 @@ def empty_answers(query: QueryFigures, where: str) -> list[Finding]:
                         "or more events per device, put rows there)")]
 
 
-def row_where(row: InsertRow) -> str:
-    """An insert row in words: its step or worker count, and its target rate."""
-    where = f"step {row.step}" if row.step is not None else formats.workers(row.workers)
-    return where + (f" at {row.target_rate:,.0f}/s" if row.target_rate else "")
+def failed_thresholds(verdicts: list[ThresholdVerdict], where: str = "") -> list[Finding]:
+    return [Finding(kind="threshold-failed", where=", ".join(filter(None, [where, f"threshold {verdict.threshold.expression}"])), what="FAILED",
+                    why=thresholds.because(verdict))
+            for verdict in verdicts if verdict.passed is False]
 
 
 def unstable(row: InsertRow, where: str) -> list[Finding]:
@@ -231,6 +232,8 @@ def compared_findings(compared: Compared) -> list[Finding]:
         if marked.differs:
             found.append(Finding(kind="differs", mark="†", where=f"{marked.database} ({marked.source}), {formats.workers(marked.workers)}",
                                  what="measured under other conditions", why="; ".join(marked.differs)))
+    for source, document in compared.sources:
+        found += failed_thresholds(document.thresholds, f"{document.target} ({source})")
     return found
 
 
@@ -241,12 +244,19 @@ def compared_where(row: CompareInsertRow) -> str:
 
 # -- a study ------------------------------------------------------------------------------------------
 
-def study_findings(document: StudyDocument) -> list[Finding]:
-    """Cells that did not pass, and ranked cells measured under other conditions than the rest of their table."""
+def study_findings(document: StudyDocument, compared: Compared) -> list[Finding]:
+    """Cells that did not pass, ranked cells measured under other conditions than the rest of their table,
+    query-file queries whose answers differ across targets, and what the cells' own rows show (unstable
+    runs, WRONG answers, flagged checks: `compared`, the cells' documents side by side, as the study's
+    tables show them). A cell's † is its ranking's."""
     found = [Finding(kind="cell-not-passed", where=f"{cell.target} · {cell.workload} · {cell.workers} worker(s)", what=cell.status,
                      why=cell.error or "")
              for cell in document.cells if cell.status in ("failed", "skipped", "pending")]
+    found += [finding for cell in document.cells for finding in failed_thresholds(cell.thresholds, f"{cell.target} · {cell.workload} · {cell.workers} worker(s)")]
     found += [Finding(kind="differs", mark="†", where=f"{row.target} · {ranking.workload} · {row.workers} worker(s)",
                       what="measured under other conditions", why="; ".join(row.differs))
               for ranking in document.rankings for row in ranking.rows if row.differs]
+    found += [Finding(kind="answers-differ", where=f"{row.workload} · {row.query}", what="answers differ across targets", why=row.verdict)
+              for row in document.agreements if row.differs]
+    found += [finding for finding in compared_findings(compared) if finding.kind != "differs"]
     return found

@@ -106,6 +106,8 @@ def caption(document: ResultsDocument) -> str:
         parts.append(", ".join(f"{name} {version}" for name, version in found.items()))
     parts.append(f"Python {environment.python or '?'}")
     parts.append(placement_phrase(document))
+    if environment.config is not None:
+        parts.append(environment.config.phrase())
     pregenerated = pregenerated_phrase(document)
     if pregenerated:
         parts.append(pregenerated)
@@ -132,6 +134,8 @@ def facts(document: ResultsDocument) -> list[tuple[str, str]]:
         ("Target", f"{document.target} (module {document.spec.module})"),
         ("Platform", document.platform),
     ]
+    if environment.config is not None:
+        rows.append(("Config file", f"{environment.config.path} (chosen by: {environment.config.chosen_by})"))
     for version in server_versions(document) or ["not recorded"]:
         rows.append(("Database server", version))
     software = [conditions.software for conditions in run_conditions(document) if conditions.software]

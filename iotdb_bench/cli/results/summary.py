@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from iotdb_bench.cli.results import cost, resource_figures, row_flags
+from iotdb_bench.cli.results import cost, resource_figures, row_flags, thresholds
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ResultsDocument, RunRecord, ScanRow, insert_figures
 from iotdb_bench.simulator.measurement import stats
 
@@ -22,6 +22,7 @@ def summarise(document: ResultsDocument) -> None:
         row.cost = cost.insert_cost(document.cost, row.throughput.avg)
     for query in document.queries:
         query.cost = cost.query_cost(document.cost, query.workers, query.avg_s)
+    document.thresholds = thresholds.judge_all(document.thresholds, document)
 
 
 def local_cores(document: ResultsDocument) -> int | None:

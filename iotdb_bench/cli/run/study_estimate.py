@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from iotdb_bench.cli.results.document import ResultsDocument
-from iotdb_bench.cli.results.study_document import CellPlan
+from iotdb_bench.cli.results.study.document import CellPlan
 from iotdb_bench.cli.run.runner import Invocation
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import RunSpec

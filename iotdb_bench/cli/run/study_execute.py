@@ -13,7 +13,7 @@ from pathlib import Path
 
 from iotdb_bench.cli.errors import RunFailed, UsageProblem
 from iotdb_bench.cli.results import results_files, run_conditions
-from iotdb_bench.cli.results.study_document import CellRecord
+from iotdb_bench.cli.results.study.document import CellRecord
 from iotdb_bench.cli.run import study_state
 from iotdb_bench.cli.run.study_plan import CellCommand, Passthrough, Plan
 from iotdb_bench.cli.run.study_state import CellMarker
@@ -128,6 +128,7 @@ class StudyRun:
         record.cost = self.costs.get(record.target) or document.cost
         record.conditions = run_conditions.key_conditions(document)
         record.inserts, record.queries, record.scans = document.inserts, document.queries, document.scans
+        record.queries_under_ingest = document.queries_under_ingest
 
     def _folder(self, record: CellRecord) -> Path:
         return study_state.cell_folder(self.folder, record.folder_name())

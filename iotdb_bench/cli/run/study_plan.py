@@ -8,17 +8,20 @@ of that insert cell.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from iotdb_bench.cli.config import Config
 from iotdb_bench.cli.errors import UsageProblem
-from iotdb_bench.cli.results.study_document import CellPlan, cell_key
+from iotdb_bench.cli.results.study.document import CellPlan, cell_key
 from iotdb_bench.cli.run.runner import Invocation
 from iotdb_bench.cli.study_file import StudyFile, StudyTarget, Workload
 from iotdb_bench.simulator.env_references import MissingVariable
 from iotdb_bench.simulator.modules import ModuleError
+from iotdb_bench.simulator.queries import query_file
+from iotdb_bench.simulator.queries.query_file import QueryFileProblem
 
 
 class CellCommand(Protocol):
@@ -84,7 +87,7 @@ def expand(study: StudyFile, config: Config, commands: Mapping[str, CellCommand]
                 args = [*options, "-w", str(workers), "-r", str(runs), *(["--timeout", option_text(study.timeout)] if study.timeout else []),
                         *limit, "--target", target.config_target]
                 reads = data_cell if workload.task != "insert" else None
-                cell = CellPlan(key=cell_key(target.name, config_of_target, workload.task, args, reads, platform), index=len(cells),
+                cell = CellPlan(key=cell_key(target.name, config_of_target, workload.task, args, reads, platform, input_digests(args)), index=len(cells),
                                 target=target.name, database=target.config_target, workload=workload.name, task=workload.task, workers=workers, runs=runs, args=args,
                                 data_cell=reads)
                 invocation, refused = check_cell(commands[workload.task], cell, passthrough, study, where)
@@ -115,6 +118,17 @@ def check_cell(command: CellCommand, cell: CellPlan, passthrough: Passthrough, s
         raise UsageProblem(f"{place}: {problem} (unsupported: skip in the study file skips such cells)") from None
     except UsageProblem as problem:
         raise UsageProblem(f"{place}: {problem}") from None
+
+
+def input_digests(args: list[str]) -> dict[str, str]:
+    """The SHA-256 of the query file the arguments name (none: {}); a file that cannot be read is the cell's check's problem."""
+    if "--query-file" not in args:
+        return {}
+    try:
+        path = query_file.resolve(args[args.index("--query-file") + 1])
+        return {"query-file": hashlib.sha256(path.read_bytes()).hexdigest()}
+    except (QueryFileProblem, OSError, IndexError):
+        return {}
 
 
 def option_text(value: object) -> str:

@@ -34,6 +34,7 @@ class RunState:
         self.lock = threading.Lock()
         self.phase = "preparing"
         self.error: str | None = None
+        self.refused_input = False  # the failure is the database refusing a query file's text (a usage problem)
         self.registered: set[int] = set()
         self.ready: set[int] = set()
         self.progress: dict[int, int] = {}
@@ -94,11 +95,12 @@ class RunState:
     def start_lead(self) -> float:
         return START_LEAD_S + START_LEAD_PER_WORKER_S * self.spec.processes
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, refused_input: bool = False) -> None:
+        """`refused_input`: the database refused what the user gave the run (a query file's text) before its timed phase."""
         with self.lock:
             if self.phase != "failed":
                 log.error("run failed: %s", message)
-                self.phase, self.error = "failed", message
+                self.phase, self.error, self.refused_input = "failed", message, refused_input
         self.changed.announce()
 
     def status(self) -> Status:
@@ -115,6 +117,7 @@ class RunState:
                 prefilled=sum(self.prefilled.values()),
                 expected_prefill=self.spec.prefill if self.spec.task == "insert" else 0,
                 error=self.error,
+                refused_input=self.refused_input,
                 start_at=self.start_at,
                 duration_s=self.spec.duration_s if self.spec.task == "insert" else 0.0,
                 interval_p99_ms=max(self.interval_p99_ms.values(), default=None),

@@ -30,6 +30,7 @@ from iotdb_bench.simulator.errors import described
 from iotdb_bench.simulator.measurement import conditions
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from iotdb_bench.simulator.queries import text_check
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
 
@@ -69,6 +70,10 @@ class Collector:
                 elif missing := self.module.schema.missing_tables():
                     raise ModuleError(f"target '{self.spec.target}' holds none of the tool's tables ({', '.join(missing)}): "
                                       f"run insert first (python run.py insert --target {self.spec.target})")
+                refused = text_check.refused_text(self.spec, self.module.reader, self.module.capabilities.query_languages)
+                if refused:
+                    self.state.fail(refused, refused_input=True)
+                    return
         except ModuleError as error:
             self.state.fail(str(error))
             return

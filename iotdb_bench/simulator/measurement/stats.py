@@ -23,6 +23,8 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 from pydantic import BaseModel, Field, computed_field, model_validator
 
+from iotdb_bench.simulator.checks import answer_digest
+from iotdb_bench.simulator.checks.answer_digest import KeptAnswer
 from iotdb_bench.simulator.measurement import live_figures
 from iotdb_bench.simulator.measurement.windows import Windows
 from iotdb_bench.simulator.protocol import LatencyCounts, QueryRuns, ScanOutcome, WorkerResult
@@ -296,6 +298,8 @@ class QueryFigures(BaseModel):
     errors: list[str] = Field(default_factory=list)
     answer: str | None = Field(None, description="ok, wrong or not checked: the check of every execution's answer")
     answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
+    answers: list[KeptAnswer] = Field(default_factory=list, description="query-file queries: each distinct (parameters, answer), all workers")
+    data: str | None = Field(None, description="query-file queries: fingerprint of the data answered over (None: unknown)")
     check_s: float | None = Field(None, description="seconds spent checking the answers, all workers together (outside the timed calls)")
     empty: int | None = Field(None, description="executions that returned no row: an empty answer measures little")
 
@@ -324,6 +328,10 @@ def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
         if first is not None:
             figures.answer, figures.answer_detail = verdict, first.answer_detail
             break
+    for runs in per_worker:
+        for answer in runs.answers:
+            answer_digest.add(figures.answers, answer.model_copy())
+    figures.data = next((runs.data for runs in per_worker if runs.data), None)
     if seconds:
         figures.min_s, figures.avg_s, figures.max_s = min(seconds), statistics.fmean(seconds), max(seconds)
         figures.p95_s = percentile(seconds, 95.0)

@@ -236,6 +236,14 @@ class ReaderRole(Part, abc.ABC):
         parameters (simulator/queries/executions.py): TSBS's, where its capabilities name TSBS shapes."""
         return {}
 
+    def text_query(self, language: str, text: str) -> Query:
+        """Only for `capabilities.query_languages`: the query running a query file's bound text."""
+        raise self.not_capable("text_query")
+
+    def check_text(self, language: str, text: str) -> None:
+        """Only for `capabilities.query_languages`: raise in the database's words when it refuses the text."""
+        raise self.not_capable("check_text")
+
     def one_table_queries(self) -> None:
         """For modules whose queries read the table `events` alone: data written with --tables N (the
         record's tables, which a query follows) is refused in one line rather than answered in part."""

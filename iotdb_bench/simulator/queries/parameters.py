@@ -5,12 +5,14 @@ execution `ParameterDraws.draw` picks their values among what the record says wa
 entities and time range), from the run's seed, the worker and the execution's number: the same
 every time a run is repeated, and different from one execution to the next, as TSBS's pre-generated
 queries are. The module then only renders its text with them (simulator/queries/executions.py).
-A new kind (a threshold, a value among those written...) is one more class with a `draw` method.
+A query file's parameters (simulator/queries/query_file.py) add a device, a measurement and a
+threshold from the range of the values written (`RandomDevice`, `RandomMeasurement`, `RandomThreshold`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,12 +30,21 @@ class ParameterProblem(Exception):
 @dataclass(frozen=True)
 class Written:
     """What a query may draw from: entities `{entity}_0` .. `{entity}_{entities - 1}` (TSBS's host_i,
-    truck_i) and the time range [start_ms, end_ms)."""
+    truck_i), or the given `names`, and the time range [start_ms, end_ms); for a query file's
+    parameters also the measurements, and the range of the values with their resolution (`value_step`:
+    0.01 for the tool's events, whose values have two decimals; 1 for TSBS's whole numbers)."""
 
     entity: str
     entities: int
     start_ms: int
     end_ms: int
+    names: Sequence[str] | None = None
+    measurements: tuple[str, ...] = ()
+    values: tuple[float, float] | None = None
+    value_step: float = 0.01
+
+    def name(self, index: int) -> str:
+        return self.names[index] if self.names is not None else f"{self.entity}_{index}"
 
 
 @dataclass(frozen=True)
@@ -87,7 +98,7 @@ class RandomEntities:
                 break
             if (index := value % written.entities) not in chosen:
                 chosen.append(index)
-        return tuple(f"{written.entity}_{index}" for index in chosen)
+        return tuple(written.name(index) for index in chosen)
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,62 @@ class RandomWindow:
             return Window(written.start_ms, written.end_ms)
         start = written.start_ms + next(hashes) % room
         return Window(start, start + self.length_ms)
+
+
+@dataclass(frozen=True)
+class RandomDevice:
+    """One device (entity) among those written, uniformly: its name."""
+
+    name: str
+
+    def draw(self, hashes: _Hashes, written: Written) -> str:
+        if not written.entities:
+            raise ParameterProblem(f"it draws a random {written.entity} and the data has none")
+        return written.name(next(hashes) % written.entities)
+
+
+@dataclass(frozen=True)
+class RandomMeasurement:
+    """One of the measurements written (the tool's `temperature`, m1...; TSBS's cpu fields), uniformly."""
+
+    name: str
+
+    def draw(self, hashes: _Hashes, written: Written) -> str:
+        if not written.measurements:
+            raise ParameterProblem("it draws a measurement and the record names none")
+        return written.measurements[next(hashes) % len(written.measurements)]
+
+
+class Threshold(float):
+    """A threshold drawn from the values' range, written with one decimal more than the values have
+    (it lies halfway between two values that can be written, so no value equals it)."""
+
+    decimals: int = 3
+
+    def __str__(self) -> str:
+        return f"{float(self):.{self.decimals}f}"
+
+
+@dataclass(frozen=True)
+class RandomThreshold:
+    """A value at a fraction of the written values' range [low, high], the fraction drawn uniformly in
+    [`low`, `high`] (0.9 to 0.99: above most values), moved to halfway between two values that can be
+    written (`Written.value_step`), so that > and >= give the same rows on every database."""
+
+    name: str
+    low: float
+    high: float
+
+    def draw(self, hashes: _Hashes, written: Written) -> Threshold:
+        if written.values is None:
+            raise ParameterProblem("it draws a threshold from the values written and the record does not say their range")
+        smallest, largest = written.values
+        fraction = self.low + (self.high - self.low) * (next(hashes) >> 11) / 2**53
+        step = written.value_step
+        value = smallest + fraction * (largest - smallest)
+        threshold = Threshold(math.floor(value / step) * step + step / 2)
+        threshold.decimals = max(0, -math.floor(math.log10(step))) + 1
+        return threshold
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """TSBS's SQL for the relational modules: the layout of TSBS's TimescaleDB target (a `tags` table, a
 `cpu` table with tags_id and the fields) and the text of its DevOps queries (its
 cmd/tsbs_generate_queries/databases/timescaledb/devops.go with --timescale-use-tags, the default),
-in three dialects: TimescaleDB (time_bucket), PostgreSQL (date_trunc in place of TSBS's
+in four dialects: TimescaleDB (time_bucket), PostgreSQL (date_trunc in place of TSBS's
 to_timestamp(extract(epoch)::int) arithmetic, which rounds sub-second times), SQLite (epoch
-milliseconds; lastpoint without DISTINCT ON and LATERAL).
+milliseconds; lastpoint without DISTINCT ON and LATERAL), MySQL and MariaDB (TSBS has no target for
+them: DATETIME(3) in the session's UTC, buckets by TIMESTAMPDIFF, which UNIX_TIMESTAMP's 2038 limit
+does not reach; lastpoint as SQLite's).
 
 Each query's rows are turned into the common form of simulator/queries/tsbs_devops.py after the
 timed call: times as epoch milliseconds, hosts by name (the tool fills `tags` itself: host_i has id
@@ -36,6 +38,7 @@ class Dialect:
     types: dict[str, str]  # the column types of the layout: time, tags_id, field, text, json, id
     lastpoint: str
     insert_tags: str  # INSERT of one host's tags that leaves an existing row as it is
+    quote: str = '"'  # around an identifier that is also a keyword (`time` in an index)
 
 
 _PG_LASTPOINT = ("SELECT DISTINCT ON (t.hostname) * FROM tags t INNER JOIN LATERAL(SELECT * FROM cpu c WHERE c.tags_id = t.id "
@@ -53,10 +56,24 @@ TIMESCALEDB = Dialect("timescaledb", lambda seconds: f"time_bucket('{seconds} se
                       _TAG_INSERT.format("%s") + " ON CONFLICT DO NOTHING")
 POSTGRES = Dialect("postgres", lambda seconds: f"date_trunc('{'minute' if seconds == 60 else 'hour'}', time)", _pg_literal, _PG_TYPES,
                    _PG_LASTPOINT, TIMESCALEDB.insert_tags)
+# Each host's newest row joined to its tags, where there is no DISTINCT ON or LATERAL.
+_JOIN_LASTPOINT = ("SELECT * FROM tags t JOIN cpu c ON c.tags_id = t.id AND c.time = (SELECT max(time) FROM cpu WHERE tags_id = t.id) "
+                   "ORDER BY t.hostname")
 SQLITE = Dialect("sqlite", lambda seconds: f"time / {seconds * 1000} * {seconds * 1000}", str,
                  {"time": "INTEGER", "tags_id": "INTEGER", "field": "REAL", "text": "TEXT", "json": "TEXT", "id": "INTEGER PRIMARY KEY"},
-                 "SELECT * FROM tags t JOIN cpu c ON c.tags_id = t.id AND c.time = (SELECT max(time) FROM cpu WHERE tags_id = t.id) "
-                 "ORDER BY t.hostname", _TAG_INSERT.format("?").replace("INSERT", "INSERT OR IGNORE"))
+                 _JOIN_LASTPOINT, _TAG_INSERT.format("?").replace("INSERT", "INSERT OR IGNORE"))
+
+
+def _mysql_bucket(seconds: int) -> str:
+    """The minute or hour of `time` as a DATETIME: whole units since the epoch, added back to it."""
+    unit, epoch = "MINUTE" if seconds == 60 else "HOUR", "TIMESTAMP'1970-01-01 00:00:00'"
+    return f"TIMESTAMPADD({unit}, TIMESTAMPDIFF({unit}, {epoch}, time), {epoch})"
+
+
+# VARCHAR, not TEXT: the unique index on all ten tags needs lengths (10 x 64 utf8mb4 characters fit InnoDB's 3072 bytes).
+MYSQL = Dialect("mysql", _mysql_bucket, lambda ms: f"'{iso_ms(ms)[:-1].replace('T', ' ')}'",
+                {"time": "DATETIME(3)", "tags_id": "INT", "field": "DOUBLE", "text": "VARCHAR(64)", "json": "JSON", "id": "INT PRIMARY KEY"},
+                _JOIN_LASTPOINT, _TAG_INSERT.format("%s").replace("INSERT", "INSERT IGNORE"), quote="`")
 
 
 def setup_statements(dialect: Dialect, clean: bool) -> list[str]:
@@ -70,8 +87,8 @@ def setup_statements(dialect: Dialect, clean: bool) -> list[str]:
             f"CREATE UNIQUE INDEX IF NOT EXISTS uniq1 ON tags ({', '.join(TAG_NAMES)})",
             "CREATE INDEX IF NOT EXISTS tags_hostname ON tags (hostname)",
             f"CREATE TABLE IF NOT EXISTS cpu (time {types['time']}, tags_id {types['tags_id']}, {fields}, additional_tags {types['json']} DEFAULT NULL)",
-            'CREATE INDEX IF NOT EXISTS cpu_tags_id_time ON cpu (tags_id, "time" DESC)',
-            'CREATE INDEX IF NOT EXISTS cpu_time ON cpu ("time" DESC)']
+            f"CREATE INDEX IF NOT EXISTS cpu_tags_id_time ON cpu (tags_id, {dialect.quote}time{dialect.quote} DESC)",
+            f"CREATE INDEX IF NOT EXISTS cpu_time ON cpu ({dialect.quote}time{dialect.quote} DESC)"]
 
 
 def tag_rows(seed: int, hosts: int) -> list[tuple]:

@@ -22,6 +22,7 @@ from iotdb_bench.simulator.measurement.query_latency import QueryLatencyRecorder
 from iotdb_bench.simulator.measurement.timing import CallTimer, clock, clock_at
 from iotdb_bench.simulator.modules import DatabaseModule
 from iotdb_bench.simulator.protocol import Status
+from iotdb_bench.simulator.queries import written as data_written
 from iotdb_bench.simulator.queries.executions import Executions
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import written
@@ -65,10 +66,15 @@ class QueryClient:
         self.recorder = QueryLatencyRecorder(self.names)
 
     def run(self, start_at: float) -> dict:
-        """The mixed phase, then the idle phase; returns the recorder's payload. TSBS's query types
-        draw their parameters from the data the run is writing (its hosts and whole time range)."""
-        draws = ParameterDraws(self.spec.seed, self.number, written(TsbsData.of(self.spec))) if self.spec.tsbs else None
-        available = Executions(self.module.reader, draws)
+        """The mixed phase, then the idle phase; returns the recorder's payload. TSBS's query types and a
+        query file's draw their parameters from the data the run is writing (its hosts or devices and time range)."""
+        spec, file = self.spec, self.spec.query_file
+        if file is not None:  # a query file's parameters: from what the run writes (no answer is kept: the data grows)
+            available = Executions(self.module.reader, ParameterDraws(spec.seed, self.number, data_written.of_spec(spec)), file,
+                                   self.module.capabilities.query_languages)
+        else:
+            draws = ParameterDraws(spec.seed, self.number, written(TsbsData.of(spec))) if spec.tsbs else None
+            available = Executions(self.module.reader, draws)
         runnable = []
         for name in self.names:
             if available.offers(name):

@@ -13,6 +13,7 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 
+from iotdb_bench.simulator.checks import answer_digest
 from iotdb_bench.simulator.checks.answers import AnswerChecker
 from iotdb_bench.simulator.checks.expected import ExpectedRecord
 from iotdb_bench.simulator.checks.scan import ScanCheck
@@ -22,12 +23,16 @@ from iotdb_bench.simulator.measurement.stats import CallRecorder
 from iotdb_bench.simulator.measurement.timing import CallTimer, clock
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
 from iotdb_bench.simulator.protocol import QueryProgress, QueryRuns, ScanOutcome
+from iotdb_bench.simulator.queries import written as data_written
 from iotdb_bench.simulator.queries.executions import Execution, Executions
 from iotdb_bench.simulator.queries.parameters import ParameterDraws, ParameterProblem
 from iotdb_bench.simulator.queries.tsbs_devops import DevopsAnswers, written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 log = logging.getLogger("worker")
+
+NOT_COMPUTED = "the tool computes no answer to a query file's query: a study (or compare) compares its answers across the targets"
 
 
 class ReadSide:
@@ -73,7 +78,8 @@ class ReadSide:
             raise ModuleError(f"target '{self.spec.target}' holds no events of this tool: {first}")
 
     def _read_recorded_tables(self, record: ExpectedRecord) -> None:
-        refusal = record.unreadable(self.spec.task, self.spec.queries)
+        # A query file's texts say themselves what they read: no shape is refused for them.
+        refusal = None if self.spec.query_file is not None and self.spec.task == "query" else record.unreadable(self.spec.task, self.spec.queries)
         if refusal:
             raise ModuleError(f"{self.spec.task} refused: {refusal}")
         if record.tables and record.tables != self.spec.table_names:
@@ -114,20 +120,21 @@ class ReadSide:
         # data exactly (the answers are then "not checked", with the record's reason).
         tsbs = record.tsbs if record is not None else None
         checker = AnswerChecker(record, missing, DevopsAnswers(tsbs) if tsbs else None)
-        executions = Executions(self.module.reader, ParameterDraws(self.spec.seed, self.index, written(tsbs)) if tsbs else None)
+        executions = self._executions(record, tsbs)
+        data = data_written.fingerprint(record)
         runs = self.runs
         self.work_total = len(self.spec.queries) * self.spec.query_runs
         for name in self.spec.queries:
             runs[name] = outcome = QueryRuns()
             before = self.work_done
             if executions.offers(name):
-                self._executions(name, executions, checker, outcome)
+                self._run_query(name, executions, checker, outcome, data)
             else:
                 outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
             self.work_done = before + self.spec.query_runs  # those given up after an error count as done
         return runs
 
-    def _executions(self, name: str, executions: Executions, checker: AnswerChecker, outcome: QueryRuns) -> None:
+    def _run_query(self, name: str, executions: Executions, checker: AnswerChecker, outcome: QueryRuns, data: str | None) -> None:
         """The query's executions, timed and checked; the first error ends them (recorded in `outcome`)."""
         for _ in range(self.spec.query_runs):
             self.check_stop()
@@ -150,7 +157,10 @@ class ReadSide:
             outcome.rows = len(rows)
             outcome.empty += not rows
             began = clock()
-            self._check_answer(checker, execution, rows, outcome)
+            if execution.file_query is not None:
+                self._keep_answer(checker, execution, rows, outcome, data)
+            else:
+                self._check_answer(checker, execution, rows, outcome)
             outcome.check_s += clock() - began
             self.work_done += 1
 
@@ -159,6 +169,27 @@ class ReadSide:
             return False
         self.time_limit_reached = True
         return True
+
+    def _executions(self, record: ExpectedRecord | None, tsbs: TsbsData | None) -> Executions:
+        """The run's queries: a query file's, drawing their parameters from what the record says was
+        written; else the tool's, TSBS's drawing from the TSBS data written."""
+        reader, file = self.module.reader, self.spec.query_file
+        if file is not None:
+            draws = ParameterDraws(self.spec.seed, self.index, data_written.of_record(record)) if record is not None else None
+            return Executions(reader, draws, file, self.module.capabilities.query_languages)
+        return Executions(reader, ParameterDraws(self.spec.seed, self.index, written(tsbs)) if tsbs else None)
+
+    @staticmethod
+    def _keep_answer(checker: AnswerChecker, execution: Execution, rows: list[tuple], outcome: QueryRuns, data: str | None) -> None:
+        """A query file's answer, normalised and kept with its digest for the comparison across targets;
+        the tool computes none of them itself, so each is not checked here (docs/query-files.md)."""
+        query = execution.file_query
+        assert query is not None
+        normal = answer_digest.normalised(rows, query.column_kinds(), query.ordered, query.digits)
+        answer_digest.add(outcome.answers, answer_digest.kept(normal, str(execution.parameters or "")))
+        outcome.data = data
+        outcome.answer = "not checked"
+        outcome.answer_detail = checker.reason or NOT_COMPUTED
 
     def live_queries(self) -> dict[str, QueryProgress]:
         """Each query's executions so far (read by the progress reporter while they run); a query that

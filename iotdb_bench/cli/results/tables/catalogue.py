@@ -15,8 +15,10 @@ catalogue's figures, whatever their levels, so a figure added here is in the CSV
 
 A figure may say what its number is (`value`, in `unit`, as the views write it: `form`); a figure a
 study can rank targets by (`rank_as`: its name in a study file) also says which way is better. The
-study's rankings and score read these same figures (cli/results/ranking.py), so a ranking is headed,
-written and plotted as the figure is everywhere.
+study's rankings and score read these same figures (cli/results/study/ranking.py), so a ranking is headed,
+written and plotted as the figure is everywhere. A figure with a name (`name`, else its `rank_as`) can
+be judged by a threshold (`--threshold p99_ms<=20`, cli/results/thresholds.py): its `value`, or for a
+check (`text`) its words.
 
 Which tables a document has, in which order, is cli/results/tables/sections.py; the views (cli/report/:
 tables.py for the terminal, html_report.py, markdown.py, csv_files.py) decide the layout only: what
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from iotdb_bench.cli.results.tables import formats as f
+from iotdb_bench.simulator.checks import answer_digest
 from iotdb_bench.cli.results.resource_figures import ResourceFigures
 
 DEFAULT, DETAILS, COMPARE = "default", "details", "compare"
@@ -69,6 +72,7 @@ class Figure:
     better: Better | None = None
     rank_as: str = ""
     spread: Callable[[Any], Any] | None = None  # its spread across runs (a Spread) or executions (fastest, slowest)
+    name: str = ""                  # its name in a threshold when not its rank_as (which a threshold also accepts)
 
     def __post_init__(self) -> None:
         if not self.csv:
@@ -77,6 +81,13 @@ class Figure:
             raise ValueError(f"figure {self.header!r} says neither how its cell reads nor its value")
         if self.rank_as and (self.value is None or self.better is None or not self.unit):
             raise ValueError(f"figure {self.header!r} is ranked: it needs a value, a unit and which way is better")
+        if self.name and self.value is None and not self.text:
+            raise ValueError(f"figure {self.header!r} is named for thresholds: it needs a value, or words to compare")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Its names in a threshold: `name` first, then `rank_as` (the study file's)."""
+        return tuple(dict.fromkeys(found for found in (self.name, self.rank_as) if found))
 
     @property
     def title(self) -> str:
@@ -194,6 +205,11 @@ def _inserts_per_cost(row: Any) -> float | None:
     return float(row.cost.inserts_per_unit) if row.cost is not None and row.throughput.avg else None
 
 
+def _cv(spread: Any) -> float | None:
+    """A spread's coefficient of variation; none for a single run (as the tables write it: -)."""
+    return None if spread.n < 2 else float(spread.cv)
+
+
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1000
 
@@ -236,52 +252,62 @@ INSERTS = Catalogue(
                explain="Values/s = inserts/s x values per row", csv=("values_per_row", "values_throughput.avg"),
                unit="values/s", better="higher", rank_as="values_per_s", spread=lambda row: row.values_throughput),
         Figure("Min–Max", lambda row: f.min_max(row.throughput), RUN, label="Inserts/s min–max over runs", csv=("throughput.min", "throughput.max")),
-        Figure("Min", lambda row: f.rate(row.throughput.min), MORE, label="Inserts/s, slowest run", csv=("throughput.min",)),
-        Figure("Max", lambda row: f.rate(row.throughput.max), MORE, label="Inserts/s, fastest run", csv=("throughput.max",)),
+        Figure("Min", lambda row: f.rate(row.throughput.min), MORE, label="Inserts/s, slowest run", csv=("throughput.min",),
+               name="inserts_per_s_min", value=lambda row: row.throughput.min),
+        Figure("Max", lambda row: f.rate(row.throughput.max), MORE, label="Inserts/s, fastest run", csv=("throughput.max",),
+               name="inserts_per_s_max", value=lambda row: row.throughput.max),
         Figure("Stdev", lambda row: f.DASH if row.throughput.n < 2 else f.rate(row.throughput.stdev), MORE, label="Standard deviation over runs", csv=("throughput.stdev",)),
         Figure("CV", lambda row: f.cv(row.throughput), BOTH, label="Coefficient of variation",
-               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)", csv=("throughput.cv", "throughput.unstable")),
+               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)", csv=("throughput.cv", "throughput.unstable"),
+               name="cv", value=lambda row: _cv(row.throughput)),
         Figure("95% CI", lambda row: f.ci(row.throughput), MORE_COMPARED, label="95% confidence interval, ±",
                explain="95% CI = half width of the average's confidence interval (Student t)", csv=("throughput.ci95_low", "throughput.ci95_high")),
         Figure("Seed formula", lambda row: f.rate(row.seed_formula_throughput.avg), MORE, label="Seed formula inserts/s",
                explain="Seed formula = events / mean worker duration (the original tool's figure)", csv=("seed_formula_throughput.avg",)),
-        Figure("p50 ms", lambda row: f.ms(row.p50_ms), MORE, label="Latency p50, ms per call", csv=("p50_ms",)),
-        Figure("p95 ms", lambda row: f.ms(row.p95_ms), MORE, label="Latency p95, ms per call", csv=("p95_ms",)),
+        Figure("p50 ms", lambda row: f.ms(row.p50_ms), MORE, label="Latency p50, ms per call", csv=("p50_ms",), name="p50_ms", value=lambda row: row.p50_ms),
+        Figure("p95 ms", lambda row: f.ms(row.p95_ms), MORE, label="Latency p95, ms per call", csv=("p95_ms",), name="p95_ms", value=lambda row: row.p95_ms),
         Figure("p99 ms", value=lambda row: row.p99_ms.avg, form=f.ms, levels=BOTH, label="Latency p99, ms per call",
                explain="p99 ms = 99th percentile of the service time per database call", csv=("p99_ms.avg",),
                unit="ms", better="lower", rank_as="p99_ms", spread=lambda row: row.p99_ms),
         Figure("p99 range", lambda row: f.min_max(row.p99_ms, f.ms), MORE, label="Latency p99 min–max over runs, ms", csv=("p99_ms.min", "p99_ms.max")),
-        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest call, ms", csv=("max_ms",)),
+        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest call, ms", csv=("max_ms",), name="max_ms", value=lambda row: row.max_ms),
         Figure("Resp p99", lambda row: f.ms(row.response_p99_ms.avg if row.response_p99_ms else None), BOTH, show_if=_open_loop,
                label="Response time p99, ms",
-               explain="Resp = response time in ms, from each call's intended start on the schedule (--rate)", csv=("response_p99_ms.avg",)),
+               explain="Resp = response time in ms, from each call's intended start on the schedule (--rate)", csv=("response_p99_ms.avg",),
+               name="response_p99_ms", value=lambda row: row.response_p99_ms.avg if row.response_p99_ms else None),
         Figure("Resp p50", lambda row: f.ms(row.response_p50_ms), MORE, show_if=_open_loop, label="Response time p50, ms", csv=("response_p50_ms",)),
         Figure("Resp p95", lambda row: f.ms(row.response_p95_ms), MORE, show_if=_open_loop, label="Response time p95, ms", csv=("response_p95_ms",)),
         Figure("Resp max", lambda row: f.ms(row.response_max_ms), MORE, show_if=_open_loop, label="Slowest response, ms", csv=("response_max_ms",)),
         Figure("Sustained", lambda row: f.text(row.sustained), BOTH, show_if=_open_loop, text=True,
-               explain="Sustained = no run ended behind its schedule by more than 1 s (5% of a run shorter than 20 s)", csv=("sustained",)),
+               explain="Sustained = no run ended behind its schedule by more than 1 s (5% of a run shorter than 20 s)", csv=("sustained",),
+               name="sustained"),
         Figure("Behind s", lambda row: f.seconds(row.behind_s), MORE, show_if=_open_loop, label="Behind schedule at the end, s", csv=("behind_s",)),
         Figure("Max lag s", lambda row: f.seconds(row.max_lag_s), MORE, show_if=_open_loop, label="Latest call start after schedule, s", csv=("max_lag_s",)),
         Figure("Overhead", lambda row: f.share(row.client_overhead, 1), MORE, label="Client overhead",
-               explain="Overhead = share of the timed phase spent outside database calls", csv=("client_overhead",)),
+               explain="Overhead = share of the timed phase spent outside database calls", csv=("client_overhead",),
+               name="client_overhead", value=lambda row: row.client_overhead),
         Figure("Skew ms", lambda row: f"{row.start_skew_s * 1000:.0f}", MORE, label="Start skew, ms", csv=("start_skew_s",)),
-        Figure("Retries", lambda row: str(row.retries), MORE, csv=("retries",)),
+        Figure("Retries", lambda row: str(row.retries), MORE, csv=("retries",), name="retries", value=lambda row: row.retries),
         Figure("DB CPU s/M", _db_cpu, BOTH, label="Database CPU s per million events",
                explain="DB CPU s/M = database CPU seconds per million events (n/m: not measured)", csv=("resources.db_cpu_s_per_million", "resources.database_in_workers"),
                value=lambda row: _resources(row).db_cpu_s_per_million, unit="CPU s per million events", better="lower", rank_as="db_cpu_s_per_million"),
-        Figure("DB cores", lambda row: f.figure(_resources(row).db_cores), MORE, label="Database cores busy", csv=("resources.db_cores",)),
+        Figure("DB cores", lambda row: f.figure(_resources(row).db_cores), MORE, label="Database cores busy", csv=("resources.db_cores",),
+               name="db_cores", value=lambda row: _resources(row).db_cores),
         Figure("DB peak MB", lambda row: f.megabytes(_resources(row).db_memory_peak_bytes), MORE, label="Database memory peak, MB", csv=("resources.db_memory_peak_bytes",),
                value=_memory_peak_mb, form=lambda mb: f.NOT_MEASURED if mb is None else f"{mb:,.0f}", unit="MB", better="lower",
                rank_as="db_memory_peak_mb"),
         Figure("Written B/ev", lambda row: f.figure(_resources(row).written_bytes_per_event), MORE, label="Bytes written per event",
-               explain="B/ev = bytes per event", csv=("resources.written_bytes_per_event",)),
+               explain="B/ev = bytes per event", csv=("resources.written_bytes_per_event",),
+               name="written_bytes_per_event", value=lambda row: _resources(row).written_bytes_per_event),
         Figure("Storage B/ev", value=lambda row: _resources(row).storage_bytes_per_event, form=f.bytes_per_event, levels=MORE,
                label="Storage bytes per event", explain="B/ev = bytes per event", csv=("resources.storage_bytes_per_event",),
                unit="bytes/event", better="lower", rank_as="storage_bytes_per_event"),
         Figure("Client CPU s/M", lambda row: f.figure(_resources(row).client_cpu_s_per_million), MORE,
-               label="Client CPU s per million events (workers + collector + CLI)", csv=("resources.client_cpu_s_per_million",)),
+               label="Client CPU s per million events (workers + collector + CLI)", csv=("resources.client_cpu_s_per_million",),
+               name="client_cpu_s_per_million", value=lambda row: _resources(row).client_cpu_s_per_million),
         Figure("Client share", lambda row: f.share(_resources(row).client_share), MORE, label="Client share of CPU",
-               explain="Client share = client CPU / (client + database CPU)", csv=("resources.client_share",)),
+               explain="Client share = client CPU / (client + database CPU)", csv=("resources.client_share",),
+               name="client_share", value=lambda row: _resources(row).client_share),
         Figure("Client limit?", _bottleneck, MORE, label="Client may be the bottleneck", text=True, csv=("resources.client_may_be_bottleneck", "resources.bottleneck_reason")),
         Figure("Query clients", lambda row: str(row.query_workers), MORE, show_if=_any(lambda row: row.query_workers), csv=("query_workers",)),
         Figure("Without queries/s", lambda row: f.rate(row.throughput_without_queries.avg if row.throughput_without_queries else None),
@@ -292,7 +318,7 @@ INSERTS = Catalogue(
                label="Inserts per unit of money", show_if=_currency, csv=("cost.inserts_per_unit",),
                value=_inserts_per_cost, unit="events per unit of money", better="higher", rank_as="inserts_per_cost"),
         Figure("Count check", lambda row: row.count_check, RUN, text=True,
-               explain="Count check = the database holds the events the workers reported", csv=("count_check",)),
+               explain="Count check = the database holds the events the workers reported", csv=("count_check",), name="count_check"),
         Figure("Check s", lambda row: f.seconds(row.count_check_s), MORE, label="Count check's time, s (the counts before and after)",
                show_if=_any(lambda row: row.count_check_s is not None), csv=("count_check_s",)),
         Figure("Record s", lambda row: f.seconds(row.record_s), MORE, label="Expected answers' time after the timed phase, s",
@@ -331,30 +357,64 @@ QUERIES = Catalogue(
         Figure("Query", lambda row: row.query, BOTH, key=True, text=True, csv=("query",)),
         Figure("Execs", lambda row: f.count(row.executions), MORE, label="Executions", csv=("executions",)),
         Figure("Avg ms", value=lambda row: _ms(row.avg_s), form=f.ms, levels=BOTH, label="Average ms per execution", csv=("avg_s",),
-               unit="ms", better="lower", rank_as="latency_s", spread=_fastest_slowest),
-        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), RUN, label="Fastest execution, ms", csv=("min_s",)),
-        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), MORE_COMPARED, label="Slowest execution, ms", csv=("max_s",)),
+               unit="ms", better="lower", rank_as="latency_s", spread=_fastest_slowest, name="avg_ms"),
+        Figure("Min ms", lambda row: f.ms_of_seconds(row.min_s), RUN, label="Fastest execution, ms", csv=("min_s",), name="min_ms", value=lambda row: _ms(row.min_s)),
+        Figure("Max ms", lambda row: f.ms_of_seconds(row.max_s), MORE_COMPARED, label="Slowest execution, ms", csv=("max_s",),
+               name="max_ms", value=lambda row: _ms(row.max_s)),
         Figure("p95 ms", value=lambda row: _ms(row.p95_s), form=f.ms, levels=RUN, label="p95 per execution, ms", csv=("p95_s",),
-               unit="ms", better="lower", rank_as="p95_s"),
+               unit="ms", better="lower", rank_as="p95_s", name="p95_ms"),
         Figure("Cold ms", lambda row: f.ms_of_seconds(row.cold_avg_s), MORE, label="Cold (first execution per worker), ms",
-               explain="Cold = first execution on each worker, warm = the others", csv=("cold_avg_s",)),
+               explain="Cold = first execution on each worker, warm = the others", csv=("cold_avg_s",), name="cold_ms", value=lambda row: _ms(row.cold_avg_s)),
         Figure("Warm ms", lambda row: f.ms_of_seconds(row.warm_avg_s), MORE, label="Warm (later executions), ms",
-               explain="Cold = first execution on each worker, warm = the others", csv=("warm_avg_s",)),
+               explain="Cold = first execution on each worker, warm = the others", csv=("warm_avg_s",), name="warm_ms", value=lambda row: _ms(row.warm_avg_s)),
         Figure("CV", lambda row: f.DASH if row.cv is None or row.executions < 2 else f"{row.cv:.1%}" + (" unstable" if row.unstable else ""),
                COMPARED, label="Coefficient of variation over the executions", compare_only=True,
                explain="CV = stdev / average over the executions, unstable above 10%", csv=("cv", "unstable")),
-        Figure("Rows", lambda row: f.count(row.rows), RUN, label="Rows returned", csv=("rows",)),
+        Figure("Rows", lambda row: f.count(row.rows), RUN, label="Rows returned", csv=("rows",), name="rows", value=lambda row: row.rows),
         Figure("Empty", lambda row: f.share(row.empty_share), BOTH, label="Empty answers (no row)", show_if=_any(lambda row: row.empty),
                explain="Empty = share of the executions that returned no row: an empty answer measures little",
                csv=("empty", "empty_share")),
         Figure("Answer", lambda row: f.answer(row.answer), BOTH, text=True,
-               explain="Answer = every execution's rows checked against what the tool inserted", csv=("answer", "answer_detail")),
+               explain="Answer = every execution's rows checked against what the tool inserted", csv=("answer", "answer_detail"), name="answer"),
         Figure("Check s", lambda row: f.seconds(row.check_s), MORE, label="Answer checks' time, s (all workers)",
                show_if=_any(lambda row: row.check_s is not None), csv=("check_s",)),
         Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors), csv=("errors",)),
+        Figure("Agreement", lambda row: row.agreement or f.DASH, COMPARED, text=True, compare_only=True, label="Answers across targets",
+               show_if=_any(lambda row: getattr(row, "agreement", None)),
+               explain="Agreement = a query file's answers against the other targets' (same query, same parameters, same data)", csv=("agreement",)),
         QUERY_COST,
     ),
     "Milliseconds per execution.",
+)
+
+# A query file's answers as each execution kept them (report.html, answers.csv): normalised, hashed, the first rows.
+KEPT_ANSWERS = Catalogue(
+    "Answers kept",
+    (
+        WORKERS,
+        Figure("Query", lambda row: row.query, key=True, text=True, csv=("query",)),
+        Figure("Parameters", lambda row: row.parameters or f.DASH, text=True, csv=("parameters",)),
+        Figure("Execs", lambda row: f.count(row.executions), label="Executions with this answer", csv=("executions",)),
+        Figure("Rows", lambda row: f.count(row.rows), csv=("rows",)),
+        Figure("Digest", lambda row: row.digest, text=True, label="SHA-256 of the normalised rows", csv=("digest",)),
+        Figure("First rows", lambda row: " ".join(answer_digest.show(cells) for cells in row.first_rows) or f.DASH, text=True,
+               label="First rows (normalised)", csv=("first_rows",)),
+    ),
+    "A query file's answers, normalised (numbers to the query's digits, times in UTC, rows sorted unless ordered); a study or compare "
+    "compares them across targets.",
+)
+
+# A study's query-file queries: each one's answers on every target, compared.
+AGREEMENTS = Catalogue(
+    "Answers across targets",
+    (
+        Figure("Workload", lambda row: row.workload, key=True, text=True, csv=("workload",)),
+        Figure("Query", lambda row: row.query, key=True, text=True, csv=("query",)),
+        Figure("Targets", lambda row: ", ".join(row.targets), text=True, csv=("targets",)),
+        Figure("Agreement", lambda row: row.verdict, text=True, label="Answers across targets", csv=("verdict",)),
+    ),
+    "The same query with the same parameters on targets holding the same data must give the same answer: agreed, DIFFERENT "
+    "(the targets on each side and the first differing row), or not checked (why).",
 )
 
 # The answer check of every query whose check says more than ok (report.html).
@@ -365,6 +425,26 @@ ANSWERS = Catalogue(
         Figure("Query", lambda row: row.query, key=True, text=True, csv=("query",)),
         Figure("Answer", lambda row: f.answer(row.answer, row.answer_detail), text=True, csv=("answer", "answer_detail")),
     ),
+)
+
+def _verdict(verdict: Any) -> str:
+    return "not judged" if verdict.passed is None else "pass" if verdict.passed else "FAILED"
+
+
+# Each threshold (--threshold, a study's thresholds:) and the rows it was judged on (cli/results/thresholds.py).
+THRESHOLDS = Catalogue(
+    "Thresholds",
+    (
+        # compared runs (compare, a study) by their source alone: the folder (or cell) names the database too
+        Figure("Source", lambda verdict: verdict.source, COMPARED, key=True, text=True, compare_only=True, label="Source (results folder)",
+               csv=("database", "source")),
+        Figure("Threshold", lambda verdict: verdict.threshold.expression, BOTH, key=True, text=True,
+               csv=("threshold.expression", "threshold.figure", "threshold.query", "threshold.operator", "threshold.limit")),
+        Figure("Verdict", _verdict, BOTH, text=True, csv=("passed", "problem")),
+        Figure("Rows", f.judged_rows, BOTH, text=True, label="Rows judged, with their figure",
+               csv=("rows.query", "rows.where", "rows.value", "rows.passed")),
+    ),
+    "A threshold passes when every row it concerns passes (each worker count, step or query); a figure not measured fails it.",
 )
 
 SCANS = Catalogue(
@@ -378,17 +458,24 @@ SCANS = Catalogue(
                explain="Rows/s = rows read by all workers / run duration, average over runs", csv=("rows_per_s.avg", "rows_per_s.n"),
                unit="rows/s", better="higher", rank_as="rows_per_s", spread=lambda row: row.rows_per_s),
         Figure("CV", lambda row: f.cv(row.rows_per_s), BOTH, label="Coefficient of variation",
-               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)", csv=("rows_per_s.cv", "rows_per_s.unstable")),
+               explain="CV = stdev / average over runs, unstable above 10% (- for a single run)", csv=("rows_per_s.cv", "rows_per_s.unstable"),
+               name="cv", value=lambda row: _cv(row.rows_per_s)),
         Figure("Win min", value=lambda row: row.window_min, form=f.rate, levels=BOTH, label="Slowest 10,000-row window, rows/s",
                explain="Win = each worker's rate over every 10,000 rows it read", csv=("window_min",),
                unit="rows/s", better="higher", rank_as="window_min"),
-        Figure("Win avg", lambda row: f.rate(row.window_avg), MORE_COMPARED, label="Mean window rate, rows/s", csv=("window_avg",)),
-        Figure("Win max", lambda row: f.rate(row.window_max), MORE_COMPARED, label="Fastest window, rows/s", csv=("window_max",)),
-        Figure("p50 ms", lambda row: f.ms(row.page_p50_ms), MORE, label="p50 per page or fetch, ms", csv=("page_p50_ms",)),
-        Figure("p99 ms", lambda row: f.ms(row.page_p99_ms), BOTH, label="p99 per page or fetch, ms", csv=("page_p99_ms",)),
-        Figure("max ms", lambda row: f.ms(row.page_max_ms), MORE, label="Slowest page, ms", csv=("page_max_ms",)),
+        Figure("Win avg", lambda row: f.rate(row.window_avg), MORE_COMPARED, label="Mean window rate, rows/s", csv=("window_avg",),
+               name="window_avg", value=lambda row: row.window_avg),
+        Figure("Win max", lambda row: f.rate(row.window_max), MORE_COMPARED, label="Fastest window, rows/s", csv=("window_max",),
+               name="window_max", value=lambda row: row.window_max),
+        Figure("p50 ms", lambda row: f.ms(row.page_p50_ms), MORE, label="p50 per page or fetch, ms", csv=("page_p50_ms",),
+               name="page_p50_ms", value=lambda row: row.page_p50_ms),
+        Figure("p99 ms", lambda row: f.ms(row.page_p99_ms), BOTH, label="p99 per page or fetch, ms", csv=("page_p99_ms",),
+               name="page_p99_ms", value=lambda row: row.page_p99_ms),
+        Figure("max ms", lambda row: f.ms(row.page_max_ms), MORE, label="Slowest page, ms", csv=("page_max_ms",),
+               name="page_max_ms", value=lambda row: row.page_max_ms),
         Figure("Check", lambda row: row.check, BOTH, text=True,
-               explain="Check = timestamps never decrease within a device, and each device holds as many readings as the tool wrote", csv=("check",)),
+               explain="Check = timestamps never decrease within a device, and each device holds as many readings as the tool wrote", csv=("check",),
+               name="check"),
         Figure("Check s", lambda row: f.seconds(row.check_s), MORE, label="Checks' time, s (all workers)",
                show_if=_any(lambda row: row.check_s is not None), csv=("check_s",)),
         Figure("Problem", lambda row: f.text(row.problem), MORE, text=True, label="First problem, or why counts were not checked",
@@ -404,14 +491,14 @@ UNDER_INGEST = Catalogue(
         Figure("Clients", lambda row: str(row.query_workers), BOTH, label="Query clients", csv=("query_workers",)),
         Figure("Query", lambda row: row.query, BOTH, key=True, text=True, csv=("query",)),
         Figure("Execs", lambda row: f.count(row.executions), BOTH, label="Executions under ingest", csv=("executions",)),
-        Figure("p50 ms", lambda row: f.ms(row.p50_ms), BOTH, label="p50 under ingest, ms", csv=("p50_ms",)),
-        Figure("p99 ms", lambda row: f.ms(row.p99_ms), BOTH, label="p99 under ingest, ms", csv=("p99_ms",)),
-        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest under ingest, ms", csv=("max_ms",)),
+        Figure("p50 ms", lambda row: f.ms(row.p50_ms), BOTH, label="p50 under ingest, ms", csv=("p50_ms",), name="p50_ms", value=lambda row: row.p50_ms),
+        Figure("p99 ms", lambda row: f.ms(row.p99_ms), BOTH, label="p99 under ingest, ms", csv=("p99_ms",), name="p99_ms", value=lambda row: row.p99_ms),
+        Figure("max ms", lambda row: f.ms(row.max_ms), MORE, label="Slowest under ingest, ms", csv=("max_ms",), name="max_ms", value=lambda row: row.max_ms),
         Figure("Idle execs", lambda row: f.count(row.idle_executions), MORE, label="Idle executions", csv=("idle_executions",)),
-        Figure("Idle p50", lambda row: f.ms(row.idle_p50_ms), BOTH, label="p50 idle, ms", csv=("idle_p50_ms",)),
-        Figure("Idle p99", lambda row: f.ms(row.idle_p99_ms), BOTH, label="p99 idle, ms", csv=("idle_p99_ms",)),
+        Figure("Idle p50", lambda row: f.ms(row.idle_p50_ms), BOTH, label="p50 idle, ms", csv=("idle_p50_ms",), name="idle_p50_ms", value=lambda row: row.idle_p50_ms),
+        Figure("Idle p99", lambda row: f.ms(row.idle_p99_ms), BOTH, label="p99 idle, ms", csv=("idle_p99_ms",), name="idle_p99_ms", value=lambda row: row.idle_p99_ms),
         Figure("Ratio", lambda row: f.ratio(row.slowdown), BOTH, label="Slowdown (p50 under ingest / idle)",
-               explain="Ratio = p50 under ingest / p50 idle", csv=("slowdown",)),
+               explain="Ratio = p50 under ingest / p50 idle", csv=("slowdown",), name="slowdown", value=lambda row: row.slowdown),
         Figure("Errors", lambda row: "; ".join(row.errors) or f.DASH, BOTH, text=True, show_if=_any(lambda row: row.errors), csv=("errors",)),
     ),
     "Milliseconds per execution under ingest (while the workers inserted) and idle (the same data right after the timed phase); "

@@ -7,6 +7,7 @@ A value that is absent is "-"; a figure the run could not measure is "n/m" (the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from iotdb_bench.simulator.measurement.stats import Spread
 
@@ -114,3 +115,19 @@ def plural(number: int, noun: str, nouns: str | None = None) -> str:
 
 def workers(number: int) -> str:
     return plural(number, "worker")
+
+
+def row_where(row: Any) -> str:
+    """An insert row in words: its step or worker count, and its target rate."""
+    where = f"step {row.step}" if row.step is not None else workers(row.workers)
+    return where + (f" at {row.target_rate:,.0f}/s" if row.target_rate else "")
+
+
+def judged_rows(verdict: Any) -> str:
+    """The rows a threshold was judged on (cli/results/thresholds.py), each with its figure as the tables
+    write it, those that failed marked; its problem when it has no row."""
+    if not verdict.rows:
+        return str(verdict.problem or "not judged")
+    named = verdict.threshold.query is None  # else the threshold names the query
+    return "; ".join(f"{row.query + ', ' if row.query and named else ''}{row.where}: {row.shown if row.value is not None else 'not measured'}"
+                     + ("" if row.passed else " FAILED") for row in verdict.rows)

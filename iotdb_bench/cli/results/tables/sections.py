@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from iotdb_bench.cli.results import crosscheck, rate_search
+from iotdb_bench.cli.results import agreement, crosscheck, rate_search, thresholds
 from iotdb_bench.cli.results.tables import catalogue, formats, study_catalogue
 from iotdb_bench.cli.results.tables.catalogue import Catalogue
 from iotdb_bench.cli.results.compared import Compared, one_per_run
 from iotdb_bench.cli.results.crosscheck import CrossCheck
-from iotdb_bench.cli.results.document import ResultsDocument
+from iotdb_bench.cli.results.document import ResultsDocument, ThresholdVerdict
 from iotdb_bench.cli.results.tables.study_catalogue import ranking_title
-from iotdb_bench.cli.results.study_document import StudyDocument
+from iotdb_bench.cli.results.study.document import StudyDocument
 from iotdb_bench.simulator.workload import shapes
 
 View = Literal["terminal", "page", "markdown", "csv"]
@@ -113,6 +113,9 @@ def document_sections(document: ResultsDocument) -> list[Section]:
         found.append(Section("queries", catalogue.QUERIES, document.queries, csv="summary.csv",
                              terminal=InTerminal(heading=title(document), conditions=True)))
         found.append(Section("answers", catalogue.ANSWERS, [row for row in document.queries if row.answer_detail], views=frozenset({PAGE})))
+        kept = agreement.kept_rows(document.queries)
+        if kept:
+            found.append(Section("kept-answers", catalogue.KEPT_ANSWERS, kept, views=frozenset({PAGE, CSV}), csv="answers.csv", split=False))
     if document.task == "scan":
         found.append(Section("scans", catalogue.SCANS, document.scans, csv="summary.csv",
                              terminal=InTerminal(heading=title(document), conditions=True)))
@@ -120,7 +123,15 @@ def document_sections(document: ResultsDocument) -> list[Section]:
     if checks:
         found.append(Section("crosschecks", catalogue.CROSSCHECKS, checks, csv="crosscheck.csv",
                              terminal=InTerminal(heading="Database-side cross-check", details_only=True, instead=crosscheck_line(checks), last=True)))
+    if document.thresholds:
+        found.append(thresholds_section(document.thresholds, thresholds.heading(document.thresholds)))
     return found
+
+
+def thresholds_section(verdicts: Sequence[ThresholdVerdict], heading: str, compared: bool = False) -> Section:
+    """The thresholds and their verdicts: printed last, their CSV file thresholds.csv."""
+    return Section("thresholds", catalogue.THRESHOLDS, verdicts, heading, compared=compared, csv="thresholds.csv",
+                   terminal=InTerminal(detailed=False, last=True), markdown=InMarkdown(title="Thresholds"))
 
 
 def _inserts(document: ResultsDocument) -> Section:
@@ -199,6 +210,9 @@ def compared_sections(compared: Compared, study: bool = False) -> list[Section]:
     if compared.scans:
         found.append(Section("scans", catalogue.SCANS, compared.scans, "Scans across runs", compared=True, csv="scans.csv",
                              marked=() if study else compared.scans, markdown=InMarkdown(title="Scans")))
+    judged = [verdict for source, document in compared.sources for verdict in thresholds.sourced(document.thresholds, document.target, source)]
+    if judged and not study:
+        found.append(thresholds_section(judged, "Thresholds of the compared runs", compared=True))
     rows = [*compared.inserts, *one_per_run(compared.queries), *compared.scans]
     found.append(Section("conditions", catalogue.conditions(rows), rows, views=frozenset({PAGE}), compared=True, split=False,
                          caption="The conditions that change figures. The server version is compared among rows of the same database module only."))
@@ -223,10 +237,18 @@ def study_sections(document: StudyDocument, compared: Compared | None = None) ->
             split=False, terminal=InTerminal(heading=ranking_title(ranking), words=""),
             markdown=InMarkdown(title=ranking_title(ranking), words="", level=3, before="## Rankings\n" if index == 0 else "",
                                 after=f"{study_catalogue.RANKED} † = measured under conditions that differ from the other cells' of the table." if last else "")))
+    if document.agreements:
+        found.append(Section("agreement", catalogue.AGREEMENTS, document.agreements, split=False,
+                             terminal=InTerminal(heading=f"Answers across targets of {document.name}")))
     table, rows = study_catalogue.pivot(document.cells)
     if rows:
         found.append(Section("pivot", table, rows, views=frozenset({PAGE, MARKDOWN}), caption="Mean over the runs of each cell.", split=False,
                              markdown=InMarkdown(words="Inserts/s = events / (last worker end - common start), mean over the runs.")))
+    verdicts = [verdict for cell in document.cells for verdict in cell.thresholds]
+    if verdicts:
+        judged = [verdict for cell in document.cells
+                  for verdict in thresholds.sourced(cell.thresholds, cell.target, f"{cell.target} · {cell.workload} · w{cell.workers}")]
+        found.append(thresholds_section(judged, thresholds.heading(verdicts), compared=True))
     if compared is not None and not compared.empty():
         found += [dataclasses.replace(section, views=section.views - {TERMINAL, CSV}) for section in compared_sections(compared, study=True)]
     found.append(Section("cells", study_catalogue.CELLS, document.cells, views=frozenset({PAGE, MARKDOWN}), split=False,

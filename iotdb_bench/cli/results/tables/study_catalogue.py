@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from iotdb_bench.cli.results.tables import formats as f
-from iotdb_bench.cli.results import ranking
+from iotdb_bench.cli.results.study import ranking
 from iotdb_bench.cli.results.tables.catalogue import MORE, Catalogue, Figure
-from iotdb_bench.cli.results.study_document import CellRecord, Ranking, ScoreTerm, TargetScore
+from iotdb_bench.cli.results.study.document import CellRecord, Ranking, ScoreTerm, TargetScore
 
 RANKED = "Only cells that finished with status ok and whose check passed are ranked."
 
@@ -112,10 +112,19 @@ CELLS = Catalogue("Cells", (
     Figure("Workload", lambda cell: cell.workload, text=True, csv=("workload",)),
     Figure("Workers", lambda cell: str(cell.workers), csv=("workers",)),
     Figure("Status", lambda cell: cell.status + (f": {cell.error}" if cell.error else ""), text=True, csv=("status", "error")),
+    Figure("Thresholds", lambda cell: _thresholds(cell), text=True, show_if=lambda cells: any(cell.thresholds for cell in cells),
+           csv=("thresholds.threshold.expression", "thresholds.passed")),
     Figure("Seconds", lambda cell: f.DASH if cell.seconds is None else f"{cell.seconds:.0f}", csv=("seconds",)),
     Figure("Folder", lambda cell: cell.folder or f.DASH, text=True, csv=("folder",)),
     Figure("Command", lambda cell: cell.command(), text=True, csv=(("command", lambda cell: cell.command()),)),
 ))
+
+
+def _thresholds(cell: CellRecord) -> str:
+    failed = sum(verdict.passed is False for verdict in cell.thresholds)
+    if not cell.thresholds:
+        return f.DASH
+    return f"{failed} of {len(cell.thresholds)} FAILED" if failed else "passed"
 
 
 class PlannedCell(BaseModel):

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from iotdb_bench.cli.errors import RunFailed, RunTimedOut
+from iotdb_bench.cli.errors import InputRefused, RunFailed, RunTimedOut
 from iotdb_bench.cli.run.platforms import Notice, StatusCallback
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.protocol import Status
@@ -91,7 +91,7 @@ def _follow(contact: Contact, deadline: Deadline, on_status: StatusCallback, che
         status = _status(contact, after=status)
         on_status(status)
         if status.phase == "failed":
-            raise RunFailed(status.error or "the run failed")
+            raise (InputRefused if status.refused_input else RunFailed)(status.error or "the run failed")
         if status.phase == "done":
             code, body = contact.get("/report")
             if code != 200:

@@ -281,7 +281,11 @@ def _group(source: str, trees: list[ProcessTree], start: float, end: float) -> R
 
 
 def _serves(listening: str, addresses: set[str]) -> bool:
-    """A socket listening on `listening` accepts connections to one of `addresses`."""
+    """A socket listening on `listening` accepts connections to one of `addresses`. A JVM's socket bound
+    to an IPv4 address is listed as the IPv4-mapped IPv6 address (Cassandra and Elasticsearch on
+    127.0.0.1 show as ::ffff:127.0.0.1)."""
+    if _is_address(listening) and (mapped := ipaddress.ip_address(listening)).version == 6 and mapped.ipv4_mapped:
+        listening = str(mapped.ipv4_mapped)
     if listening in ("0.0.0.0", "::") or listening in addresses:
         return True
     return _is_address(listening) and ipaddress.ip_address(listening).is_loopback and any(_loopback(a) for a in addresses)

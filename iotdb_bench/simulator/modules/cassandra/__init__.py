@@ -27,20 +27,28 @@ Reading back: device-downsample groups by `floor(timestamp, 1m)` on the server (
 minute on the client, inside the timed query. Scans read one partition at a time in ascending
 timestamp order (the reverse of the clustering order), paged with the driver's fetch size. The
 record of expected answers is a table of its own in the keyspace, `iotbench_expected`.
+
+TSBS's cpu-only data (`--schema tsbs-cpu`) goes into TSBS's Cassandra layout, a partition per series
+and day (tsbs_series.py, tsbs_writes.py), and TSBS's 15 DevOps query types run on it as TSBS's query
+runner does, a request per partition, merged on the client inside the timed query (tsbs_queries.py).
+The storage figure is the tables' flushed SSTables (storage.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 from typing import Any
 
-from iotdb_bench.simulator.capabilities import Capabilities
+from iotdb_bench.simulator.capabilities import Capabilities, PrepareNext
+from iotdb_bench.simulator.errors import described
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.cassandra.options import KEYED_SHAPE_KEYS, CassandraOptions
 from iotdb_bench.simulator.modules.cassandra.reader import CassandraReader
 from iotdb_bench.simulator.modules.cassandra.records import CassandraRecords
 from iotdb_bench.simulator.modules.cassandra.schema import CassandraSchema
+from iotdb_bench.simulator.modules.cassandra.tsbs_queries import QUERY_PROFILE
 from iotdb_bench.simulator.modules.cassandra.wording import reason
 from iotdb_bench.simulator.modules.cassandra.writer import CassandraWriter, InsertFailed
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
@@ -57,15 +65,21 @@ class Module(DatabaseModule):
     options: CassandraOptions
     capabilities = Capabilities(
         # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
-        shapes=frozenset({"events", "light", "large"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
+        shapes=frozenset({"events", "light", "large"}), tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
         measurements=True, sensors=True, markers=True, drivers=("cassandra-driver",),
         # Batch requests are marked here, one latency per CQL request, in both sync and async mode.
-        marks_own_calls=True,
+        marks_own_calls=True, query_languages=("cql",),
     )
     schema, writer, reader, records = played_by(CassandraSchema, CassandraWriter, CassandraReader, CassandraRecords)
 
     def __init__(self, spec: RunSpec):
         super().__init__(spec)
+        if spec.tsbs:
+            # A batch of TSBS's rows is hundreds of requests whose completions the driver's event loop
+            # thread handles one by one: a helper thread encoding the next batch meanwhile holds the
+            # GIL for a switch interval at a time and made each of them wait (a batch of 1000 rows,
+            # 200 requests: 4 s instead of 0.2 s). The next batch is prepared between calls instead.
+            self.capabilities = dataclasses.replace(self.capabilities, prepare_next=PrepareNext.in_turn)
         self._cluster: Any = None
         self.session: Any = None  # the driver's session (cassandra-driver, untyped), shared by the roles
 
@@ -89,12 +103,22 @@ class Module(DatabaseModule):
             )
 
     def batch_kind(self) -> str:
-        return "UNLOGGED batches per device"
+        return "UNLOGGED batches per series and day" if self.spec.tsbs else "UNLOGGED batches per device"
+
+    def notes(self) -> list[str]:
+        if self.spec.task != "insert":
+            return []
+        try:
+            return [self.schema.storage_note()]
+        except Exception as error:  # the figures stand without it
+            return [f"storage: its source could not be read ({described(error)})"]
 
     def insert_mode(self) -> str:
         mode = super().insert_mode()
         calls = self.options.max_sync_calls
-        return f"{mode}, async, {calls} in flight" if calls > 1 else mode
+        if calls > 1:
+            return f"{mode}, {calls} requests in flight" if self.spec.tsbs else f"{mode}, async, {calls} in flight"
+        return mode
 
     # -- lifecycle -------------------------------------------------------------------------
     def server_address(self) -> tuple[str, int] | None:
@@ -113,12 +137,17 @@ class Module(DatabaseModule):
             consistency_level=ConsistencyLevel.name_to_value[options.consistency_level],
             request_timeout=options.request_timeout,
         )
+        # TSBS's queries are many requests each (tsbs_queries.py): --query-timeout bounds every one of them.
+        queries = ExecutionProfile(
+            load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=options.local_dc)),
+            consistency_level=profile.consistency_level, request_timeout=self.spec.query_timeout or options.request_timeout,
+        )
         extra = {"protocol_version": options.protocol_version} if options.protocol_version else {}
         auth = PlainTextAuthProvider(options.username, options.password or "") if options.username else None
         try:
             cluster = Cluster(
                 options.contact_points, port=options.port, auth_provider=auth, connect_timeout=options.connect_timeout,
-                execution_profiles={EXEC_PROFILE_DEFAULT: profile}, sockopts=NO_DELAY, **extra,
+                execution_profiles={EXEC_PROFILE_DEFAULT: profile, QUERY_PROFILE: queries}, sockopts=NO_DELAY, **extra,
             )
         except UnresolvableContactPoints:
             raise ModuleError(f"cannot connect to Cassandra at {self._addresses()}: no contact point resolves") from None

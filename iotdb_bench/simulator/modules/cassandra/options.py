@@ -39,6 +39,7 @@ class CassandraOptions(ModuleOptions):
     count_timeout: float = Field(600.0, gt=0, description="seconds for SELECT count(*) of the verification")
     max_retries: int = Field(3, ge=0)
     max_rows_per_batch: int = Field(0, ge=0, description="split one device's rows into batches of this size; 0 = no split")
+    query_concurrency: int = Field(16, ge=1, le=1024, description="requests in flight of one TSBS query (one per series partition)")
     per_device_queries: Literal["server", "client"] = Field(
         "server", description="server: GROUP BY / PER PARTITION LIMIT; client: one query per device (YugabyteDB YCQL)"
     )

@@ -1,10 +1,12 @@
 """The cassandra module's read side: the six queries (device-downsample grouped by `floor(timestamp,
-1m)` on the server, or bucketed on the client for YugabyteDB YCQL), the scan of one partition at a
-time in ascending time order, and the visibility probe's look-up of one row by its whole key."""
+1m)` on the server, or bucketed on the client for YugabyteDB YCQL), TSBS's DevOps query types on
+TSBS's layout (tsbs_queries.py), the scan of one partition at a time in ascending time order, and the
+visibility probe's look-up of one row by its whole key."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -13,18 +15,45 @@ from iotdb_bench.simulator.checks.answers import Answer, epoch_ms, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import DatabaseModule, Query, ReaderRole
 from iotdb_bench.simulator.modules.cassandra.options import DOWNSAMPLE_END_MS, QUERY_FETCH_SIZE, CassandraRole
+from iotdb_bench.simulator.modules.cassandra.tsbs_queries import TsbsQueries
+from iotdb_bench.simulator.modules.cassandra.tsbs_series import SeriesIndex
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 
 
 class CassandraReader(CassandraRole, ReaderRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._scans: dict[str, Any] = {}  # table -> prepared scan of one device
+        self._tsbs_queries: TsbsQueries | None = None
 
     def forget_statements(self) -> None:
         """The session closed: its prepared statements go with it."""
         self._scans = {}
+        self._tsbs_queries = None
+
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types over TSBS's layout (tsbs_queries.py)."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: functools.partial(self._tsbs_query, kind) for name, kind in DEVOPS.items()}
+
+    def _tsbs_query(self, kind: DevopsQuery, parameters: Parameters) -> Query:
+        return self._tsbs.query(kind, parameters)
+
+    @property
+    def _tsbs(self) -> TsbsQueries:
+        if self._tsbs_queries is None:
+            planned = None
+            if self.spec.task == "insert":  # a mixed run's query client: the series the run is writing
+                data = TsbsData.of(self.spec)
+                planned = SeriesIndex.planned(data.seed, data.hosts, data.start_ms, data.end_ms)
+            self._tsbs_queries = TsbsQueries(self.module.session, self.options.keyspace, self.options.query_concurrency,
+                                             self.options.count_timeout, planned)
+        return self._tsbs_queries
 
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's row by its whole key, at the run's consistency level (ONE on a cluster may miss it)."""
@@ -62,6 +91,18 @@ class CassandraReader(CassandraRole, ReaderRole):
             )
             queries["device-downsample"] = self._bucketed_on_client(f"SELECT timestamp, temperature FROM {table} WHERE {hour}")
         return queries
+
+    def text_query(self, language: str, text: str) -> Query:
+        self._in_keyspace()  # untimed: a query file names the tables as the user sees them (`events`)
+        return self._query(text)
+
+    def check_text(self, language: str, text: str) -> None:
+        self._in_keyspace()
+        self.module.session.prepare(text)  # parsed and checked against the schema, run none of it
+
+    def _in_keyspace(self) -> None:
+        if self.module.session.keyspace != self.options.keyspace:
+            self.module.session.set_keyspace(self.options.keyspace)
 
     def _timeout(self) -> float | None:
         return self.spec.query_timeout or None

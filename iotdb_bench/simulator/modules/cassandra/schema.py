@@ -1,11 +1,17 @@
 """The cassandra module's schema and counting: the keyspace, one table per run table (a partition
-per device, newest first), the shape's secondary index, counts at the verification's consistency."""
+per device, newest first) or TSBS's layout (tsbs_series.py), the shape's secondary index, counts at
+the verification's consistency, and the tables' disk space (storage.py)."""
 
 from __future__ import annotations
 
+from functools import cached_property
+from pathlib import Path
+
 from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.cassandra import storage, tsbs_series
 from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S, CassandraRole
 from iotdb_bench.simulator.spec import PrimaryKey
+from iotdb_bench.simulator.workload.tsbs.usecases import USE_CASES
 
 
 class CassandraSchema(CassandraRole, SchemaRole):
@@ -16,14 +22,21 @@ class CassandraSchema(CassandraRole, SchemaRole):
             f"{{'class': 'SimpleStrategy', 'replication_factor': {self.options.replication_factor}}}",
             timeout=DDL_TIMEOUT_S,
         )
-        for table in self.spec.table_names:
+        for table in self.tables:
             if self.spec.clean:
                 self.module.session.execute(f"DROP TABLE IF EXISTS {keyspace}.{table}", timeout=DDL_TIMEOUT_S)
             self.module.session.execute(self.create_table_statement(table), timeout=DDL_TIMEOUT_S)
             for statement in self.index_statements(table):
                 self.module.session.execute(statement, timeout=DDL_TIMEOUT_S)
 
+    @property
+    def tables(self) -> list[str]:
+        """The CQL tables of the run: its own, or TSBS's series table for a TSBS shape."""
+        return [tsbs_series.TABLE] if self.spec.tsbs else list(self.spec.table_names)
+
     def create_table_statement(self, table: str) -> str:
+        if self.spec.tsbs:
+            return tsbs_series.create_statement(self.options.keyspace)
         columns = ", ".join(f"{column.name} {COLUMN_TYPES[column.kind]}" for column in self.layout.columns)
         if self.layout.shape != "events":
             key = "text" if self.spec.primary_key is PrimaryKey.client else "uuid"
@@ -43,14 +56,31 @@ class CassandraSchema(CassandraRole, SchemaRole):
         return [f"CREATE INDEX IF NOT EXISTS {table}_{name} ON {self.options.keyspace}.{table} ({name})" for name in self.layout.indexed]
 
     def count(self) -> int:
+        """Rows stored; in TSBS's layout a row is a point in each of its fields' series, so the points / the fields."""
         from cassandra import ConsistencyLevel
         from cassandra.query import SimpleStatement
 
         total = 0
-        for table in self.spec.table_names:
+        for table in self.tables:
             statement = SimpleStatement(
                 f"SELECT count(*) FROM {self.options.keyspace}.{table}",
                 consistency_level=ConsistencyLevel.name_to_value[self.options.count_consistency_level],
             )
             total += self.module.session.execute(statement, timeout=self.options.count_timeout).one()[0]
-        return total
+        return total // len(USE_CASES[self.spec.shape].measurements[0].fields) if self.spec.tsbs else total
+
+    def storage_bytes(self) -> int | None:
+        if self.local_folders is not None:
+            return storage.folder_bytes(self.local_folders)
+        return storage.disk_usage_bytes(self.module.session, self.options.keyspace, self.tables)
+
+    @cached_property
+    def local_folders(self) -> list[Path] | None:
+        """The tables' data folders, when the server keeps them on this machine."""
+        return storage.table_folders(self.module.session, self.options.keyspace, self.tables)
+
+    def storage_note(self) -> str:
+        """Where the storage figure comes from (storage.py), for the run's notes."""
+        where = ("the tables' SSTable files in the server's data folder, on this machine" if self.local_folders is not None
+                 else "Cassandra's system_views.disk_usage (live SSTables, whole MiB rounded up)")
+        return f"storage: {where}; rows still in memtables (not flushed yet) are not counted"

@@ -1,6 +1,7 @@
 """The cassandra module's write path: UNLOGGED batches per device (one request each), sync or with
 `max_sync_calls` requests in flight (each marks its own start and end through the worker's hooks),
-single prepared INSERTs, and retries of writes that are safe to send again."""
+single prepared INSERTs, and retries of writes that are safe to send again. TSBS's shapes go into
+TSBS's layout (tsbs_writes.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
 from iotdb_bench.simulator.modules.cassandra.options import CassandraRole
+from iotdb_bench.simulator.modules.cassandra.tsbs_writes import TsbsBatch, TsbsWrites
 from iotdb_bench.simulator.modules.cassandra.wording import describe
 from iotdb_bench.simulator.retry import RetriesExhausted, Retry
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -36,20 +38,31 @@ class CassandraWriter(CassandraRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._inserts: dict[str, Any] = {}  # table -> prepared INSERT
+        self._tsbs_writes: TsbsWrites | None = None
         self._in_flight = _InFlight(self.options.max_sync_calls)
         # uuid() makes a new key on every attempt: a write that timed out may have been stored, so it is
         # not sent again (refusals that guarantee nothing was written still are).
-        self._idempotent = self.layout.shape == "events" or self.spec.primary_key is PrimaryKey.client
+        self._idempotent = self.layout.shape == "events" or self.spec.tsbs or self.spec.primary_key is PrimaryKey.client
         retryable = _is_retryable if self._idempotent else _is_refusal
         self.retry: Retry = Retry(self.options.max_retries, retryable, first_delay_s=0.05, max_delay_s=2.0)
 
     def forget_statements(self) -> None:
         """The session closed: its prepared statements go with it."""
         self._inserts = {}
+        self._tsbs_writes = None
 
-    def prepare_batch(self, batch: EventBatch) -> list[_Request]:
+    @property
+    def _tsbs(self) -> TsbsWrites:
+        """TSBS's layout's writes (tsbs_writes.py), prepared on the session once it is open."""
+        if self._tsbs_writes is None:
+            self._tsbs_writes = TsbsWrites(self.module.session, self.options.keyspace, self.spec.seed, self.spec.shape)
+        return self._tsbs_writes
+
+    def prepare_batch(self, batch: EventBatch) -> list[_Request] | TsbsBatch:
         from cassandra.query import BatchStatement, BatchType
 
+        if self.spec.tsbs:
+            return self._tsbs.prepare(batch)
         requests = []
         for table, part in self.per_table(batch):
             insert = self._insert_statement(table)
@@ -78,7 +91,15 @@ class CassandraWriter(CassandraRole, WriterRole):
             groups += [rows[first : min(first + step, end)] for first in range(begin, end, step)]
         return groups
 
-    def insert_batch(self, prepared: list[_Request]) -> None:
+    def insert_batch(self, prepared: list[_Request] | TsbsBatch) -> None:
+        if isinstance(prepared, TsbsBatch):  # the batch's requests as one call
+            done = self.hooks.begin_call(prepared.rows)
+            try:
+                self._tsbs.send(prepared.requests, self.options.max_sync_calls, self.retry)
+            except Exception as error:
+                raise InsertFailed(f"insert failed: {describe(error)}") from error
+            done()
+            return
         if self.options.max_sync_calls == 1:
             for request in prepared:
                 done = self.hooks.begin_call(request.events)
@@ -90,6 +111,8 @@ class CassandraWriter(CassandraRole, WriterRole):
             self._send(request, self.hooks.begin_call(request.events), attempt=0)
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
+        if self.spec.tsbs:
+            return self._tsbs.rows(batch)
         inserts = {table: self._insert_statement(table) for table in self.spec.table_names}
         return [inserts[table].bind(row) for table, row in zip(self.table_of_each(batch), self._rows(batch))]
 

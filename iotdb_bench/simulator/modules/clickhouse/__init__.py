@@ -27,8 +27,12 @@ page size). Timestamps are read as epoch milliseconds (`toUnixTimestamp64Milli` 
 function of 20.5 and later). The record of expected answers is a table of its own,
 `<database>.iotbench_expected`, one row per saved version (MergeTree has no UPDATE; the newest wins).
 
+TSBS's shapes (`--schema tsbs-cpu`, docs/tsbs.md): TSBS's clickhouse target's `tags` and `cpu`
+tables (plain MergeTrees), its rows as columnar INSERTs like the others, its DevOps query types in
+ClickHouse's SQL (tsbs.py), on old servers and current ones alike.
+
 The roles: schema.py, writer.py, reader.py, records.py; dialect.py the SQL per server version,
-wording.py the server's refusals in one line, options.py the options.
+wording.py the server's refusals in one line, options.py the options; tsbs.py TSBS's target.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseOptions
 from iotdb_bench.simulator.modules.clickhouse.reader import ClickhouseReader
 from iotdb_bench.simulator.modules.clickhouse.records import ClickhouseRecords
 from iotdb_bench.simulator.modules.clickhouse.schema import ClickhouseSchema
+from iotdb_bench.simulator.modules.clickhouse.tsbs import TsbsTables
 from iotdb_bench.simulator.modules.clickhouse.wording import ClickhouseError, first_line
 from iotdb_bench.simulator.modules.clickhouse.writer import ClickhouseWriter
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
@@ -61,8 +66,9 @@ class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
+        query_languages=("sql/clickhouse", "sql"),
     )
     schema, writer, reader, records = played_by(ClickhouseSchema, ClickhouseWriter, ClickhouseReader, ClickhouseRecords)
 
@@ -70,11 +76,17 @@ class Module(DatabaseModule):
         super().__init__(spec)
         self.client: Any = None  # the driver's client (clickhouse-driver, untyped), shared by the roles
         self.dialect: ServerDialect | None = None  # the server's, known once connected
+        self._text_client: Any = None  # query files' texts, in the run's database (text_client)
 
     @property
     def server_dialect(self) -> ServerDialect:
         """The server's dialect, as the roles use it once `connect()` has read it."""
         return connected(self.dialect, self.spec.module)
+
+    @functools.cached_property
+    def tsbs_tables(self) -> TsbsTables:
+        """TSBS's tables (TSBS's shapes), shared by the roles."""
+        return TsbsTables(self.options.database, self.spec.table_names[0], self.layout)
 
     @functools.cached_property
     def tables(self) -> dict[str, str]:
@@ -113,22 +125,31 @@ class Module(DatabaseModule):
 
     # -- lifecycle -------------------------------------------------------------------------
     def connect(self) -> None:
-        from clickhouse_driver import Client
-
         options = self.options
         settings: dict[str, Any] = {"use_numpy": True}
         if self.spec.task == "query" and self.spec.query_timeout:
             settings["max_execution_time"] = max(1, round(self.spec.query_timeout))
-        self.client = Client(
-            host=options.host, port=options.port, user=options.user, password=options.password, secure=options.secure,
-            compression=options.compression, connect_timeout=options.connect_timeout,
-            send_receive_timeout=options.send_receive_timeout, settings=settings,
-        )
+        self.client = self._client(settings)
         version = self._server_version()
         self.dialect = ServerDialect.for_server(version, options)
         if options.async_insert:
             self.client.settings.update(async_insert=1, wait_for_async_insert=int(options.wait_for_async_insert))
         log.info("connected to ClickHouse %s at %s:%s", ".".join(map(str, version)), options.host, options.port)
+
+    def _client(self, settings: dict[str, Any], database: str = "") -> Any:
+        from clickhouse_driver import Client
+
+        options = self.options
+        return Client(host=options.host, port=options.port, user=options.user, password=options.password, secure=options.secure,
+                      compression=options.compression, connect_timeout=options.connect_timeout,
+                      send_receive_timeout=options.send_receive_timeout, settings=settings, **({"database": database} if database else {}))
+
+    def text_client(self) -> Any:
+        """A client whose current database is the run's (made when first asked, once the database exists):
+        a query file's texts name the tables as the user sees them (`events`)."""
+        if self._text_client is None:
+            self._text_client = self._client({"use_numpy": True, **self.client.settings}, self.options.database)
+        return self._text_client
 
     def _server_version(self) -> tuple[int, int]:
         from clickhouse_driver.errors import Error, NetworkError, ServerException, SocketTimeoutError
@@ -148,15 +169,19 @@ class Module(DatabaseModule):
         return info.version_major, info.version_minor
 
     def close(self) -> None:
+        if self._text_client is not None:
+            self._text_client.disconnect()
+            self._text_client = None
         if self.client is not None:
             self.client.disconnect()
             self.client = None
 
-    def execute(self, statement: str, *args: Any, **kwargs: Any) -> Any:
-        """Run a statement; a refusal becomes a ClickhouseError with the server's code and first line."""
+    def execute(self, statement: str, *args: Any, on: Any = None, **kwargs: Any) -> Any:
+        """Run a statement (`on` another client than the module's); a refusal becomes a ClickhouseError
+        with the server's code and first line."""
         from clickhouse_driver.errors import ServerException
 
         try:
-            return self.client.execute(statement, *args, **kwargs)
+            return (on or self.client).execute(statement, *args, **kwargs)
         except ServerException as error:
             raise ClickhouseError(f"ClickHouse refused '{statement[:120]}': {first_line(error)}") from None

@@ -1,9 +1,10 @@
 """The clickhouse module's read side: the six queries in the server's dialect (answers fetched as
-columns), scans streamed block by block with `execute_iter`, and the visibility probe's look-up."""
+columns), TSBS's DevOps query types on TSBS's tables (tsbs.py), scans streamed block by block with `execute_iter`, and the visibility probe's look-up."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,12 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.workload.events import EventBatch
+
+# The release that brought the EXPLAIN statement (ClickHouse's changelog).
+EXPLAIN_SINCE = (20, 6)
 
 
 class ClickhouseReader(ClickhouseRole, ReaderRole):
@@ -29,12 +35,31 @@ class ClickhouseReader(ClickhouseRole, ReaderRole):
             f"SELECT timestamp, device_id, temperature FROM {qualified}" for qualified in tables) + ")"
         return {name: self._rows(statement) for name, statement in self.module.server_dialect.queries(source).items()}
 
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types over TSBS's tables, in the server's dialect (tsbs.py)."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: functools.partial(self.module.tsbs_tables.answer, query, dialect=self.module.server_dialect, fetch=self._fetch) for name, query in DEVOPS.items()}
+
+    def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
+        """A statement's rows, fetched as columns (the client reads NumPy) and turned into rows."""
+        return _rows_of_columns(self.module.execute(statement, columnar=True))
+
     def _rows(self, statement: str) -> Query:
         def run() -> Answer:
             # Columns (the client reads NumPy): turned into rows of Python values after the timed call.
             return Answer(self.module.execute(statement, columnar=True), _rows_of_columns)
 
         return run
+
+    def text_query(self, language: str, text: str) -> Query:
+        return lambda: Answer(self.module.execute(text, columnar=True, on=self.module.text_client()), _rows_of_columns)
+
+    def check_text(self, language: str, text: str) -> None:
+        """EXPLAIN analyses the statement (its tables and columns) and runs none of it; servers before it
+        came (20.6) analyse it as a subquery of which no row is read."""
+        statement = f"EXPLAIN {text}" if self.module.server_dialect.version >= EXPLAIN_SINCE else f"SELECT * FROM ({text}) LIMIT 0"
+        self.module.execute(statement, on=self.module.text_client())
 
     def scan_devices(self) -> list[str]:
         statement = " UNION ALL ".join(f"SELECT DISTINCT device_id FROM {qualified}" for qualified in self.module.tables.values())

@@ -1,5 +1,5 @@
 """The clickhouse module's schema and counting: the database, one MergeTree table per run table in
-the server's dialect, counts, the active parts' size, and the wait for rows buffered by async
+the server's dialect (or TSBS's tags and cpu tables, tsbs.py), counts, the active parts' size, and the wait for rows buffered by async
 inserts that did not wait for them."""
 
 from __future__ import annotations
@@ -17,10 +17,27 @@ class ClickhouseSchema(ClickhouseRole, SchemaRole):
     def setup(self) -> None:
         execute = self.module.execute
         execute(f"CREATE DATABASE IF NOT EXISTS {self.options.database}")
+        if self.spec.tsbs:
+            self._setup_tsbs()
+            return
         for qualified in self.module.tables.values():
             if self.spec.clean:
                 execute(f"DROP TABLE IF EXISTS {qualified}")
             execute(self.module.server_dialect.create_table(qualified, self.layout))
+
+    def _setup_tsbs(self) -> None:
+        """TSBS's tables, and the tags of every host the table lacks (a MergeTree keeps duplicates): the
+        run's rows refer to them by tags_id."""
+        execute, tables = self.module.execute, self.module.tsbs_tables
+        for table in (tables.cpu, tables.tags) if self.spec.clean else ():
+            execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in tables.create_statements(self.module.server_dialect):
+            execute(statement)
+        found = execute(f"SELECT id FROM {tables.tags}", columnar=True)
+        stored = set(found[0].tolist()) if found else set()
+        missing = [host_id for host_id in range(1, self.spec.all_devices + 1) if host_id not in stored]
+        if missing:
+            execute(*tables.tag_insert(self.spec.seed, missing), columnar=True)
 
     def server_version(self) -> str:
         return f"ClickHouse {self.module.execute('SELECT version()')[0][0]}"

@@ -1,5 +1,5 @@
 """The clickhouse module's write path: a batch as one INSERT whose rows travel as NumPy columns, one
-block per table; a single insert as a one-row INSERT."""
+block per table (TSBS's rows: its cpu table's columns, tsbs.py); a single insert as a one-row INSERT."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ class ClickhouseWriter(ClickhouseRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._inserts = {table: f"INSERT INTO {qualified} ({', '.join(self.layout.names)}) VALUES" for table, qualified in self.module.tables.items()}
+        if self.spec.tsbs:
+            self._inserts = dict.fromkeys(self.module.tables, self.module.tsbs_tables.row_insert)
 
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[np.ndarray]]]:
         return [(self._inserts[table], self._columns(part)) for table, part in self.per_table(batch)]
@@ -30,6 +32,8 @@ class ClickhouseWriter(ClickhouseRole, WriterRole):
     def _columns(self, batch: EventBatch) -> list[np.ndarray]:
         """The layout's columns in INSERT order; timestamps as epoch ms, which is also how DateTime64(3)
         takes them (the driver writes integers as the column's raw ticks)."""
+        if self.spec.tsbs:
+            return self.module.tsbs_tables.row_columns(batch)
         return [column.values(batch) for column in self.layout.columns]
 
     def insert_single(self, item: tuple[str, list[np.ndarray]]) -> None:

@@ -30,7 +30,7 @@ from iotdb_bench.simulator.modules.elasticsearch.connection import SearchConnect
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, PRODUCT, ElasticsearchOptions
 from iotdb_bench.simulator.modules.elasticsearch.reader import SearchReader
 from iotdb_bench.simulator.modules.elasticsearch.records import SearchRecords
-from iotdb_bench.simulator.modules.elasticsearch.schema import SearchSchema
+from iotdb_bench.simulator.modules.elasticsearch.schema import STORAGE_NOTE, SearchSchema
 from iotdb_bench.simulator.modules.elasticsearch.writer import Rejected, SearchWriter
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
 
@@ -41,7 +41,7 @@ class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
         drivers=("httpx",),
         # The next batch is generated and encoded once a _bulk request is on the wire (about 0.2 ms
         # per 1000 events against milliseconds of server work), without a helper thread's hand-offs.
@@ -65,10 +65,11 @@ class Module(DatabaseModule):
                               f"use --page-size {MAX_PAGE} or less")
 
     def notes(self) -> list[str]:
+        notes = [STORAGE_NOTE] if self.spec.task == "insert" else []
         if self.layout.shape in ("slim", "light"):
             index = "lack of an index" if self.layout.shape == "slim" else "one secondary index"
-            return [f"Elasticsearch indexes every field: --schema {self.layout.shape}'s {index} does not apply"]
-        return []
+            notes.append(f"Elasticsearch indexes every field: --schema {self.layout.shape}'s {index} does not apply")
+        return notes
 
     def batch_kind(self) -> str:
         return "_bulk request"

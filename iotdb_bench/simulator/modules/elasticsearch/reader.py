@@ -1,9 +1,11 @@
 """The elasticsearch module's read side: the six queries as aggregations (per device: a composite
-aggregation paged with after_key; device-downsample: a 1-minute date_histogram), each bounded as a
-whole by --query-timeout; scans through the scroll API; the visibility probe's _count of a marker."""
+aggregation paged with after_key; device-downsample: a 1-minute date_histogram) and TSBS's DevOps
+query types (tsbs_queries.py), each bounded as a whole by --query-timeout; scans through the scroll
+API; the visibility probe's _count of a marker."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -14,6 +16,9 @@ from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, Query, ReaderRole
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE, SearchRole
+from iotdb_bench.simulator.modules.elasticsearch.tsbs_queries import TsbsSearches, composite_buckets
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -96,14 +101,17 @@ class SearchReader(SearchRole, ReaderRole):
         return run
 
     def _device_buckets(self, sub_aggregations: dict[str, Any], page: int) -> Iterator[dict[str, Any]]:
-        composite: dict[str, Any] = {"size": page, "sources": [{"device_id": {"terms": {"field": "device_id"}}}]}
-        while True:
-            body = {"size": 0, "track_total_hits": False, "aggs": {"devices": {"composite": composite, "aggs": sub_aggregations}}}
-            devices = self._search(body)["aggregations"]["devices"]
-            yield from devices["buckets"]
-            if len(devices["buckets"]) < composite["size"] or "after_key" not in devices:
-                return
-            composite["after"] = devices["after_key"]
+        return composite_buckets(self._search, [{"device_id": {"terms": {"field": "device_id"}}}], sub_aggregations, page)
+
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types over the `cpu` index (tsbs_queries.py), each bounded as a whole by --query-timeout."""
+        if not self.spec.tsbs:
+            return {}
+        searches = TsbsSearches(self._search, self.options.query_page_size)
+        return {name: functools.partial(self._tsbs_query, searches, kind) for name, kind in DEVOPS.items()}
+
+    def _tsbs_query(self, searches: TsbsSearches, kind: DevopsQuery, parameters: Parameters) -> Query:
+        return self._with_deadline(searches.query(kind, parameters))
 
     def _downsample(self) -> Answer:
         """device-downsample: the device's readings of the hour in 1-minute date_histogram buckets."""

@@ -1,16 +1,20 @@
 """The elasticsearch module's schema and counting: one index per run table (strict mapping, its
-shards, replicas, refresh interval and translog durability), counts after a refresh, the server's
-version, its indexing counter and the indices' store size."""
+shards, replicas, refresh interval and translog durability; TSBS's shapes: tsbs_layout.py), counts
+after a refresh, the server's version, its indexing counter and the indices' store size."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.elasticsearch import tsbs_layout
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError
 from iotdb_bench.simulator.modules.elasticsearch.options import FIELD_TYPES, PRODUCT, SearchRole
 from iotdb_bench.simulator.modules.elasticsearch.wording import error_type, reason
 from iotdb_bench.simulator.spec import PrimaryKey
+
+# Where the storage figure comes from, for the run's notes.
+STORAGE_NOTE = "storage: the indices' segment files from _stats/store after a refresh, all copies (primaries and replicas)"
 
 
 class SearchSchema(SearchRole, SchemaRole):
@@ -23,7 +27,8 @@ class SearchSchema(SearchRole, SchemaRole):
                 raise SearchServerError(f"creating index {index} failed: {reason(answer, '')}")
 
     def index_definition(self) -> dict[str, Any]:
-        properties = {column.name: FIELD_TYPES[column.kind] for column in self.layout.columns}
+        properties = (tsbs_layout.properties(self.spec.shape) if self.spec.tsbs
+                      else {column.name: FIELD_TYPES[column.kind] for column in self.layout.columns})
         if self.spec.primary_key is PrimaryKey.client:
             properties["id"] = {"type": "keyword"}
         settings = {
@@ -31,6 +36,9 @@ class SearchSchema(SearchRole, SchemaRole):
             "number_of_replicas": self.options.replicas,
             "refresh_interval": self.options.refresh_interval,
             "translog": {"durability": self.options.translog_durability},
+            # The store's size is cached for 10 s by default: the storage figure read right after the
+            # last write would miss the run's segments.
+            "store": {"stats_refresh_interval": "0ms"},
         }
         # Strict: a document with a field the mapping lacks (e.g. an id into an index made without
         # client keys) is rejected instead of silently changing the schema.
@@ -60,7 +68,9 @@ class SearchSchema(SearchRole, SchemaRole):
         return {"rows_inserted": int(answer["_all"]["primaries"]["indexing"]["index_total"])}
 
     def storage_bytes(self) -> int | None:
-        """Store size of the run's indices, all copies (primaries and replicas)."""
+        """Store size of the run's indices, all copies (primaries and replicas), once a refresh has
+        written every acknowledged document into a segment (STORAGE_NOTE)."""
+        self.module.connection.refresh(self.module.indices)
         answer = self.module.connection.request("GET", f"/{self.module.indices}/_stats/store",
                                                 params={"filter_path": "_all.total.store.size_in_bytes"})[1]
         return int(answer["_all"]["total"]["store"]["size_in_bytes"])

@@ -14,6 +14,7 @@ import numpy as np
 from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
 from iotdb_bench.simulator.modules.elasticsearch.connection import SearchServerError, parsed
 from iotdb_bench.simulator.modules.elasticsearch.options import TOO_MANY_REQUESTS, SearchRole
+from iotdb_bench.simulator.modules.elasticsearch.tsbs_layout import TsbsDocuments
 from iotdb_bench.simulator.modules.elasticsearch.wording import reason
 from iotdb_bench.simulator.retry import Retry
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -50,6 +51,7 @@ class SearchWriter(SearchRole, WriterRole):
         # Events the server rejected with 429 (its write queue full) are sent again, the others are not.
         self.retry: Retry = Retry(self.options.max_retries, lambda error: isinstance(error, Rejected), first_delay_s=0.01, max_delay_s=1.0)
         self._with_key = self.spec.primary_key is PrimaryKey.client
+        self._tsbs = TsbsDocuments(self.spec.seed, self.spec.all_devices, self.spec.shape) if self.spec.tsbs else None
 
     def prepare_batch(self, batch: EventBatch) -> BulkRequest:
         action = [text_rows.constant('{"create":{"_index":"'), text_rows.fixed(self._index_of(batch))]
@@ -117,7 +119,9 @@ class SearchWriter(SearchRole, WriterRole):
         return batch.time_first_key if self.options.key_order == "time" else batch.client_key
 
     def _document(self, batch: EventBatch) -> list[np.ndarray]:
-        """The text columns of each event's JSON document line."""
+        """The text columns of each event's JSON document line (TSBS's rows: tsbs_layout.py)."""
+        if self._tsbs is not None:
+            return self._tsbs.columns(batch)
         columns: list[np.ndarray] = []
         for position, column in enumerate(self.layout.columns):
             columns.append(text_rows.constant(("{" if position == 0 else ",") + f'"{column.name}":'))

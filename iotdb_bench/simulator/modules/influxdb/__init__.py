@@ -19,6 +19,12 @@ buckets API. InfluxDB 1.8 has no buckets API: there `bucket` is "database/retent
 1.x query API creates the database and drops the run's measurements (clean). Which API applies is
 read from the server's version (the /ping header), or forced with `v1_compat`.
 
+TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md) is written as TSBS's influx target writes it
+(simulator/wire/tsbs_lines.py: measurement `cpu`, the host's ten tags, integer fields) and queried with
+TSBS's InfluxQL through the 1.x /query API (tsbs_queries.py); InfluxDB 1.8 only (2.x refuses it in
+setup: its /query needs a DBRP mapping the tool does not make). The data's size on disk is InfluxDB
+1.8's own accounting (SHOW STATS, the shards' diskBytes).
+
 Reading back: device-downsample is `aggregateWindow(every: 1m)` (min, mean, max, windows labelled by
 their start); scans stream each device's series as CSV (the query API's streaming response) and
 cut it into pages. The record of expected answers is kept in the measurement `iotbench_expected`
@@ -44,7 +50,8 @@ class Module(DatabaseModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True,
+        sensors=True, markers=True,
         drivers=("influxdb-client",),
         # The next batch is generated and encoded once a write is on the wire (about 0.2 ms per 1000
         # events against milliseconds of server work), without a helper thread's hand-offs.
@@ -59,6 +66,16 @@ class Module(DatabaseModule):
     # -- lifecycle -------------------------------------------------------------------------
     def batch_kind(self) -> str:
         return "line protocol write"
+
+    def notes(self) -> list[str]:
+        database, _, policy = self.options.bucket.partition("/")
+        notes = [] if self.spec.task != "insert" else [f"storage: InfluxDB 1.8's own accounting, the diskBytes of the shards of database {database}"
+                 f"{' retention policy ' + policy if policy else ''} (SHOW STATS: TSM files and write-ahead log), every measurement "
+                 "in them (a database of its own gives the run's share); none on InfluxDB 2"]
+        if self.spec.tsbs:
+            notes.append("TSBS's cpu rows as its influx target writes them: measurement cpu, the ten tags as tags, the fields as integers, "
+                         "times in milliseconds; TSBS's InfluxQL queries (docs/databases/influxdb.md)")
+        return notes
 
     def server_address(self) -> tuple[str, int] | None:
         return self.url_address(self.options.url, 8086)

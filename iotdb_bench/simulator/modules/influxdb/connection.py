@@ -48,6 +48,7 @@ class InfluxConnection:
         self._write_query = {"org": options.org, "bucket": options.bucket, "precision": "ms"}
         self._query: QueryApi | None = None
         self._reads: QueryApi | None = None
+        self._http: httpx.Client | None = None  # the 1.x query API's client (InfluxQL), one keep-alive connection
         self.v1: bool | None = options.v1_compat
         self.version: str | None = None
 
@@ -57,6 +58,7 @@ class InfluxConnection:
         return connected(self._client, "influxdb")
 
     def connect(self) -> None:
+        import httpx
         from influxdb_client.client.influxdb_client import InfluxDBClient
 
         def client(seconds: float) -> InfluxDBClient:
@@ -79,6 +81,8 @@ class InfluxConnection:
             self._query_client = client(self.spec.query_timeout)
         self._reads = self.client.query_api()
         self._query = self._query_client.query_api() if self._query_client else self._reads
+        user, _, password = self.options.token.partition(":")
+        self._http = httpx.Client(base_url=self.options.url, auth=(user, password) if password else None, verify=self.options.verify_ssl)
 
     def close(self) -> None:
         for client in (self._client, self._query_client):
@@ -86,7 +90,9 @@ class InfluxConnection:
                 client.close()
         if self._poster is not None:
             self._poster.close()
-        self._client = self._query_client = None
+        if self._http is not None:
+            self._http.close()
+        self._client = self._query_client = self._http = None
         self._poster, self._query, self._reads = None, None, None
 
     def address(self) -> str:
@@ -162,25 +168,45 @@ class InfluxConnection:
 
         return self.call("Flux scan", connected(self._query, "influxdb").query_csv, query, org=self.options.org, dialect=Dialect(header=False, annotations=[]))
 
+    @property
+    def database(self) -> str:
+        """The 1.x database of the bucket option ("database/retention-policy" on InfluxDB 1.8)."""
+        return self.options.bucket.split("/")[0]
+
     def influxql(self, statement: str, database: str | None = None) -> None:
         """One statement through the 1.x query API (InfluxDB 1.8 has no buckets API)."""
+        self._influxql(statement, database, self.options.timeout)
+
+    def influxql_series(self, statement: str, bounded: bool = False) -> list[dict[str, Any]]:
+        """The series of a query's answer through the 1.x query API, times in epoch milliseconds;
+        `bounded`: one of the run's queries, which --query-timeout limits."""
+        limit = self.spec.query_timeout if bounded and self.spec.task == "query" else 0
+        started = time.perf_counter()
+        results = self._influxql(statement, self.database, limit or self.options.timeout, epoch="ms")
+        if limit and time.perf_counter() - started > limit:  # httpx limits each socket operation, not the call
+            raise InfluxServerError("InfluxQL query timed out")
+        series: list[dict[str, Any]] = results[0].get("series", []) if results else []
+        return series
+
+    def _influxql(self, statement: str, database: str | None, timeout: float, epoch: str | None = None) -> list[dict[str, Any]]:
         import httpx
 
-        user, _, password = self.options.token.partition(":")
-        auth = (user, password) if password else None
-        data = {"q": statement, **({"db": database} if database else {})}
+        data = {"q": statement, **({"db": database} if database else {}), **({"epoch": epoch} if epoch else {})}
         try:
-            response = httpx.post(f"{self.options.url}/query", data=data, auth=auth, timeout=self.options.timeout,
-                                  verify=self.options.verify_ssl)
+            response = connected(self._http, "influxdb").post("/query", data=data, timeout=timeout)
         except (httpx.ConnectError, httpx.ConnectTimeout) as error:
             raise ModuleError(f"cannot connect to InfluxDB at {self.address()}: {one_line(error)}") from None
+        except httpx.TimeoutException:
+            raise InfluxServerError(f"{statement} timed out") from None
         except httpx.TransportError as error:
             raise InfluxServerError(f"{statement} failed: {one_line(error)}") from None
         if response.status_code == 401:
             raise ModuleError(f"InfluxDB at {self.address()} refused the credentials (401): token must be 'user:password'")
-        errors = [r["error"] for r in _results(response) if "error" in r]
+        results = _results(response)
+        errors = [r["error"] for r in results if "error" in r]
         if response.status_code != 200 or errors:
             raise InfluxServerError(f"{statement} failed with {response.status_code}: {'; '.join(errors) or response.text.strip()}")
+        return results
 
 
 def _results(response: httpx.Response) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ def fields(layout: Layout) -> list[Column]:
 
 def count_field(layout: Layout) -> str:
     """A field every point has, whose values the count counts."""
-    return next(column.name for column in fields(layout) if column.kind != "sequence")
+    return next(column.name for column in fields(layout) if column.kind not in ("sequence", "reference"))
 
 
 def lines(layout: Layout, table_names: list[str], batch: EventBatch) -> np.ndarray:

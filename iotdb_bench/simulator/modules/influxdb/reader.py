@@ -1,10 +1,11 @@
 """The influxdb module's read side: the six Flux queries (device-downsample is `aggregateWindow(every:
-1m)`, windows labelled by their start), the scan of a device's series streamed as CSV and cut into
-pages, and the visibility probe's look-up of a marker in its own millisecond."""
+1m)`, windows labelled by their start), TSBS's DevOps query types in TSBS's InfluxQL, the scan of a
+device's series streamed as CSV and cut into pages, and the visibility probe's look-up of a marker in
+its own millisecond."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,10 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.influxdb import tsbs_queries
 from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -47,6 +51,21 @@ class InfluxReader(InfluxRole, ReaderRole):
                 '  |> group() |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")',
                 ["_time", "min", "mean", "max"], times=(0,)),
         }
+
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types in TSBS's InfluxQL (tsbs_queries.py), through the 1.x query API."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: self._influxql(query) for name, query in DEVOPS.items()}
+
+    def _influxql(self, query: DevopsQuery) -> Callable[[Parameters], Query]:
+        convert = tsbs_queries.conversion(query)
+
+        def bind(parameters: Parameters) -> Query:
+            statement = tsbs_queries.statement(query, parameters)
+            return lambda: Answer(self.module.connection.influxql_series(statement, bounded=True), convert)
+
+        return bind
 
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's point: its measurement, device tag and sequence number, in its own millisecond."""

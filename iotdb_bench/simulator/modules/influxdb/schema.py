@@ -1,5 +1,6 @@
 """The influxdb module's schema and counting: the bucket (InfluxDB 2's buckets API) or the database
-and its measurements (InfluxDB 1.8's query API), and counts of a field every point has."""
+and its measurements (InfluxDB 1.8's query API), counts of a field every point has, and the data's
+size on disk as InfluxDB 1.8 accounts for it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ class InfluxSchema(InfluxRole, SchemaRole):
     def setup(self) -> None:
         if self.module.connection.v1:
             self._setup_v1()
-        else:
-            self._setup_v2()
+            return
+        if self.spec.tsbs:
+            raise ModuleError(f"--schema {self.spec.shape} on InfluxDB {self.module.connection.version}: TSBS's influx target queries in "
+                              "InfluxQL through the 1.x /query API, which InfluxDB 2 serves only for buckets mapped to a database and "
+                              "retention policy (DBRP), and the tool maps none: run it on InfluxDB 1.8")
+        self._setup_v2()
 
     def _setup_v2(self) -> None:
         connection = self.module.connection
@@ -37,6 +42,17 @@ class InfluxSchema(InfluxRole, SchemaRole):
         if self.spec.clean:
             for measurement in self.spec.table_names:
                 self.module.connection.influxql(f'DROP MEASUREMENT "{measurement}"', database=database)
+
+    def storage_bytes(self) -> int | None:
+        """InfluxDB 1.8's own accounting: the `diskBytes` of every shard of the bucket's database and
+        retention policy (SHOW STATS: its TSM files and write-ahead log), whatever measurements they
+        hold. InfluxDB 2 reports no sizes through the APIs the module uses: None."""
+        if not self.module.connection.v1:
+            return None
+        database, _, policy = self.options.bucket.partition("/")
+        shards = [one for one in self.module.connection.influxql_series("SHOW STATS FOR 'shard'")
+                  if one["tags"].get("database") == database and (not policy or one["tags"].get("retentionPolicy") == policy)]
+        return sum(int(dict(zip(one["columns"], one["values"][0]))["diskBytes"]) for one in shards)
 
     def server_version(self) -> str:
         return f"InfluxDB {self.module.connection.version}"  # the X-Influxdb-Version header of GET /ping, read at connect

@@ -2,13 +2,23 @@
 
 Two data models, chosen with the option `model`:
 - tree (default): one aligned device per simulated device, path root.<database>.<table>.`<device id>`,
-  measurements sequence_number (INT64) and temperature (DOUBLE). A batch is one aligned tablet
-  (NumPy columns) per device of the batch, all sent in one `insert_aligned_tablets` call; a single
+  measurements sequence_number (INT64) and temperature (DOUBLE). A batch is one aligned tablet per
+  device of the batch, cut from the batch's columns at once (tablets.py), all sent in one
+  `insert_aligned_tablets` call (`tree_batch=records`: one `insert_aligned_records` call); a single
   insert is one `insert_aligned_record`. setup() creates every device's aligned timeseries of the
   run, so the schema is not created by the first timed insert.
 - table: the table model of IoTDB 2 (database <database>, table events with device_id as TAG and
   the two FIELDs). A batch is one tablet per table with all its devices; a single insert is a
   one-row tablet. Devices are registered by the first insert that names them.
+
+A clean setup deletes and recreates the database (deleted series stay in IoTDB's files until a
+compaction, and the storage figure would count them). Storage is IoTDB's own accounting (SHOW REGIONS'
+TsFileSize after a FLUSH) or, with `data_dir`, the database's files on this machine.
+
+TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md), tree model only, in the layout of benchANT's
+TSBS IoTDB target: an aligned device per host root.<database>.cpu.host_<i>, INT32 fields, the host's
+tags as tags of its usage_user series; TSBS's DevOps query types in that target's SQL made exact
+(tsbs_queries.py).
 
 IoTDB identifies a point by its series and time (a later write at the same time overwrites), so
 there is no key column: --primary-key db (the default) and none are accepted and mean the same.
@@ -53,7 +63,7 @@ class Module(DatabaseModule):
     Options = IotdbOptions
     options: IotdbOptions
     capabilities = Capabilities(
-        primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("IoTDB has no transactions to commit every S seconds"),
     )
     schema, writer, reader, records = played_by(IotdbSchema, IotdbWriter, IotdbReader, IotdbRecords)
@@ -64,11 +74,14 @@ class Module(DatabaseModule):
         self.series = Series(spec, self.layout, self.options)  # measurements and device paths, shared too
 
     def validate(self) -> None:
-        if self.spec.shape != "events" and not self.spec.tsbs:  # TSBS's shapes: refused by validate_workload (not yet)
+        if self.spec.shape != "events" and not self.spec.tsbs:
             raise ModuleError(
                 f"module 'iotdb' does not support --schema {self.spec.shape}: IoTDB stores series of devices, and these rows have no "
                 "device (rows of different workers with equal timestamps would overwrite each other; use --schema events)"
             )
+        if self.spec.tsbs and self.options.model != "tree":
+            raise ModuleError(f"module 'iotdb' writes --schema {self.spec.shape} in the tree model, as the IoTDB target of TSBS's benchANT "
+                              "fork lays it out (a device per host): drop model=table")
         self.validate_workload()
         if self.spec.primary_key not in self.capabilities.primary_keys:
             raise ModuleError(
@@ -78,7 +91,9 @@ class Module(DatabaseModule):
 
     # -- how the module describes its runs -------------------------------------------------
     def batch_kind(self) -> str:
-        return "aligned tablets, one per device" if self.series.tree else "tablet per table"
+        if self.series.tree:
+            return "aligned records, one per event" if self.options.tree_batch == "records" else "aligned tablets, one per device"
+        return "tablet per table"
 
     def insert_mode(self) -> str:
         if not self.spec.batch:
@@ -86,12 +101,23 @@ class Module(DatabaseModule):
         return super().insert_mode()
 
     def notes(self) -> list[str]:
+        if self.spec.task != "insert":  # what the notes say is about the run's writes
+            return []
         names = self.series.measurement_names
         values = len(names) - 1
+        database = f"root.{self.options.database}" if self.series.tree else self.options.database
+        storage = [f"storage: the sizes of the files of database {database} under {self.options.data_dir} (its TsFiles and write-ahead "
+                   "log), after a FLUSH" if self.options.data_dir else
+                   f"storage: IoTDB's own accounting after a FLUSH, the TsFileSize of database {database}'s data regions (SHOW REGIONS, "
+                   "to three significant digits; the write-ahead log not counted), every table in it"]
+        if self.spec.tsbs:
+            return [f"TSBS's cpu rows as the IoTDB target of benchANT's TSBS lays them out: an aligned device per host, "
+                    f"root.{self.options.database}.cpu.host_<i>, its ten fields INT32 (points/s = 10 x inserts/s), the host's ten tags "
+                    "as tags of its usage_user series; setup creates every host's device before the timed phase", *storage]
         notes = [
             f"IoTDB counts data points (rows x measurements, seed 003's unit): an event is one row with {values} measured "
             f"value{'s' if values > 1 else ''} ({', '.join(names[1:])}), so points/s = {values} x inserts/s; "
-            f"sequence_number is stored beside them as one more series ({values + 1} values per row on disk)",
+            f"sequence_number is stored beside them as one more series ({values + 1} values per row on disk)", *storage,
         ]
         if self.series.tree:
             notes.append("tree model: setup creates the devices' aligned timeseries and the database's data regions (one "
@@ -100,6 +126,9 @@ class Module(DatabaseModule):
             notes.append(f"table model: setup creates the database's data regions (one row in {SETUP_MARKER}); a device is "
                          "registered by the first insert that names it, inside the timed phase (--prefill absorbs it)")
         return notes
+
+    def server_address(self) -> tuple[str, int] | None:
+        return self.options.host, self.options.port  # the DataNode's client port: its process is the database's CPU
 
     # -- lifecycle -------------------------------------------------------------------------
     def connect(self) -> None:

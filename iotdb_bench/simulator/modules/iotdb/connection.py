@@ -8,7 +8,7 @@ from typing import Any
 
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules.base import ModuleError
-from iotdb_bench.simulator.modules.iotdb.options import PATH_NOT_EXIST, IotdbOptions
+from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
 
 log = logging.getLogger("iotdb")
 
@@ -44,22 +44,24 @@ class IotdbConnection:
                 log.debug("closing the session: %s", one_line(error))
             self.session = None
 
-    def statement(self, statement: str, missing_ok: bool = False) -> None:
+    def statement(self, statement: str) -> None:
         from iotdb.utils.exception import StatementExecutionException
 
         try:
             self.session.execute_non_query_statement(statement)
         except StatementExecutionException as error:
-            if missing_ok and _status_code(error) == PATH_NOT_EXIST:
-                return
             raise ModuleError(f"IoTDB refused '{statement}': {one_line(error)}") from None
 
     def fetch(self, statement: str, timeout_s: float = 0) -> list[list[Any]]:
         """Every row of a query, as lists of Python values (all rows are fetched)."""
+        return self.fetch_named(statement, timeout_s)[1]
+
+    def fetch_named(self, statement: str, timeout_s: float = 0) -> tuple[list[str], list[list[Any]]]:
+        """Every row of a query, and its column names (as `fetch`)."""
         with self.session.execute_query_statement(statement, timeout=round(timeout_s * 1000)) as data:
             frame = data.todf()
         rows: list[list[Any]] = frame.to_numpy().tolist()
-        return rows
+        return [str(name) for name in frame.columns], rows
 
     def first_row(self, statement: str) -> list[Any]:
         rows = self.fetch(statement)
@@ -75,8 +77,3 @@ def literal(text: str) -> str:
     """A string literal of IoTDB's SQL."""
     return "'" + text.replace("'", "''") + "'"
 
-
-def _status_code(error: Exception) -> int | None:
-    """The IoTDB status code at the start of a StatementExecutionException's text ("508: Path ...")."""
-    head = str(error).split(":", 1)[0].strip()
-    return int(head) if head.isdigit() else None

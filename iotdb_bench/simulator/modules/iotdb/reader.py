@@ -1,6 +1,7 @@
 """The iotdb module's read side: the six queries in either model (tree: GROUP BY LEVEL, ALIGN BY
-DEVICE, SELECT LAST and GROUP BY time on the device; table: SQL with last_by and date_bin), and scans
-of one device's points in time order, fetched a page at a time as DataFrames."""
+DEVICE, SELECT LAST and GROUP BY time on the device; table: SQL with last_by and date_bin), TSBS's
+DevOps query types (tree model, tsbs_queries.py), and scans of one device's points in time order,
+fetched a page at a time as DataFrames."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.iotdb import tsbs_queries
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 from iotdb_bench.simulator.modules.iotdb.series import device_of
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
 if TYPE_CHECKING:
@@ -60,6 +64,21 @@ class IotdbReader(IotdbRole, ReaderRole):
                 f"WHERE device_id = '{DOWNSAMPLE_DEVICE}' AND time >= {DOWNSAMPLE_START_MS} AND time < {end} GROUP BY 1 ORDER BY 1",
                 with_times(0)),
         }
+
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types in IoTDB's SQL on TSBS's layout (tsbs_queries.py)."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: self._tsbs_query(query) for name, query in DEVOPS.items()}
+
+    def _tsbs_query(self, query: DevopsQuery) -> Callable[[Parameters], Query]:
+        convert = tsbs_queries.conversion(query)
+
+        def bind(parameters: Parameters) -> Query:
+            statement = tsbs_queries.statement(query, parameters, self.options.database)
+            return lambda: Answer(self.module.connection.fetch_named(statement, timeout_s=self.spec.query_timeout), convert)
+
+        return bind
 
     def _rows(self, statement: str, convert: Callable[[Sequence[Any]], list[tuple[Any, ...]]] | None = None) -> Query:
         def run() -> Answer:

@@ -1,14 +1,22 @@
 """The iotdb module's series: the measurements a row stores, their types, and the tree model's
-device paths (root.<database>.<table>.`<device id>`[.s<sensor>]), shared by every role."""
+device paths (root.<database>.<table>.`<device id>`[.s<sensor>]; TSBS's hosts root.<database>.cpu.host_<i>),
+shared by every role."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
 from iotdb_bench.simulator.spec import RunSpec
-from iotdb_bench.simulator.workload.events import device_ids
+from iotdb_bench.simulator.workload.events import EventBatch, device_ids
 from iotdb_bench.simulator.workload.shapes import Layout
+from iotdb_bench.simulator.workload.tsbs.hosts import host_names
+
+# IoTDB's type of each kind of stored value, and the big-endian NumPy type of its tablet column.
+# TSBS's cpu fields are whole numbers in [0, 100]: INT32, as the IoTDB target of benchANT's TSBS stores them.
+_TYPES = {"sequence": ("INT64", ">i8"), "float": ("DOUBLE", ">f8"), "tsbs": ("INT32", ">i4")}
 
 
 class Series:
@@ -16,14 +24,30 @@ class Series:
         self.spec, self.options = spec, options
         self.tree = options.model == "tree"
         self._paths: dict[tuple[str, bytes, int], str] = {}  # (table, device id, sensor) -> device path
-        # The stored measurements of a row: sequence_number (INT64), temperature and m1.. (DOUBLE).
+        # The stored measurements of a row: sequence_number (INT64), temperature and m1.. (DOUBLE); TSBS's
+        # shapes: their fields (INT32).
         self.measurements = [column for column in layout.columns if column.kind in ("sequence", "float")]
         self.measurement_names = [column.name for column in self.measurements]
+        self._kinds = ["tsbs" if spec.tsbs else column.kind for column in self.measurements]
+        # The measurement the count counts, one point per event.
+        self.counted = self.measurement_names[0] if spec.tsbs else "temperature"
+
+    def type_names(self) -> list[str]:
+        """The measurements' types in IoTDB's SQL (CREATE TIMESERIES)."""
+        return [_TYPES[kind][0] for kind in self._kinds]
 
     def types(self) -> list[Any]:
         from iotdb.utils.IoTDBConstants import TSDataType
 
-        return [TSDataType.INT64 if column.kind == "sequence" else TSDataType.DOUBLE for column in self.measurements]
+        return [TSDataType[name] for name in self.type_names()]
+
+    def big_endian(self, batch: EventBatch) -> list[np.ndarray]:
+        """The measurements' columns as a tablet sends them (big-endian, in their IoTDB types)."""
+        return [column.values(batch).astype(_TYPES[kind][1]) for column, kind in zip(self.measurements, self._kinds)]
+
+    def python_values(self, batch: EventBatch) -> list[tuple[Any, ...]]:
+        """Each event's measurements as Python numbers of their IoTDB types (ints for INT32 and INT64)."""
+        return list(zip(*(column.tolist() for column in self.big_endian(batch))))
 
     def path(self, table: str, device: bytes, sensor: int = 0) -> str:
         path = self._paths.get((table, device, sensor))
@@ -33,9 +57,11 @@ class Series:
         return path
 
     def run_devices(self) -> dict[tuple[str, bytes, int], str]:
-        """Every device (with --sensors: every sensor) of the run, all workers, keyed by (table, device id,
-        sensor), with its tree path."""
+        """Every device (with --sensors: every sensor; TSBS's shapes: every host) of the run, all workers,
+        keyed by (table, device id, sensor), with its tree path."""
         tables = self.spec.table_names
+        if self.spec.tsbs:
+            return {(tables[0], bytes(host), 0): self.path(tables[0], bytes(host)) for host in host_names(0, self.spec.all_devices)}
         devices = {}
         for worker in range(self.spec.workers):
             for index, device in enumerate(device_ids(worker, self.spec.devices_of(worker))):

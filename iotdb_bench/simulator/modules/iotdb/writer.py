@@ -10,23 +10,37 @@ import numpy as np
 
 from iotdb_bench.simulator.modules.base import WriterRole
 from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
-from iotdb_bench.simulator.modules.iotdb.tablets import encoded_tablet_class
+from iotdb_bench.simulator.modules.iotdb.tablets import TreeTablet, encoded_tablet_class, tree_tablets
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class IotdbWriter(IotdbRole, WriterRole):
-    def prepare_batch(self, batch: EventBatch) -> list[Any]:
+    def prepare_batch(self, batch: EventBatch) -> Any:
+        if self.module.series.tree and self.options.tree_batch == "records":
+            return self._records(batch)
         if self.module.series.tree:
             return [tablet for table, part in self.per_table(batch) for tablet in self._device_tablets(table, part)]
         return [self._table_tablet(table, part) for table, part in self.per_table(batch)]
 
-    def insert_batch(self, prepared: list[Any]) -> None:
+    def insert_batch(self, prepared: Any) -> None:
         session = self.module.connection.session
-        if self.module.series.tree:
+        if self.module.series.tree and self.options.tree_batch == "records":
+            session.insert_aligned_records(*prepared)
+        elif self.module.series.tree:
             session.insert_aligned_tablets(prepared)
         else:
             for tablet in prepared:
                 session.insert_relational_tablet(tablet)
+
+    def _records(self, batch: EventBatch) -> tuple[list[str], list[int], list[list[str]], list[list[Any]], list[tuple[Any, ...]]]:
+        """insert_aligned_records' arguments: one record per event, in the batch's order (a batch of TSBS's
+        order is one timestamp across many hosts: a record each, where tablets would be one row each)."""
+        series = self.module.series
+        tables = self.table_of_each(batch)
+        sensors = batch.sensor_index.tolist() if batch.sensor_index is not None else [0] * len(batch)
+        paths = [series.path(table, device, sensor) for table, device, sensor in zip(tables, batch.device_id.tolist(), sensors)]
+        names, types = series.measurement_names, series.types()
+        return paths, batch.timestamp_ms.tolist(), [names] * len(batch), [types] * len(batch), series.python_values(batch)
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
         """One item per event, in the batch's order (a --duration run may stop between two)."""
@@ -35,9 +49,9 @@ class IotdbWriter(IotdbRole, WriterRole):
         if not series.tree:
             return [self._table_tablet(table, batch.select(slice(i, i + 1))) for i, table in enumerate(tables)]
         sensors = batch.sensor_index.tolist() if batch.sensor_index is not None else [0] * len(batch)
-        values = list(zip(*(column.values(batch).tolist() for column in series.measurements)))
         return [(series.path(table, device, sensor), timestamp, list(row))
-                for table, device, sensor, timestamp, row in zip(tables, batch.device_id.tolist(), sensors, batch.timestamp_ms.tolist(), values)]
+                for table, device, sensor, timestamp, row in zip(tables, batch.device_id.tolist(), sensors, batch.timestamp_ms.tolist(),
+                                                                 series.python_values(batch))]
 
     def insert_single(self, item: Any) -> None:
         series, session = self.module.series, self.module.connection.session
@@ -47,27 +61,19 @@ class IotdbWriter(IotdbRole, WriterRole):
         else:
             session.insert_relational_tablet(item)
 
-    def _big_endian(self, batch: EventBatch) -> list[np.ndarray]:
-        return [column.values(batch).astype(">i8" if column.kind == "sequence" else ">f8") for column in self.module.series.measurements]
-
-    def _device_tablets(self, table: str, part: EventBatch) -> list[Any]:
-        """One aligned tablet per device (with --sensors: per sensor) of `part`, each in time order,
-        columns already big-endian."""
+    def _device_tablets(self, table: str, part: EventBatch) -> list[TreeTablet]:
+        """One aligned tablet per device (with --sensors: per sensor) of `part`, each in time order, encoded
+        once for the whole batch (tablets.tree_tablets)."""
         names = self.module.series
         series = part.device_index if part.sensor_index is None else part.device_index * self.spec.sensors + part.sensor_index
-        order = np.argsort(series, kind="stable")
+        order = np.lexsort((part.timestamp_ms, series))  # by device, then time
         ordered = series[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         ends = np.r_[starts[1:], len(order)]
-        timestamps = part.timestamp_ms[order].astype(">i8")
-        columns = [column[order] for column in self._big_endian(part)]
-        sensors = part.sensor_index[order].tolist() if part.sensor_index is not None else [0] * len(order)
-        tablet, types = encoded_tablet_class(), names.types()
-        return [
-            tablet(names.path(table, bytes(part.device_id[order[start]]), sensors[start]), names.measurement_names, types,
-                   [column[start:end] for column in columns], timestamps[start:end])
-            for start, end in zip(starts.tolist(), ends.tolist())
-        ]
+        sensors = part.sensor_index[order[starts]].tolist() if part.sensor_index is not None else [0] * len(starts)
+        paths = [names.path(table, bytes(device), sensor) for device, sensor in zip(part.device_id[order[starts]], sensors)]
+        return tree_tablets(paths, names.measurement_names, names.types(), part.timestamp_ms[order],
+                            [column[order] for column in names.big_endian(part)], starts.tolist(), ends.tolist())
 
     def _table_tablet(self, table: str, part: EventBatch) -> Any:
         """One tablet of the table model holding every device of `part` (time order within a device is kept)."""
@@ -81,6 +87,6 @@ class IotdbWriter(IotdbRole, WriterRole):
             tag_values.append(np.char.add(b"s", np.char.zfill(part.sensor_index.astype("S4"), 4)))
         return encoded_tablet_class()(
             table, [*tags, *names.measurement_names], [TSDataType.STRING] * len(tags) + names.types(),
-            [*tag_values, *self._big_endian(part)], part.timestamp_ms.astype(">i8"),
+            [*tag_values, *self.module.series.big_endian(part)], part.timestamp_ms.astype(">i8"),
             column_types=[ColumnType.TAG] * len(tags) + [ColumnType.FIELD] * len(names.measurements),
         )

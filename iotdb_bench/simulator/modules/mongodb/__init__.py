@@ -19,6 +19,10 @@ with the collection's write concern (`w`, `journal`). Queries are aggregation pi
 device-downsample groups on `$dateTrunc`, MongoDB 5.0+); the count check is `count_documents({})`.
 Scans are `find` per device sorted by timestamp, read a driver batch (`--page-size`) at a time. The
 record of expected answers is a document of the collection `iotbench_expected`.
+
+TSBS's cpu-only data (`--schema tsbs-cpu`) is TSBS's mongo target's documents in a collection `cpu`
+bucketed by host, with TSBS's 15 DevOps query types as pipelines (tsbs.py); only a wire-protocol fake
+tests them here.
 """
 
 from __future__ import annotations
@@ -47,8 +51,8 @@ class Module(DatabaseModule):
     Options = MongodbOptions
     options: MongodbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True,
-        transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True,
+        sensors=True, transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
     )
     schema, writer, reader, records = played_by(MongodbSchema, MongodbWriter, MongodbReader, MongodbRecords)
 

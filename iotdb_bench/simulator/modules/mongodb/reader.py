@@ -1,17 +1,21 @@
-"""The mongodb module's read side: the aggregation pipelines of queries.py (bounded by `maxTimeMS`
-for a query run), and scans as `find` per device sorted by timestamp, a driver batch at a time."""
+"""The mongodb module's read side: the aggregation pipelines of queries.py and TSBS's (tsbs.py),
+bounded by `maxTimeMS` for a query run, and scans as `find` per device sorted by timestamp, a driver batch at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, epoch_ms
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.mongodb import tsbs
 from iotdb_bench.simulator.modules.mongodb.options import MongodbRole
 from iotdb_bench.simulator.modules.mongodb.queries import ANSWER_FIELDS, TIME_FIELDS, pipelines
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
 
@@ -19,6 +23,21 @@ class MongodbReader(MongodbRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
         self.one_table_queries()
         return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
+
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types as aggregation pipelines over the `cpu` collection (tsbs.py)."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: functools.partial(self._tsbs_query, kind) for name, kind in DEVOPS.items()}
+
+    def _tsbs_query(self, kind: DevopsQuery, parameters: Parameters) -> Query:
+        stages = tsbs.pipeline(kind, parameters)
+        return lambda: tsbs.answer(kind, self._aggregate(self.spec.table_names[0], stages))
+
+    def _aggregate(self, collection: str, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Every result document (bounded by maxTimeMS in a query run with --query-timeout)."""
+        limit = {"maxTimeMS": int(self.spec.query_timeout * 1000)} if self.spec.task == "query" and self.spec.query_timeout else {}
+        return list(self.module.db.get_collection(collection).aggregate(pipeline, allowDiskUse=True, **limit))
 
     def _query(self, name: str, pipeline: list[dict[str, Any]]) -> Query:
         def rows(documents: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -29,8 +48,7 @@ class MongodbReader(MongodbRole, ReaderRole):
             return [tuple(row) for row in found] or ([(0,)] if name == "count-events" else [])  # $count of nothing: no document
 
         def run() -> Answer:
-            limit = {"maxTimeMS": int(self.spec.query_timeout * 1000)} if self.spec.task == "query" and self.spec.query_timeout else {}
-            return Answer(list(self.module.db.get_collection(SINGLE_TABLE_NAME).aggregate(pipeline, allowDiskUse=True, **limit)), rows)
+            return Answer(self._aggregate(SINGLE_TABLE_NAME, pipeline), rows)
 
         return run
 

@@ -1,10 +1,13 @@
 """The mongodb module's schema and counting: one collection per table (a time series collection
-bucketed by device, or a plain one), the query and shape indexes, `count_documents`, and storage
-from `$collStats`."""
+bucketed by device, or a plain one; TSBS's shapes: by host, tsbs.py), the query and shape indexes,
+`count_documents`, and storage from `$collStats`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from iotdb_bench.simulator.modules.base import SchemaRole
+from iotdb_bench.simulator.modules.mongodb import tsbs
 from iotdb_bench.simulator.modules.mongodb.options import INDEXES, META_FIELD, TIME_FIELD, MongodbRole
 
 
@@ -18,15 +21,22 @@ class MongodbSchema(MongodbRole, SchemaRole):
                 existing.discard(name)
             if name not in existing:
                 if self.module.timeseries:
-                    timeseries = {"timeField": TIME_FIELD, "granularity": self.options.granularity}
-                    if self.layout.has("device"):  # seed 002's shapes have no device to bucket by
-                        timeseries["metaField"] = META_FIELD
-                    db.create_collection(name, timeseries=timeseries, check_exists=False)
+                    db.create_collection(name, timeseries=self._timeseries_options(), check_exists=False)
                 else:
                     db.create_collection(name, check_exists=False)
             indexes = list(INDEXES) if self.options.create_indices else []
-            for keys in indexes + [[(field, 1)] for field in self.layout.indexed]:  # light: val1
+            indexes += [tsbs.INDEX] if self.spec.tsbs else [[(field, 1)] for field in self.layout.indexed]  # light: val1
+            for keys in indexes:
                 collections[name].create_index(keys, name=f"{name}_{'_'.join(field for field, _ in keys)}")
+
+    def _timeseries_options(self) -> dict[str, Any]:
+        """Buckets per device (per host: its tags, for TSBS's shapes); seed 002's shapes have no device to bucket by."""
+        if self.spec.tsbs:
+            return {"timeField": tsbs.TIME_FIELD, "metaField": tsbs.META_FIELD, "granularity": self.options.granularity}
+        timeseries = {"timeField": TIME_FIELD, "granularity": self.options.granularity}
+        if self.layout.has("device"):
+            timeseries["metaField"] = META_FIELD
+        return timeseries
 
     def server_version(self) -> str:
         return f"MongoDB {self.module.client.server_info()['version']}"  # the buildInfo command

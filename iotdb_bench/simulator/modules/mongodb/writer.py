@@ -1,5 +1,5 @@
 """The mongodb module's write path: documents encoded to BSON before the timed call (NumPy for the
-default shape, pymongo one by one for the others) and sent as RawBSONDocuments, a batch with
+default shape, pymongo one by one for the others, TSBS's rows as tsbs.py lays them out) and sent as RawBSONDocuments, a batch with
 `insert_many(ordered=False)`, a single event with `insert_one`."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from iotdb_bench.simulator.modules.base import DatabaseModule, WriterRole
+from iotdb_bench.simulator.modules.mongodb import tsbs
 from iotdb_bench.simulator.modules.mongodb.options import DEFAULT_COLUMNS, MongodbRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import bson_events
@@ -21,6 +22,7 @@ class MongodbWriter(MongodbRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client
+        self._tsbs = tsbs.TsbsDocuments(self.spec.seed, self.spec.all_devices, self.spec.shape) if self.spec.tsbs else None
 
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[Any]]]:
         return [(table, self._documents(part)) for table, part in self.per_table(batch)]
@@ -28,6 +30,8 @@ class MongodbWriter(MongodbRole, WriterRole):
     def _documents(self, batch: EventBatch) -> list[Any]:
         from bson.raw_bson import RawBSONDocument
 
+        if self._tsbs is not None:
+            return [RawBSONDocument(document) for document in self._tsbs.encoded(batch)]
         keys = batch.client_key if self._with_key else None
         default_shape = self.layout.names == DEFAULT_COLUMNS
         encoded = bson_events.encode(batch, keys) if default_shape else None

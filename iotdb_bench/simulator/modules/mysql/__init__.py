@@ -10,6 +10,11 @@ Statements are rendered to SQL text while preparing (outside the timed calls): e
 generated number, timestamp or fixed-alphabet id, so no escaping is needed and a timed call is
 only the round trips to the server. Deadlocks and lock wait timeouts are retried.
 
+TSBS's shapes (`--schema tsbs-cpu`, docs/tsbs.md): TSBS has no MySQL target, so its TimescaleDB
+target's layout in MySQL's SQL (a `tags` table and the `cpu` table with tags_id, DATETIME(3) times in
+UTC, DOUBLE fields, TSBS's indexes), written like the tool's other rows; its 15 DevOps query types in
+MySQL's and MariaDB's words (simulator/wire/tsbs_sql.py).
+
 Reading back: the six queries (device-downsample buckets with TIMESTAMPDIFF in minutes) and scans
 through an unbuffered cursor (SSCursor: rows stream from the server as they are fetched). The record
 of expected answers is a table of its own, `iotbench_expected`.
@@ -37,7 +42,8 @@ __all__ = ["Module", "MysqlOptions"]
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
-    capabilities = Capabilities(shapes=ALL_SHAPES, measurements=True, sensors=True, transactions=True, markers=True, drivers=("PyMySQL",))
+    capabilities = Capabilities(shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), measurements=True, sensors=True, transactions=True,
+                                markers=True, drivers=("PyMySQL",), query_languages=("sql/mysql", "sql"))
     schema, writer, reader, records = played_by(MysqlSchema, MysqlWriter, MysqlReader, MysqlRecords)
 
     def __init__(self, spec: RunSpec):
@@ -48,6 +54,8 @@ class Module(DatabaseModule):
     def validate(self) -> None:
         super().validate()
         self.check_query_indices(self.options.create_indices)
+        if self.spec.tsbs and self.options.primary_key_constraint:
+            raise ModuleError(f"module 'mysql': primary_key_constraint does not apply to --schema {self.spec.shape} (TSBS's layout has no key)")
 
     def notes(self) -> list[str]:
         if (self.options.engine or "").lower() == "myisam" and (self.spec.batch or self.spec.commit_interval_s):

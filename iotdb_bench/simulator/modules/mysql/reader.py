@@ -1,17 +1,22 @@
 """The mysql module's read side: the six queries (device-downsample buckets with TIMESTAMPDIFF in
-minutes), scans through an unbuffered cursor (SSCursor: rows stream from the server as they are
-fetched), and the visibility probe's look-up of one event; each reads a fresh snapshot."""
+minutes), TSBS's DevOps query types on TSBS's layout (simulator/wire/tsbs_sql.py's MySQL dialect),
+scans through an unbuffered cursor (SSCursor: rows stream from the server as they are fetched), and the visibility probe's look-up of one event; each reads a fresh snapshot."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.mysql.options import MysqlRole
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.wire import tsbs_sql
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -30,14 +35,27 @@ class MysqlReader(MysqlRole, ReaderRole):
             _datetime(sql_common.DOWNSAMPLE_END_MS))}
         return {name: self._query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
 
-    def _query(self, name: str, statement: str) -> Query:
-        def run() -> Answer:
-            self.module.fresh_snapshot()
-            with self.module.conn.cursor() as cursor:
-                cursor.execute(statement)
-                return sql_common.answer(name, cursor.fetchall())
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types over TSBS's layout, in MySQL's and MariaDB's words (simulator/wire/tsbs_sql.py)."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: functools.partial(tsbs_sql.answer, query, dialect=tsbs_sql.MYSQL, fetch=self._fetch) for name, query in DEVOPS.items()}
 
-        return run
+    def _query(self, name: str, statement: str) -> Query:
+        return lambda: sql_common.answer(name, self._fetch(statement))
+
+    def text_query(self, language: str, text: str) -> Query:
+        return lambda: Answer(self._fetch(text))
+
+    def check_text(self, language: str, text: str) -> None:
+        self._fetch(f"EXPLAIN {text}")  # plans the statement, runs none of it
+
+    def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
+        """Every row of a statement, from a fresh snapshot."""
+        self.module.fresh_snapshot()
+        with self.module.conn.cursor() as cursor:
+            cursor.execute(statement)
+            return list(cursor.fetchall())
 
     def scan_reads_whole_table(self) -> bool:
         return sql_common.scan_reads_whole_table(self.options.primary_key_constraint, self.options.create_indices)

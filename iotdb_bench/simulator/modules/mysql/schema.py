@@ -1,6 +1,7 @@
 """The mysql module's schema and counting: one table per run table in the chosen engine (UUID()
-defaults where the server has them, the query indices when asked), counts, the server's row-write
-counter and the tables' size."""
+defaults where the server has them, the query indices when asked) or TSBS's layout (its TimescaleDB
+target's tags and cpu tables, simulator/wire/tsbs_sql.py), counts, the server's row-write counter and
+the tables' size."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
 from iotdb_bench.simulator.modules.mysql.options import COLUMN_TYPES, MysqlRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.wire import sql as sql_common
+from iotdb_bench.simulator.wire import tsbs_sql
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH
 
 ER_PARSE_ERROR = 1064
@@ -22,6 +24,9 @@ class MysqlSchema(MysqlRole, SchemaRole):
         conn = self.module.conn
         conn.autocommit(True)
         with conn.cursor() as cursor:
+            if self.spec.tsbs:
+                self._setup_tsbs(cursor)
+                return
             for table in self.spec.table_names:
                 if self.spec.clean:
                     cursor.execute(f"DROP TABLE IF EXISTS {table}")
@@ -37,6 +42,18 @@ class MysqlSchema(MysqlRole, SchemaRole):
                 if self.options.create_indices:
                     self._create_indices(cursor, table, sql_common.index_statements(table))
                 self._create_indices(cursor, table, sql_common.shape_index_statements(table, self.layout))
+
+    def _setup_tsbs(self, cursor: Any) -> None:
+        """TSBS's tags and cpu tables in the chosen engine, their indexes (MySQL has no CREATE INDEX IF NOT
+        EXISTS: looked up first), and every host's tags: the run's rows refer to them by tags_id."""
+        for statement in tsbs_sql.setup_statements(tsbs_sql.MYSQL, self.spec.clean):
+            if statement.startswith("CREATE TABLE"):
+                cursor.execute(statement + (f" ENGINE={self.options.engine}" if self.options.engine else ""))
+            elif " INDEX " in statement:
+                self._create_indices(cursor, statement.split(" ON ")[1].split()[0], [statement])
+            else:
+                cursor.execute(statement)
+        cursor.executemany(tsbs_sql.MYSQL.insert_tags, tsbs_sql.tag_rows(self.spec.seed, self.spec.all_devices))
 
     def create_table_statement(self, table: str) -> str:
         key_column = {

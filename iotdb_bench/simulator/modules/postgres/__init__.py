@@ -49,7 +49,7 @@ class Module(DatabaseModule):
         # COPY sends the rows before it waits for the server, which leaves time to prepare the next
         # batch (about 50 us per 1000 events against milliseconds of server work); the other batch
         # modes prepare it in a helper thread (see __init__).
-        prepare_next=PrepareNext.during_call,
+        prepare_next=PrepareNext.during_call, query_languages=("sql/postgresql", "sql"),
     )
     # Relatives (TimescaleDB) name their own classes.
     schema, writer, reader, records = played_by(PostgresSchema, PostgresWriter, PostgresReader, PostgresRecords)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.postgres.options import PostgresRole
 from iotdb_bench.simulator.queries.parameters import Parameters
@@ -65,6 +66,12 @@ class PostgresReader(PostgresRole, ReaderRole):
         if not self.spec.tsbs:
             return {}
         return {name: functools.partial(tsbs_sql.answer, query, dialect=self.tsbs_dialect, fetch=self._fetch) for name, query in DEVOPS.items()}
+
+    def text_query(self, language: str, text: str) -> Query:
+        return lambda: Answer(self._fetch(text))
+
+    def check_text(self, language: str, text: str) -> None:
+        self._fetch(f"EXPLAIN {text}")  # plans the statement, runs none of it
 
     def _query(self, name: str, statement: str) -> Query:
         return lambda: sql_common.answer(name, self._fetch(statement))

@@ -43,7 +43,13 @@ a column that tells events apart beside the timestamp: the device (events) or th
 timestamps would replace each other, so it is refused. --commit-interval is refused: ILP has no
 transactions to commit.
 
-The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class.
+TSBS's shapes (`--schema tsbs-cpu`, docs/tsbs.md): TSBS's questdb target's table, `cpu` with the
+hosts' tags as SYMBOL columns, the fields as LONG and the designated `timestamp`, its rows written as
+its ILP lines, and its DevOps query types in QuestDB's SQL (tsbs.py); `dedup` keys are (timestamp,
+hostname).
+
+The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class;
+tsbs.py TSBS's target.
 """
 
 from __future__ import annotations
@@ -79,8 +85,9 @@ class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
+        query_languages=("sql/questdb", "sql"),
     )
     schema, writer, reader, records = played_by(QuestdbSchema, QuestdbWriter, QuestdbReader, QuestdbRecords)
 
@@ -103,7 +110,7 @@ class Module(DatabaseModule):
         if self.options.batch_encoding == "numpy" and self.options.client_retry_s and self.spec.batch:
             raise ModuleError("module 'questdb': client_retry_s needs batch_encoding dataframe or rows (the official client "
                               "retries; the NumPy path sends each request once)")
-        if self.options.dedup and not (self.layout.has("device") or self.spec.primary_key is PrimaryKey.client):
+        if self.options.dedup and not (self.layout.has("device") or self.spec.tsbs or self.spec.primary_key is PrimaryKey.client):
             raise ModuleError(f"module 'questdb': dedup with --schema {self.layout.shape} needs --primary-key client (the rows have "
                               "no device: rows of different workers with equal timestamps would replace each other)")
         if self.spec.primary_key not in self.capabilities.primary_keys and self.layout.has_key:

@@ -1,17 +1,23 @@
 """The questdb module's read side over the PostgreSQL wire protocol: the six queries (device-downsample
-with `SAMPLE BY 1m ALIGN TO CALENDAR`, newest-per-device with `LATEST ON`), scans streamed with
+with `SAMPLE BY 1m ALIGN TO CALENDAR`, newest-per-device with `LATEST ON`), TSBS's DevOps query types
+on TSBS's layout (tsbs.py), scans streamed with
 psycopg's `Cursor.stream()` and grouped into pages on the client, and the visibility probe's look-up."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
+from iotdb_bench.simulator.modules.questdb import tsbs
 from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -45,6 +51,15 @@ class QuestdbReader(QuestdbRole, ReaderRole):
                 times=(0,)),
         }
 
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types over TSBS's layout, in QuestDB's SQL (tsbs.py)."""
+        if not self.spec.tsbs:
+            return {}
+        return {name: functools.partial(tsbs.answer, query, literal=_literal, fetch=self._fetch) for name, query in DEVOPS.items()}
+
+    def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
+        return self.module.conn.execute(statement).fetchall()
+
     def _downsample_table(self) -> str:
         """The table the downsample device writes to (a device always writes to the same table)."""
         return self.spec.table_names[0]
@@ -56,11 +71,14 @@ class QuestdbReader(QuestdbRole, ReaderRole):
             return tables[0]
         return "(" + " UNION ALL ".join(f"SELECT device_id, timestamp, temperature FROM {table}" for table in tables) + ")"
 
-    def _query(self, statement: str, times: tuple[int, ...] = ()) -> Query:
-        def run() -> Answer:
-            return Answer(self.module.conn.execute(statement).fetchall(), with_times(*times) if times else None)
+    def text_query(self, language: str, text: str) -> Query:
+        return self._query(text)
 
-        return run
+    def check_text(self, language: str, text: str) -> None:
+        self.module.conn.execute(f"EXPLAIN {text}").fetchall()  # plans the statement, runs none of it
+
+    def _query(self, statement: str, times: tuple[int, ...] = ()) -> Query:
+        return lambda: Answer(self._fetch(statement), with_times(*times) if times else None)
 
     def scan_devices(self) -> list[str]:
         statement = " UNION ".join(f"SELECT DISTINCT device_id FROM {table}" for table in self.spec.table_names)
@@ -79,3 +97,7 @@ class QuestdbReader(QuestdbRole, ReaderRole):
 def _iso(ms: int) -> str:
     """A QuestDB timestamp literal (UTC) for epoch milliseconds."""
     return np.datetime_as_string(np.datetime64(ms, "ms"), timezone="UTC")
+
+
+def _literal(ms: int) -> str:
+    return f"'{_iso(ms)}'"

@@ -1,5 +1,5 @@
 """The questdb module's schema and counting over the PostgreSQL wire protocol: WAL tables with the
-run's designated timestamp and partitioning (and DEDUP keys when asked), counts, the wait until
+run's designated timestamp and partitioning (and DEDUP keys when asked), or TSBS's (tsbs.py), counts, the wait until
 acknowledged rows are visible, and table_storage()'s rows and sizes."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from iotdb_bench.simulator.modules.base import SchemaRole, count_until
+from iotdb_bench.simulator.modules.questdb import tsbs
 from iotdb_bench.simulator.modules.questdb.options import COLUMN_TYPES, QuestdbRole
 from iotdb_bench.simulator.report import IngestionWait
 from iotdb_bench.simulator.spec import PrimaryKey
@@ -21,6 +22,8 @@ class QuestdbSchema(QuestdbRole, SchemaRole):
             self.module.conn.execute(self.create_table_statement(table))
 
     def create_table_statement(self, table: str) -> str:
+        if self.spec.tsbs:
+            return tsbs.create_table(self.layout, self.options.partition_by, self.options.dedup)
         columns = [f"{column.name} {COLUMN_TYPES[column.kind]}" for column in self.layout.columns]
         keys = [column.name for column in self.layout.columns if column.kind in ("timestamp", "device", "sensor")]
         if self.spec.primary_key is PrimaryKey.client:

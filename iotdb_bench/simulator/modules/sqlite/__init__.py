@@ -40,7 +40,7 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), measurements=True, sensors=True, transactions=True, markers=True,
         # SQLite runs inside the worker processes: their CPU is the database's work too.
-        location=Location.embedded,
+        location=Location.embedded, query_languages=("sql/sqlite", "sql"),
     )
     schema, writer, reader, records = played_by(SqliteSchema, SqliteWriter, SqliteReader, SqliteRecords)
 

@@ -39,6 +39,12 @@ class SqliteReader(SqliteRole, ReaderRole):
             return {}
         return {name: functools.partial(tsbs_sql.answer, query, dialect=tsbs_sql.SQLITE, fetch=self._fetch) for name, query in DEVOPS.items()}
 
+    def text_query(self, language: str, text: str) -> Query:
+        return lambda: Answer(self._fetch(text))
+
+    def check_text(self, language: str, text: str) -> None:
+        self.module.conn.execute(f"EXPLAIN {text}").fetchall()  # compiles the statement, runs none of it
+
     def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
         return self.module.conn.execute(statement).fetchall()
 

@@ -25,6 +25,7 @@ writer.py (restarted timestamps), reader.py (time_bucket); the record is Postgre
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar, cast
 
 from iotdb_bench.simulator.modules import postgres
@@ -42,6 +43,8 @@ __all__ = ["Module", "TimescaleOptions"]
 class Module(postgres.Module):
     Options: ClassVar[type[TimescaleOptions]] = TimescaleOptions
     options: TimescaleOptions
+    # PostgreSQL's abilities; a query file's TimescaleDB text first, else its PostgreSQL text.
+    capabilities = dataclasses.replace(postgres.Module.capabilities, query_languages=("sql/timescaledb", "sql/postgresql", "sql"))
     # Its own schema, writer and reader; PostgreSQL's record as it is.
     schema, writer, reader, records = played_by(TimescaleSchema, TimescaleWriter, TimescaleReader, PostgresRecords)
 

@@ -34,6 +34,12 @@ name a series by (every worker's rows would fall into one series), large's text 
 light's key and secondary index have no place in a metrics store. --commit-interval is refused: there
 are no transactions.
 
+TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md) goes to /write as TSBS's victoriametrics
+target sends it (simulator/wire/tsbs_lines.py: a series per host and field, cpu_usage_user{hostname=...});
+11 of TSBS's DevOps query types in TSBS's MetricsQL with bucket-exact windows (tsbs_queries.py), the
+other four refused with TSBS's reasons. Storage is the server's own accounting (vm_data_size_bytes
+after a flush): everything it holds, which the run's notes say.
+
 Reading back: the six queries' answers in the common form; device-downsample is a range query
 (`/api/v1/query_range`, step 1m) of `min/avg/max_over_time(...[1m] offset -59999ms)`, whose window at
 each minute m is exactly [m, m + 1 min) in milliseconds. Scans stream `/api/v1/export` line by line,
@@ -49,6 +55,7 @@ from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
+from iotdb_bench.simulator.modules.victoriametrics import tsbs_queries
 from iotdb_bench.simulator.modules.victoriametrics.connection import VictoriaMetricsError, VmConnection
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
 from iotdb_bench.simulator.modules.victoriametrics.reader import VmReader
@@ -65,6 +72,7 @@ class Module(DatabaseModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
     capabilities = Capabilities(
+        tsbs_shapes=frozenset({"tsbs-cpu"}), tsbs_queries_refused=tsbs_queries.REFUSED,
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("a metrics store has no transactions to commit every S seconds"),
     )
@@ -90,14 +98,21 @@ class Module(DatabaseModule):
 
     # -- how the module describes its runs -------------------------------------------------
     def batch_kind(self) -> str:
-        return "/api/v1/import request" if self.options.ingestion == "import" else "line protocol request"
+        return "/api/v1/import request" if self.series.ingestion == "import" else "line protocol request"
 
     def notes(self) -> list[str]:
+        if self.spec.task != "insert":
+            return []
+        storage = ("storage: VictoriaMetrics' own accounting after a flush, the sum of vm_data_size_bytes on /metrics: every series "
+                   "the server holds, this run's and any other data (it reports no size per series)")
+        if self.spec.tsbs:
+            return ["TSBS's cpu rows as its victoriametrics target sends them: line protocol on /write, a series per host and field "
+                    "(cpu_usage_user{hostname=...} and the other nine tags), the fields as whole-number samples", storage]
         names = [column.name for column in self.series.measures] + (["sequence number"] if self.options.store_sequence_number else [])
         samples = f"{len(names)} samples per event ({', '.join(names)})" if len(names) > 1 else "one sample per event (temperature)"
         series = "one series per device, sensor and value" if self.spec.sensors > 1 else "one series per device and value"
         return [f"VictoriaMetrics stores {samples}, {series}",
-                "inserts/s counts acknowledged samples; the time until all were found by queries is reported separately"]
+                "inserts/s counts acknowledged samples; the time until all were found by queries is reported separately", storage]
 
     # -- lifecycle -------------------------------------------------------------------------
     def server_address(self) -> tuple[str, int] | None:

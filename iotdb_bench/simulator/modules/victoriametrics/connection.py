@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from iotdb_bench.simulator.errors import one_line
@@ -74,13 +74,13 @@ class VmConnection:
         """Make the samples buffered in memory searchable."""
         self.request("flushing", "GET", "/internal/force_flush")
 
-    def write(self, body: bytes) -> None:
+    def write(self, body: bytes, ingestion: Literal["import", "influx"]) -> None:
         # The timed call: through the standard library's client (simulator/wire/http_post.py), a
         # tenth of httpx's client CPU per request; the other calls keep httpx.
         if self._poster is None:
             self._poster = HttpPoster(str(self.options.url), self.options.timeout)
         try:
-            self._poster.post(ENDPOINTS[self.options.ingestion], body, {"precision": "ms"} if self.options.ingestion == "influx" else None)
+            self._poster.post(ENDPOINTS[ingestion], body, {"precision": "ms"} if ingestion == "influx" else None)
         except PostFailed as error:
             raise VictoriaMetricsError(f"write {error}") from None
 
@@ -101,12 +101,13 @@ class VmConnection:
         except httpx.TransportError as error:
             raise VictoriaMetricsError(f"export failed: {one_line(error)}") from None
 
-    def instant(self, expression: str, bounded: bool = False) -> list[dict[str, Any]]:
+    def instant(self, expression: str, bounded: bool = False, since_ms: int = TIME_ORIGIN_MS) -> list[dict[str, Any]]:
         """An instant MetricsQL query evaluated after the newest possible event, `{window}` in the
-        expression replaced by a window reaching back before the oldest (the data lies in the past).
-        `bounded`: one of the run's queries, which --query-timeout limits (counts are not)."""
+        expression replaced by a window reaching back a day before `since_ms` (the data lies in the past:
+        the events' origin, or TSBS's start). `bounded`: one of the run's queries, which --query-timeout
+        limits (counts are not)."""
         at = time.time() + FUTURE_LIMIT_S
-        window_s = int(at - TIME_ORIGIN_MS / 1000) + DAY_S
+        window_s = int(at - since_ms / 1000) + DAY_S
         params = {"query": expression.replace("{window}", f"{window_s}s"), "time": f"{at:.3f}", "nocache": "1"}
         return self.answer(params, "/api/v1/query", bounded)
 

@@ -1,6 +1,7 @@
 """The victoriametrics module's read side: the six queries as MetricsQL (instant queries whose window
 covers every time an event can have; device-downsample a range query, step 1m, whose window at each
-minute m is exactly [m, m + 1 min)), and scans streaming /api/v1/export a page per line."""
+minute m is exactly [m, m + 1 min)), TSBS's DevOps query types that MetricsQL expresses
+(tsbs_queries.py), and scans streaming /api/v1/export a page per line."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
+from iotdb_bench.simulator.modules.victoriametrics import tsbs_queries
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
+from iotdb_bench.simulator.queries.parameters import Parameters
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 
@@ -62,6 +66,34 @@ class VmReader(VmRole, ReaderRole):
 
         return run
 
+    def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
+        """TSBS's DevOps query types that MetricsQL expresses, in TSBS's MetricsQL made exact (tsbs_queries.py)."""
+        if not self.spec.tsbs:
+            return {}
+        refused = {name for name, _ in tsbs_queries.REFUSED}
+        return {name: self._metricsql(query) for name, query in DEVOPS.items() if name not in refused}
+
+    def _metricsql(self, query: DevopsQuery) -> Callable[[Parameters], Query]:
+        convert = tsbs_queries.conversion(query)
+
+        def bind(parameters: Parameters) -> Query:
+            planned = tsbs_queries.requests(query, parameters)
+
+            def run() -> Answer:
+                connection, series = self.module.connection, []
+                if planned.whole:
+                    expression, start, end, step = planned.whole
+                    series += connection.answer({"query": expression, "start": _seconds(start), "end": _seconds(end), "step": _seconds(step),
+                                                 "nocache": "1"}, "/api/v1/query_range", bounded=True)
+                if planned.partial:
+                    expression, at = planned.partial
+                    series += connection.answer({"query": expression, "time": _seconds(at), "nocache": "1"}, "/api/v1/query", bounded=True)
+                return Answer(series, convert)
+
+            return run
+
+        return bind
+
     # -- scans -----------------------------------------------------------------------------
     def scan_devices(self) -> list[str]:
         connection = self.module.connection
@@ -77,6 +109,10 @@ class VmReader(VmRole, ReaderRole):
         selected = '{__name__=~"' + "|".join(self.module.series.temperature) + f'", device_id="{device}"}}'
         for line in self.module.connection.export(selected, page_size):
             yield np.array(line["timestamps"], dtype=np.int64)
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:.3f}"
 
 
 def ordered(*names: str, per_device: bool = False) -> Callable[[Sequence[dict[str, Any]]], list[tuple[Any, ...]]]:

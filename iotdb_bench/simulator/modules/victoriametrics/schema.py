@@ -9,10 +9,11 @@ import re
 import time
 
 from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole, count_until
+from iotdb_bench.simulator.modules.victoriametrics.connection import VmConnection
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
+from iotdb_bench.simulator.queries.parameters import iso_ms
 from iotdb_bench.simulator.report import IngestionWait
-from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 
 log = logging.getLogger("victoriametrics")
 
@@ -34,11 +35,12 @@ class VmSchema(VmRole, SchemaRole):
             log.warning("VictoriaMetrics at %s does not show its flags on /metrics: retention not checked", address)
         else:
             kept_s = retention_seconds(retention)
-            needed_s = time.time() - TIME_ORIGIN_MS / 1000
+            oldest_ms = self.module.series.oldest_ms
+            needed_s = time.time() - oldest_ms / 1000
             if kept_s is not None and kept_s < needed_s:
                 raise ModuleError(
-                    f"VictoriaMetrics at {address} keeps samples for -retentionPeriod={retention}, but the events start at "
-                    f"2026-01-01 ({needed_s / DAY_S:.0f} days ago) and would be dropped: start it with -retentionPeriod=100y"
+                    f"VictoriaMetrics at {address} keeps samples for -retentionPeriod={retention}, but the {'rows' if self.spec.tsbs else 'events'} "
+                    f"start at {iso_ms(oldest_ms)[:10]} ({needed_s / DAY_S:.0f} days ago) and would be dropped: start it with -retentionPeriod=100y"
                 )
         dedup = flags.get("dedup.minScrapeInterval", "0s")
         if dedup not in ("0s", "0", ""):
@@ -55,7 +57,8 @@ class VmSchema(VmRole, SchemaRole):
     def count(self) -> int:
         """Temperature samples of the run's series, after the server flushed its in-memory buffers."""
         self.module.connection.flush()
-        result = self.module.connection.instant(f"sum(count_over_time({selector(self.module.series.temperature)}[{{window}}]))")
+        series = self.module.series
+        result = self.module.connection.instant(f"sum(count_over_time({selector(series.temperature)}[{{window}}]))", since_ms=series.oldest_ms)
         return round(float(result[0]["value"][1])) if result else 0
 
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
@@ -65,18 +68,31 @@ class VmSchema(VmRole, SchemaRole):
 
     def server_counters(self) -> dict[str, int] | None:
         """Events as the server counted them: its samples received over the run's protocol (server-wide,
-        so other clients' writes count too) divided by the samples per event. VictoriaMetrics renders
-        /metrics at most once a second and serves that copy meanwhile: the second of two reads a
-        second apart is rendered after the first was asked for."""
-        connection = self.module.connection
-        connection.request("reading /metrics", "GET", "/metrics")
-        time.sleep(METRICS_CACHE_S + 0.05)
-        metrics = connection.request("reading /metrics", "GET", "/metrics").text
-        name = INSERTED_COUNTER[self.options.ingestion]
+        so other clients' writes count too) divided by the samples per event."""
+        metrics = _fresh_metrics(self.module.connection)
+        name = INSERTED_COUNTER[self.module.series.ingestion]
         for line in metrics.splitlines():
             if line.startswith(name + " "):
                 return {"events_inserted_server_wide": int(float(line.split()[-1])) // self.module.series.samples_per_event}
         return None
+
+    def storage_bytes(self) -> int | None:
+        """VictoriaMetrics' own accounting after a flush: the sum of vm_data_size_bytes (/metrics: its data
+        and index parts), which is every series the server holds, not the run's alone (it stores all
+        series together and reports no size per series)."""
+        connection = self.module.connection
+        connection.flush()
+        metrics = _fresh_metrics(connection)
+        sizes = re.findall(r"^vm_data_size_bytes\{[^}]*\} ([0-9.e+]+)$", metrics, flags=re.MULTILINE)
+        return round(sum(float(size) for size in sizes)) if sizes else None
+
+
+def _fresh_metrics(connection: VmConnection) -> str:
+    """/metrics rendered after this call began: VictoriaMetrics renders it at most once a second and
+    serves that copy meanwhile, so the second of two reads a second apart is a fresh one."""
+    connection.request("reading /metrics", "GET", "/metrics")
+    time.sleep(METRICS_CACHE_S + 0.05)
+    return connection.request("reading /metrics", "GET", "/metrics").text
 
 
 def _flags(metrics: str) -> dict[str, str]:

@@ -3,21 +3,29 @@ measured value, `<table>_<value>{device_id=...}`), shared by every role."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.spec import TSBS_START_MS, RunSpec
+from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 from iotdb_bench.simulator.workload.shapes import Layout
 
 
 class Series:
     def __init__(self, spec: RunSpec, layout: Layout, options: VictoriametricsOptions):
         tables = spec.table_names
-        self.temperature = [f"{table}_temperature" for table in tables]
-        # The measured values of an event, each a series of its own: temperature, m1...
+        # The measured values of an event, each a series of its own: temperature, m1... (TSBS's: its fields)
         self.measures = [column for column in layout.columns if column.kind == "float"]
+        # The series the count counts, one sample per event: the first measured value's.
+        self.temperature = [f"{table}_{self.measures[0].name}" for table in tables]
         # --clean removes every series of the run's tables, whatever this run stores (sequence numbers,
         # measurements of an earlier run): a table is its series.
         self.metrics = [f"{table}_.+" for table in tables]
-        self.samples_per_event = len(self.measures) + (1 if options.store_sequence_number else 0)
+        self.samples_per_event = len(self.measures) + (1 if options.store_sequence_number and not spec.tsbs else 0)
+        # TSBS's rows go to /write as TSBS's victoriametrics target sends them (line protocol).
+        self.ingestion: Literal["import", "influx"] = "influx" if spec.tsbs else options.ingestion
+        # The oldest time the run's data can have (it lies in the past): the events' origin, or TSBS's start.
+        self.oldest_ms = (spec.start_ms or TSBS_START_MS) if spec.tsbs else TIME_ORIGIN_MS
 
 
 def selector(metrics: list[str]) -> str:

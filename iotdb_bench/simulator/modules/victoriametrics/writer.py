@@ -1,32 +1,45 @@
 """The victoriametrics module's write path: one HTTP request per call, its body built outside the
 timed call: /api/v1/import JSON lines (one per series of a batch, or per event) or InfluxDB line
-protocol on /write (one line per event)."""
+protocol on /write (one line per event; TSBS's rows always, as TSBS's victoriametrics target sends
+them, simulator/wire/tsbs_lines.py)."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from iotdb_bench.simulator.modules.base import WriterRole
 from iotdb_bench.simulator.modules.victoriametrics.options import VmRole
 from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.wire.tsbs_lines import CpuLines
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
 class VmWriter(VmRole, WriterRole):
+    @functools.cached_property
+    def _tsbs_lines(self) -> CpuLines:
+        """TSBS's shapes: the line protocol of TSBS's victoriametrics target, every host's tags made once."""
+        return CpuLines(self.spec.seed, self.spec.all_devices)
+
     def prepare_batch(self, batch: EventBatch) -> bytes:
+        if self.spec.tsbs:
+            return self._tsbs_lines.lines(batch)
         if self.options.ingestion == "influx":
             return text_rows.compact(self._line_protocol(batch))
         return b"".join(self._import_lines(table, part) for table, part in self.per_table(batch))
 
     def insert_batch(self, prepared: bytes) -> None:
-        self.module.connection.write(prepared)
+        self.module.connection.write(prepared, self.module.series.ingestion)
 
     def prepare_single(self, batch: EventBatch) -> list[bytes]:
+        if self.spec.tsbs:
+            return self._tsbs_lines.lines(batch).splitlines(keepends=True)
         rows = self._line_protocol(batch) if self.options.ingestion == "influx" else self._import_event_lines(batch)
         return [row[row != 0].tobytes() for row in rows]
 
     def insert_single(self, item: bytes) -> None:
-        self.module.connection.write(item)
+        self.module.connection.write(item, self.module.series.ingestion)
 
     def _table_names(self, batch: EventBatch) -> np.ndarray:
         names = np.array(self.spec.table_names, dtype="S")

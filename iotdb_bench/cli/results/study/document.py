@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from iotdb_bench.cli.results.agreement import AgreementRow
 from iotdb_bench.cli.results.cost import Cost
-from iotdb_bench.cli.results.document import InsertRow, QueryRow, ScanRow
+from iotdb_bench.cli.results.document import InsertRow, QueryRow, QueryUnderIngestRow, ScanRow, ThresholdVerdict
 from iotdb_bench.cli.study_file import Task
 
 STUDY_FORMAT_VERSION = 1
@@ -47,10 +48,12 @@ def _quoted(arg: str) -> str:
     return arg if arg and all(c.isalnum() or c in "-_.,=/:" for c in arg) else "'" + arg.replace("'", "'\\''") + "'"
 
 
-def cell_key(target: str, target_config: dict[str, Any], task: str, args: list[str], data_cell: str | None, platform: str) -> str:
-    """Stable across runs of the same study: what decides the cell's figures, canonically serialised."""
-    canonical = json.dumps({"target": target, "config": target_config, "task": task, "args": args, "data": data_cell, "platform": platform},
-                           sort_keys=True, separators=(",", ":"), default=str)
+def cell_key(target: str, target_config: dict[str, Any], task: str, args: list[str], data_cell: str | None, platform: str,
+             inputs: dict[str, str] | None = None) -> str:
+    """Stable across runs of the same study: what decides the cell's figures, canonically serialised;
+    `inputs`: the digests of files the arguments name (a query file), so an edited file runs its cells again."""
+    described = {"target": target, "config": target_config, "task": task, "args": args, "data": data_cell, "platform": platform}
+    canonical = json.dumps({**described, **({"inputs": inputs} if inputs else {})}, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
@@ -69,6 +72,8 @@ class CellRecord(CellPlan):
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
     scans: list[ScanRow] = Field(default_factory=list)
+    queries_under_ingest: list[QueryUnderIngestRow] = Field(default_factory=list)
+    thresholds: list[ThresholdVerdict] = Field(default_factory=list, description="the study's thresholds judged on this cell's rows")
 
 
 class RankedRow(BaseModel):
@@ -127,4 +132,5 @@ class StudyDocument(BaseModel):
     score_formula: str = ""
     rankings: list[Ranking] = Field(default_factory=list)
     scores: list[TargetScore] = Field(default_factory=list)
+    agreements: list[AgreementRow] = Field(default_factory=list, description="each query file's query: its answers on every target, compared")
     stale_cells: list[str] = Field(default_factory=list, description="cell folders of an earlier version of the file, kept but not reported")

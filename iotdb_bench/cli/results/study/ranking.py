@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from iotdb_bench.cli.results import cost, run_conditions
+from iotdb_bench.cli.results import agreement, cost, run_conditions
+from iotdb_bench.cli.results.agreement import AgreementRow
 from iotdb_bench.cli.results.tables import catalogue, formats
 from iotdb_bench.cli.results.tables.catalogue import Figure
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ScanRow
-from iotdb_bench.cli.results.study_document import CellRecord, Ranking, RankedRow, ScoreTerm, TargetScore
+from iotdb_bench.cli.results.study.document import CellRecord, Ranking, RankedRow, ScoreTerm, TargetScore
 from iotdb_bench.cli.study_file import ScoreInput, StudyFile, Workload
 from iotdb_bench.simulator.measurement.stats import Spread
 
@@ -70,8 +71,9 @@ def cell_rows(cell: CellRecord, query: str | None = None) -> list[Row]:
     return [row.model_copy(update={"cost": cost.query_cost(cell.cost, cell.workers, row.avg_s)}) for row in cell.queries if row.query == query]
 
 
-def check(cell: CellRecord, row: Row | None) -> tuple[str, str | None]:
-    """(the check as a table shows it, why the cell is not ranked or None)."""
+def check(cell: CellRecord, row: Row | None, compared: str | None = None) -> tuple[str, str | None]:
+    """(the check as a table shows it, why the cell is not ranked or None); `compared`: a query file's
+    query's answers across the targets (cli/results/agreement.py), which stand in for its answer check."""
     if cell.status != "ok":
         return cell.status, {"failed": f"the cell failed: {cell.error or cell.results_status}", "pending": "not run yet",
                              "not supported": f"not supported: {cell.refused}", "skipped": cell.error or "skipped"}.get(cell.status, cell.status)
@@ -82,6 +84,9 @@ def check(cell: CellRecord, row: Row | None) -> tuple[str, str | None]:
     if isinstance(row, QueryRow):
         if row.errors:
             return "failed", f"query failed: {'; '.join(row.errors)}"
+        if compared is not None and row.answers:
+            agreed = compared.startswith(agreement.AGREED)
+            return (agreement.AGREED if agreed else compared.split(":")[0]), None if agreed else f"answers across targets: {compared}"
         answer = row.answer or "not checked"
         return formats.answer(answer), None if answer == "ok" else f"answer {answer}: {row.answer_detail or ''}".strip(": ")
     return row.check, None if row.check == "ok" else f"check: {row.check}" + (f" ({row.problem})" if row.problem else "")
@@ -100,7 +105,9 @@ def spread_text(row: Row | None, figure: Figure) -> str:
     return f"over {row.runs} run(s)" if row is not None else ""
 
 
-def rankings(study: StudyFile, cells: list[CellRecord]) -> list[Ranking]:
+def rankings(study: StudyFile, cells: list[CellRecord], agreements: Sequence[AgreementRow] = ()) -> list[Ranking]:
+    """`agreements`: the query-file queries' answers across targets, each query's check in its ranking."""
+    verdicts = {(row.workload, row.query): row.verdict for row in agreements}
     found = []
     for workload in study.workloads:
         mine = [cell for cell in cells if cell.workload == workload.name]
@@ -108,16 +115,16 @@ def rankings(study: StudyFile, cells: list[CellRecord]) -> list[Ranking]:
             continue
         queries = list(dict.fromkeys(row.query for cell in mine for row in cell.queries)) if workload.task == "query" else [None]
         for query in queries or [None]:
-            found.append(ranking(workload, figure_of(workload), mine, query))
+            found.append(ranking(workload, figure_of(workload), mine, query, verdicts.get((workload.name, query or ""))))
     return found
 
 
-def ranking(workload: Workload, figure: Figure, cells: list[CellRecord], query: str | None = None) -> Ranking:
+def ranking(workload: Workload, figure: Figure, cells: list[CellRecord], query: str | None = None, compared: str | None = None) -> Ranking:
     rows = []
     for cell in cells:
         found = cell_rows(cell, query)
         row = found[0] if len(found) == 1 else None
-        shown, why = check(cell, row)
+        shown, why = check(cell, row, compared)
         if why is None and len(found) != 1:
             why = "fill-level steps are not ranked" if len(found) > 1 else "no figures"
         value = figure.value(row) if row is not None and figure.value is not None else None
@@ -167,8 +174,9 @@ def scores(study: StudyFile, found: list[Ranking]) -> list[TargetScore]:
     return ranked + [s for s in result if s.score is None]
 
 
-def extra_rankings(study: StudyFile, cells: list[CellRecord], found: list[Ranking]) -> list[Ranking]:
+def extra_rankings(study: StudyFile, cells: list[CellRecord], found: list[Ranking], agreements: Sequence[AgreementRow] = ()) -> list[Ranking]:
     """The rankings the score's inputs need beyond each workload's own (another figure of a workload)."""
+    verdicts = {(row.workload, row.query): row.verdict for row in agreements}
     extra: list[Ranking] = []
     workloads = {workload.name: workload for workload in study.workloads}
     for item in study.score or []:
@@ -179,7 +187,7 @@ def extra_rankings(study: StudyFile, cells: list[CellRecord], found: list[Rankin
             continue
         mine = [cell for cell in cells if cell.workload == workload.name]
         if mine:
-            extra.append(ranking(workload, figure, mine, item.query))
+            extra.append(ranking(workload, figure, mine, item.query, verdicts.get((workload.name, item.query or ""))))
     return extra
 
 

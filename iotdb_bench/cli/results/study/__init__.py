@@ -1,0 +1,1 @@
+"""A study's results: its typed document (study.json) and its rankings and score."""

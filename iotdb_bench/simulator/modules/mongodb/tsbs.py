@@ -1,0 +1,101 @@
+"""TSBS's cpu-only data and its 15 DevOps query types in MongoDB, after TSBS's mongo target
+(pkg/targets/mongo/, cmd/tsbs_load_mongo/, cmd/tsbs_generate_queries/databases/mongo/).
+
+TSBS stores a row as one document, `{measurement, timestamp_ns, tags: {...}, fields: {...}}`, the
+values as doubles, either as they are (its "naive" layout, `--document-per-event`) or gathered by
+hand into a document per host and hour (its default "aggregated" layout, from before MongoDB had time
+series collections, whose updates set `events.<minute>.<second>`). Here the row's document is TSBS's,
+in the collection `cpu` (the measurement is the collection, as in the tool's other TSBS layouts):
+
+    {"time": ISODate(...), "tags": {"hostname": "host_0", "region": ..., ...}, "fields": {"usage_user": 58.0, ...}}
+
+and the bucketing by host and hour is MongoDB's own: a time series collection (the module's default
+`collection_type`) with `timeField: time` and `metaField: tags`; `collection_type=plain` keeps TSBS's
+naive layout. `time` is a BSON date instead of TSBS's `timestamp_ns` (a time series collection's time
+field must be one). The index is TSBS's (its naive layout's, without the measurement): tags.hostname, time.
+
+The queries are TSBS's naive pipelines ($match, $group on the time bucket, $sort) for all 15 types,
+with `$dateTrunc` (MongoDB 5.0+) for TSBS's `$subtract`/`$mod` arithmetic on nanoseconds, and
+MongoDB's documented "last point" pattern ($sort on host and time, $group with $first) for lastpoint.
+Only a wire-protocol fake runs where this is tested (tests/modules/test_tsbs_mongodb_wire_fake.py):
+the requests' shapes are checked there, not a real MongoDB's answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from iotdb_bench.simulator.checks.answers import Answer, epoch_ms
+from iotdb_bench.simulator.queries.parameters import Parameters, Window
+from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
+from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS, USE_CASES
+
+TIME_FIELD, META_FIELD, FIELDS = "time", "tags", "fields"
+HOSTNAME = f"{META_FIELD}.hostname"
+INDEX = [(HOSTNAME, 1), (TIME_FIELD, 1)]  # TSBS's (measurement, tags.hostname, timestamp_ns) without the measurement
+
+
+class TsbsDocuments:
+    """A batch's rows as BSON documents."""
+
+    def __init__(self, seed: int, hosts: int, shape: str):
+        self.fields = USE_CASES[shape].measurements[0].field_names
+        self._tags = [dict(zip(TAG_NAMES, tags)) for tags in host_tags(seed, 0, hosts)]
+
+    def encoded(self, batch: EventBatch) -> list[bytes]:
+        from bson import encode
+        from bson.datetime_ms import DatetimeMS
+
+        assert batch.host is not None and batch.more is not None  # a TSBS shape's batch
+        values = zip(batch.temperature.tolist(), *(column.tolist() for column in batch.more))
+        return [encode({TIME_FIELD: DatetimeMS(time), META_FIELD: self._tags[host], FIELDS: dict(zip(self.fields, row))})
+                for time, host, row in zip(batch.timestamp_ms.tolist(), batch.host.tolist(), values)]
+
+
+def pipeline(kind: DevopsQuery, parameters: Parameters) -> list[dict[str, Any]]:
+    """The aggregation pipeline of one execution."""
+    from bson.datetime_ms import DatetimeMS
+
+    window: Window = parameters["window"] if kind.window_ms else Window(0, 0)
+    during = {TIME_FIELD: {"$gte": DatetimeMS(window.start_ms), "$lt": DatetimeMS(window.end_ms)}}
+    of_hosts = {HOSTNAME: {"$in": list(parameters["hosts"])}} if kind.hosts else {}
+    if kind.family in ("single-groupby", "cpu-max-all"):
+        unit = "minute" if kind.family == "single-groupby" else "hour"
+        maxima = {f"max_{name}": {"$max": f"${FIELDS}.{name}"} for name in kind.fields}
+        return [{"$match": {**of_hosts, **during}}, {"$group": {"_id": _truncated(unit), **maxima}}, {"$sort": {"_id": 1}}]
+    if kind.family == "double-groupby":
+        means = {f"avg_{name}": {"$avg": f"${FIELDS}.{name}"} for name in kind.fields}
+        return [{"$match": during}, {"$group": {"_id": {"hour": _truncated("hour"), "hostname": f"${HOSTNAME}"}, **means}},
+                {"$sort": {"_id.hour": 1, "_id.hostname": 1}}]
+    if kind.family == "high-cpu":
+        return [{"$match": {**of_hosts, **during, f"{FIELDS}.{CPU_FIELDS[0]}": {"$gt": HIGH_CPU_THRESHOLD}}}, {"$sort": {TIME_FIELD: 1}}]
+    if kind.family == "lastpoint":
+        return [{"$sort": {HOSTNAME: 1, TIME_FIELD: -1}},
+                {"$group": {"_id": f"${HOSTNAME}", TIME_FIELD: {"$first": f"${TIME_FIELD}"}, FIELDS: {"$first": f"${FIELDS}"}}}]
+    return [{"$match": {TIME_FIELD: {"$lt": DatetimeMS(window.end_ms)}}},
+            {"$group": {"_id": _truncated("minute"), f"max_{CPU_FIELDS[0]}": {"$max": f"${FIELDS}.{CPU_FIELDS[0]}"}}},
+            {"$sort": {"_id": -1}}, {"$limit": LATEST_MINUTES}]
+
+
+def _truncated(unit: str) -> dict[str, Any]:
+    return {"$dateTrunc": {"date": f"${TIME_FIELD}", "unit": unit}}
+
+
+def answer(kind: DevopsQuery, documents: Sequence[dict[str, Any]]) -> Answer:
+    """The result documents, turned into the common form after the timed call."""
+
+    def rows(found: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        if kind.family in ("single-groupby", "cpu-max-all"):
+            return [(epoch_ms(d["_id"]), *(d.get(f"max_{name}") for name in kind.fields)) for d in found]
+        if kind.family == "double-groupby":
+            return [(epoch_ms(d["_id"]["hour"]), d["_id"]["hostname"], *(d.get(f"avg_{name}") for name in kind.fields)) for d in found]
+        if kind.family == "high-cpu":
+            return [(epoch_ms(d[TIME_FIELD]), d[META_FIELD]["hostname"], *(d[FIELDS].get(name) for name in CPU_FIELDS)) for d in found]
+        if kind.family == "lastpoint":
+            return [(d["_id"], epoch_ms(d[TIME_FIELD]), *(d[FIELDS].get(name) for name in CPU_FIELDS)) for d in found]
+        return [(epoch_ms(d["_id"]), d.get(f"max_{CPU_FIELDS[0]}")) for d in found]
+
+    return Answer(documents, rows)

@@ -1,0 +1,130 @@
+"""TSBS's cpu-only data and DevOps query types on the real Cassandra 5 (tests/tsbs_story.py): TSBS's
+Cassandra layout (a partition per series and day in `series_bigint`), TSBS's rows and points, every
+type answered `ok`, changed points found; and the storage figure, read from the server's data folder
+(the server runs on this machine) and from Cassandra's own accounting. One throwaway keyspace."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from iotdb_bench.simulator.modules.cassandra import Module, storage
+from iotdb_bench.simulator.modules.cassandra.tsbs_series import TABLE, SeriesIndex
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
+from tests.conftest import run_cli
+from tests.modules.test_cassandra import HOST, PORT, live_session
+from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_POINTS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+
+pytestmark = [pytest.mark.cassandra, pytest.mark.slow]
+
+CONFIG = """\
+platform: local
+targets:
+  cassandra:
+    module: cassandra
+    contact_points: {host}
+    port: {port}
+    keyspace: {keyspace}
+    replication_factor: 1
+"""
+FIELDS = 10
+CHANGED_VALUE = 101  # TSBS's values are whole numbers: series_bigint holds no 100.5
+
+
+@pytest.fixture(scope="module")
+def cassandra(tmp_path_factory):
+    """(session, keyspace, a folder to run the CLI in, the insert's report) once the story's data is inserted."""
+    cluster, session = live_session()
+    keyspace = f"iotbench_tsbs_{os.getpid()}"
+    folder = tmp_path_factory.mktemp("tsbs-cassandra")
+    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, keyspace=keyspace))
+    result = run_cli(["insert", "--config", "config.yaml", "--target", "cassandra", "--platform", "local", *INSERT], folder)
+    assert_inserted(result)
+    yield session, keyspace, folder, result.results()["runs"][0]["report"]
+    session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
+    cluster.shutdown()
+
+
+def run(folder):
+    return lambda *args: run_cli([args[0], "--config", "config.yaml", "--target", "cassandra", "--platform", "local", *args[1:]], folder)
+
+
+def test_tsbs_layout_and_every_query_type_answered_right(cassandra):
+    session, keyspace, folder, report = cassandra
+    columns = {(row.column_name, row.type, row.kind) for row in session.execute(
+        "SELECT column_name, type, kind FROM system_schema.columns WHERE keyspace_name = %s AND table_name = %s", (keyspace, TABLE))}
+    assert columns == {("series_id", "text", "partition_key"), ("time", "timestamp", "clustering"), ("value", "bigint", "regular")}
+    # A partition per host, field and day (13 hours from midnight: one day), a point per row and field.
+    series = [row.series_id for row in session.execute(f"SELECT DISTINCT series_id FROM {keyspace}.{TABLE}")]
+    assert len(series) == HOSTS * FIELDS
+    assert session.execute(f"SELECT count(*) FROM {keyspace}.{TABLE}", timeout=120).one()[0] == TSBS_POINTS
+    [host_0_user] = [name for name in series if name.startswith("cpu,hostname=host_0,") and name.endswith("#usage_user#2016-01-01")]
+    assert host_0_user.count(",") == 10 and ",service_environment=" in host_0_user  # the ten tags, in TSBS's order
+    # A mixed run's queries name the partitions from what the run writes: the very ones the writer made.
+    planned = SeriesIndex.planned(DATA.seed, HOSTS, DATA.start_ms, DATA.end_ms)
+    assert SeriesIndex.of(series) == planned and len(planned.hosts) == HOSTS
+    first = session.execute(f"SELECT time, value FROM {keyspace}.{TABLE} WHERE series_id = %s LIMIT 1", (host_0_user,)).one()
+    expected = TsbsGenerator(RunSpec.model_validate(report["spec"]), 0).rows(0, 1)
+    assert (round(first.time.timestamp() * 1000), first.value) == (DATA.start_ms, expected.temperature[0])
+    assert report["insert_mode"] == "UNLOGGED batches per series and day, size 1000"
+    assert report["notes"] == ["storage: the tables' SSTable files in the server's data folder, on this machine; "
+                               "rows still in memtables (not flushed yet) are not counted"]
+    assert report["server"]["storage_bytes_at_start"] == 0  # an empty table has no SSTable
+    assert 0 <= report["server"]["storage_bytes"] < 100 * TSBS_POINTS
+    assert_every_type_answers_ok(run(folder)("query", "--queries", "tsbs-devops", "-w", "2", "-r", "2"))
+
+
+def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(cassandra):
+    session, keyspace, folder, _ = cassandra
+    series = {row.series_id.split(",", 2)[1]: row.series_id.split("#")[0]
+              for row in session.execute(f"SELECT DISTINCT series_id FROM {keyspace}.{TABLE}")}
+
+    def change(host: int, step: int, value: float) -> None:
+        key = f"{series[f'hostname=host_{host}']}#usage_user#2016-01-01"
+        session.execute(f"UPDATE {keyspace}.{TABLE} SET value = %s WHERE series_id = %s AND time = %s", (int(value), key, DATA.time_of(step)))
+
+    check_changed_rows_are_found(run(folder), change, CHANGED_VALUE)
+
+
+def test_storage_counts_the_flushed_sstables_and_grows_with_the_data(cassandra):
+    """The module's figure against the folder and Cassandra's own accounting: Cassandra writes SSTables
+    only when it flushes, which the test makes it do every half second (memtable_flush_period_in_ms)."""
+    session, keyspace, _, _ = cassandra
+    spec = RunSpec(run_id="storage", task="insert", target="cassandra", module="cassandra", workers=1, batch=1000, shape="tsbs-cpu",
+                   devices=5, time_range_ms=7_200_000, num_inserts=0, primary_key="none",
+                   connection={"contact_points": HOST, "port": PORT, "keyspace": f"{keyspace}_storage"})
+    module = Module(spec)
+    module.connect()
+    try:
+        module.schema.setup()
+        assert module.schema.storage_bytes() == 0
+        session.execute(f"ALTER TABLE {keyspace}_storage.{TABLE} WITH memtable_flush_period_in_ms = 500")
+        generator, sizes = TsbsGenerator(spec, 0), []
+        for half in range(2):  # the first hour, then the second
+            module.writer.insert_batch(module.writer.prepare_batch(generator.rows(half * 1800, 1800)))
+            sizes.append(flushed_size(module, above=sizes[-1] if sizes else 0))
+        assert module.schema.count() == 3600
+        assert 0 < sizes[0] < sizes[1] < 100 * 3600 * FIELDS
+        local = module.schema.local_folders
+        assert local is not None and storage.folder_bytes(local) == sizes[1]
+        # Cassandra's own figure: the same files, in whole MiB rounded up.
+        own = storage.disk_usage_bytes(session, f"{keyspace}_storage", [TABLE])
+        assert sizes[1] <= own < sizes[1] + storage.MIB
+    finally:
+        session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}_storage", timeout=120)
+        module.close()
+
+
+def flushed_size(module: Module, above: int) -> int:
+    """The storage figure once it has grown above `above` and two reads a second apart agree."""
+    deadline, last = time.monotonic() + 60, -1
+    while time.monotonic() < deadline:
+        size = module.schema.storage_bytes() or 0
+        if size > above and size == last:
+            return size
+        last = size
+        time.sleep(1)
+    raise AssertionError(f"the tables' SSTables did not grow above {above} bytes within 60 s (last {last})")

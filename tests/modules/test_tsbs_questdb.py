@@ -1,0 +1,73 @@
+"""TSBS's cpu-only data and DevOps query types on the real QuestDB (tests/tsbs_story.py): TSBS's questdb
+target's table (what tsbs_load_questdb's ILP lines make: the tags as SYMBOL, the fields as LONG, the
+designated `timestamp`, WAL, DAY partitions), TSBS's rows and points, every type answered `ok` in
+QuestDB's SQL, changed rows found. The shipped `questdb-local` target on scripts/servers/start-questdb.sh's
+server; the suite drops its table at the end."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import psycopg
+import pytest
+
+from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
+from tests.conftest import run_cli
+from tests.modules.test_questdb import HOST, HTTP_PORT, PG_PORT, connect, rows, table_info
+from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+
+pytestmark = pytest.mark.questdb
+
+ENV = {"QUESTDB_HOST": HOST, "QUESTDB_HTTP_PORT": str(HTTP_PORT), "QUESTDB_PG_PORT": str(PG_PORT)}
+# The columns tsbs_load_questdb's lines make QuestDB create (seen on this server with TSBS 37fced7's loader).
+TSBS_COLUMNS = [*((name, "SYMBOL") for name in TAG_NAMES), *((name, "LONG") for name in CPU_FIELDS), ("timestamp", "TIMESTAMP")]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A folder to run the CLI in once the story's data is inserted; the table is dropped afterwards."""
+    try:
+        connect().close()
+    except psycopg.OperationalError as error:
+        pytest.fail(f"QuestDB is not reachable at {HOST}:{PG_PORT} ({error}); start it with scripts/servers/start-questdb.sh")
+    folder = tmp_path_factory.mktemp("tsbs-questdb")
+    assert_inserted(run(folder)("insert", *INSERT))
+    yield folder
+    with connect() as conn:
+        conn.execute("DROP TABLE IF EXISTS cpu")
+
+
+def run(folder):
+    return lambda *args: run_cli([args[0], "--target", "questdb-local", *args[1:]], folder, env=ENV)
+
+
+def at(step: int) -> dt.datetime:
+    """The designated timestamp of a step, as QuestDB returns it (a naive datetime in UTC)."""
+    return dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=int(DATA.time_of(step)))
+
+
+def test_tsbs_layout_and_every_query_type_answered_right(folder):
+    assert rows('SELECT "column", type FROM table_columns(\'cpu\')') == TSBS_COLUMNS
+    assert table_info("cpu") == ("timestamp", "DAY", True, False)
+    assert rows("SELECT count(), count_distinct(hostname), min(timestamp), max(timestamp) FROM cpu") == [
+        (TSBS_ROWS, HOSTS, at(0), at(DATA.steps - 1))]
+    # Every row carries its host's tags, as TSBS's lines do.
+    stored_tags = rows(f"SELECT DISTINCT {', '.join(TAG_NAMES)} FROM cpu ORDER BY hostname")
+    assert sorted(stored_tags) == sorted(host_tags(DATA.seed, 0, HOSTS))
+    assert_every_type_answers_ok(run(folder)("query", "--queries", "tsbs-devops", "-w", "2", "-r", "2"))
+
+
+def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(folder):
+    def change(host: int, step: int, value: float) -> None:
+        where = f"hostname = 'host_{host}' AND timestamp = %s"
+        with connect() as conn:
+            conn.execute(f"UPDATE cpu SET usage_user = %s WHERE {where}", (value, at(step)))
+            # UPDATE on a WAL table is applied asynchronously: wait until it shows.
+            deadline = time.monotonic() + 30
+            while conn.execute(f"SELECT usage_user FROM cpu WHERE {where}", (at(step),)).fetchall() != [(value,)]:
+                assert time.monotonic() < deadline, "QuestDB did not apply the UPDATE within 30 s"
+                time.sleep(0.05)
+
+    check_changed_rows_are_found(run(folder), change, value=101)  # LONG fields: a whole number above 100

@@ -1,0 +1,106 @@
+"""TSBS's cpu-only data and the DevOps query types MetricsQL expresses on the real VictoriaMetrics of
+scripts/servers/start-victoriametrics.sh (tests/tsbs_story.py): TSBS's victoriametrics layout (a series
+per host and field, the ten tags as labels), TSBS's rows and points, the eleven types it answers `ok`
+(the other four refused in one line), changed rows found, and the data's size as VictoriaMetrics
+accounts for it. The suite's series are deleted at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.modules.victoriametrics.tsbs_queries import REFUSED
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
+from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
+from tests.conftest import run_cli
+from tests.tsbs_story import DATA, HOSTS, TSBS_ROWS, assert_every_type_answers_ok, check_changed_rows_are_found, insert_story, reachable_or_fail
+
+pytestmark = pytest.mark.victoriametrics
+
+URL = os.environ.get("VICTORIAMETRICS_URL", "http://127.0.0.1:8428")
+ANSWERED = tuple(name for name in TSBS_DEVOPS_QUERIES if name not in dict(REFUSED))
+SERIES = '{__name__=~"cpu_.+"}'
+
+
+def exported(selector: str) -> list[dict]:
+    """The series `selector` selects, each with its values and times (ms), from the start of TSBS's data."""
+    httpx.get(f"{URL}/internal/force_flush", timeout=30).raise_for_status()
+    response = httpx.post(f"{URL}/api/v1/export", data={"match[]": selector, "start": str(DATA.start_ms // 1000)}, timeout=60)
+    response.raise_for_status()
+    return [json.loads(line) for line in response.text.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def victoriametrics(tmp_path_factory):
+    """A folder to run the CLI in once the story's data is inserted, and the insert's run report."""
+    reachable_or_fail(f"{URL}/health", "VictoriaMetrics", "start-victoriametrics.sh")
+    folder = tmp_path_factory.mktemp("tsbs-victoriametrics")
+    yield folder, insert_story(run(folder))
+    httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": SERIES}, timeout=60).raise_for_status()
+
+
+def run(folder: Path):
+    return lambda *args: run_cli([args[0], "--target", "victoriametrics-local", *args[1:]], folder, env={"VICTORIAMETRICS_URL": URL})
+
+
+def test_tsbs_layout_and_every_expressible_query_type_answered_right(victoriametrics):
+    folder, _ = victoriametrics
+    series = exported(SERIES)
+    # A series per host and field, named <measurement>_<field>, each with every row of its host.
+    assert sorted({one["metric"]["__name__"] for one in series}) == sorted(f"cpu_{name}" for name in CPU_FIELDS)
+    assert len(series) == HOSTS * len(CPU_FIELDS) and {len(one["values"]) for one in series} == {DATA.steps}
+    assert sum(len(one["values"]) for one in series if one["metric"]["__name__"] == "cpu_usage_user") == TSBS_ROWS
+    [host_3] = [one for one in series if one["metric"]["__name__"] == "cpu_usage_user" and one["metric"]["hostname"] == "host_3"]
+    assert tuple(host_3["metric"][name] for name in TAG_NAMES) == host_tags(DATA.seed, 3, 1)[0]  # the ten tags as labels
+    assert host_3["timestamps"][:2] == [DATA.start_ms, DATA.time_of(1)]
+    assert all(value == int(value) and 0 <= value <= 100 for value in host_3["values"])
+    assert_every_type_answers_ok(run(folder)("query", "--queries", ",".join(ANSWERED), "-w", "2", "-r", "2"), ANSWERED)
+
+
+def test_the_types_metricsql_cannot_express_are_refused_in_one_line(victoriametrics):
+    folder, _ = victoriametrics
+    for name, reason in REFUSED:
+        result = run(folder)("query", "--queries", f"cpu-max-all-1,{name}")
+        assert result.code == 2 and result.stderr.strip() == f"error: module 'victoriametrics' does not answer TSBS's {name}: {reason}"
+
+
+def test_storage_is_victoriametrics_own_accounting_of_everything_it_holds(victoriametrics):
+    """The size is possible: positive, grown by the run's data, not more than the server's data folder."""
+    _, report = victoriametrics
+    before, after = report["server"]["storage_bytes_at_start"], report["server"]["storage_bytes"]
+    assert 0 < before < after
+    # Background merges change the parts after a run: the module's figure and the folder are compared now.
+    module = module_class("victoriametrics")(RunSpec(run_id="storage", task="insert", target="vm", module="victoriametrics", workers=1,
+                                                     extra={"url": URL}))
+    module.connect()
+    try:
+        now = module.schema.storage_bytes()
+    finally:
+        module.close()
+    metrics = httpx.get(f"{URL}/metrics", timeout=30).text
+    [folder] = re.findall(r'^flag\{name="storageDataPath", value="([^"]+)"', metrics, flags=re.MULTILINE)
+    assert now is not None and 0 < now <= sum(path.stat().st_size for path in Path(folder).rglob("*") if path.is_file())
+    assert any("every series the server holds" in note for note in report["notes"])  # the run says what it measured
+
+
+def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(victoriametrics):
+    folder, _ = victoriametrics
+
+    def change(host: int, step: int, value: float) -> None:
+        """VictoriaMetrics changes no sample in place: the host's usage_user series is exported, deleted and
+        imported again with the row's value changed."""
+        selector = f'cpu_usage_user{{hostname="host_{host}"}}'
+        [one] = exported(selector)
+        one["values"][one["timestamps"].index(DATA.time_of(step))] = value
+        httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": selector}, timeout=60).raise_for_status()
+        httpx.post(f"{URL}/api/v1/import", content=json.dumps(one), timeout=60).raise_for_status()
+        assert [one["values"]] == [line["values"] for line in exported(selector)]
+
+    check_changed_rows_are_found(run(folder), change, queries=ANSWERED)

@@ -1,0 +1,66 @@
+"""The questdb module's TSBS rows (simulator/modules/questdb/tsbs.py): its NumPy ILP lines are TSBS's
+questdb serializer's lines (pkg/targets/questdb/serializer.go: the tags in TSBS's order, the fields as
+integers, the timestamp in nanoseconds without a unit) and, but for that unit, the official client's
+bytes for the same row() calls, which the module's other encodings send. No server needed."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.shapes import generator, layout
+from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
+
+# A line of `tsbs_generate_data --use-case=cpu-only --format=questdb` (TSBS 37fced7), values aside.
+TSBS_LINE = re.compile("cpu," + ",".join(f"{name}=[^ ,]+" for name in TAG_NAMES) + " " + ",".join(f"{name}=[0-9]+i" for name in CPU_FIELDS)
+                       + " [0-9]{19}")
+
+
+def spec() -> RunSpec:
+    return RunSpec(run_id="tsbs", task="insert", target="q", module="questdb", workers=2, batch=100, shape="tsbs-cpu", devices=7,
+                   primary_key="none", num_inserts=0)
+
+
+def test_lines_are_tsbs_lines_of_the_generated_rows():
+    run = spec()
+    rows = TsbsRows(layout(run), run.seed, run.all_devices)
+    batch = next(generator(run, 1).batches(30, 40, 40))  # worker 1's hosts 4..6, steps 10 to 23
+    lines = rows.lines(batch).decode().splitlines()
+    assert len(lines) == len(batch) and all(TSBS_LINE.fullmatch(line) for line in lines), lines[0]
+    tags = host_tags(run.seed, 0, run.all_devices)
+    first = lines[0].split(" ")
+    assert first[0] == "cpu," + ",".join(f"{name}={value}" for name, value in zip(TAG_NAMES, tags[int(batch.host[0])], strict=True))
+    assert first[1] == ",".join(f"{name}={int(value)}i" for name, value in zip(CPU_FIELDS, [batch.temperature[0], *batch.more[:, 0]], strict=True))
+    assert int(first[2]) == int(batch.timestamp_ms[0]) * 1_000_000
+
+
+def test_lines_are_the_clients_bytes_for_the_row_calls():
+    from questdb import TimestampNanos
+
+    run = spec()
+    rows = TsbsRows(layout(run), run.seed, run.all_devices)
+    batch = next(generator(run, 0).batches(0, 200, 200))
+    with warnings.catch_warnings():  # a standalone buffer is the deprecated module's; the bytes are the client's
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from questdb.ingress import Buffer
+
+        buffer = Buffer(protocol_version=2)
+    for symbols, columns, ms in rows.calls(batch):
+        buffer.row("cpu", symbols=symbols, columns=columns, at=TimestampNanos(ms * 1_000_000))
+    assert bytes(buffer).replace(b"n\n", b"\n") == rows.lines(batch)
+
+
+def test_frame_holds_the_same_rows():
+    run = spec()
+    rows = TsbsRows(layout(run), run.seed, run.all_devices)
+    batch = next(generator(run, 1).batches(0, 9, 9))
+    frame = rows.frame(batch)
+    assert list(frame.columns) == [*TAG_NAMES, *CPU_FIELDS, "timestamp"]
+    assert [str(dtype) for dtype in frame.dtypes[len(TAG_NAMES):]] == ["int64"] * len(CPU_FIELDS) + ["datetime64[ns]"]
+    calls = rows.calls(batch)
+    for (symbols, columns, ms), record in zip(calls, frame.to_dict("records"), strict=True):
+        assert {**symbols, **columns} == {name: record[name] for name in (*TAG_NAMES, *CPU_FIELDS)}
+        assert record["timestamp"].value == ms * 1_000_000
