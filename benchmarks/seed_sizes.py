@@ -8,6 +8,8 @@ and the tables' database are given here, so a changed preset is measured as it t
     python benchmarks/seed_sizes.py seed-003-local            # --scale 0.1, the preset's 50 workers, local servers
     python benchmarks/seed_sizes.py checks-100m-timescaledb   # also questdb, clickhouse: insert 100M, query
     options: --output DIR (kept; default: a temporary folder, removed) --json-dir DIR --keep-data
+             --cell-time-limit SECONDS (a study's cells end there with the figures of what they did)
+             --set KEY=VALUE (a study's own --set, repeatable)
 
 PostgreSQL and TimescaleDB get a database of their own (iotbench_scale, made when missing), ClickHouse
 too; QuestDB has one namespace (its `events` table). The servers: scripts/servers/start-all.sh.
@@ -90,6 +92,8 @@ def main() -> int:
     parser.add_argument("--output", type=Path, help="where the results go (kept); default: a temporary folder, removed")
     parser.add_argument("--json-dir", type=Path, help="scale_run.py's figures, one JSON file per command")
     parser.add_argument("--keep-data", action="store_true", help="leave the databases and files the runs wrote")
+    parser.add_argument("--cell-time-limit", type=float, help="a study's cells end at this many seconds (the study's time_limit)")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="passed to a study's --set")
     options = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="iotdb-bench-seed-"))
     output = options.output or workdir / "results"
@@ -99,6 +103,9 @@ def main() -> int:
         prepare_databases()
         configured = config(workdir)
         for index, args in enumerate(SCENARIOS[options.scenario]):
+            if args[0] == "study":
+                sets = [*options.sets, *([f"time_limit={options.cell_time_limit:g}"] if options.cell_time_limit else [])]
+                args = [*args, *(word for value in sets for word in ("--set", value))]
             measure = [sys.executable, str(REPO_ROOT / "benchmarks" / "scale_run.py")]
             if options.json_dir:
                 options.json_dir.mkdir(parents=True, exist_ok=True)

@@ -101,7 +101,7 @@ def test_a_cli_killed_at_90_percent_leaves_90_percent_of_the_figures_marked_inco
     """results.json is written again as each step ends: kill -9 during the last of ten steps leaves the
     nine finished, and every view of the folder says the invocation is incomplete."""
     tag = uuid.uuid4().hex
-    process = start_cli(tmp_path, ["insert", "--target", "sqlite", "-w", "1", "-r", "1", "--steps", "10", "--duration", "2", "--batch", "100"], tag)
+    process = start_cli(tmp_path, ["insert", "--target", "sqlite", "-w", "1", "-r", "1", "--steps", "10", "--duration", "1", "--batch", "100"], tag)
     deadline = time.monotonic() + 240
     results = None
     while results is None or len(json.loads(results.read_text())["runs"]) < 9:

@@ -89,3 +89,13 @@ def test_the_modules_say_which_layouts_read_the_whole_table_for_a_device():
     assert not whole_table(scan_spec("sqlite", create_indices="true"))  # an index on (device_id, temperature)
     assert not whole_table(scan_spec("clickhouse"))  # sorted by device, then time
     assert not whole_table(scan_spec("null"))
+
+
+def test_more_query_workers_than_cores_queue_for_them_unless_the_time_was_measured_so():
+    spec = RunSpec(run_id="r", target="sqlite", module="sqlite", task="query", workers=50, queries=["device-downsample"], query_runs=200)
+    seconds, measured = StudyEstimate._query_s(spec, 2_592_000, Measured(), cores=2)
+    assert not measured and seconds == 200 * ASSUMED["query_s"] * 25  # 50 workers on 2 cores: 25 to a core
+    seconds, measured = StudyEstimate._query_s(spec, 2_592_000, Measured(query_s={"device-downsample": 1.5}), cores=2)
+    assert measured and seconds == 200 * 1.5  # measured with the 50 workers side by side: their queueing is in it
+    alone = spec.model_copy(update={"workers": 1})
+    assert StudyEstimate._query_s(alone, 2_592_000, Measured(), cores=2)[0] == 200 * ASSUMED["query_s"]

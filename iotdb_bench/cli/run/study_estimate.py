@@ -8,6 +8,7 @@ scan reads is its insert cell's. A cell's --time-limit caps its estimate.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from iotdb_bench.cli.results.document import ResultsDocument
@@ -133,15 +134,19 @@ class StudyEstimate:
         return (devices * per_device + rows / ASSUMED["scan_rows_per_s"]) / spec.workers, False
 
     @staticmethod
-    def _query_s(spec: RunSpec, rows: int, seen: Measured) -> tuple[float, bool]:
-        """Each worker runs every query `query_runs` times, one after another (the workers side by side)."""
+    def _query_s(spec: RunSpec, rows: int, seen: Measured, cores: int | None = None) -> tuple[float, bool]:
+        """Each worker runs every query `query_runs` times, one after another (the workers side by side).
+        A measured time per execution was measured under the run's own concurrency; an assumed one is an
+        execution alone, and more workers than the machine's cores queue for them (seed 003's 50 workers
+        on 2 cores: 25 executions share each core)."""
+        queueing = max(1.0, spec.workers / (cores or os.cpu_count() or 1))
         seconds, measured = 0.0, True
         for name in spec.queries:
             if name in seen.query_s:
                 each = seen.query_s[name]
             else:
-                each = max(rows / ASSUMED["full_scan_rows_per_s"], ASSUMED["query_s"]) if name in FULL_SCAN_QUERIES else ASSUMED["query_s"]
-                measured = False
+                alone = max(rows / ASSUMED["full_scan_rows_per_s"], ASSUMED["query_s"]) if name in FULL_SCAN_QUERIES else ASSUMED["query_s"]
+                each, measured = alone * queueing, False
             seconds += each * spec.query_runs
         return seconds, measured
 
