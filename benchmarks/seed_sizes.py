@@ -9,7 +9,7 @@ and the tables' database are given here, so a changed preset is measured as it t
     python benchmarks/seed_sizes.py checks-100m-timescaledb   # also questdb, clickhouse: insert 100M, query
     options: --output DIR (kept; default: a temporary folder, removed) --json-dir DIR --keep-data
              --cell-time-limit SECONDS (a study's cells end there with the figures of what they did)
-             --set KEY=VALUE (a study's own --set, repeatable)
+             --set KEY=VALUE (a study's own --set, repeatable) --targets A,B (a study's targets, in place of the scenario's)
 
 PostgreSQL and TimescaleDB get a database of their own (iotbench_scale, made when missing), ClickHouse
 too; QuestDB has one namespace (its `events` table). The servers: scripts/servers/start-all.sh.
@@ -67,8 +67,9 @@ def prepare_databases() -> None:
         db.execute("CREATE EXTENSION IF NOT EXISTS timescaledb")
 
 
-def drop_data(scenario: str, workdir: Path) -> None:
-    """What the scenario wrote: the measurement's databases, SQLite's file, ClickHouse's database, QuestDB's table."""
+def drop_data(commands: str, workdir: Path) -> None:
+    """What the commands wrote: the measurement's databases, SQLite's file, ClickHouse's database, QuestDB's
+    table (InfluxDB's and IoTDB's data of seed 003's other targets stay: the next insert's --clean drops them)."""
     import psycopg
 
     for port in (5432, 5433):
@@ -77,9 +78,9 @@ def drop_data(scenario: str, workdir: Path) -> None:
             db.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
     for leftover in workdir.glob("iotdb-bench.sqlite3*"):
         leftover.unlink()
-    if "clickhouse" in scenario:
+    if "clickhouse" in commands:
         subprocess.run(["clickhouse-client", "--port", "19000", "--query", f"DROP DATABASE IF EXISTS {DATABASE}"], check=False)
-    if "questdb" in scenario:
+    if "questdb" in commands:
         import urllib.parse
         import urllib.request
 
@@ -94,15 +95,18 @@ def main() -> int:
     parser.add_argument("--keep-data", action="store_true", help="leave the databases and files the runs wrote")
     parser.add_argument("--cell-time-limit", type=float, help="a study's cells end at this many seconds (the study's time_limit)")
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="passed to a study's --set")
+    parser.add_argument("--targets", help="a study's targets, comma-separated, in place of the scenario's")
     options = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="iotdb-bench-seed-"))
     output = options.output or workdir / "results"
     env = {**os.environ, "PGDATABASE": DATABASE, "TIMESCALEDB_DATABASE": DATABASE}
-    code = 0
+    code, ran = 0, []
     try:
         prepare_databases()
         configured = config(workdir)
         for index, args in enumerate(SCENARIOS[options.scenario]):
+            if args[0] == "study" and options.targets:
+                args = [*args[:args.index("--targets") + 1], options.targets, *args[args.index("--targets") + 2:]]
             if args[0] == "study":
                 sets = [*options.sets, *([f"time_limit={options.cell_time_limit:g}"] if options.cell_time_limit else [])]
                 args = [*args, *(word for value in sets for word in ("--set", value))]
@@ -111,11 +115,12 @@ def main() -> int:
                 options.json_dir.mkdir(parents=True, exist_ok=True)
                 measure += ["--json", str(options.json_dir / f"{options.scenario}-{index + 1}.json")]
             command = [*measure, "--", *args, "--config", str(configured), "--output", str(output)]
+            ran += args
             print("$", " ".join(command[2:]), flush=True)
             code = subprocess.run(command, cwd=workdir, env=env).returncode or code
     finally:
         if not options.keep_data:
-            drop_data(options.scenario, workdir)
+            drop_data(" ".join(ran), workdir)
         shutil.rmtree(workdir, ignore_errors=True)
     return code
 
