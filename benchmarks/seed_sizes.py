@@ -119,9 +119,11 @@ def main() -> int:
             print("$", " ".join(command[2:]), flush=True)
             code = subprocess.run(command, cwd=workdir, env=env).returncode or code
     finally:
-        if not options.keep_data:
-            drop_data(" ".join(ran), workdir)
-        shutil.rmtree(workdir, ignore_errors=True)
+        try:
+            if not options.keep_data:
+                drop_data(" ".join(ran), workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
     return code
 
 
