@@ -50,3 +50,19 @@ def document(runs: list[tuple[int, RunReport]], task="insert", steps=0, target="
 def section(found: ResultsDocument, name: str) -> Section:
     """The document's section of that name (cli/results/tables/sections.py), as every view receives it."""
     return next(section for section in document_sections(found) if section.name == name)
+
+
+def hour_long_report(workers: int = 50, seconds: int = 3600, seed: int = 1) -> RunReport:
+    """A synthetic insert report of the size a run of `workers` workers for `seconds` makes when every
+    worker's 1 s series is kept (the figures of a long run, not a real one): the largest report a run
+    of that size sends (the collector leaves the workers' own series out beyond its budget)."""
+    import random
+
+    from iotdb_bench.simulator.protocol import WorkerResult
+
+    rng = random.Random(seed)
+    report = insert_report([rng.randint(2_000_000, 2_600_000) for _ in range(seconds)], float(seconds), workers=workers)
+    report.workers = [WorkerResult(worker=index, started_at=0.0, finished_at=float(seconds), events=45_000 * seconds, calls=45 * seconds,
+                                   per_second=[rng.randint(40_000, 52_000) for _ in range(seconds)])
+                      for index in range(workers)]
+    return report

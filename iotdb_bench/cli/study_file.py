@@ -139,6 +139,9 @@ class StudyFile(BaseModel):
     workers: list[int] = Field([1], description="worker counts of every workload that does not set its own")
     runs: int = Field(3, ge=1)
     timeout: float = Field(0, ge=0, description="seconds one run may take (--timeout of every cell); 0 = none")
+    time_limit: float = Field(0, ge=0, description="seconds one cell may take (--time-limit of every cell that sets none): its run going "
+                                                   "on then ends with the figures of what it did; 0 = none. Not scaled by --scale: a bound "
+                                                   "on the cell's cost, which does not shrink with its data (a scan's devices stay)")
     unsupported: Literal["fail", "skip"] = Field("fail", description="a cell its target's module refuses: fail the study, or skip the cell")
     score: list[ScoreInput] | None = Field(None, description="the score's inputs and weights [default: every ranking, weight 1]")
     thresholds: list[ThresholdText] = Field(default_factory=list, description="lines every cell whose task has the figure must not cross "

@@ -56,6 +56,8 @@ class WorkerProgress(BaseModel):
     prefilled: int = Field(0, ge=0)
     interval_p99_ms: float | None = Field(None, description="p99 latency of the calls since the worker's last progress report (None: no call)")
     live: LiveFigures | None = None
+    work_done: int = Field(0, ge=0, description="query and scan runs: executions done (or given up) and devices scanned so far")
+    work_total: int = Field(0, ge=0, description="query and scan runs: the executions and devices this worker has to do (0: not known yet)")
 
 
 class WorkerFailure(BaseModel):
@@ -73,6 +75,8 @@ class QueryRuns(BaseModel):
     error: str | None = None
     answer: Literal["ok", "wrong", "not checked"] | None = Field(None, description="the check of the answers (wrong if any execution was)")
     answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
+    check_s: float = Field(0.0, description="seconds spent checking the answers (outside the timed calls)")
+    empty: int = Field(0, description="executions that returned no row")
     # query-file queries (simulator/queries/query_file.py): what the answers were, for the comparison across targets
     answers: list[KeptAnswer] = Field(default_factory=list, description="each distinct (parameters, answer) of the executions, normalised and hashed")
     data: str | None = Field(None, description="fingerprint of the data the answers are over (the record of what the tool wrote); None: unknown")
@@ -82,6 +86,7 @@ class ScanOutcome(BaseModel):
     """One worker's scan: what it read, its checks, and its rate over windows of 10,000 rows."""
 
     devices: int = 0
+    devices_planned: int = Field(0, description="the devices of this worker's share (more than `devices` when --time-limit ended the scan)")
     rows: int = 0
     order_problems: int = 0
     first_order_problem: str | None = None
@@ -93,6 +98,7 @@ class ScanOutcome(BaseModel):
     window_min: float | None = None
     window_max: float | None = None
     window_sum: float = Field(0.0, description="sum of the window rates (their mean is window_sum / windows)")
+    check_s: float = Field(0.0, description="seconds spent checking order and counts, between the pages")
 
 
 class QueryHistograms(BaseModel):
@@ -113,7 +119,8 @@ class WorkerResult(BaseModel):
     db_seconds: float = Field(0, description="time spent inside database calls")
     retries: int = 0
     histogram: str = Field("", description="HdrHistogram of call latencies in microseconds, base64")
-    per_second: list[int] = Field(default_factory=list, description="events finished in each 1 s window from the common start")
+    per_second: list[int] = Field(default_factory=list, description="events finished in each window of series_window_s from the common start")
+    series_window_s: int = Field(1, ge=1, description="the windows' length: 1 s, coarser in a long run (simulator/measurement/windows.py)")
     response_histogram: str = Field("", description="open-loop runs: HdrHistogram of response times (intended start to end) in microseconds, base64")
     behind_s: float | None = Field(None, description="open-loop runs: how far behind its schedule the worker was at the end")
     max_lag_s: float | None = Field(None, description="open-loop runs: the most a call started after its intended start")
@@ -126,6 +133,8 @@ class WorkerResult(BaseModel):
     role: Literal["worker", "query-client"] = Field("worker", description="a worker of the run's task, or a query client of a mixed insert run")
     query_latencies: dict[str, QueryHistograms] = Field(default_factory=dict, description="query clients of a mixed run")
     live: LiveFigures | None = Field(None, description="the live figures at the end (the metrics' final values; not kept in the report)")
+    time_limit_reached: bool = Field(False, description="--time-limit ended the timed phase before this worker's work was done")
+    tally_s: float | None = Field(None, description="insert runs: seconds the expected answers of the timed phase took to tally, after it")
 
 
 class ProgressAnswer(BaseModel):
@@ -158,3 +167,5 @@ class Status(BaseModel):
     duration_s: float = Field(0.0, description="length of the timed phase of a --duration run; 0 = a count of events")
     interval_p99_ms: float | None = Field(None, description="the highest of the running workers' p99 over their last progress interval "
                                                            "(about a second): a live figure, not the run's")
+    work_done: int = Field(0, description="query and scan runs: executions done and devices scanned by every worker so far")
+    work_total: int = Field(0, description="query and scan runs: the executions or devices of every worker that has said (0: none yet)")

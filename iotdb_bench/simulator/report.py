@@ -46,6 +46,13 @@ class Verification(BaseModel):
     counted: int | None
     applicable: bool = Field(description="false when nothing is stored to count (the null target)")
     ok: bool | None
+    count_before_s: float | None = Field(None, description="seconds the count before the run took (None: the run before's count after was used)")
+    count_after_s: float | None = Field(None, description="seconds the count after the run took")
+
+    def seconds(self) -> float | None:
+        """The count check's time: both counts (None: neither was timed, a report of an older version)."""
+        timed = [s for s in (self.count_before_s, self.count_after_s) if s is not None]
+        return sum(timed) if timed else None
 
     def verdict(self) -> str:
         if not self.applicable:
@@ -99,6 +106,8 @@ class RunReport(BaseModel):
     server: ServerSide | None = None
     ingestion: IngestionWait | None = None
     expected_record: str | None = Field(None, description="insert runs: what the run left as the record of expected answers")
+    record_s: float | None = Field(None, description="insert runs: seconds to tally the expected answers after the timed phase (the slowest "
+                                                     "worker's) and to merge and store the record (the collector's)")
     # mixed runs (--query-workers) and --visibility
     queries_under_ingest: dict[str, QueryUnderIngest] = Field(default_factory=dict, description="each query under ingest and idle")
     visibility: VisibilityLag | None = None
@@ -106,6 +115,8 @@ class RunReport(BaseModel):
     queries: dict[str, QueryFigures] = Field(default_factory=dict)
     # scan runs
     scan: ScanFigures | None = None
+    time_limit_reached: bool = Field(False, description="--time-limit ended the timed phase before the run's work was done: its figures "
+                                                         "cover what was done by then")
     workers: list[WorkerResult] = Field(default_factory=list, description="each worker's result, histograms left out")
     worker_series: bool = Field(True, description="whether `workers` hold each worker's per-second series: left out when they "
                                                   "would be large (many workers, long runs); figures.per_second has their sum")

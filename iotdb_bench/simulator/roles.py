@@ -135,6 +135,11 @@ class Reader(Protocol):
         """Only when `capabilities.scans`: the device's readings' timestamps (int64 epoch ms) in
         time order, streamed a page of about `page_size` at a time."""
 
+    def scan_reads_whole_table(self) -> bool:
+        """Only when `capabilities.scans`: whether reading one device's readings reads every row of the
+        tables (no key or index leads with the device): a scan then costs its rows times its devices.
+        Asked by a study's estimate (cli/run/study_estimate.py), without a connection."""
+
     def marker_visible(self, marker: EventBatch) -> bool:
         """Only when `capabilities.markers`: whether a query sees the marker event now."""
 

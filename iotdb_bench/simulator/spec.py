@@ -131,6 +131,9 @@ class RunSpec(_Frozen):
 
     # run length and commits: the worker's loop
     duration_s: float = Field(default=0.0, ge=0, description="timed phase in seconds from the common start; 0 = num_inserts events")
+    # --time-limit: what the invocation had left when this run began. The timed phase of any task ends by
+    # then: no call, device or execution starts after it; the figures cover what was done (worker.py).
+    time_limit_s: float = Field(default=0.0, ge=0, description="the timed phase ends at the common start + this, done or not; 0 = no limit")
     commit_interval_s: float = Field(default=0.0, ge=0, description="single inserts in a transaction committed every S seconds; 0 = autocommit")
     # open loop (--rate): calls start on a fixed schedule from the common start (simulator/workload/schedule.py)
     rate: float = Field(default=0.0, ge=0, description="events per second of all workers together; 0 = closed loop (each call when the last returns)")
@@ -138,6 +141,11 @@ class RunSpec(_Frozen):
     pregenerate: bool = Field(default=False, description="batches made before the common start; the timed phase only sends them")
     # Where in each worker's event stream this run starts (steps continue where the last one ended).
     stream_offset: int = Field(default=0, ge=0)
+    # A run that continues the tables of the run before it in the same invocation (steps, runs without
+    # --clean): that run's exact count after, instead of counting again (a billion rows take minutes
+    # to count). Exact as long as nothing else writes in between, and anything that does makes the
+    # count check fail: the check still proves the tables hold exactly what the tool wrote.
+    count_before: int | None = Field(default=None, ge=0, description="the events the tables held when the run before ended; None: count them")
 
     # query
     queries: tuple[str, ...] = QUERY_NAMES

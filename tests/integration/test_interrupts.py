@@ -1,5 +1,6 @@
 """Ctrl-C, --timeout, a dying worker and a killed CLI: clear outcome, nothing left running."""
 
+import json
 import os
 import signal
 import subprocess
@@ -94,3 +95,30 @@ def test_killing_the_cli_takes_its_children_along(tmp_path):
     process.kill()
     process.communicate(timeout=30)
     assert_nothing_left(tag)
+
+
+def test_a_cli_killed_at_90_percent_leaves_90_percent_of_the_figures_marked_incomplete(tmp_path):
+    """results.json is written again as each step ends: kill -9 during the last of ten steps leaves the
+    nine finished, and every view of the folder says the invocation is incomplete."""
+    tag = uuid.uuid4().hex
+    process = start_cli(tmp_path, ["insert", "--target", "sqlite", "-w", "1", "-r", "1", "--steps", "10", "--duration", "1", "--batch", "100"], tag)
+    deadline = time.monotonic() + 240
+    results = None
+    while results is None or len(json.loads(results.read_text())["runs"]) < 9:
+        assert process.poll() is None and time.monotonic() < deadline, "the steps did not get to the tenth"
+        results = next(tmp_path.glob("results/*/results.json"), None)
+        time.sleep(0.1)
+    process.kill()
+    process.communicate(timeout=30)
+    assert_nothing_left(tag)
+    saved = json.loads(results.read_text())
+    assert saved["status"] == "running" and saved["planned_runs"] == 10
+    assert [run["step"] for run in saved["runs"]] == list(range(1, 10))
+    assert [row["step"] for row in saved["inserts"]] == list(range(1, 10))
+    series = (results.parent / "series.csv").read_text().splitlines()
+    assert {line.split(",")[0] for line in series[1:]} == {f"step {step}/10" for step in range(1, 10)}
+    shown = subprocess.run([sys.executable, str(REPO_ROOT / "run.py"), "report", str(results.parent)], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    assert "Incomplete: the invocation did not end" in shown.stdout and "9 of 10 planned runs finished" in shown.stdout
+    assert "incomplete" in (results.parent / "report.html").read_text()

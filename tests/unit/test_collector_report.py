@@ -59,7 +59,7 @@ def test_a_result_posted_twice_is_merged_once_and_a_broken_histogram_is_refused(
                           per_second=[70])
     collector.record_result(result)
     collector.record_result(result)  # sent again after a dropped connection
-    assert collector.state.totals.histogram.get_total_count() == 7 and collector.state.totals.per_second == [70]
+    assert collector.state.totals.histogram.get_total_count() == 7 and collector.state.totals.windows.values == [70]
     with pytest.raises(HTTPException) as refused:
         collector.record_result(result.model_copy(update={"worker": 1, "histogram": "not a histogram"}))
     assert refused.value.status_code == 400 and "worker 1's histogram cannot be decoded" in refused.value.detail

@@ -33,7 +33,7 @@ def test_compared_query_rows_are_the_documents_rows_with_the_spread_of_their_exe
     }, wrong=("device-downsample",))
     summary.summarise(document)
     rows = compared.compare([("folder", document)]).queries
-    assert [row.model_dump(include=set(QueryRow.model_fields)) for row in rows] == [row.model_dump() for row in document.queries]
+    assert [row.model_dump(include=set(QueryRow.model_fields) | set(QueryRow.model_computed_fields)) for row in rows] == [row.model_dump() for row in document.queries]
     written = markdown.table(next(section for section in compared_sections(compared.compare([("folder", document)])) if section.name == "queries"))
     assert "| postgresql | folder | 1 | temperature-stats | 2,000 | 3,000 | 50.0% unstable | ok | - |" in written
     assert "| postgresql | folder | 1 | device-downsample | 500 | 500 | 0.0% | WRONG | - |" in written

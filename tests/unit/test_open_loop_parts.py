@@ -87,7 +87,7 @@ def worker_result(worker: int, calls: list[tuple[float, float]], behind_s: float
         recorder.record(10, service, 0.5, response)
     return WorkerResult(worker=worker, started_at=0.0, finished_at=2.0, events=recorder.events, calls=recorder.calls,
                         histogram=recorder.encoded_histogram(), response_histogram=recorder.encoded_response_histogram(),
-                        per_second=recorder.per_second, behind_s=behind_s, max_lag_s=max_lag_s)
+                        per_second=recorder.windows.values, behind_s=behind_s, max_lag_s=max_lag_s)
 
 
 def test_both_histograms_merge_across_workers_and_the_run_is_judged_on_its_furthest_worker():

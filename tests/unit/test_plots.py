@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from iotdb_bench.cli.report import plots
+from iotdb_bench.simulator.measurement import windows
 from tests import factories
 from tests.conftest import REPO_ROOT
 
@@ -16,9 +17,19 @@ pytestmark = pytest.mark.plots
 
 def test_last_partial_window_is_scaled_to_a_rate():
     # 2.5 s run: windows [0,1) [1,2) and a half window [2,2.5) holding 500 events = 1000 events/s
-    assert plots.rates([1000, 1000, 500], 2.5) == [1000.0, 1000.0, 1000.0]
+    assert windows.rates([1000, 1000, 500], 1, 2.5) == [1000.0, 1000.0, 1000.0]
     # a run ending exactly on a window boundary keeps every value as it is
-    assert plots.rates([10, 20], 2.0) == [10.0, 20.0]
+    assert windows.rates([10, 20], 1, 2.0) == [10.0, 20.0]
+    # 4 s windows of a long run: per second over the width, the last over the part the run lasted
+    assert windows.rates([4000, 4000, 1000], 4, 9.0) == [1000.0, 1000.0, 1000.0]
+
+
+def test_a_long_runs_coarse_windows_are_drawn_at_their_width():
+    long_run = factories.insert_report([800, 800, 200], 9.0)
+    long_run.figures.series_window_s = 4  # a run that outlasted MAX_WINDOWS seconds keeps 4 s windows
+    edges, values = plots.per_second_series(factories.document([(1, long_run)]))["1 worker"]
+    assert edges == [0.0, 4.0, 8.0, 9.0]
+    assert values == [200.0, 200.0, 200.0]
 
 
 def test_events_per_second_is_the_mean_of_the_runs_per_worker_count():

@@ -19,7 +19,7 @@ def recorded(common_start, calls):
 def result(worker, started, finished, recorder):
     return WorkerResult(
         worker=worker, started_at=started, finished_at=finished, events=recorder.events, calls=recorder.calls,
-        db_seconds=recorder.db_seconds, histogram=recorder.encoded_histogram(), per_second=recorder.per_second,
+        db_seconds=recorder.db_seconds, histogram=recorder.encoded_histogram(), per_second=recorder.windows.values,
     )
 
 
@@ -111,7 +111,7 @@ def test_recorder_takes_in_calls_recorded_while_another_thread_reads():
         sys.setswitchinterval(switch_interval)
     expected_events = sum(1 + call % 3 for call in range(calls))
     assert (recorder.events, recorder.calls) == (expected_events, calls)
-    assert sum(recorder.per_second) == expected_events and len(recorder.per_second) == 6
+    assert sum(recorder.windows.values) == expected_events and len(recorder.windows.values) == 6
     assert recorder.histogram.get_total_count() == calls
     assert seen == sorted(seen) and len(seen) > 1  # the reader saw the count grow, never shrink
 

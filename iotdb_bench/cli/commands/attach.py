@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from iotdb_bench.cli.commands.saving import save_results
+from iotdb_bench.cli.commands.saving import save_results, series_kept
 from iotdb_bench.cli.config import CONFIG_HELP, load_config
 from iotdb_bench.cli.errors import RunFailed
 from iotdb_bench.cli.report.render import show
@@ -50,6 +50,8 @@ def attach(run: str, namespace: str | None, config_path: Path | None, kube_conte
     document = outcome.document
     document.status, document.error = ("ok", None) if outcome.error is None else ("failed", outcome.error)
     folder = results_files.results_folder(output, document.target, document.task)
+    for record in outcome.finished:
+        series_kept(folder, record)
     save_results(document, outcome.finished, folder)
     show(document, folder, details)
     problem = helm.uninstall(detached.release)

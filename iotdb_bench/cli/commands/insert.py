@@ -59,7 +59,7 @@ def plan_insert(options: InsertOptions) -> Launch:
     if options.detach:  # its own deadline replaces the heartbeat: nobody follows the run while it goes on
         base = base.model_copy(update={"heartbeat_timeout": 0.0})
     invocation = runner.Invocation(base, worker_counts, 1 if search else length.runs, length.steps or 0, options.target.timeout,
-                                   compare_idle=options.mixed.compare_idle)
+                                   compare_idle=options.mixed.compare_idle, time_limit=options.target.time_limit)
     return Launch(invocation, config, target_config, PlatformChoice.of(options.target, platform_name, options.detach), options.target.output,
                   options.recording, options.details, search)
 
@@ -69,6 +69,8 @@ def _check_detach(platform: str, target: TargetOptions, find_max_rate: bool) -> 
         raise UsageProblem(f"--detach needs the kubernetes platform (this run's platform is {platform})")
     if not target.timeout:
         raise UsageProblem("--detach needs --timeout (seconds one run may take): a detached run's own deadline replaces this command's heartbeat")
+    if target.time_limit:
+        raise UsageProblem("--time-limit cannot be combined with --detach: a detached run's runs are bounded by --timeout each")
     if target.keep:
         raise UsageProblem("--keep does nothing with --detach: the release stays until `python run.py attach` fetches the results")
     if find_max_rate:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from iotdb_bench.cli.commands.options import parse_extra_options, spec_problems
 from iotdb_bench.cli.commands.run_options import Group, Recording, TargetOptions, options_of
-from iotdb_bench.cli.commands.saving import save_results
+from iotdb_bench.cli.commands.saving import run_done, save_results
 from iotdb_bench.cli.config import Config, Target, load_config
 from iotdb_bench.cli.errors import InputRefused, RunFailed, UsageProblem
 from iotdb_bench.cli.report.render import show
@@ -162,7 +162,8 @@ def launch(ready: Launch) -> None:
         task=base.task, target=base.target, platform=choice.name, spec=base,
         environment=Environment.here(recording.options, recording.command_line, recording.argv),
         worker_counts=list(invocation.worker_counts), runs_per_worker_count=invocation.runs, steps=invocation.steps,
-        cost=ready.target_config.cost, max_rate=ready.search, thresholds=[ThresholdVerdict(threshold=threshold) for threshold in ready.thresholds],
+        cost=ready.target_config.cost, max_rate=ready.search, planned_runs=None if ready.search is not None else len(runner.plan(invocation)),
+        thresholds=[ThresholdVerdict(threshold=threshold) for threshold in ready.thresholds],
     )
     document.environment.config = ready.config.source
     if folder is None:
@@ -174,7 +175,8 @@ def launch(ready: Launch) -> None:
                       f"they go on without this command.\nFollow it and fetch its results with: "
                       f"python run.py attach {run_id} --namespace {platform.namespace}", highlight=False)
         return
-    progress = RunProgress(console, one_line=ready.search is not None)
+    invocation.on_run_done = lambda record: run_done(document, invocation.finished, folder, record)
+    progress = RunProgress(console, one_line=ready.search is not None, planned_runs=document.planned_runs)
     failure: BaseException | None = None
     try:
         with progress:
@@ -183,6 +185,7 @@ def launch(ready: Launch) -> None:
             else:
                 runner.execute(invocation, platform, folder / "logs", progress.start)
         document.status = "ok"
+        document.time_limit_reached = invocation.time_limit_reached
     except InputRefused:
         # Nothing was timed: as for a bad option, no results folder is left behind.
         shutil.rmtree(folder, ignore_errors=True)

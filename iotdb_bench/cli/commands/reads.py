@@ -39,7 +39,7 @@ def plan_query(options: QueryOptions) -> Launch:
         fields = {"queries": parse_queries(options.query_names, (), QUERY_NAMES + QUERY_VARIANTS + TSBS_QUERIES)}
     base = spec(options.target, target_config, task="query", workers=options.worker_counts[0], **fields,
                 query_runs=options.runs, query_timeout=options.query_timeout, clean=False, seed=options.seed)
-    invocation = runner.Invocation(base, options.worker_counts, 1, 0, options.target.timeout)
+    invocation = runner.Invocation(base, options.worker_counts, 1, 0, options.target.timeout, time_limit=options.target.time_limit)
     return Launch(invocation, config, target_config, PlatformChoice.of(options.target, platform_name), options.target.output, options.recording)
 
 
@@ -71,7 +71,7 @@ class ScanOptions(OptionGroup):
 def plan_scan(options: ScanOptions) -> Launch:
     config, target_config, platform_name = resolve(options.target)
     base = spec(options.target, target_config, task="scan", workers=options.worker_counts[0], scan_page_size=options.scan_page_size, clean=False)
-    invocation = runner.Invocation(base, options.worker_counts, options.runs, 0, options.target.timeout)
+    invocation = runner.Invocation(base, options.worker_counts, options.runs, 0, options.target.timeout, time_limit=options.target.time_limit)
     return Launch(invocation, config, target_config, PlatformChoice.of(options.target, platform_name), options.target.output, options.recording)
 
 

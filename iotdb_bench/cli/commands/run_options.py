@@ -105,6 +105,7 @@ class TargetOptions(OptionGroup):
     kube_context: str | None
     keep: bool
     heartbeat_timeout: float
+    time_limit: float
     thresholds: tuple[str, ...]
 
 
@@ -130,6 +131,9 @@ target_options = options_decorator([
     click.option("--namespace", help="Kubernetes namespace [default: the config's]."),
     click.option("--context", "kube_context", help="kubeconfig context [default: the current one; KUBECONFIG is honoured]."),
     click.option("--keep", is_flag=True, help="Kubernetes: leave the helm release installed after the run, for debugging."),
+    click.option("--time-limit", type=click.FloatRange(min=0), default=0, show_default=True,
+                 help="Seconds the invocation may take: the run going on then ends at once with the figures of what it did "
+                      "(its calls, devices or executions so far), and no other run starts; 0 = no limit."),
     click.option("--heartbeat-timeout", type=click.FloatRange(min=0), default=DEFAULT_HEARTBEAT_TIMEOUT_S, show_default=True,
                  help="Seconds without word from this command after which a run stops by itself (a killed CLI); 0 = never."),
     click.option("--threshold", "thresholds", multiple=True, metavar="EXPR", callback=lambda ctx, param, values: checked_thresholds(values),

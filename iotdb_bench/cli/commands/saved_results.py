@@ -24,7 +24,7 @@ def report(folder: Path, details: bool) -> None:
 
     FOLDER is a results folder (it holds results.json)."""
     document = results_files.read(folder)
-    if document.status != "ok":
+    if document.status != "ok" and document.status != "running":  # running: an invocation cut short, said as "incomplete"
         console.print(f"This invocation ended with status '{document.status}': {document.error or ''}", highlight=False)
     drawn = plots.draw(document, folder) if plots.wanted() else []
     folder_views.write_report(folder, document, drawn)

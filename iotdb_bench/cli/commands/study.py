@@ -28,12 +28,11 @@ from iotdb_bench.cli.results.study import ranking
 from iotdb_bench.cli.results.study.document import CellRecord, StudyDocument
 from iotdb_bench.cli.results.tables.study_catalogue import PlannedCell
 from iotdb_bench.cli.run import study_plan, study_state, study_thresholds
+from iotdb_bench.cli.run.study_estimate import Measured, StudyEstimate, rough_words
 from iotdb_bench.cli.run.study_execute import StudyRun, now
 from iotdb_bench.cli.run.study_plan import Passthrough, Plan
 from iotdb_bench.cli.study_file import StudyFile
 from iotdb_bench.cli.terminal import console, handle_errors, warning_line
-from iotdb_bench.simulator.spec import QUERY_NAMES
-from iotdb_bench.simulator.workload import shapes
 
 STUDY_JSON = "study.json"
 
@@ -184,49 +183,48 @@ def _sources(document: StudyDocument, folder: Path) -> Sources:
 
 # -- --dry-run ------------------------------------------------------------------------------------
 
-# Rough rates for cells nothing measured yet (the estimate says they are assumptions).
-ASSUMED = {"single": 2_000.0, "batch": 20_000.0, "run_overhead_s": 4.0, "query_s": 0.5, "scan_rows_per_s": 50_000.0}
-
-
 def _dry_run(plan_file: StudyFile, plan: Plan, folder: Path, retry_failed: bool = False) -> None:
     done = {}
     for path in study_state.known_cell_folders(folder):
         found = study_state.marker(path)
         if found is not None:
-            done[found.key] = found
+            done[found.key] = (path, found)
+    estimate = StudyEstimate(plan.cells, plan.invocations, _measured(plan, done))
     rows = []
-    to_run_s, assumed = 0.0, False
+    to_run_s, assumed, limited = 0.0, False, False
     for cell in plan.cells:
-        marker = done.get(cell.key)
+        path, marker = done.get(cell.key, (None, None))
         if cell.refused:
-            state, seconds = f"not supported: {cell.refused}", None
+            state, text = f"not supported: {cell.refused}", "-"
         elif marker is not None and (marker.status == "ok" or (marker.status == "failed" and not retry_failed)):
-            state, seconds = f"{marker.status} (kept)", marker.seconds
+            state, text = f"{marker.status} (kept)", _duration(marker.seconds)
         else:
             cut = (study_state.cell_folder(folder, cell.folder_name())).exists()
-            state, seconds = ("cut: runs again" if cut else "to run"), _estimate(plan, cell.key)
-            to_run_s += seconds
-            assumed = True
+            guess = estimate.of(cell)
+            state, text = ("cut: runs again" if cut else "to run"), ("≤ " if guess.limited else "") + _duration(guess.seconds)
+            to_run_s += guess.seconds
+            assumed, limited = assumed or not guess.measured, limited or guess.limited
         rows.append(PlannedCell(number=cell.index + 1, target=cell.target, workload=cell.workload, workers=cell.workers, runs=cell.runs,
-                                state=state, estimate="-" if seconds is None else _duration(seconds), command=cell.command()))
+                                state=state, estimate=text, command=cell.command()))
     console.print(study_report.plan_table(rows, f"Study {plan_file.name}: {len(plan.cells)} cells in {folder}"))
-    console.print(f"To run: about {_duration(to_run_s)}" + (
-        f" (rough: assumes {ASSUMED['single']:,.0f} single / {ASSUMED['batch']:,.0f} batched inserts/s, {ASSUMED['run_overhead_s']:g} s to start a run, "
-        f"{ASSUMED['query_s']:g} s per query execution, {ASSUMED['scan_rows_per_s']:,.0f} rows/s scanned)" if assumed else ""), highlight=False)
+    words = [f"rough where nothing was measured yet: assumes {rough_words()}"] if assumed else []
+    words += ["≤: the cell's --time-limit ends it"] if limited else []
+    console.print(f"To run: about {_duration(to_run_s)}" + (f" ({'; '.join(words)})" if words else ""), highlight=False)
 
 
-def _estimate(plan: Plan, key: str) -> float:
-    invocation = plan.invocations.get(key)
-    if invocation is None:
-        return 0.0
-    spec = invocation.base
-    runs = len(invocation.worker_counts) * (invocation.steps or invocation.runs)
-    if spec.task == "query":
-        return ASSUMED["run_overhead_s"] + len(spec.queries or QUERY_NAMES) * spec.query_runs * ASSUMED["query_s"]
-    if spec.task == "scan":
-        return runs * (ASSUMED["run_overhead_s"] + 100_000 / ASSUMED["scan_rows_per_s"])
-    timed = spec.duration_s or shapes.timed_events(spec) / ASSUMED["batch" if spec.batch else "single"]
-    return runs * (ASSUMED["run_overhead_s"] + timed + spec.prefill / ASSUMED["batch"])
+def _measured(plan: Plan, done: dict) -> dict[str, Measured]:
+    """What the completed cells of the plan measured, per database (config target)."""
+    found: dict[str, Measured] = {}
+    for cell in plan.cells:
+        path, marker = done.get(cell.key, (None, None))
+        if marker is None or marker.results is None or marker.status != "ok":
+            continue
+        try:
+            document = results_files.read(path / marker.results)
+        except UsageProblem:
+            continue
+        found.setdefault(cell.database, Measured()).add(cell, document, marker.seconds)
+    return found
 
 
 def _duration(seconds: float) -> str:

@@ -87,7 +87,8 @@ class Page:
 
 def write_report(folder: Path, document: ResultsDocument, drawn: list[Path]) -> Path:
     """report.html of a results folder, with the plots drawn for it (`drawn`, from cli/report/plots.py)."""
-    status, badge = document.status, ""
+    # results.json that still says "running" is that of an invocation whose CLI did not get to its end
+    status, badge = "incomplete" if document.status == "running" else document.status, ""
     failed = sum(verdict.passed is False for verdict in document.thresholds)
     if failed and status == "ok":  # the run ran whole, but the exit code (1) and the badge say its gate failed
         status, badge = f"ok, {failed} of {len(document.thresholds)} threshold(s) failed", "failed"

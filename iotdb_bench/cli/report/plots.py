@@ -8,12 +8,14 @@ touching pyplot's global state or needing a display.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from iotdb_bench.cli.results.compared import Compared, CompareInsertRow, CompareQueryRow, one_per_run
 from iotdb_bench.cli.results.document import InsertRow, QueryRow, ResultsDocument
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.results.tables import formats
+from iotdb_bench.simulator.measurement import windows
 from iotdb_bench.simulator.spec import QUERY_NAMES
 
 # IOTBENCH_PLOTS=0: a run writes no PNG plots (its report.html shows the tables only). Drawing them
@@ -193,46 +195,50 @@ def fill_level(summary: list[InsertRow], path: Path) -> Path:
 
 def per_second_series(document: ResultsDocument) -> dict[str, tuple[list[float], list[float]]]:
     """Events per second through the timed phase as (window edges, rates): one line per step, or per
-    worker count (the element-wise mean of its runs). Window i covers [i, i + 1) s after the common
-    start; the last one ends with the run, so its events are divided by its actual length."""
-    groups: dict[str, list[tuple[list[float], float]]] = {}
+    worker count (the element-wise mean of its runs). Window i covers [i w, (i + 1) w) s after the
+    common start (w = 1 s, coarser in a long run); the last one ends with the run, so its events are
+    divided by its actual length."""
+    groups: dict[str, list[Series]] = {}
     for run in document.insert_runs():
         figures = run.report.figures
         if not figures.per_second:
             continue
         label = f"step {run.step}" if run.step else _workers(run.workers)
         label += f" at {run.report.spec.rate:,.0f}/s" if run.report.spec.rate else ""
-        groups.setdefault(label, []).append((rates(figures.per_second, figures.duration_s), figures.duration_s))
+        groups.setdefault(label, []).append(Series(figures.per_second, figures.series_window_s, figures.duration_s))
     return {label: _mean_series(runs) for label, runs in groups.items()}
 
 
 def scan_series(document: ResultsDocument) -> dict[str, tuple[list[float], list[float]]]:
     """Rows read per second through each scan, one line per worker count (the mean of its runs)."""
-    groups: dict[str, list[tuple[list[float], float]]] = {}
+    groups: dict[str, list[Series]] = {}
     for run in document.runs:
         scan = run.report.scan
         if scan is not None and scan.per_second:
-            groups.setdefault(_workers(run.workers), []).append((rates(scan.per_second, scan.duration_s), scan.duration_s))
+            groups.setdefault(_workers(run.workers), []).append(Series(scan.per_second, scan.series_window_s, scan.duration_s))
     return {label: _mean_series(runs) for label, runs in groups.items()}
 
 
-def rates(per_second: list[int], duration_s: float) -> list[float]:
-    values = [float(events) for events in per_second]
-    last_window = duration_s - (len(values) - 1)
-    if 0 < last_window < 1:
-        values[-1] /= last_window
-    return values
+@dataclass(frozen=True)
+class Series:
+    """One run's counts per window of `width_s`, and the length of its timed phase."""
+
+    counts: list[int]
+    width_s: int
+    duration_s: float
 
 
-def _mean_series(runs: list[tuple[list[float], float]]) -> tuple[list[float], list[float]]:
-    length = max(len(values) for values, _ in runs)
+def _mean_series(runs: list[Series]) -> tuple[list[float], list[float]]:
+    width = max(run.width_s for run in runs)  # runs of one group at different widths: each at the coarsest
+    rated = [(windows.rates(windows.coarsened(run.counts, width // run.width_s), width, run.duration_s), run.duration_s) for run in runs]
+    length = max(len(values) for values, _ in rated)
     means = []
     for index in range(length):
-        present = [values[index] for values, _ in runs if index < len(values)]
+        present = [values[index] for values, _ in rated if index < len(values)]
         means.append(sum(present) / len(present))
-    longest = [duration for values, duration in runs if len(values) == length]
-    end = min(max(sum(longest) / len(longest), length - 1), length)
-    return [float(edge) for edge in range(length)] + [end], means
+    longest = [duration for values, duration in rated if len(values) == length]
+    end = min(max(sum(longest) / len(longest), (length - 1) * width), length * width)
+    return [float(index * width) for index in range(length)] + [end], means
 
 
 def _workers(count: int) -> str:

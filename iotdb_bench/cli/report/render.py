@@ -22,7 +22,7 @@ UNDER: dict[str, tuple[findings.Kind, ...]] = {
     "inserts": ("could-not-sustain",),
     "rate-steps": ("max-rate",),
     "under-ingest": ("with-and-without-queries",),
-    "queries": ("wrong-answer", "answers-not-checked"),
+    "queries": ("wrong-answer", "answers-not-checked", "empty-answers"),
     "scans": ("scan-problem",),
 }
 BOLD = ("could-not-sustain", "max-rate")
@@ -44,7 +44,7 @@ def show(document: ResultsDocument, folder: Path, details: bool = False, rerende
         console.print(f"Note: {note}", highlight=False)
     for line in resource_lines(document):
         console.print(line, highlight=False)
-    _print_findings(findings.of_kind(found, "ingestion"))
+    _print_findings(findings.of_kind(found, "ingestion", "incomplete", "time-limit"))
     for section in (section for section in shown if section.terminal.last):
         _print(section, details, conditions)
     if rerendered:

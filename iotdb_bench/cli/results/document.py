@@ -112,6 +112,8 @@ class InsertRow(BaseModel):
     start_skew_s: float = Field(description="the largest start skew of the runs")
     retries: int
     count_check: str = Field(description="ok, FAILED or not applicable, over the runs")
+    count_check_s: float | None = Field(default=None, description="seconds the count check took (the counts before and after), mean over the runs")
+    record_s: float | None = Field(default=None, description="seconds the record of expected answers took after the timed phase, mean over the runs")
     resources: ResourceFigures | None = Field(default=None, description="what the runs cost the database and the client (means over the runs)")
     flags: list[RowFlag] = Field(default_factory=list, description="why the row's figures are not worth reading as they stand")
     cost: InsertCost | None = Field(default=None, description="at the target's price (config.yaml cost:); absent without one")
@@ -176,6 +178,7 @@ class ScanRow(BaseModel):
     page_p99_ms: float
     page_max_ms: float
     check: str = Field(description="ok, FAILED, or order ok, counts not checked; over the runs")
+    check_s: float | None = Field(default=None, description="seconds the order and count checks took (all workers), mean over the runs")
     problem: str | None = Field(default=None, description="the first failed check, or why counts were not checked")
 
 
@@ -231,6 +234,8 @@ class ResultsDocument(BaseModel):
     steps: int = 0
     cost: Cost | None = Field(default=None, description="the target's price when the runs were made")
     runs: list[RunRecord] = Field(default_factory=list)
+    planned_runs: int | None = Field(default=None, description="runs the invocation planned (None: not known in advance, --find-max-rate)")
+    time_limit_reached: bool = Field(default=False, description="--time-limit ended the invocation: its last run cut short, or runs not started")
     inserts: list[InsertRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
     scans: list[ScanRow] = Field(default_factory=list)

@@ -18,12 +18,14 @@ from iotdb_bench.cli.results.tables import formats
 from iotdb_bench.cli.results.compared import Compared, CompareInsertRow, CompareQueryRow, CompareScanRow
 from iotdb_bench.cli.results.document import InsertRow, ResultsDocument, RunRecord, ThresholdVerdict
 from iotdb_bench.cli.results.study.document import StudyDocument
-from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV
+from iotdb_bench.simulator.measurement.stats import UNSTABLE_CV, QueryFigures
+from iotdb_bench.simulator.workload import shapes
 
 Kind = Literal[
     "status", "unstable", "count-failed", "row-flag", "client-bottleneck", "max-rate", "could-not-sustain", "crosscheck-flagged",
     "database-side-check", "query-failed", "wrong-answer", "answers-not-checked", "unstable-executions", "scan-failed", "scan-problem",
-    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "answers-differ", "threshold-failed",
+    "ingestion", "server-version", "with-and-without-queries", "differs", "cell-not-passed", "incomplete", "time-limit", "empty-answers",
+    "answers-differ", "threshold-failed",
 ]
 
 
@@ -56,8 +58,15 @@ def of_kind(found: list[Finding], *kinds: Kind) -> list[Finding]:
 def document_findings(document: ResultsDocument) -> list[Finding]:
     """Every finding of an invocation, in the order report.html lists its flags."""
     found = []
-    if document.status != "ok":
+    if document.status == "running":  # results.json as written after its last finished run: the CLI never got to the end
+        found.append(Finding(kind="incomplete", what="incomplete: the invocation did not end (its CLI was stopped, or it is still running)",
+                             why=runs_finished(document) + "; their figures are kept"))
+    elif document.status != "ok":
         found.append(Finding(kind="status", what=f"the invocation ended with status {document.status}", why=document.error or "no error recorded"))
+        if document.planned_runs is not None and len(document.runs) < document.planned_runs:
+            found.append(Finding(kind="incomplete", what="incomplete", why=runs_finished(document)))
+    if document.time_limit_reached:
+        found.append(Finding(kind="time-limit", what="--time-limit reached", why=time_limit_words(document)))
     for row in document.inserts:
         where = formats.row_where(row)
         found += unstable(row, where)
@@ -77,6 +86,7 @@ def document_findings(document: ResultsDocument) -> list[Finding]:
             found.append(Finding(kind="query-failed", where=where, what="; ".join(query.errors)))
         if query.answer == "wrong":
             found.append(Finding(kind="wrong-answer", where=where, what="WRONG answer", why=query.answer_detail or ""))
+        found += empty_answers(query, where)
     reasons = dict.fromkeys(query.answer_detail for query in document.queries if query.answer == "not checked" and query.answer_detail)
     found += [Finding(kind="answers-not-checked", what="answers not checked", why=reason, flag=False) for reason in reasons]
     for scan in document.scans:
@@ -94,6 +104,38 @@ def document_findings(document: ResultsDocument) -> list[Finding]:
             found.append(Finding(kind="server-version", where=run.label, what="the server's version could not be read",
                                  why=conditions.server_version_error))
     return found + failed_thresholds(document.thresholds)
+
+
+def runs_finished(document: ResultsDocument) -> str:
+    """How many of the invocation's runs finished, of how many planned where that is known."""
+    finished = len(document.runs)
+    of = f" of {document.planned_runs:,}" if document.planned_runs is not None else ""
+    return f"{finished:,}{of} planned run{'' if finished == 1 and not of else 's'} finished"
+
+
+def time_limit_words(document: ResultsDocument) -> str:
+    """What the time limit left undone: runs not started, and how far the last run got."""
+    words = [runs_finished(document)]
+    last = document.runs[-1].report if document.runs else None
+    if last is not None and last.time_limit_reached:
+        if last.figures is not None and not last.spec.duration_s:
+            words.append(f"the last inserted {last.figures.events:,} of {shapes.timed_events(last.spec):,} events")
+        elif last.scan is not None and last.scan.devices_planned:
+            words.append(f"the last scanned {last.scan.devices:,} of {last.scan.devices_planned:,} devices")
+        elif last.queries:
+            done = sum(figures.executions for figures in last.queries.values())
+            words.append(f"the last ran {done:,} of {len(last.spec.queries) * last.spec.query_runs * last.spec.workers:,} query executions")
+    return "; ".join(words) + " (the figures cover what was done)"
+
+
+def empty_answers(query: QueryFigures, where: str) -> list[Finding]:
+    """Executions that returned no row: their time is that of finding nothing, not of the query's work."""
+    share = query.empty_share
+    if not share:
+        return []
+    return [Finding(kind="empty-answers", where=where, what=f"{share:.0%} of the executions returned no row",
+                    why="an empty answer measures little (the data holds no row where the query looked: fewer devices, "
+                        "or more events per device, put rows there)")]
 
 
 def failed_thresholds(verdicts: list[ThresholdVerdict], where: str = "") -> list[Finding]:
@@ -181,6 +223,7 @@ def compared_findings(compared: Compared) -> list[Finding]:
             found.append(Finding(kind="query-failed", where=where, what="; ".join(query.errors)))
         if query.answer == "wrong":
             found.append(Finding(kind="wrong-answer", where=where, what="WRONG answer", why=query.answer_detail or ""))
+        found += empty_answers(query, where)
     for scan in compared.scans:
         if scan.check == "FAILED" or scan.status != "ok":
             found.append(Finding(kind="scan-failed", where=f"{scan.database} ({scan.source}), scan at {formats.workers(scan.workers)}",

@@ -7,6 +7,8 @@ plots, report.html) are cli/report/folder_views.py's."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,11 @@ from pydantic import ValidationError
 from iotdb_bench.cli.errors import UsageProblem
 from iotdb_bench.cli.results import summary
 from iotdb_bench.cli.results.document import FORMAT_VERSION, ResultsDocument
+from iotdb_bench.simulator.measurement import resources
+from iotdb_bench.simulator.measurement.stats import InsertRunFigures, ScanFigures
+from iotdb_bench.simulator.measurement.windows import DISPLAY_WINDOWS, fitted
+from iotdb_bench.simulator.protocol import WorkerResult
+from iotdb_bench.simulator.report import RunReport
 
 RESULTS = "results.json"
 
@@ -35,7 +42,38 @@ def results_folder(output: Path, target: str, task: str) -> Path:
 
 
 def save(folder: Path, document: ResultsDocument) -> None:
-    (folder / RESULTS).write_text(document.model_dump_json(indent=2))
+    """results.json, written whole or not at all: it is written again after each run, and a CLI killed
+    while writing it leaves the version before."""
+    write_atomically(folder / RESULTS, document.model_dump_json(indent=2))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """The file replaced by a complete new one (a temporary file renamed over it), never half written."""
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def for_display(report: RunReport) -> None:
+    """The report's series as results.json keeps them, in place: each at most DISPLAY_WINDOWS windows
+    long (coarsened) and each resource series at most DISPLAY_SAMPLES readings (thinned; its figures are
+    computed already). series.csv and readings.csv beside it keep them as measured (cli/report/series_files.py)."""
+    holders: list[InsertRunFigures | ScanFigures | WorkerResult | None] = [report.figures, report.scan, *report.workers]
+    for series in holders:
+        if series is not None and len(series.per_second) > DISPLAY_WINDOWS:
+            series.per_second, series.series_window_s = fitted(series.per_second, series.series_window_s, DISPLAY_WINDOWS)
+    usage = report.resources
+    groups = [usage.database, usage.workers, usage.collector, usage.cli] if usage is not None else []
+    for group in groups:
+        for readings in group.series if group is not None else []:
+            readings.samples = resources.fitted(readings.samples, resources.DISPLAY_SAMPLES)
 
 
 def read(folder: Path) -> ResultsDocument:

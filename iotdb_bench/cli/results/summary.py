@@ -57,6 +57,8 @@ def insert_rows(runs: list[RunRecord], cores: int | None = None) -> list[InsertR
             start_skew_s=max(f.start_skew_s for f in figures),
             retries=sum(f.retries for f in figures),
             count_check=count_verdict([report.verification.verdict() for report in group if report.verification]),
+            count_check_s=_mean([report.verification.seconds() for report in group if report.verification]),
+            record_s=_mean([report.record_s for report in group]),
             resources=resources,
             flags=row_flags.insert_row_flags(group, resources, cores),
             values_per_row=figures[0].values_per_event,
@@ -161,6 +163,12 @@ def scan_rows(runs: list[RunRecord]) -> list[ScanRow]:
             page_p50_ms=statistics.fmean(scan.latency.p50_ms for scan in group),
             page_p99_ms=statistics.fmean(scan.latency.p99_ms for scan in group),
             page_max_ms=max(scan.latency.max_ms for scan in group),
-            check=check, problem=problem,
+            check=check, problem=problem, check_s=_mean([scan.check_s for scan in group]),
         ))
     return rows
+
+
+def _mean(values: list[float | None]) -> float | None:
+    """The mean of the values measured (reports of older versions have none)."""
+    measured = [value for value in values if value is not None]
+    return statistics.fmean(measured) if measured else None

@@ -5,9 +5,12 @@ changes), never on a timer of its own: a live display must cost the run nothing 
 rich's own refresh thread redrew four times a second whether anything had changed or not.
 
 A run of a number of events shows events done of all; a --duration run shows seconds of its timed
-phase gone by, with the events inserted so far beside them. While the timed phase runs, the line
-also shows the current rate (events over the last two seconds of statuses) and the p99 latency of
-the workers' last progress interval (the highest of the running workers'), as `pgbench -P` does."""
+phase gone by, with the events inserted so far beside them; a scan the devices scanned of all, a query
+run its executions done of all. Then the time: the run's so far, the time it has left at its mean rate
+(its prefill's, while it prefills) and, with more runs or steps to follow, the whole invocation's
+(cli/run/time_left.py). While the timed phase runs, the line also shows the current rate (events over
+the last two seconds of statuses) and the p99 latency of the workers' last progress interval (the
+highest of the running workers'), as `pgbench -P` does."""
 
 from __future__ import annotations
 
@@ -15,29 +18,57 @@ import time
 from collections import deque
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, ProgressColumn, Task, TaskID
+from rich.text import Text
 
 from iotdb_bench.cli.run.platforms import Notice
 from iotdb_bench.cli.run.runner import PlannedRun
+from iotdb_bench.cli.run.time_left import InvocationTime, RunTime
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.workload import shapes
 
 REDRAW_S = 0.5
+BAR_WIDTH = 16
+
+
+class RunLine(ProgressColumn):
+    """The whole line as one text, laid out for the terminal's width: the label, the count and the time
+    whole; when the line is too long the bar shrinks, then goes, and then the phase and its live figures
+    are cut from their end."""
+
+    def __init__(self, console: Console):
+        super().__init__()
+        self.console = console
+
+    def render(self, task: Task) -> Text:
+        fields = task.fields
+        kept = f"{task.description}  {fields['count']}  {fields['time']}"
+        bar_width = max(0, min(BAR_WIDTH, self.console.width - len(kept) - len(fields["phase"]) - 5))
+        done = round(bar_width * task.percentage / 100) if task.total else 0
+        line = Text(task.description + " ")
+        if bar_width:
+            line.append("━" * done, style="bar.finished" if task.finished else "bar.complete")
+            # without colours the rest of the bar is blank, as rich's own bar draws it
+            line.append(("━" if self.console.color_system else " ") * (bar_width - done), style="bar.back")
+            line.append(" ")
+        line.append(f" {fields['count']}  {fields['time']}  {fields['phase']}")
+        line.truncate(self.console.width - 1, overflow="ellipsis")
+        return line
 
 
 class RunProgress:
     """`one_line`: every run updates the same line (--find-max-rate's many short runs), the step's
     number in front of its label."""
 
-    def __init__(self, console: Console, one_line: bool = False, clock=time.monotonic):
+    def __init__(self, console: Console, one_line: bool = False, clock=time.monotonic, planned_runs: int | None = None):
+        """`planned_runs`: the invocation's runs (steps), for the time it has left in all; None: not known."""
         self.one_line, self.started = one_line, 0
         self.clock = clock
-        self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[unit]}"),
-            TextColumn("{task.fields[phase]}"), TimeElapsedColumn(), console=console, transient=False, auto_refresh=False,
-        )
+        self.progress = Progress(RunLine(console), console=console, transient=False, auto_refresh=False)
         self._drawn_at, self._drawn_phase = 0.0, ""
         self.task: TaskID | None = None
+        self.invocation = InvocationTime(planned_runs)
+        self._run_began: float | None = None
 
     def __enter__(self) -> RunProgress:
         self.progress.__enter__()
@@ -50,19 +81,24 @@ class RunProgress:
         """Add a bar for a run that is starting; returns the callback that updates it."""
         spec = planned.spec
         self.started += 1
+        now = self.clock()
+        self.invocation.run_started(None if self._run_began is None else now - self._run_began)
+        self._run_began = now
+        run_time = RunTime(spec, now)
         by_time = spec.task == "insert" and spec.duration_s > 0
         if by_time:
             expected, unit = spec.duration_s, "s"
         else:
             expected, unit = (shapes.timed_events(spec), "events") if spec.task == "insert" else (planned.workers, "workers")
+        fields = {"phase": "starting", "count": count_text(0, expected, unit), "time": self.invocation.text(0.0, None)}
         if self.one_line and self.task is not None:
             task = self.task
-            self.progress.reset(task, total=expected, description=f"step {self.started}: {planned.label}", phase="starting", unit=unit)
+            self.progress.reset(task, total=expected, description=f"step {self.started}: {planned.label}", **fields)
         else:
             if self.task is not None:
                 self.progress.stop_task(self.task)
             label = f"step {self.started}: {planned.label}" if self.one_line else planned.label
-            task = self.task = self.progress.add_task(label, total=expected, phase="starting", unit=unit)
+            task = self.task = self.progress.add_task(label, total=expected, **fields)
         current = CurrentRate()
 
         def on_status(status: Status | Notice) -> None:
@@ -72,7 +108,7 @@ class RunProgress:
                 return
             live = live_figures(current.add(self.clock(), status.events), status.interval_p99_ms) if status.phase == "running" else ""
             if status.phase == "waiting" and status.expected_prefill:
-                phase = f"prefill {status.prefilled:,}/{status.expected_prefill:,}"
+                phase = f"prefill {_short(status.prefilled)}/{_short(status.expected_prefill)}"
             elif status.phase == "waiting":  # many workers (pods) can take a while to come up
                 phase = f"waiting: {status.ready:,}/{status.workers:,} workers ready"
             elif by_time and status.phase == "running":
@@ -84,12 +120,20 @@ class RunProgress:
                 phase = "running" + achieved_against_target(spec.rate, status) + live
             else:
                 phase = status.phase + live
+            total, shown_unit = expected, unit
             if by_time:
                 done = 0.0 if status.start_at is None else min(max(time.time() - status.start_at, 0.0), spec.duration_s)
                 done = spec.duration_s if status.phase == "done" else done
+            elif spec.task == "insert":
+                done = status.events
+            elif status.work_total:  # devices scanned or query executions, once the workers have said how many
+                done, total, shown_unit = status.work_done, status.work_total, "devices" if spec.task == "scan" else "executions"
             else:
-                done = status.events if spec.task == "insert" else status.finished
-            self.progress.update(task, completed=done, phase=phase)
+                done = status.finished
+            at = self.clock()
+            elapsed = at - run_time.started
+            time_text = self.invocation.text(elapsed, run_time.left(status, at))
+            self.progress.update(task, completed=done, total=total, phase=phase, count=count_text(done, total, shown_unit), time=time_text)
             self._redraw(status.phase)
 
         return on_status
@@ -99,6 +143,20 @@ class RunProgress:
         if phase != self._drawn_phase or now - self._drawn_at >= REDRAW_S:
             self.progress.refresh()
             self._drawn_at, self._drawn_phase = now, phase
+
+
+def count_text(done: float, total: float, unit: str) -> str:
+    """Done of all, short enough for a narrow terminal: 40.3M/100M events, 734/1,000 workers."""
+    return f"{_short(done)}/{_short(total)} {unit}"
+
+
+def _short(number: float) -> str:
+    if number < 1_000_000:
+        return f"{number:,.0f}"
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if number >= size:
+            return f"{number / size:.3g}{suffix}"
+    return f"{number:,.0f}"
 
 
 def achieved_against_target(target: float, status: Status, now: float | None = None) -> str:

@@ -18,7 +18,7 @@ def search(invocation: runner.Invocation, platform: Platform, log_dir: Path, on_
     search still saves what it tried)."""
     while (rate := next_rate(found.steps, found.max_rate)) is not None:
         step = runner.Invocation(invocation.base.model_copy(update={"rate": rate}), invocation.worker_counts, 1, 0,
-                                 invocation.timeout, finished=invocation.finished)
+                                 invocation.timeout, finished=invocation.finished, on_run_done=invocation.on_run_done)
         runner.execute(step, platform, log_dir, on_start)
         report = invocation.finished[-1].report
         figures = report.figures

@@ -4,6 +4,7 @@ platform, and fails the invocation on the first run whose check did not pass."""
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,12 @@ class Invocation:
     finished: list[RunRecord] = field(default_factory=list)
     # --compare-idle: each run with query clients is followed by the same run without them
     compare_idle: bool = False
+    # Called with each run's record as soon as the run has ended (passed or not): a run of hours
+    # keeps the figures of its finished runs and steps even if the CLI dies before the last one.
+    on_run_done: Callable[[RunRecord], None] | None = None
+    # --time-limit: seconds the whole invocation may take (0: none), and whether it cut the invocation short
+    time_limit: float = 0
+    time_limit_reached: bool = False
 
 
 def _workers(count: int) -> str:
@@ -91,27 +98,45 @@ def execute(
     on_start: Callable[[PlannedRun], StatusCallback],
 ) -> list[RunRecord]:
     """Run every planned run in order; stop at the first failure (already finished runs are kept): a
-    run that failed, or one whose check did not pass (count, query answers, scan order and counts)."""
+    run that failed, or one whose check did not pass (count, query answers, scan order and counts).
+    With a time limit, each run's timed phase ends by the invocation's limit, and no run starts after it."""
     continue_at = 0
+    counted: int | None = None  # the tables' events when the last run ended (exact: its count check passed)
+    ends_at = time.monotonic() + invocation.time_limit if invocation.time_limit else None
     for planned in plan(invocation):
+        if ends_at is not None:
+            left = ends_at - time.monotonic()
+            if left <= 0:
+                invocation.time_limit_reached = True
+                break
+            planned.spec = planned.spec.model_copy(update={"time_limit_s": left})
         if planned.spec.stream_offset:
             # A run that continues the streams starts where the workers of the runs before stopped: only
             # they know where that is after a --duration run (or one with late events).
             planned.spec = planned.spec.model_copy(update={"stream_offset": continue_at})
+        if not planned.spec.clean and counted is not None:  # its tables as the run before left them: no need to count again
+            planned.spec = planned.spec.model_copy(update={"count_before": counted})
         on_status = on_start(planned)
-        left: ReleaseLeft | None = None
+        released: ReleaseLeft | None = None
         try:
             report = platform.run(planned.spec, invocation.timeout, on_status, log_dir / planned.spec.run_id)
         except ReleaseLeft as problem:
             if problem.report is None:
                 raise
-            report, left = problem.report, problem  # the figures are kept; the invocation stops as failed
+            report, released = problem.report, problem  # the figures are kept; the invocation stops as failed
         continue_at = continue_after(continue_at, planned.spec, report)
-        invocation.finished.append(RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
-                                             without_queries=planned.without_queries))
+        counted = report.verification.counted if report.verification is not None and report.verification.ok else None
+        record = RunRecord(label=planned.label, workers=planned.workers, run=planned.run, step=planned.step, report=report,
+                           without_queries=planned.without_queries)
+        invocation.finished.append(record)
+        if invocation.on_run_done is not None:
+            invocation.on_run_done(record)
         failure = report.failure()
         if failure:
-            raise RunFailed(failure + (f"; {left}" if left else ""))
-        if left:
-            raise RunFailed(str(left))
+            raise RunFailed(failure + (f"; {released}" if released else ""))
+        if released:
+            raise RunFailed(str(released))
+        if report.time_limit_reached:
+            invocation.time_limit_reached = True
+            break
     return invocation.finished

@@ -83,8 +83,9 @@ def expand(study: StudyFile, config: Config, commands: Mapping[str, CellCommand]
             options = commands[workload.task].arguments(workload, target, where)
             for workers in study.workers_of(workload):
                 runs = study.runs_of(workload)
+                limit = ["--time-limit", option_text(study.time_limit)] if study.time_limit and "time-limit" not in workload.options else []
                 args = [*options, "-w", str(workers), "-r", str(runs), *(["--timeout", option_text(study.timeout)] if study.timeout else []),
-                        "--target", target.config_target]
+                        *limit, "--target", target.config_target]
                 reads = data_cell if workload.task != "insert" else None
                 cell = CellPlan(key=cell_key(target.name, config_of_target, workload.task, args, reads, platform, input_digests(args)), index=len(cells),
                                 target=target.name, database=target.config_target, workload=workload.name, task=workload.task, workers=workers, runs=runs, args=args,

@@ -11,12 +11,12 @@ A cell folder without cell.json was cut (the CLI died during it): it is removed 
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
+
+from iotdb_bench.cli.results.results_files import write_atomically
 
 MARKER = "cell.json"
 STATE = "state.json"
@@ -34,19 +34,6 @@ class CellMarker(BaseModel):
 
 class StudyState(BaseModel):
     data: dict[str, str] = Field(default_factory=dict, description="config target (the database) -> key of the last insert cell started on it")
-
-
-def write_atomically(path: Path, text: str) -> None:
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def cells_folder(study_folder: Path) -> Path:

@@ -42,7 +42,6 @@ class ScanCheck:
         self._last_time: int | None = None
         self._window_rows = 0
         self._window_start = started
-        self._rates: list[float] = []
 
     def start_device(self, device: str) -> None:
         self._device, self._device_rows, self._last_time = device, 0, None
@@ -58,8 +57,17 @@ class ScanCheck:
         self.outcome.rows += rows
         self._window_rows += rows
         if self._window_rows >= WINDOW_ROWS and now > self._window_start:
-            self._rates.append(self._window_rows / (now - self._window_start))
+            self._window_done(self._window_rows / (now - self._window_start))
             self._window_rows, self._window_start = 0, now
+
+    def _window_done(self, rate: float) -> None:
+        """A window's rate, kept as the figures need it (slowest, fastest, sum): not a value per window,
+        which would grow with the rows read (10,000 a billion rows)."""
+        outcome = self.outcome
+        outcome.windows += 1
+        outcome.window_sum += rate
+        outcome.window_min = rate if outcome.window_min is None else min(outcome.window_min, rate)
+        outcome.window_max = rate if outcome.window_max is None else max(outcome.window_max, rate)
 
     def end_device(self) -> None:
         if self.expected_counts is None:
@@ -88,10 +96,4 @@ class ScanCheck:
                                                 f"earlier than the one before it ({before} ms)")
 
     def finish(self) -> ScanOutcome:
-        """The outcome, with the window rates summarised."""
-        if self._rates:
-            self.outcome.windows = len(self._rates)
-            self.outcome.window_min = min(self._rates)
-            self.outcome.window_max = max(self._rates)
-            self.outcome.window_sum = float(sum(self._rates))
         return self.outcome

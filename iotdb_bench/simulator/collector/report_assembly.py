@@ -45,6 +45,7 @@ def assemble_report(state: RunState, module: DatabaseModule, probe: VisibilityPr
         insert_mode=module.insert_mode() if spec.task == "insert" else "", notes=module.notes(),
         conditions=state.conditions.model_copy(deep=True),
         workers=[result.model_copy(update={**left_out, "expected": None}) for result in results], worker_series=series_kept,
+        time_limit_reached=any(result.time_limit_reached for result in everyone),
     )
     if state.cpu_at_start is not None and state.cpu_at_end is not None:
         report.collector_cpu_s = state.cpu_at_end - state.cpu_at_start
@@ -73,16 +74,22 @@ def assemble_report(state: RunState, module: DatabaseModule, probe: VisibilityPr
         # say how long storing took; the others return None.
         report.ingestion = module.schema.wait_for_count(state.count_before + figures.prefilled + figures.events + markers,
                                                         state.start_at + figures.duration_s)
+    began = time.perf_counter()
     count_after = module.schema.count()
+    count_after_s = time.perf_counter() - began
     # A module that stores nothing (the null target) counts None: the check does not apply.
     applicable = count_after is not None and state.count_before is not None
     expected = state.count_before + figures.prefilled + figures.events + markers if applicable else None
     report.verification = Verification(
         count_before=state.count_before, prefilled=figures.prefilled, inserted=figures.events, markers=markers, expected=expected,
         counted=count_after, applicable=applicable, ok=count_after == expected if applicable else None,
+        count_before_s=state.count_before_s, count_after_s=count_after_s,
     )
     report.server = server_side(state, module)
+    began = time.perf_counter()
     report.expected_record = record_keeping.finish_record(module, state.record_base, results, markers)
+    tallied = [result.tally_s for result in results if result.tally_s is not None]
+    report.record_s = time.perf_counter() - began + max(tallied, default=0.0)
     return report
 
 

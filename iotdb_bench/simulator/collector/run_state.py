@@ -41,12 +41,14 @@ class RunState:
         self.progress: dict[int, int] = {}
         self.prefilled: dict[int, int] = {}
         self.interval_p99_ms: dict[int, float] = {}  # each running worker's last progress interval
+        self.work: dict[int, tuple[int, int]] = {}  # query and scan runs: each worker's (done, total) so far
         self.live: dict[int, LiveFigures] = {}  # each worker's running totals (its last progress, then its result's)
         self.failed_workers: set[int] = set()  # workers that posted a failure
         self.results: dict[int, WorkerResult] = {}
         self.totals = stats.Totals()  # the results' histograms and series, added up as they arrive
         self.start_at: float | None = None
         self.count_before: int | None = None
+        self.count_before_s: float | None = None  # what counting before the run took (None: known from the run before)
         self.counters_at_start: dict[str, int] | None = None
         self.storage_at_start: int | None = None
         # The collector's own CPU seconds (rusage) when the start is published and when the last result is in.
@@ -120,4 +122,6 @@ class RunState:
                 start_at=self.start_at,
                 duration_s=self.spec.duration_s if self.spec.task == "insert" else 0.0,
                 interval_p99_ms=max(self.interval_p99_ms.values(), default=None),
+                work_done=sum(done for done, _ in self.work.values()),
+                work_total=sum(total for _, total in self.work.values()),
             )

@@ -65,7 +65,7 @@ class Collector:
                 # counting a large table would delay the run, and a --query-timeout would cut it short).
                 if self.spec.task == "insert":
                     self.module.schema.setup()
-                    count = self.module.schema.count()
+                    count, self.state.count_before_s = self._count_before()
                     self.state.record_base = record_keeping.start_record(self.spec, self.module, count)
                 elif missing := self.module.schema.missing_tables():
                     raise ModuleError(f"target '{self.spec.target}' holds none of the tool's tables ({', '.join(missing)}): "
@@ -86,6 +86,15 @@ class Collector:
                 self.state.phase = "waiting"
         self.state.changed.announce()
         log.info("database prepared%s", "" if count is None else f", {count} events present")
+
+    def _count_before(self) -> tuple[int | None, float | None]:
+        """The tables' events before the run and the seconds counting took; a run that continues the run
+        before's tables (spec.count_before) takes that run's count after, uncounted. The caller holds db_lock."""
+        if self.spec.count_before is not None and not self.spec.clean:
+            return self.spec.count_before, None
+        began = time.perf_counter()
+        count = self.module.schema.count()
+        return count, time.perf_counter() - began
 
     def _read_conditions(self) -> None:
         """What the figures will be measured under: this build, its drivers, the server's own version."""
@@ -195,6 +204,8 @@ class Collector:
             if progress.worker not in self.state.results:
                 self.state.progress[progress.worker] = progress.events
                 self.state.prefilled[progress.worker] = progress.prefilled
+                if progress.work_total:
+                    self.state.work[progress.worker] = (progress.work_done, progress.work_total)
                 if progress.interval_p99_ms is None:
                     self.state.interval_p99_ms.pop(progress.worker, None)
                 else:
@@ -231,11 +242,13 @@ class Collector:
         with self.state.lock:
             repeated = result.worker in self.state.results  # a post sent again after a dropped connection
             if not repeated and result.role == "worker":
-                self.state.totals.add(histogram, result.per_second, response_histogram)
+                self.state.totals.add(histogram, result.per_second, response_histogram, result.series_window_s)
             self.state.results[result.worker] = result
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
             self.state.interval_p99_ms.pop(result.worker, None)  # finished: no longer a live figure
+            if result.worker in self.state.work:  # finished: all of its work done (or given up)
+                self.state.work[result.worker] = (self.state.work[result.worker][1],) * 2
             if result.live is not None:
                 self.state.live[result.worker] = result.live
             complete = not repeated and len(self.state.results) == self.spec.processes

@@ -10,13 +10,28 @@ Its progress and any failure go into status.json of the release's reports Config
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
 from pathlib import Path
 
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.detached.kube_api import KubeApi, KubeError
-from iotdb_bench.simulator.detached.plan import REPORT_KEY, STATUS_KEY, DetachedStatus, Plan, PlannedRun, packed
+from iotdb_bench.simulator.detached.plan import (
+    DIGEST_KEY,
+    PART_BYTES,
+    PART_KEY,
+    PARTS_KEY,
+    REPORT_KEY,
+    STATUS_KEY,
+    DetachedStatus,
+    Plan,
+    PlannedRun,
+    digest,
+    gzipped,
+    part_name,
+    split,
+)
 from iotdb_bench.simulator.protocol import Status
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
@@ -43,6 +58,7 @@ class Conductor:
 
     def run(self) -> int:
         continue_at = 0
+        counted: int | None = None  # the tables' events when the last run ended (its count check passed)
         index: int | None = None
         try:
             for index, planned in enumerate(self.plan.runs):
@@ -51,11 +67,12 @@ class Conductor:
                                                              "events": 0, "expected_events": 0})
                 self.publish(force=True)
                 try:
-                    spec = self._prepare(planned, continue_at)
+                    spec = self._prepare(planned, continue_at, counted)
                     report = self._follow(planned)
                 finally:
                     self._delete_jobs(planned)
                 continue_at = continue_after(continue_at, spec, report)
+                counted = report.verification.counted if report.verification is not None and report.verification.ok else None
                 self._keep(planned, report)
                 failure = report.failure()
                 if failure:
@@ -85,12 +102,16 @@ class Conductor:
         return 0
 
     # -- one run ------------------------------------------------------------------------------------
-    def _prepare(self, planned: PlannedRun, continue_at: int) -> RunSpec:
-        """The run's spec, its stream offset set where the runs before it stopped (when it continues the streams)."""
+    def _prepare(self, planned: PlannedRun, continue_at: int, counted: int | None) -> RunSpec:
+        """The run's spec, its stream offset set where the runs before it stopped (when it continues the
+        streams) and, when it continues their tables, the count they ended with (as the attached CLI does)."""
         path = f"/api/v1/namespaces/{self.plan.namespace}/configmaps/{planned.spec_config_map}"
-        spec = RunSpec.model_validate_json(self.api.get(path)["data"]["spec.json"])
+        given = spec = RunSpec.model_validate_json(self.api.get(path)["data"]["spec.json"])
         if spec.stream_offset and spec.stream_offset != continue_at:
             spec = spec.model_copy(update={"stream_offset": continue_at})
+        if not spec.clean and counted is not None:
+            spec = spec.model_copy(update={"count_before": counted})
+        if spec != given:
             self.api.merge_patch(path, {"data": {"spec.json": spec.model_dump_json(indent=2)}})
         return spec
 
@@ -161,9 +182,8 @@ class Conductor:
 
     # -- what attach reads -------------------------------------------------------------------------
     def _keep(self, planned: PlannedRun, report: RunReport) -> None:
-        """The run's report, in the run's own ConfigMap (each run has its ConfigMap's 1 MiB to itself)."""
-        path = f"/api/v1/namespaces/{self.plan.namespace}/configmaps/{planned.spec_config_map}"
-        self.api.merge_patch(path, {"binaryData": {REPORT_KEY: packed(report)}})
+        """The run's report kept whole, whatever its size: in the run's own ConfigMap, or in parts (plan.py)."""
+        keep_report(self.api, self.plan.namespace, planned.spec_config_map, report)
 
     def publish(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -178,6 +198,31 @@ class Conductor:
             if force:
                 raise
             log.warning("cannot publish the progress: %s", error)
+
+
+def keep_report(api: KubeApi, namespace: str, spec_config_map: str, report: RunReport, part_bytes: int = PART_BYTES) -> int:
+    """Keep `report` beside the run's spec ConfigMap: in it when it fits one part, else in part ConfigMaps
+    owned by it (Kubernetes deletes them with it: `helm uninstall` and `cleanup` leave none). Returns the
+    number of part ConfigMaps written (0: kept in the spec ConfigMap)."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps/{spec_config_map}"
+    data = gzipped(report)
+    if len(data) <= part_bytes:
+        api.merge_patch(path, {"binaryData": {REPORT_KEY: base64.b64encode(data).decode()}})
+        return 0
+    owner = api.get(path)["metadata"]
+    labels = {key: value for key, value in (owner.get("labels") or {}).items() if key.startswith("app.kubernetes.io/")}
+    parts = split(data, part_bytes)
+    for index, part in enumerate(parts):
+        api.create(f"/api/v1/namespaces/{namespace}/configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": part_name(spec_config_map, index), "labels": {**labels, "app.kubernetes.io/component": "report-part"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": spec_config_map, "uid": owner["uid"]}]},
+            "binaryData": {PART_KEY: base64.b64encode(part).decode()},
+        })
+    # Said last: a reader that finds the count finds every part it counts.
+    api.merge_patch(path, {"data": {PARTS_KEY: str(len(parts)), DIGEST_KEY: digest(data)}})
+    log.info("report of %s kept in %d parts (%d bytes gzipped)", report.run_id, len(parts), len(data))
+    return len(parts)
 
 
 def _status(http: CollectorClient) -> Status | None:

@@ -24,6 +24,7 @@ class KubeError(Exception):
 
 class KubeApi:
     def __init__(self, account: Path = ACCOUNT):
+        """The API server and the credentials Kubernetes gives every pod (`account`: its token and ca.crt)."""
         try:
             self.host, self.port = os.environ["KUBERNETES_SERVICE_HOST"], int(os.environ.get("KUBERNETES_SERVICE_PORT", "443"))
         except KeyError:
@@ -36,6 +37,10 @@ class KubeApi:
 
     def merge_patch(self, path: str, patch: dict[str, Any]) -> dict[str, Any]:
         return self.request("PATCH", path, patch, "application/merge-patch+json")
+
+    def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST a new object to the collection at `path`."""
+        return self.request("POST", path, body)
 
     def delete(self, path: str, body: dict[str, Any] | None = None) -> None:
         try:

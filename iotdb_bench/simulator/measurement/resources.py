@@ -12,10 +12,17 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 # Names of the figures of a group, as `not_measured` keys them.
 CPU, MEMORY, WRITTEN = "cpu", "memory", "written"
+# Readings a series keeps. At one a second a series would grow for as long as the run lasts (50
+# workers for an hour: 190,000 readings, 100 MB in the CLI); beyond this, every other reading is merged
+# into the next (its counters are cumulative: the next one's stand; memory: the higher of the two), so
+# a long run keeps readings about every 2, 4, 8... s, and the readings at the timed phase's edges.
+MAX_SAMPLES = 512
+# Readings per series results.json keeps (the plots'; readings.csv beside it has every one kept).
+DISPLAY_SAMPLES = 120
 
 
 class Sample(BaseModel):
@@ -31,6 +38,38 @@ class Sample(BaseModel):
 class Series(BaseModel):
     name: str = Field(description="what was read: a process tree, a pod's container")
     samples: list[Sample] = Field(default_factory=list)
+    _pinned: set[float] = PrivateAttr(default_factory=set)  # readings never merged away: the timed phase's edges
+
+    def add(self, sample: Sample, pinned: bool = False) -> None:
+        """One more reading; `pinned`: taken at an edge of the timed phase, kept whatever the series' length."""
+        self.samples.append(sample)
+        if pinned:
+            self._pinned.add(sample.at)
+        if len(self.samples) > MAX_SAMPLES:
+            self.samples = thinned(self.samples, self._pinned)
+
+
+def fitted(samples: list[Sample], most: int) -> list[Sample]:
+    """The readings thinned (`thinned`) until at most `most` are left."""
+    while len(samples) > most:
+        samples = thinned(samples, set())
+    return samples
+
+
+def thinned(samples: list[Sample], pinned: set[float]) -> list[Sample]:
+    """Every other reading merged into the one after it, but the first, the last and the pinned ones:
+    cumulative counters are the later reading's, memory the higher of the two (a peak is never lost)."""
+    kept: list[Sample] = []
+    memory: int | None = None  # of the readings merged away since the last one kept
+    last = len(samples) - 1
+    for index, sample in enumerate(samples):
+        if sample.memory_bytes is not None:
+            memory = sample.memory_bytes if memory is None else max(memory, sample.memory_bytes)
+        if index % 2 and index != last and sample.at not in pinned:
+            continue
+        kept.append(sample if memory == sample.memory_bytes else sample.model_copy(update={"memory_bytes": memory}))
+        memory = None
+    return kept
 
 
 class ResourceGroup(BaseModel):

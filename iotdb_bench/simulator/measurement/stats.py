@@ -6,7 +6,8 @@ How each figure is computed (also in README.md, "How figures are computed"):
 - latency = one sample per database call, HdrHistogram per worker, merged: service time (call start to
   end); with --rate also response time (intended start on the schedule to end, so a stall counts for
   every call it held back: no coordinated omission);
-- per-second series = events whose call ended in each 1 s window after the common start;
+- per-second series = events whose call ended in each 1 s window after the common start (coarser windows,
+  2 s, 4 s..., once a run outlasts windows.MAX_WINDOWS seconds: memory does not grow with a run's length);
 - client overhead = share of the workers' timed phase spent outside database calls;
 - start skew = latest minus earliest actual start of the timed phase across workers.
 """
@@ -20,11 +21,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, computed_field, model_validator
 
 from iotdb_bench.simulator.checks import answer_digest
 from iotdb_bench.simulator.checks.answer_digest import KeptAnswer
 from iotdb_bench.simulator.measurement import live_figures
+from iotdb_bench.simulator.measurement.windows import Windows
 from iotdb_bench.simulator.protocol import LatencyCounts, QueryRuns, ScanOutcome, WorkerResult
 from iotdb_bench.simulator.workload.schedule import behind_limit_s
 
@@ -65,7 +67,7 @@ class CallRecorder:
     events = _TakenIn()  # events, calls, seconds inside calls, the per-second series, the histograms:
     calls = _TakenIn()  # each read after the waiting calls are taken in
     db_seconds = _TakenIn()
-    per_second = _TakenIn()
+    windows = _TakenIn()  # the per-second series (Windows: 1 s windows, coarser in a long run)
     histogram = _TakenIn()
     response_histogram = _TakenIn()
     TAKE_IN_AFTER = 4096  # calls waiting at most: a recorder nobody reads stays small
@@ -78,7 +80,7 @@ class CallRecorder:
         self._events = 0
         self._calls = 0
         self._db_seconds = 0.0
-        self._per_second: list[int] = []
+        self._windows = Windows()
         self._interval_seconds: list[float] = []  # service times taken in since interval_p99_ms last asked
         self._waiting: list[tuple[int, float, float, float | None]] = []
         self._taking_in = threading.Lock()
@@ -97,7 +99,7 @@ class CallRecorder:
         with self._taking_in:
             waiting = self._waiting
             count = len(waiting)
-            per_second, start = self._per_second, self.common_start
+            add_to_window, start = self._windows.add, self.common_start
             interval = self._interval_seconds
             for events, seconds, ended_at, response_s in waiting[:count]:
                 interval.append(seconds)
@@ -106,10 +108,7 @@ class CallRecorder:
                     self._response_histogram.record_value(_micros(response_s))
                 self._events += events
                 self._db_seconds += seconds
-                window = max(int(ended_at - start), 0)
-                if window >= len(per_second):
-                    per_second.extend([0] * (window + 1 - len(per_second)))
-                per_second[window] += events
+                add_to_window(max(int(ended_at - start), 0), events)
             self._calls += count
             del waiting[:count]
             if len(interval) > self.INTERVAL_KEPT:
@@ -174,7 +173,8 @@ class InsertRunFigures(BaseModel):
     latency: Latency = Field(description="service time: from each call's start to its end")
     response_latency: Latency | None = Field(None, description="open-loop runs: from each call's intended start to its end")
     rate: RateFigures | None = Field(None, description="open-loop runs: target and achieved rate")
-    per_second: list[int]
+    per_second: list[int] = Field(description="events whose call ended in each window of series_window_s after the common start")
+    series_window_s: int = Field(1, description="the windows' length: 1 s, or 2, 4... s in a run longer than windows.MAX_WINDOWS s")
     client_overhead: float = Field(description="share of the timed phase spent outside database calls")
     start_skew_s: float
     retries: int
@@ -211,18 +211,12 @@ def latency_of(merged: HdrHistogram) -> Latency:
     )
 
 
-def sum_series(series: Iterable[Sequence[int]]) -> list[int]:
-    total: list[int] = []
-    for one in series:
-        add_series(total, one)
+def summed_windows(results: Iterable[WorkerResult]) -> Windows:
+    """The workers' per-second series added up (at the coarsest window any of them has)."""
+    total = Windows()
+    for result in results:
+        total.add_series(result.per_second, result.series_window_s)
     return total
-
-
-def add_series(total: list[int], one: Sequence[int]) -> None:
-    if len(one) > len(total):
-        total.extend([0] * (len(one) - len(total)))
-    for index, value in enumerate(one):
-        total[index] += value
 
 
 class Totals:
@@ -233,14 +227,15 @@ class Totals:
     def __init__(self):
         self.histogram = new_histogram()
         self.response_histogram = new_histogram()
-        self.per_second: list[int] = []
+        self.windows = Windows()
 
-    def add(self, histogram: HdrHistogram | None, per_second: Sequence[int], response_histogram: HdrHistogram | None = None) -> None:
+    def add(self, histogram: HdrHistogram | None, per_second: Sequence[int], response_histogram: HdrHistogram | None = None,
+            window_s: int = 1) -> None:
         if histogram is not None:
             self.histogram.add(histogram)
         if response_histogram is not None:
             self.response_histogram.add(response_histogram)
-        add_series(self.per_second, per_second)
+        self.windows.add_series(per_second, window_s)
 
 
 def insert_figures(common_start: float, results: Sequence[WorkerResult], totals: Totals | None = None,
@@ -254,6 +249,7 @@ def insert_figures(common_start: float, results: Sequence[WorkerResult], totals:
     mean_worker_duration = statistics.fmean(worker_durations)
     timed_total = sum(worker_durations)
     db_total = sum(r.db_seconds for r in results)
+    windows = totals.windows if totals is not None else summed_windows(results)
     response = None
     if rate:
         response = (latency_of(totals.response_histogram) if totals is not None
@@ -268,7 +264,8 @@ def insert_figures(common_start: float, results: Sequence[WorkerResult], totals:
         throughput=_rate(events, duration),
         seed_formula_throughput=_rate(events, mean_worker_duration),
         latency=latency_of(totals.histogram) if totals is not None else merge_latency(r.histogram for r in results),
-        per_second=list(totals.per_second) if totals is not None else sum_series(r.per_second for r in results),
+        per_second=list(windows.values),
+        series_window_s=windows.width_s,
         client_overhead=max(0.0, 1.0 - db_total / timed_total) if timed_total > 0 else 0.0,
         start_skew_s=max(r.started_at for r in results) - min(r.started_at for r in results),
         retries=sum(r.retries for r in results),
@@ -305,6 +302,14 @@ class QueryFigures(BaseModel):
     answer_detail: str | None = Field(None, description="the first difference from the expected answer, or why it was not checked")
     answers: list[KeptAnswer] = Field(default_factory=list, description="query-file queries: each distinct (parameters, answer), all workers")
     data: str | None = Field(None, description="query-file queries: fingerprint of the data answered over (None: unknown)")
+    check_s: float | None = Field(None, description="seconds spent checking the answers, all workers together (outside the timed calls)")
+    empty: int | None = Field(None, description="executions that returned no row: an empty answer measures little")
+
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented way: mypy does not follow decorators on properties
+    @property
+    def empty_share(self) -> float | None:
+        """The share of the executions that returned no row."""
+        return None if self.empty is None or not self.executions else self.empty / self.executions
 
 
 def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
@@ -316,6 +321,8 @@ def query_figures(per_worker: Sequence[QueryRuns]) -> QueryFigures:
         executions=len(seconds),
         rows=rows[0] if rows else None,
         errors=[runs.error for runs in per_worker if runs.error],
+        check_s=sum(runs.check_s for runs in per_worker),
+        empty=sum(runs.empty for runs in per_worker),
     )
     checked = [runs for runs in per_worker if runs.answer]
     for verdict in ("wrong", "not checked", "ok"):
@@ -348,6 +355,7 @@ class ScanFigures(BaseModel):
 
     workers: int
     devices: int
+    devices_planned: int | None = Field(None, description="the devices the workers' shares held (more than `devices` when --time-limit ended the scan)")
     rows: int
     pages: int
     duration_s: float
@@ -358,13 +366,15 @@ class ScanFigures(BaseModel):
     window_avg: float | None = Field(None, description="mean rate of the windows of all workers, rows/s per worker")
     window_max: float | None = None
     latency: Latency = Field(description="per page or fetch")
-    per_second: list[int]
+    per_second: list[int] = Field(description="rows read in each window of series_window_s after the common start")
+    series_window_s: int = Field(1, description="the windows' length: 1 s, or 2, 4... s in a scan longer than windows.MAX_WINDOWS s")
     order_problems: int
     first_order_problem: str | None = None
     counts_checked: bool
     count_note: str | None = None
     count_problems: int
     first_count_problem: str | None = None
+    check_s: float | None = Field(None, description="seconds the order and count checks took, all workers together (between the pages)")
 
     def check(self) -> str:
         """ok, FAILED, or 'order ok, counts not checked'."""
@@ -386,20 +396,23 @@ def scan_figures(common_start: float, results: Sequence[WorkerResult], window_ro
     rows = sum(o.rows for o in outcomes)
     duration = max(r.finished_at for r in results) - common_start
     windows = sum(o.windows for o in outcomes)
+    series = summed_windows(results)
     low = [o.window_min for o in outcomes if o.window_min is not None]
     high = [o.window_max for o in outcomes if o.window_max is not None]
     return ScanFigures(
-        workers=len(results), devices=sum(o.devices for o in outcomes), rows=rows, pages=sum(r.calls for r in results),
+        workers=len(results), devices=sum(o.devices for o in outcomes), devices_planned=sum(o.devices_planned for o in outcomes),
+        rows=rows, pages=sum(r.calls for r in results),
         duration_s=duration, rows_per_s=_rate(rows, duration), window_rows=window_rows, windows=windows,
         window_min=min(low) if low else None, window_max=max(high) if high else None,
         window_avg=sum(o.window_sum for o in outcomes) / windows if windows else None,
-        latency=merge_latency(r.histogram for r in results), per_second=sum_series(r.per_second for r in results),
+        latency=merge_latency(r.histogram for r in results), per_second=list(series.values), series_window_s=series.width_s,
         order_problems=sum(o.order_problems for o in outcomes),
         first_order_problem=next((o.first_order_problem for o in outcomes if o.first_order_problem), None),
         counts_checked=all(o.counts_checked for o in outcomes),
         count_note=next((o.count_note for o in outcomes if o.count_note), None),
         count_problems=sum(o.count_problems for o in outcomes),
         first_count_problem=next((o.first_count_problem for o in outcomes if o.first_count_problem), None),
+        check_s=sum(o.check_s for o in outcomes),
     )
 
 

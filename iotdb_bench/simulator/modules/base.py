@@ -275,6 +275,11 @@ class ReaderRole(Part, abc.ABC):
         """Only when `capabilities.scans`: the device's readings' timestamps in time order, by pages."""
         raise self.not_capable("scan")
 
+    def scan_reads_whole_table(self) -> bool:
+        """Only when `capabilities.scans`: whether one device's readings are found by reading every row
+        (the modules whose layout can say so: the SQL ones by their key and indices, Berkeley DB by its key order)."""
+        return False
+
     def marker_visible(self, marker: EventBatch) -> bool:
         """Only when `capabilities.markers`: whether a query sees the marker event now."""
         raise self.not_capable("marker_visible")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, MINUTE_MS
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_START_MS as DOWNSAMPLE_START_MS  # re-exported beside DOWNSAMPLE_END_MS
@@ -47,6 +49,16 @@ def over_tables(statements: dict[str, str], tables: list[str]) -> dict[str, str]
     union = " UNION ALL ".join(f"SELECT timestamp, device_id, temperature FROM {table}" for table in tables)
     return {name: statement.replace(f"FROM {SINGLE_TABLE_NAME}", f"FROM ({union}) all_tables")
             for name, statement in statements.items()}
+
+
+_DEVICE_FIRST_KEY = re.compile(r"^\s*PRIMARY\s+KEY\s*\(\s*device_id\b", re.IGNORECASE)
+
+
+def scan_reads_whole_table(constraint: str | None, create_indices: bool) -> bool:
+    """Whether `scan_statement` finds a device's readings only by reading every row: neither the key
+    (the user's primary_key_constraint) nor the query indices (create_indices: device_id first) lead with
+    the device."""
+    return not create_indices and not (constraint and _DEVICE_FIRST_KEY.match(constraint))
 
 
 def scan_statement(tables: list[str], timestamp_ms: str, placeholder: str) -> tuple[str, int]:

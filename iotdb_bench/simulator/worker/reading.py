@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import math
 from collections.abc import Callable, Iterator
 
 from iotdb_bench.simulator.checks import answer_digest
@@ -42,6 +43,11 @@ class ReadSide:
         self.spec, self.index, self.module, self.check_stop = spec, index, module, check_stop
         self.timer = CallTimer()
         self.runs: dict[str, QueryRuns] = {}  # the queries' executions, filled while they run
+        # The progress line's: query executions done (or given up) and devices scanned, of all this worker has to do.
+        self.work_done = self.work_total = 0
+        # --time-limit: no execution or device starts after this moment (on `clock`)
+        self.deadline = math.inf
+        self.time_limit_reached = False
 
     # -- the record of expected answers ---------------------------------------------------
     def follow_record(self) -> None:
@@ -126,34 +132,47 @@ class ReadSide:
         executions = self._executions(record, tsbs[0] if tsbs else None)
         data = data_written.fingerprint(record)
         runs = self.runs
+        self.work_total = len(self.spec.queries) * self.spec.query_runs
         for name in self.spec.queries:
             runs[name] = outcome = QueryRuns()
-            if not executions.offers(name):
+            before = self.work_done
+            if executions.offers(name):
+                self._run_query(name, executions, checker, computed, outcome, data)
+            else:
                 outcome.error = f"module '{self.spec.module}' does not offer the query '{name}'"
-                continue
-            answered: list[tuple[Execution, list[tuple]]] = []  # checked after the timed calls, see _settle
-            for _ in range(self.spec.query_runs):
-                self.check_stop()
-                try:
-                    execution = executions.next(name)  # untimed: parameters drawn, text rendered
-                except ParameterProblem as problem:
-                    outcome.error = f"{name}: {problem}"
-                    break
-                try:
-                    answer, timed = self.timer.call(execution.run)
-                    rows = answer.normalised()  # untimed: the common form the check reads
-                except Exception as error:  # recorded, and the other queries still run
-                    outcome.error = one_line(error)
-                    log.warning("query %s failed: %s", name, outcome.error)
-                    self.recover()
-                    break
-                outcome.seconds.append(timed.service_s)
-                outcome.rows = len(rows)
-                answered.append((execution, rows))
-                if len(answered) * max(len(rows), 1) >= SETTLE_ROWS:  # about the rows held: answers of one query are alike in size
-                    self._settle(answered, checker, computed, outcome, data)
-            self._settle(answered, checker, computed, outcome, data)
+            self.work_done = before + self.spec.query_runs  # those given up after an error count as done
         return runs
+
+    def _run_query(self, name: str, executions: Executions, checker: AnswerChecker, computed: ComputedAnswers | None,
+                   outcome: QueryRuns, data: str | None) -> None:
+        """The query's executions, timed, their answers checked after them (see _settle); the first error
+        ends them (recorded in `outcome`)."""
+        answered: list[tuple[Execution, list[tuple]]] = []
+        for _ in range(self.spec.query_runs):
+            self.check_stop()
+            if self._out_of_time():
+                break
+            try:
+                execution = executions.next(name)  # untimed: parameters drawn, text rendered
+            except ParameterProblem as problem:
+                outcome.error = f"{name}: {problem}"
+                break
+            try:
+                answer, timed = self.timer.call(execution.run)
+                rows = answer.normalised()  # untimed: the common form the check reads
+            except Exception as error:  # recorded, and the other queries still run
+                outcome.error = one_line(error)
+                log.warning("query %s failed: %s", name, outcome.error)
+                self.recover()
+                break
+            outcome.seconds.append(timed.service_s)
+            outcome.rows = len(rows)
+            outcome.empty += not rows
+            self.work_done += 1
+            answered.append((execution, rows))
+            if len(answered) * max(len(rows), 1) >= SETTLE_ROWS:  # about the rows held: answers of one query are alike in size
+                self._settle(answered, checker, computed, outcome, data)
+        self._settle(answered, checker, computed, outcome, data)
 
     def _settle(self, answered: list[tuple[Execution, list[tuple]]], checker: AnswerChecker, computed: ComputedAnswers | None,
                 outcome: QueryRuns, data: str | None) -> None:
@@ -161,12 +180,20 @@ class ReadSide:
         between the timed calls, a check's milliseconds of CPU (the expected rows recomputed) made the
         next call measurably slower on a busy machine (the scheduler, the caches): a 0.6 ms query took
         1.5-4 ms (docs/performance.md, "Side by side with TSBS"). So answers wait, up to SETTLE_ROWS rows."""
+        began = clock()
         for execution, rows in answered:
             if execution.file_query is not None:
                 self._keep_answer(self._computed_check(checker, computed, execution, rows), execution, rows, outcome, data)
             else:
                 self._check_answer(checker, execution, rows, outcome)
         answered.clear()
+        outcome.check_s += clock() - began
+
+    def _out_of_time(self) -> bool:
+        if clock() < self.deadline:
+            return False
+        self.time_limit_reached = True
+        return True
 
     def _executions(self, record: ExpectedRecord | None, tsbs: Written | None) -> Executions:
         """The run's queries: a query file's, drawing their parameters from what the record says was
@@ -234,7 +261,10 @@ class ReadSide:
         page a timed call)."""
         reader, timer = self.module.reader, CallTimer(recorder=recorder)
         check = ScanCheck(record, clock(), missing)
+        self.work_total = check.outcome.devices_planned = len(devices)
         for device in devices:
+            if self._out_of_time():
+                break
             check.start_device(device)
             next_page = functools.partial(next, reader.scan(device, self.spec.scan_page_size), None)
             while True:
@@ -242,6 +272,11 @@ class ReadSide:
                 page = next_page()
                 if page is None:  # the end of the device's readings: no page, not a call
                     break
-                check.page(page, done(len(page)).ended)
+                ended = done(len(page)).ended
+                check.page(page, ended)
+                check.outcome.check_s += clock() - ended
+            began = clock()
             check.end_device()
+            check.outcome.check_s += clock() - began
+            self.work_done += 1
         return check.finish()

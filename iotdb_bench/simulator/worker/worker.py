@@ -152,6 +152,8 @@ class Worker:
         # then how far behind and the most late the worker ended (the live figures' lag).
         self.pacer: Pacer | None = None
         self.deadline = math.inf
+        self.time_limit_reached = False  # --time-limit ended the timed phase before the work was done
+        self.tally_s: float | None = None  # the expected answers' tally after the timed phase
         self.final_lag: tuple[float | None, float | None] | None = None
 
     def run(self) -> int:
@@ -194,9 +196,11 @@ class Worker:
     def _progress(self) -> WorkerProgress:
         """Events done, events prefilled and the p99 of the calls since the last report (the live progress
         line), and the live figures (the collector's metrics)."""
-        recorder = self.recorder
+        recorder, read_side = self.recorder, self.read_side
+        done, total = (read_side.work_done, read_side.work_total) if read_side is not None else (0, 0)
         return WorkerProgress(worker=self.index, events=recorder.events if recorder else 0, prefilled=self.prefilled,
-                              interval_p99_ms=recorder.interval_p99_ms() if recorder else None, live=self._live())
+                              interval_p99_ms=recorder.interval_p99_ms() if recorder else None, live=self._live(),
+                              work_done=done, work_total=total)
 
     def _expected(self) -> Expected | None:
         """The tally of what this worker stored, with the stretch of its stream that it was."""
@@ -246,6 +250,7 @@ class Worker:
                 raise ModuleError(f"module '{self.spec.module}' cannot scan: {scans.because}")
             record, missing = self.read_side.expected_record()
             devices = scan_share(self.module.reader.scan_devices(), record, self.index, self.spec.workers)
+            self.read_side.work_total = len(devices)  # the progress line counts the devices from the start
         signal = self.client.wait_for_start()
         if signal.phase == "failed":
             return None
@@ -264,6 +269,8 @@ class Worker:
             return self._result(started_at, time.time(), query_latencies=latencies)
         if self.spec.task == "insert":
             return self._insert(generator, first_timed, timed_events)
+        if self.spec.time_limit_s:
+            self.read_side.deadline = clock_at(signal.start_at + self.spec.time_limit_s)
         if self.spec.task == "scan":
             outcome = self.read_side.scan(devices, record, missing, self.recorder)
             return self._result(started_at, time.time(), scan=outcome)
@@ -311,8 +318,9 @@ class Worker:
         if spec.rate:
             pacer = OpenLoop(Schedule(spec.rate, spec.workers, self.index, spec.batch or 1, clock_at(recorder.common_start)))
         timer = self.timer = CallTimer(pacer, recorder, shared=module.capabilities.marks_own_calls)
-        # The common end of a --duration run on the timer's clock.
-        deadline = self.deadline = clock_at(recorder.common_start + spec.duration_s) if spec.duration_s else math.inf
+        # The common end of a --duration run, or the invocation's --time-limit, on the timer's clock.
+        ends_s = min(filter(None, (spec.duration_s, spec.time_limit_s)), default=0.0)
+        deadline = self.deadline = clock_at(recorder.common_start + ends_s) if ends_s else math.inf
         self.pacer = pacer
         acknowledged = AcknowledgedPrefix(lambda: generator.batches(start, total, spec.batch))
         if spec.batch:
@@ -321,6 +329,7 @@ class Worker:
             module.bind(WorkerHooks(begin_call=timer.begin))
             all_sent = self._insert_singles(generator.batches(start, total, SINGLE_MODE_CHUNK), deadline)
         module.writer.flush()
+        self.time_limit_reached = not all_sent and bool(spec.time_limit_s) and (not spec.duration_s or spec.time_limit_s < spec.duration_s)
         behind = pacer.behind_s(min(clock(), deadline), all_sent)
         self.final_lag = behind, pacer.max_lag_s
         finished_at, cpu_at_end = time.time(), process_cpu_s()
@@ -328,8 +337,10 @@ class Worker:
         if isinstance(generator, TsbsGenerator):  # no tally to make: where the stream ends is all there is to know
             self.stream_end = max(self.stream_end, generator.end_step(acknowledged.events))
         else:
+            began = clock()
             for batch in acknowledged.replay():  # the expected answers, after the timed calls (simulator/checks/acknowledged.py)
                 self._stored(batch)
+            self.tally_s = clock() - began
         return self._result(started_at, finished_at, behind_s=behind, max_lag_s=pacer.max_lag_s, cpu_at_end=cpu_at_end)
 
     def _insert_batches(self, chunks: Iterator[EventBatch], acknowledged: AcknowledgedPrefix, deadline: float) -> bool:
@@ -422,7 +433,8 @@ class Worker:
             db_seconds=recorder.db_seconds,
             retries=self.module.retries(),
             histogram=recorder.encoded_histogram() if recorder.calls else "",
-            per_second=recorder.per_second,
+            per_second=recorder.windows.values,
+            series_window_s=recorder.windows.width_s,
             response_histogram=recorder.encoded_response_histogram(),
             behind_s=behind_s,
             max_lag_s=max_lag_s,
@@ -435,4 +447,6 @@ class Worker:
             role=self.spec.role_of(self.index),
             query_latencies=query_latencies or {},
             live=self._live(),
+            time_limit_reached=self.time_limit_reached or (self.read_side is not None and self.read_side.time_limit_reached),
+            tally_s=self.tally_s,
         )

@@ -2,7 +2,8 @@
 
 `install` puts every planned run of an invocation into ONE helm release: the chart creates each run's
 collector and worker Jobs suspended, and a conductor Job (simulator/detached/conductor.py) starts them one after
-another and keeps each run's report in the run's own spec ConfigMap. The release's spec ConfigMap
+another and keeps each run's report in the run's own spec ConfigMap, or in parts beside it when it is larger
+than one ConfigMap holds (simulator/detached/plan.py). The release's spec ConfigMap
 holds the plan (runs.json) and the results document as the CLI began it (document.json): `attach`
 needs nothing else to save the results folder an attached run would have saved. No heartbeat: every
 Job has a deadline (activeDeadlineSeconds) instead, the conductor's covering all the runs.
@@ -36,7 +37,18 @@ from iotdb_bench.cli.run.platforms.kubernetes import (
 from iotdb_bench.cli.run.platforms.releases import DETACHED_LABEL
 from iotdb_bench.cli.run.platforms.sampling import timed_window
 from iotdb_bench.cli.run.runner import PlannedRun, new_run_id
-from iotdb_bench.simulator.detached.plan import REPORT_KEY, STATUS_KEY, DetachedStatus, unpacked
+from iotdb_bench.simulator.detached.plan import (
+    DIGEST_KEY,
+    PART_KEY,
+    PARTS_KEY,
+    REPORT_KEY,
+    STATUS_KEY,
+    DetachedStatus,
+    PartsProblem,
+    joined,
+    part_name,
+    unpacked,
+)
 from iotdb_bench.simulator.measurement.resources import CPU, MEMORY, WRITTEN, ResourceGroup, ResourceUsage
 from iotdb_bench.simulator.report import RunReport
 
@@ -140,13 +152,30 @@ class DetachedRun:
         finished = []
         for run in self.plan["runs"]:
             try:
-                kept = self.core.read_namespaced_config_map(run["specConfigMap"], self.namespace, _request_timeout=10)
+                report = self.kept_report(run["specConfigMap"])
             except API_ERRORS as error:
                 raise RunFailed(f"cannot read the report of {run['runId']} in {self.release}: {_short(error)}; attach again later") from None
-            packed = (kept.binary_data or {}).get(REPORT_KEY)
-            if packed is not None:
-                finished.append(RunRecord(**run["record"], report=unsampled(unpacked(packed))))
+            except PartsProblem as problem:
+                raise RunFailed(f"the report of {run['runId']} in {self.release}: {problem}") from None
+            if report is not None:
+                finished.append(RunRecord(**run["record"], report=unsampled(report)))
         return Outcome(self.document, finished, None if status.state == "done" else (status.error or "the detached run failed"))
+
+    def kept_report(self, spec_config_map: str) -> RunReport | None:
+        """The run's report as the conductor kept it (simulator/detached/plan.py): in the run's spec ConfigMap,
+        or in parts beside it; None while the run has not finished."""
+        kept = self.core.read_namespaced_config_map(spec_config_map, self.namespace, _request_timeout=10)
+        whole = (kept.binary_data or {}).get(REPORT_KEY)
+        if whole is not None:
+            return unpacked(whole)
+        count = (kept.data or {}).get(PARTS_KEY)
+        if count is None:
+            return None
+        parts = []
+        for index in range(int(count)):
+            part = self.core.read_namespaced_config_map(part_name(spec_config_map, index), self.namespace, _request_timeout=30)
+            parts.append((part.binary_data or {}).get(PART_KEY, ""))
+        return joined(parts, kept.data[DIGEST_KEY])
 
     def _read(self) -> DetachedStatus:
         reports = self.core.read_namespaced_config_map(self.plan["reports"], self.namespace, _request_timeout=10)

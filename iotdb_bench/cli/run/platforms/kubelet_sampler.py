@@ -141,7 +141,7 @@ class KubeletSampler(threading.Thread):
     # -- reading ------------------------------------------------------------------------------
     def _read(self) -> None:
         times = self._cli.cpu_times()
-        self.cli_series.samples.append(Sample(at=time.time(), cpu_s=times.user + times.system, memory_bytes=self._cli.memory_info().rss))
+        self.cli_series.add(Sample(at=time.time(), cpu_s=times.user + times.system, memory_bytes=self._cli.memory_info().rss))
         try:
             self._list_pods()
         except Exception as error:  # the sampler never stops a run
@@ -210,9 +210,9 @@ class KubeletSampler(threading.Thread):
             if last is not None and last.at >= at:
                 continue
             if last is None:  # the rate covers the window that ends at `at`
-                series.samples.append(Sample(at=at - window, cpu_s=0.0, memory_bytes=memory))
+                series.add(Sample(at=at - window, cpu_s=0.0, memory_bytes=memory))
                 last = series.samples[-1]
-            series.samples.append(Sample(at=at, cpu_s=last.cpu_s + cores * (at - last.at), memory_bytes=memory))
+            series.add(Sample(at=at, cpu_s=last.cpu_s + cores * (at - last.at), memory_bytes=memory))
             self.via[group] = "metrics.k8s.io (a mean rate over the metrics-server's window, integrated; coarse)"
 
     def _list_pods(self) -> None:
@@ -264,7 +264,7 @@ class KubeletSampler(threading.Thread):
                 at = _reading_time(_epoch(cpu.get("time")), asked_at, answered_at)
                 if series.samples and series.samples[-1].at >= at:
                     continue  # the kubelet has not read the container again since
-                series.samples.append(Sample(at=at, cpu_s=cpu["usageCoreNanoSeconds"] / 1e9, memory_bytes=memory.get("workingSetBytes")))
+                series.add(Sample(at=at, cpu_s=cpu["usageCoreNanoSeconds"] / 1e9, memory_bytes=memory.get("workingSetBytes")))
 
     def _node_cpu(self, node: str) -> float | None:
         """The node's allocatable CPU (cores), read once; None if it cannot be read (the reason kept)."""

@@ -57,9 +57,10 @@ class ProcessTree:
         self._listed_at = -LIST_INTERVAL_S
         self._memory_at = -MEMORY_INTERVAL_S
 
-    def read(self, at: float, relist: bool = False, memory: bool | None = None) -> None:
+    def read(self, at: float, relist: bool = False, memory: bool | None = None, edge: bool = False) -> None:
         """One reading stamped `at`; `relist`: list the descendants again; `memory`: read memory
-        now (True), not unless its interval has passed (False), or with every relisting (None)."""
+        now (True), not unless its interval has passed (False), or with every relisting (None); `edge`:
+        a reading at an edge of the timed phase, kept however long the series grows."""
         if not self.root.is_running():
             return  # the root has ended: its figures stop where they were
         if self.descendants and (relist or time.monotonic() - self._listed_at >= LIST_INTERVAL_S):
@@ -94,10 +95,10 @@ class ProcessTree:
             cpu = max(cpu, last.cpu_s)
         if last is not None and last.written_bytes is not None and written_read:
             written = max(written, last.written_bytes)
-        self.series.samples.append(Sample(
+        self.series.add(Sample(
             at=at, cpu_s=cpu if cpu_read else None, memory_bytes=int(memory) if memory_read else None,
             written_bytes=int(written) if written_read else None,
-        ))
+        ), pinned=edge)
 
     @staticmethod
     def _counters(process: psutil.Process) -> tuple[float, float]:
@@ -230,7 +231,7 @@ class LocalSampler(threading.Thread):
         relist, memory = True, True
         while not self._stopped.is_set():
             self._read_all(relist, memory)
-            relist = self._wake.wait(INTERVAL_S)
+            relist = self._wake.wait(INTERVAL_S)  # woken: an edge of the timed phase (or the end)
             memory = relist and self._memory_at_mark
             self._wake.clear()
 
@@ -246,7 +247,7 @@ class LocalSampler(threading.Thread):
             # the CLI's reading, where it happens, not before it. Each reading is stamped when taken.
             trees = [self.cli, *(self.database.trees if self.database else []), *self.workers, *filter(None, [self.collector])]
             for tree in trees:
-                tree.read(time.time(), relist, memory)
+                tree.read(time.time(), relist, memory, edge=relist)
 
     # -- figures ------------------------------------------------------------------------------
     def usage(self, start: float, end: float, embedded: bool, workers_cpu: dict[str, tuple[float, float, float | None]] | None = None) -> ResourceUsage:

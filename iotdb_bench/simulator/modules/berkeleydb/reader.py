@@ -41,6 +41,9 @@ class BerkeleydbReader(BerkeleydbRole, ReaderRole):
 
         return run
 
+    def scan_reads_whole_table(self) -> bool:
+        return self.options.key_order == "time"  # a walk over the whole tree for each device (`scan`)
+
     def scan_devices(self) -> list[str]:
         walks = self._walks()
         if walks.key_order == "device":

@@ -54,6 +54,9 @@ class MysqlReader(MysqlRole, ReaderRole):
             cursor.execute(statement)
             return list(cursor.fetchall())
 
+    def scan_reads_whole_table(self) -> bool:
+        return sql_common.scan_reads_whole_table(self.options.primary_key_constraint, self.options.create_indices)
+
     def scan_devices(self) -> list[str]:
         self.module.fresh_snapshot()
         with self.module.conn.cursor() as cursor:

@@ -83,6 +83,9 @@ class PostgresReader(PostgresRole, ReaderRole):
             conn.commit()
         return rows
 
+    def scan_reads_whole_table(self) -> bool:
+        return sql_common.scan_reads_whole_table(self.options.primary_key_constraint, self.options.create_indices)
+
     def scan_devices(self) -> list[str]:
         conn = self.module.conn
         with conn.cursor() as cursor:

@@ -46,6 +46,9 @@ class SqliteReader(SqliteRole, ReaderRole):
     def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
         return self.module.conn.execute(statement).fetchall()
 
+    def scan_reads_whole_table(self) -> bool:
+        return sql_common.scan_reads_whole_table(self.options.primary_key_constraint, self.options.create_indices)
+
     def scan_devices(self) -> list[str]:
         return [row[0] for row in self.module.conn.execute(sql_common.devices_statement(self.spec.table_names))]
 

@@ -1,0 +1,169 @@
+"""A study's --dry-run estimate: how long each cell left to run will take.
+
+From what earlier cells of the same study folder measured where they can (the same target's inserts/s,
+rows scanned per second, seconds per query execution, and the time each cell took beyond its timed
+phases), else from assumed rates of this kind of work, said as such. The size of the data a query or a
+scan reads is its insert cell's. A cell's --time-limit caps its estimate.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from iotdb_bench.cli.results.document import ResultsDocument
+from iotdb_bench.cli.results.study.document import CellPlan
+from iotdb_bench.cli.run.runner import Invocation
+from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload import shapes
+
+# Rough rates for cells nothing measured yet (measured on a 2-core machine against local servers: the
+# estimate says when it rests on them). A full-scan query reads every row (count, min/max, stats, newest per
+# device); the others read one device's hour or a few hosts' windows.
+ASSUMED = {"single": 2_000.0, "batch": 100_000.0, "run_overhead_s": 4.0, "query_s": 0.05, "full_scan_rows_per_s": 5_000_000.0,
+           "scan_rows_per_s": 200_000.0, "scan_device_s": 0.001, "check_events_per_s": 1_000_000.0,
+           # a scan whose every device is a pass over the whole table (PostgreSQL: 27M rows/s in such a pass)
+           "whole_table_rows_per_s": 25_000_000.0}
+FULL_SCAN_QUERIES = {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device",
+                     "newest-per-device (loose index scan)"}
+
+
+@dataclass
+class Measured:
+    """What the completed cells of one database (config target) measured."""
+
+    inserts_per_s: dict[tuple[str, int], float] = field(default_factory=dict)  # (workload, workers) -> inserts/s
+    scan_rows_per_s: list[float] = field(default_factory=list)
+    query_s: dict[str, float] = field(default_factory=dict)  # query -> mean seconds per execution
+    overhead_s: list[float] = field(default_factory=list)  # a run's wall time beyond its timed phase
+
+    def add(self, cell: CellPlan, document: ResultsDocument, seconds: float) -> None:
+        for row in document.inserts:
+            self.inserts_per_s[(cell.workload, row.workers)] = row.throughput.avg
+        self.scan_rows_per_s += [row.rows_per_s.avg for row in document.scans if row.rows_per_s.avg > 0]
+        for query in document.queries:
+            if query.avg_s is not None:
+                self.query_s[query.query] = query.avg_s
+        timed = sum(_timed_s(run.report) for run in document.runs)
+        if document.runs and seconds > timed:
+            self.overhead_s.append((seconds - timed) / len(document.runs))
+
+
+def _timed_s(report) -> float:
+    if report.figures is not None:
+        return report.figures.duration_s
+    if report.scan is not None:
+        return report.scan.duration_s
+    if report.workers and report.start_at is not None:
+        return max(worker.finished_at for worker in report.workers) - report.start_at
+    return 0.0
+
+
+@dataclass
+class CellEstimate:
+    seconds: float
+    measured: bool  # from earlier cells' figures (else from ASSUMED)
+    limited: bool = False  # capped by the cell's --time-limit
+
+
+class StudyEstimate:
+    """Estimates of the cells of a plan (`invocations`: key -> what each cell will run), from `measured`
+    (config target -> what its completed cells measured)."""
+
+    def __init__(self, cells: list[CellPlan], invocations: dict[str, Invocation], measured: dict[str, Measured]):
+        self.cells = {cell.key: cell for cell in cells}
+        self.invocations, self.measured = invocations, measured
+
+    def of(self, cell: CellPlan) -> CellEstimate:
+        invocation = self.invocations.get(cell.key)
+        if invocation is None:
+            return CellEstimate(0.0, True)
+        seen = self.measured.get(cell.database, Measured())
+        spec = invocation.base
+        runs = len(invocation.worker_counts) * (invocation.steps or invocation.runs)
+        overhead = sum(seen.overhead_s) / len(seen.overhead_s) if seen.overhead_s else ASSUMED["run_overhead_s"]
+        if spec.task == "insert":
+            rate, measured = self._insert_rate(cell, invocation, seen)
+            timed = spec.duration_s or shapes.timed_events(spec) / rate
+            # the count check, the record of expected answers and the prefill grow with the events
+            per_run = timed + (shapes.timed_events(spec) + spec.prefill) / ASSUMED["check_events_per_s"] + spec.prefill / ASSUMED["batch"]
+            if not seen.overhead_s:
+                measured = False
+        else:
+            rows, devices = self._data(cell)
+            if spec.task == "scan":
+                per_run, measured = self._scan_s(spec, rows, devices, seen, whole_table(spec))
+            else:
+                per_run, measured = self._query_s(spec, rows, seen)
+            measured = measured and bool(seen.overhead_s)
+        total = runs * (overhead + per_run)
+        limit = invocation.time_limit
+        if limit and total > limit + overhead:
+            return CellEstimate(limit + overhead, measured, limited=True)
+        return CellEstimate(total, measured)
+
+    def _insert_rate(self, cell: CellPlan, invocation: Invocation, seen: Measured) -> tuple[float, bool]:
+        """Inserts/s of the same workload on this database at the nearest worker count, else assumed."""
+        same = [(abs(workers - cell.workers), rate) for (workload, workers), rate in seen.inserts_per_s.items() if workload == cell.workload]
+        if same:
+            return min(same)[1], True
+        return ASSUMED["batch" if invocation.base.batch else "single"] * min(cell.workers, 2), False
+
+    def _data(self, cell: CellPlan) -> tuple[int, int]:
+        """Rows and devices of the data a query or scan reads: what its insert cell leaves in the tables."""
+        data = self.invocations.get(cell.data_cell or "")
+        if data is None:
+            return 0, 0
+        spec = data.base
+        devices = spec.model_copy(update={"workers": data.worker_counts[-1]}).all_devices
+        per_run = [shapes.timed_events(spec.model_copy(update={"workers": workers})) + spec.prefill for workers in data.worker_counts]
+        if spec.duration_s:
+            data_cell = self.cells.get(cell.data_cell or "")
+            rate = self._insert_rate(data_cell, data, self.measured.get(cell.database, Measured()))[0] if data_cell else ASSUMED["batch"]
+            per_run = [round(rate * spec.duration_s) + spec.prefill for _ in data.worker_counts]
+        repeats = data.steps or data.runs
+        return (per_run[-1] if spec.clean and not data.steps else sum(per_run) * repeats), devices
+
+    @staticmethod
+    def _scan_s(spec: RunSpec, rows: int, devices: int, seen: Measured, whole: bool) -> tuple[float, bool]:
+        """A scan's time: from the rows scanned per second an earlier scan of this database measured, else
+        a time per device and per row, and for a table read whole for each device, a pass per device."""
+        if seen.scan_rows_per_s:
+            return rows / (sum(seen.scan_rows_per_s) / len(seen.scan_rows_per_s)), True
+        per_device = ASSUMED["scan_device_s"] + (rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
+        return (devices * per_device + rows / ASSUMED["scan_rows_per_s"]) / spec.workers, False
+
+    @staticmethod
+    def _query_s(spec: RunSpec, rows: int, seen: Measured, cores: int | None = None) -> tuple[float, bool]:
+        """Each worker runs every query `query_runs` times, one after another (the workers side by side).
+        A measured time per execution was measured under the run's own concurrency; an assumed one is an
+        execution alone, and more workers than the machine's cores queue for them (seed 003's 50 workers
+        on 2 cores: 25 executions share each core)."""
+        queueing = max(1.0, spec.workers / (cores or os.cpu_count() or 1))
+        seconds, measured = 0.0, True
+        for name in spec.queries:
+            if name in seen.query_s:
+                each = seen.query_s[name]
+            else:
+                alone = max(rows / ASSUMED["full_scan_rows_per_s"], ASSUMED["query_s"]) if name in FULL_SCAN_QUERIES else ASSUMED["query_s"]
+                each, measured = alone * queueing, False
+            seconds += each * spec.query_runs
+        return seconds, measured
+
+
+def whole_table(spec: RunSpec) -> bool:
+    """Whether the target's layout (its module's options) has a scan read the whole table for each device."""
+    try:
+        module = module_class(spec.module)(spec)
+        return module.capabilities.scans is True and module.reader.scan_reads_whole_table()
+    except Exception:  # a module that cannot be made here (its driver missing) was refused by the plan already
+        return False
+
+
+def rough_words() -> str:
+    """What the assumed rates are, for the estimate's line."""
+    return (f"{ASSUMED['single']:,.0f} single / {ASSUMED['batch']:,.0f} batched inserts/s per worker (up to 2), "
+            f"{ASSUMED['run_overhead_s']:g} s to start a run, {ASSUMED['full_scan_rows_per_s'] / 1e6:g}M rows/s per full-scan query, "
+            f"{ASSUMED['scan_rows_per_s']:,.0f} rows/s and {ASSUMED['scan_device_s'] * 1000:g} ms a device scanned, "
+            f"a pass over the table per device where the key does not lead with the device")

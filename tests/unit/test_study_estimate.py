@@ -1,0 +1,101 @@
+"""A study's --dry-run estimate (cli/run/study_estimate.py): from what the study's completed cells
+measured where they can (rates of the same database, the overhead beyond the timed phases), from the
+data a scan or query reads, and capped by a cell's time limit."""
+
+from __future__ import annotations
+
+import textwrap
+
+from iotdb_bench.cli import study_file
+from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
+from iotdb_bench.cli.config import load_config
+from iotdb_bench.cli.run.study_estimate import ASSUMED, Measured, StudyEstimate, whole_table
+from iotdb_bench.cli.run.study_plan import Passthrough, expand
+from iotdb_bench.simulator.spec import RunSpec
+from tests import factories
+
+STUDY = """
+name: estimate
+targets:
+  - {name: sqlite, options: {primary-key: none}, extra_options: {primary_key_constraint: "PRIMARY KEY (device_id, timestamp)"}}
+  - {name: sqlite-time-first, target: sqlite, options: {primary-key: none}, extra_options: {primary_key_constraint: "PRIMARY KEY (timestamp, device_id)"}}
+workers: [1]
+runs: 1
+workloads:
+  - name: insert
+    insert: {num-inserts: 4000000, batch: 5000, devices: 100000}
+  - name: scan
+    scan: {page-size: 10000}
+  - name: scan-limited
+    scan: {page-size: 10000, time-limit: 600}
+  - name: queries
+    query: {queries: [count-events, device-downsample]}
+    runs: 10
+"""
+
+
+def planned(tmp_path, target="sqlite"):
+    path = tmp_path / "study.yaml"
+    path.write_text(textwrap.dedent(STUDY))
+    found = expand(study_file.load(path), load_config(None), CELL_COMMANDS, Passthrough(), str(path))
+    return found, {cell.workload: cell for cell in found.cells if cell.target == target}
+
+
+def test_nothing_measured_the_assumed_rates_and_the_datas_size_decide(tmp_path):
+    found, cells = planned(tmp_path)
+    estimate = StudyEstimate(found.cells, found.invocations, {})
+    insert = estimate.of(cells["insert"])
+    overhead = ASSUMED["run_overhead_s"]
+    assert not insert.measured and insert.seconds == overhead + 4_000_000 / ASSUMED["batch"] + 4_000_000 / ASSUMED["check_events_per_s"]
+    # the scan reads the insert cell's 4 million rows of 100,000 devices
+    scan = estimate.of(cells["scan"])
+    assert scan.seconds == overhead + 100_000 * ASSUMED["scan_device_s"] + 4_000_000 / ASSUMED["scan_rows_per_s"]
+    queries = estimate.of(cells["queries"])
+    assert queries.seconds == overhead + 10 * (4_000_000 / ASSUMED["full_scan_rows_per_s"] + ASSUMED["query_s"])
+
+
+def test_a_scan_of_a_table_whose_key_leads_with_the_time_is_a_pass_over_it_per_device(tmp_path):
+    """No index leads with the device (the module's layout says so): each device reads every row."""
+    found, cells = planned(tmp_path, target="sqlite-time-first")
+    estimate = StudyEstimate(found.cells, found.invocations, {})
+    per_device = ASSUMED["scan_device_s"] + 4_000_000 / ASSUMED["whole_table_rows_per_s"]
+    assert estimate.of(cells["scan"]).seconds == ASSUMED["run_overhead_s"] + 100_000 * per_device + 4_000_000 / ASSUMED["scan_rows_per_s"]
+    limited = estimate.of(cells["scan-limited"])  # 4.4 hours without the limit
+    assert limited.limited and limited.seconds == 600 + ASSUMED["run_overhead_s"]
+
+
+def test_what_earlier_cells_measured_replaces_the_assumptions(tmp_path):
+    found, cells = planned(tmp_path)
+    measured = Measured()
+    inserted = factories.document([(1, factories.insert_report([100_000] * 40, 40.0))])  # 100,000 inserts/s over 40 s
+    measured.add(cells["insert"], inserted, seconds=46.0)  # 6 s beyond its timed phase
+    measured.scan_rows_per_s.append(271.0)  # a time-first table, each device a full scan
+    estimate = StudyEstimate(found.cells, found.invocations, {"sqlite": measured})
+    insert = estimate.of(cells["insert"])
+    assert insert.measured and insert.seconds == 6.0 + 40.0 + 4_000_000 / ASSUMED["check_events_per_s"]
+    assert estimate.of(cells["scan"]).seconds == 6.0 + 4_000_000 / 271.0
+    # a cell's time limit caps its estimate, and says so
+    limited = estimate.of(cells["scan-limited"])
+    assert limited.limited and limited.seconds == 600 + 6.0
+
+
+def test_the_modules_say_which_layouts_read_the_whole_table_for_a_device():
+    def scan_spec(module, **extra):
+        return RunSpec(run_id="r", task="scan", target=module, module=module, workers=1, extra=extra)
+
+    assert whole_table(scan_spec("postgres"))  # the key is the generated id: nothing leads with the device
+    assert whole_table(scan_spec("postgres", primary_key_constraint="PRIMARY KEY (timestamp, device_id)"))
+    assert not whole_table(scan_spec("postgres", primary_key_constraint="primary key ( device_id, timestamp )"))
+    assert not whole_table(scan_spec("sqlite", create_indices="true"))  # an index on (device_id, temperature)
+    assert not whole_table(scan_spec("clickhouse"))  # sorted by device, then time
+    assert not whole_table(scan_spec("null"))
+
+
+def test_more_query_workers_than_cores_queue_for_them_unless_the_time_was_measured_so():
+    spec = RunSpec(run_id="r", target="sqlite", module="sqlite", task="query", workers=50, queries=["device-downsample"], query_runs=200)
+    seconds, measured = StudyEstimate._query_s(spec, 2_592_000, Measured(), cores=2)
+    assert not measured and seconds == 200 * ASSUMED["query_s"] * 25  # 50 workers on 2 cores: 25 to a core
+    seconds, measured = StudyEstimate._query_s(spec, 2_592_000, Measured(query_s={"device-downsample": 1.5}), cores=2)
+    assert measured and seconds == 200 * 1.5  # measured with the 50 workers side by side: their queueing is in it
+    alone = spec.model_copy(update={"workers": 1})
+    assert StudyEstimate._query_s(alone, 2_592_000, Measured(), cores=2)[0] == 200 * ASSUMED["query_s"]
