@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 
@@ -26,6 +25,8 @@ class FileProblem(ValueError):
 
 def yaml_mapping(path: Path, what: str, holds: str) -> dict[str, Any]:
     """The mapping a YAML file holds (`what`: the file's kind in messages, `holds`: what it should hold)."""
+    import yaml  # the CLI's (cli/requirements.txt): only the CLI reads files; the image's roles get parsed specs
+
     try:
         raw = yaml.safe_load(path.read_text())
     except OSError as error:

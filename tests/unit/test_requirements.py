@@ -69,6 +69,33 @@ def test_every_import_has_a_pinned_requirement():
     assert not problems, "\n".join(problems)
 
 
+def module_level_imports(path: Path) -> set[str]:
+    """The absolute imports a file makes when it is imported (not those inside functions)."""
+    found = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_image_installs_what_the_simulator_imports():
+    """The image installs simulator/requirements.txt only: a module-level import of another file's
+    requirement (PyYAML, once) made every worker pod fail at start, which only the cluster's tests saw."""
+    simulator = REPO_ROOT / "iotdb_bench" / "simulator"
+    named = named_distributions(simulator / "requirements.txt")
+    installed = packages_distributions()
+    local = {path.stem for path in python_files()} | {"iotdb_bench"}
+    problems = []
+    for path in sorted(simulator.rglob("*.py")):
+        for module in sorted(module_level_imports(path) - set(sys.stdlib_module_names) - local):
+            distributions = {_normalised(name) for name in installed.get(module, [])}
+            if not distributions & named:
+                problems.append(f"{path.relative_to(REPO_ROOT)}: '{module}' is not in simulator/requirements.txt")
+    assert not problems, "\n".join(problems)
+
+
 def test_requirements_are_pinned():
     loose = []
     for requirements in REPO_ROOT.rglob("requirements*.txt"):
