@@ -134,8 +134,8 @@ def empty_answers(query: QueryFigures, where: str) -> list[Finding]:
     if not share:
         return []
     return [Finding(kind="empty-answers", where=where, what=f"{share:.0%} of the executions returned no row",
-                    why="an empty answer measures little (the data holds no row where the query looked: fewer devices, "
-                        "or more events per device, put rows there)")]
+                    why="an empty answer measures little (the data holds no row where the query looked: with the events "
+                        "shape, fewer devices or more events per device put rows there; with TSBS's, a longer time range)")]
 
 
 def failed_thresholds(verdicts: list[ThresholdVerdict], where: str = "") -> list[Finding]:
