@@ -39,15 +39,20 @@ def python_files() -> list[Path]:
     return [path for path in REPO_ROOT.rglob("*.py") if not SKIPPED_FOLDERS & set(path.relative_to(REPO_ROOT).parts)]
 
 
-def top_level_imports(path: Path) -> set[str]:
-    """Every absolute import of a file, lazy ones inside functions included."""
+def _imported(nodes) -> set[str]:
+    """The top-level names of the absolute imports among `nodes`."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in nodes:
         if isinstance(node, ast.Import):
             found |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module.split(".")[0])
     return found
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """Every absolute import of a file, lazy ones inside functions included."""
+    return _imported(ast.walk(ast.parse(path.read_text(), str(path))))
 
 
 def test_every_import_has_a_pinned_requirement():
@@ -71,13 +76,7 @@ def test_every_import_has_a_pinned_requirement():
 
 def module_level_imports(path: Path) -> set[str]:
     """The absolute imports a file makes when it is imported (not those inside functions)."""
-    found = set()
-    for node in ast.parse(path.read_text(), str(path)).body:
-        if isinstance(node, ast.Import):
-            found |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-    return found
+    return _imported(ast.parse(path.read_text(), str(path)).body)
 
 
 def test_the_image_installs_what_the_simulator_imports():
