@@ -134,6 +134,7 @@ class WorkerResult(BaseModel):
     query_latencies: dict[str, QueryHistograms] = Field(default_factory=dict, description="query clients of a mixed run")
     live: LiveFigures | None = Field(None, description="the live figures at the end (the metrics' final values; not kept in the report)")
     time_limit_reached: bool = Field(False, description="--time-limit ended the timed phase before this worker's work was done")
+    work_done: int = Field(0, ge=0, description="query and scan runs: the executions or devices done by the end (those given up after an error count as done)")
     tally_s: float | None = Field(None, description="insert runs: seconds the expected answers of the timed phase took to tally, after it")
 
 

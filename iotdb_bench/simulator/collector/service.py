@@ -247,11 +247,8 @@ class Collector:
             self.state.progress[result.worker] = result.events
             self.state.prefilled[result.worker] = result.prefilled
             self.state.interval_p99_ms.pop(result.worker, None)  # finished: no longer a live figure
-            if result.worker in self.state.work and not result.time_limit_reached:  # finished: all of its work done (or given up)
-                self.state.work[result.worker] = (self.state.work[result.worker][1],) * 2
-            elif result.worker in self.state.work:  # ended by --time-limit: what it did
-                done = result.scan.devices if result.scan is not None else sum(len(runs.seconds) for runs in result.queries.values())
-                self.state.work[result.worker] = (done, self.state.work[result.worker][1])
+            if result.worker in self.state.work:  # finished: its count at the end, not its last report's
+                self.state.work[result.worker] = (result.work_done, self.state.work[result.worker][1])
             if result.live is not None:
                 self.state.live[result.worker] = result.live
             complete = not repeated and len(self.state.results) == self.spec.processes

@@ -449,4 +449,5 @@ class Worker:
             live=self._live(),
             time_limit_reached=self.time_limit_reached or (self.read_side is not None and self.read_side.time_limit_reached),
             tally_s=self.tally_s,
+            work_done=self.read_side.work_done if self.read_side is not None else 0,
         )
