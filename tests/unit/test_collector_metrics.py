@@ -225,3 +225,11 @@ def test_every_metric_the_dashboard_asks_for_is_one_the_collector_serves():
     served.add("process_cpu_seconds_total")  # the process collector's, registered beside the run's (collector/metrics.py)
     asked = {name for query in dashboard_queries() for name in re.findall(r"\b(?:iotbench|process)_[a-z_]+\b", query.expr)}
     assert asked and asked <= served, asked - served
+
+
+def test_the_wait_for_a_final_scrape_ends_before_either_platform_kills_the_collector():
+    from iotdb_bench.cli.run.platforms.local import REPO_ROOT, STOP_GRACE_S
+
+    job = (REPO_ROOT / "iotdb_bench" / "deployment" / "templates" / "collector-job.yaml").read_text()
+    [grace] = (int(line.split(":")[1]) for line in job.splitlines() if "terminationGracePeriodSeconds" in line)
+    assert min(STOP_GRACE_S, grace) > FINAL_SCRAPE_WAIT_S

@@ -32,7 +32,7 @@ from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
-STOP_GRACE_S = 3.0
+STOP_GRACE_S = 5.0  # above the collector's wait for a final scrape (FINAL_SCRAPE_WAIT_S)
 LOG_TAIL_LINES = 15
 _PR_SET_PDEATHSIG = 1
 
