@@ -14,6 +14,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
+from tests import cli_forkserver  # noqa: E402  (after the path: the repository's own package)
+
 PLOTS_ENV = "IOTBENCH_PLOTS"  # see "Plots" below
 
 
@@ -93,13 +95,13 @@ def verified_workload_run(result) -> dict:
 
 
 def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
-    """`python run.py ARGS` exactly as a user types it, from `cwd`."""
-    completed = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "run.py"), *args],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout,
-        # the running test's plots setting wins over a copy of the environment a fixture made earlier
-        env={**os.environ, **(env or {}), PLOTS_ENV: os.environ.get(PLOTS_ENV, "1")},
-    )
+    """`python run.py ARGS` exactly as a user types it, from `cwd` (forked from an interpreter that has
+    imported the CLI already: tests/cli_forkserver.py)."""
+    # the running test's plots setting wins over a copy of the environment a fixture made earlier
+    full_env = {**os.environ, **(env or {}), PLOTS_ENV: os.environ.get(PLOTS_ENV, "1")}
+    if cli_forkserver.wanted():
+        return CliResult(*cli_forkserver.run(args, cwd, full_env, timeout), cwd)
+    completed = subprocess.run([sys.executable, str(REPO_ROOT / "run.py"), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full_env)
     return CliResult(completed.returncode, completed.stdout, completed.stderr, cwd)
 
 
