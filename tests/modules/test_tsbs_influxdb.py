@@ -1,11 +1,14 @@
-"""TSBS's cpu-only data and DevOps query types on the real InfluxDB 1.8 of scripts/servers/start-influxdb.sh
-(tests/tsbs_story.py): TSBS's influx layout (measurement cpu, the ten tags, integer fields), TSBS's rows
-and points, every type answered `ok` in TSBS's InfluxQL, changed rows found, and the data's size as
-InfluxDB accounts for it. Runs in a database of its own, dropped at the end."""
+"""TSBS's cpu-only and devops data and the DevOps query types on the real InfluxDB 1.8 of
+scripts/servers/start-influxdb.sh (tests/tsbs_story.py): TSBS's influx layout (a measurement per TSBS
+measurement, the host's ten tags and the measurement's own as tags, fields as TSBS's serializer writes
+them), TSBS's rows and points, every type answered `ok` in TSBS's InfluxQL, changed rows found, and
+the data's size as InfluxDB accounts for it. Each story runs in a database of its own, inserted once
+on first use and dropped at the end."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -13,10 +16,23 @@ import pytest
 
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
-from tests.conftest import run_cli
-from tests.tsbs_story import DATA, HOSTS, TSBS_ROWS, assert_every_type_answers_ok, check_changed_rows_are_found, insert_story, reachable_or_fail
+from tests.conftest import CliResult, run_cli
+from tests.tsbs_story import (
+    CPU_ONLY,
+    DATA,
+    DEVOPS_STORY,
+    HOSTS,
+    TSBS_ROWS,
+    Story,
+    assert_every_type_answers_ok,
+    assert_inserted,
+    check_changed_rows_are_found,
+    insert_story,
+    reachable_or_fail,
+)
 
 pytestmark = pytest.mark.influxdb
 
@@ -43,8 +59,39 @@ def influx(tmp_path_factory):
     influxql(f'DROP DATABASE "{DATABASE}"', database=None)
 
 
-def run(folder: Path):
-    return lambda *args: run_cli([args[0], "--target", "influxdb-local", *args[1:]], folder, env={"INFLUXDB_URL": URL, "INFLUXDB_DB": DATABASE})
+@pytest.fixture(scope="module")
+def stories(tmp_path_factory):
+    """The other use cases' stories, each in a database of its own (DATABASE_<name>), inserted on first
+    use: `stories(name)` is a folder and the database; all dropped at the end."""
+    reachable_or_fail(f"{URL}/ping", "InfluxDB", "start-influxdb.sh")
+    made: dict[str, tuple[Path, str]] = {}
+
+    def story(name: str, insert: Callable[[Callable[..., CliResult]], None]) -> tuple[Path, str]:
+        if name not in made:
+            database = f"{DATABASE}_{name}"
+            made[name] = tmp_path_factory.mktemp(f"tsbs-influxdb-{name}"), database
+            insert(run(*made[name]))
+        return made[name]
+
+    yield story
+    for _, database in made.values():
+        influxql(f'DROP DATABASE "{database}"', database=None)
+
+
+def run(folder: Path, database: str = DATABASE):
+    return lambda *args: run_cli([args[0], "--target", "influxdb-local", *args[1:]], folder, env={"INFLUXDB_URL": URL, "INFLUXDB_DB": database})
+
+
+def change_usage_user(database: str, story: Story) -> Callable[[int, int, float], None]:
+    """How check_changed_rows_are_found changes a cpu row: a point of the same series and time replaces its field."""
+    tags = host_tags(story.data.seed, 0, HOSTS)
+
+    def change(host: int, step: int, value: float) -> None:
+        line = "cpu," + ",".join(f"{name}={tag}" for name, tag in zip(TAG_NAMES, tags[host])) + f" usage_user={int(value)}i {story.data.time_of(step)}"
+        response = httpx.post(f"{URL}/write", params={"db": database, "precision": "ms"}, content=line, timeout=30)
+        assert response.status_code == 204, response.text
+
+    return change
 
 
 def test_tsbs_layout_and_every_query_type_answered_right(influx):
@@ -87,11 +134,22 @@ def test_storage_is_influxdbs_own_accounting_of_the_database(influx):
 
 def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(influx):
     folder, _ = influx
-    tags = host_tags(DATA.seed, 0, HOSTS)
+    check_changed_rows_are_found(run(folder), change_usage_user(DATABASE, CPU_ONLY), CHANGED_TO)
 
-    def change(host: int, step: int, value: float) -> None:  # a point of the same series and time replaces the field
-        line = "cpu," + ",".join(f"{name}={tag}" for name, tag in zip(TAG_NAMES, tags[host])) + f" usage_user={int(value)}i {DATA.time_of(step)}"
-        response = httpx.post(f"{URL}/write", params={"db": DATABASE, "precision": "ms"}, content=line, timeout=30)
-        assert response.status_code == 204, response.text
 
-    check_changed_rows_are_found(run(folder), change, CHANGED_TO)
+def test_devops_measurements_as_tsbs_writes_them_and_the_devops_types_over_its_cpu(stories):
+    folder, database = stories("devops", lambda run: assert_inserted(run("insert", *DEVOPS_STORY.insert), DEVOPS_STORY))
+    steps = DEVOPS_STORY.data.steps
+    for measurement in USE_CASES["tsbs-devops"].measurements:
+        # Its series: a host's ten tags and the measurement's own; its fields, integers where TSBS's are int64.
+        [keys] = influxql(f'SHOW TAG KEYS FROM "{measurement.name}"', database)
+        assert sorted(key for [key] in keys["values"]) == sorted([*TAG_NAMES, *(name for name, _ in measurement.own_tags)])
+        [fields] = influxql(f'SHOW FIELD KEYS FROM "{measurement.name}"', database)
+        assert fields["values"] == sorted([name, "integer" if integer else "float"]
+                                          for name, integer in zip(measurement.field_names, measurement.integer_fields))
+        # Every field of every row: hosts x steps values each.
+        [counted] = influxql(f'SELECT count(*) FROM "{measurement.name}"', database)
+        assert counted["values"][0][1:] == [HOSTS * steps] * len(measurement.field_names)
+    assert len(influxql('SHOW TAG VALUES FROM redis WITH KEY = "server"', database)[0]["values"]) == HOSTS
+    assert_every_type_answers_ok(run(folder, database)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
+    check_changed_rows_are_found(run(folder, database), change_usage_user(database, DEVOPS_STORY), CHANGED_TO, story=DEVOPS_STORY)

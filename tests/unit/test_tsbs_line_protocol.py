@@ -12,7 +12,8 @@ from iotdb_bench.simulator.modules.iotdb.schema import size_in_bytes
 from iotdb_bench.simulator.modules.victoriametrics.tsbs_queries import BUCKET_LABEL, requests
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, HOUR_MS, MINUTE_MS
-from iotdb_bench.simulator.wire.tsbs_lines import CpuLines
+from iotdb_bench.simulator.wire.tsbs_lines import TsbsLines
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 from tests.unit.test_tsbs_generator import tsbs_generate_data, tsbs_spec
 
@@ -34,7 +35,7 @@ def test_lines_have_the_shape_of_tsbs_own_influx_lines():
                                 "--timestamp-end=2016-01-01T00:01:00Z", "--format=influx")
     theirs = [line for line in output.splitlines() if line.startswith("cpu,")]
     spec = tsbs_spec(3, "10s", "2016-01-01T00:00:00Z", "2016-01-01T00:01:00Z")
-    ours = CpuLines(spec.seed, 3).lines(TsbsGenerator(spec, 0).rows(0, 18)).decode().splitlines()
+    ours = TsbsLines(USE_CASES["tsbs-cpu"], spec.seed, 3).lines(TsbsGenerator(spec, 0).rows(0, 18)).decode().splitlines()
     assert len(ours) == len(theirs) == 18
     assert {shape(line) for line in ours} == {shape(line) for line in theirs}
     assert [line.split(",")[1] for line in ours] == [line.split(",")[1] for line in theirs]  # hostname=host_0, host_1, host_2, host_0...

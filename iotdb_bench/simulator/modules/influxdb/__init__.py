@@ -50,7 +50,7 @@ class Module(DatabaseModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True,
         sensors=True, markers=True,
         drivers=("influxdb-client",),
         # The next batch is generated and encoded once a write is on the wire (about 0.2 ms per 1000
