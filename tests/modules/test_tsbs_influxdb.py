@@ -15,9 +15,14 @@ import httpx
 import pytest
 
 from iotdb_bench.simulator.modules import module_class
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.modules.influxdb.tsbs_iot_queries import REFUSED
+from iotdb_bench.simulator.queries.parameters import ParameterDraws
+from iotdb_bench.simulator.queries.tsbs_iot import IOT
+from iotdb_bench.simulator.queries.tsbs_iot import written as iot_written
+from iotdb_bench.simulator.spec import TSBS_IOT_QUERIES, RunSpec
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.iot import truck_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import CliResult, run_cli
 from tests.tsbs_story import (
@@ -25,10 +30,17 @@ from tests.tsbs_story import (
     DATA,
     DEVOPS_STORY,
     HOSTS,
+    IOT_DATA,
+    IOT_INSERT,
+    QUERY_RUNS,
+    QUERY_SEED,
+    TRUCKS,
     TSBS_ROWS,
     Story,
+    assert_every_iot_type_answers_ok,
     assert_every_type_answers_ok,
     assert_inserted,
+    assert_iot_inserted,
     check_changed_rows_are_found,
     insert_story,
     reachable_or_fail,
@@ -153,3 +165,58 @@ def test_devops_measurements_as_tsbs_writes_them_and_the_devops_types_over_its_c
     assert len(influxql('SHOW TAG VALUES FROM redis WITH KEY = "server"', database)[0]["values"]) == HOSTS
     assert_every_type_answers_ok(run(folder, database)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
     check_changed_rows_are_found(run(folder, database), change_usage_user(database, DEVOPS_STORY), CHANGED_TO, story=DEVOPS_STORY)
+
+
+# -- IoT -------------------------------------------------------------------------------------------
+IOT_ANSWERED = tuple(name for name in TSBS_IOT_QUERIES if name not in dict(REFUSED))
+TRUCK_TAGS = ("name", "fleet", "driver", "model", "device_version")  # TSBS's string tags; the capacities are fields
+
+
+def iot_story(stories) -> tuple[Path, str]:
+    return stories("iot", lambda run: assert_iot_inserted(run("insert", *IOT_INSERT)))
+
+
+def test_iot_as_tsbs_writes_it_with_its_nulls_and_the_iot_types_influxql_answers(stories):
+    folder, database = iot_story(stories)
+    for measurement in USE_CASES["tsbs-iot"].measurements:
+        [keys] = influxql(f'SHOW TAG KEYS FROM "{measurement.name}"', database)
+        assert sorted(key for [key] in keys["values"]) == sorted(TRUCK_TAGS)
+        [fields] = influxql(f'SHOW FIELD KEYS FROM "{measurement.name}"', database)
+        assert fields["values"] == sorted([[name, "float"] for name in ("load_capacity", "fuel_capacity", "nominal_fuel_consumption")]
+                                          + [[name, "integer" if integer else "float"] for name, integer in zip(measurement.field_names, measurement.integer_fields)])
+    # TSBS's nulls: a nameless point (its null name tag) in a series of its own, a field left out of some rows.
+    [counted] = influxql('SELECT count("current_load") FROM "diagnostics"', database)
+    [nameless] = influxql("""SELECT count("status") FROM "diagnostics" WHERE "name" = ''""", database)
+    rows = IOT_DATA.rows_per_measurement()[1]
+    assert 0 < nameless["values"][0][1] < rows * 0.01 and 0.02 < 1 - counted["values"][0][1] / rows < 0.05  # one of 3 fields of 9% of the rows
+    assert_every_iot_type_answers_ok(run(folder, database)("query", "-w", "2", "-r", "2"), IOT_ANSWERED)  # no --queries: those it answers
+
+
+def test_iot_types_influxql_cannot_answer_exactly_are_refused_in_one_line(stories):
+    folder, database = iot_story(stories)
+    for name, reason in REFUSED:
+        result = run(folder, database)("query", "--queries", f"last-loc,{name}")
+        assert result.code == 2 and result.stderr.strip() == f"error: module 'influxdb' does not answer TSBS's {name}: {reason}"
+
+
+def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(stories):
+    """Every truck's newest reading gets a longitude beyond 180 and its newest diagnostics a fuel state
+    below 0.1: last-loc, single-last-loc and low-fuel are WRONG (for a drawn fleet with trucks), the
+    types that read velocities `ok`."""
+    folder, database = iot_story(stories)
+    for measurement, field in (("readings", "longitude=200"), ("diagnostics", "fuel_state=0.05")):
+        for truck in range(TRUCKS):
+            [newest] = influxql(f"""SELECT * FROM "{measurement}" WHERE "name" = 'truck_{truck}' ORDER BY time DESC LIMIT 1""", database)
+            row = dict(zip(newest["columns"], newest["values"][0]))
+            tags = ",".join(f"{name}={row[name]}" for name in TRUCK_TAGS if row[name] is not None)
+            response = httpx.post(f"{URL}/write", params={"db": database, "precision": "ms"}, content=f"{measurement},{tags} {field} {row['time']}", timeout=30)
+            assert response.status_code == 204, response.text
+    result = run(folder, database)("query", "--queries", ",".join(IOT_ANSWERED), "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
+    fleets = {tags[1] for tags in truck_tags(IOT_DATA.seed, 0, TRUCKS)}
+    draws = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA))
+    drawn = {name: [draws.draw(name, execution, IOT[name].parameters) for execution in range(QUERY_RUNS)] for name in IOT_ANSWERED}
+    expected_wrong = {"single-last-loc"} | {name for name in ("last-loc", "low-fuel") if any(one["fleet"] in fleets for one in drawn[name])}
+    assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    answers = result.answers()
+    assert {name for name, (verdict, _) in answers.items() if verdict == "wrong"} == expected_wrong, answers
+    assert all(verdict == "ok" for name, (verdict, _) in answers.items() if name not in expected_wrong), answers

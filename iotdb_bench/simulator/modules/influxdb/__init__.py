@@ -35,13 +35,14 @@ from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.modules.base import DatabaseModule, played_by
+from iotdb_bench.simulator.modules.influxdb import tsbs_iot_queries
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxConnection, InfluxServerError
 from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
 from iotdb_bench.simulator.modules.influxdb.reader import InfluxReader
 from iotdb_bench.simulator.modules.influxdb.records import InfluxRecords
 from iotdb_bench.simulator.modules.influxdb.schema import InfluxSchema
 from iotdb_bench.simulator.modules.influxdb.writer import InfluxWriter
-from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, PrimaryKey, RunSpec
 
 __all__ = ["InfluxServerError", "Module"]
 
@@ -50,7 +51,7 @@ class Module(DatabaseModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), tsbs_queries_refused=tsbs_iot_queries.REFUSED, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True,
         sensors=True, markers=True,
         drivers=("influxdb-client",),
         # The next batch is generated and encoded once a write is on the wire (about 0.2 ms per 1000
