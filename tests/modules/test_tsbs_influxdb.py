@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from iotdb_bench.simulator.modules import module_class
-from iotdb_bench.simulator.modules.influxdb.tsbs_iot_queries import REFUSED
+from iotdb_bench.simulator.modules.influxdb.tsbs_iot_queries import REFUSED, TRUCK_TAGS
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_iot import IOT
 from iotdb_bench.simulator.queries.tsbs_iot import written as iot_written
@@ -169,7 +169,6 @@ def test_devops_measurements_as_tsbs_writes_them_and_the_devops_types_over_its_c
 
 # -- IoT -------------------------------------------------------------------------------------------
 IOT_ANSWERED = tuple(name for name in TSBS_IOT_QUERIES if name not in dict(REFUSED))
-TRUCK_TAGS = ("name", "fleet", "driver", "model", "device_version")  # TSBS's string tags; the capacities are fields
 
 
 def iot_story(stories) -> tuple[Path, str]:

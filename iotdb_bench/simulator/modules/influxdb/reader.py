@@ -70,11 +70,11 @@ class InfluxReader(InfluxRole, ReaderRole):
             listing = tsbs_iot_queries.series_statement(query, parameters)
 
             def run() -> Answer:  # both calls timed: the trucks' series, then the query over them
-                driver_of = tsbs_iot_queries.drivers(self.module.connection.influxql_series(listing, bounded=True))
-                convert = tsbs_iot_queries.conversion(query, driver_of)
-                if not driver_of:
+                tags_of = tsbs_iot_queries.truck_tags(self.module.connection.influxql_series(listing, bounded=True))
+                convert = tsbs_iot_queries.conversion(query, tags_of)
+                if not tags_of:
                     return Answer([], convert)
-                statement = tsbs_iot_queries.statement(query, parameters, sorted(driver_of))
+                statement = tsbs_iot_queries.statement(query, parameters, sorted(tags_of))
                 return Answer(self.module.connection.influxql_series(statement, bounded=True), convert)
 
             return run

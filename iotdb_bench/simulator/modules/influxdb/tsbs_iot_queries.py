@@ -13,8 +13,9 @@ timed query.
 
 Where TSBS's text differs from the semantics: the newest row is `ORDER BY time DESC LIMIT 1` of every
 row (TSBS's last-loc takes the oldest, its low-fuel the newest row below the threshold, not whether
-the newest is), windows are [start, end) in milliseconds (TSBS: (start, end] in seconds), and the raw
-selects name two fields, as a row lacks at most one (TSBS's null field).
+the newest is), windows are [start, end) in milliseconds (TSBS: (start, end] in seconds), the raw
+selects name two fields, as a row lacks at most one (TSBS's null field), and avg-daily-driving-duration's
+hours are `floor(periods / 6)` (TSBS's SQL divides integers, its InfluxQL `count / 6` does not).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from iotdb_bench.simulator.queries.tsbs_iot import (
     IotQuery,
 )
 
+TRUCK_TAGS = ("name", "fleet", "driver", "model", "device_version")  # TSBS's string tags of a truck (its capacities are fields)
+EVERY_TIME = "time >= 0 AND time < '2262-01-01T00:00:00Z'"
 Series = dict[str, Any]  # one series of an InfluxQL answer: name, tags, columns, values
 Row = tuple[Any, ...]
 
@@ -43,7 +46,6 @@ REFUSED = (
     ("high-load", "it compares a truck's newest load with its load capacity, a field TSBS's null tags leave out of some points, which "
                   "InfluxQL (without joins) cannot take from the truck's other points"),
     ("avg-vs-projected-fuel-consumption", _NO_JOIN.format(what="fleet and its nominal fuel consumption")),
-    ("avg-daily-driving-duration", "TSBS's hours are whole (count / 6 in integers), and InfluxQL divides counts as floats"),
     ("avg-daily-driving-session", "InfluxQL has no window over a truck's periods that finds where its driving starts and stops and "
                                   "measures from one change to the next (TSBS's text writes an INTO measurement instead)"),
     ("avg-load", _NO_JOIN.format(what="fleet and model")),
@@ -53,25 +55,33 @@ REFUSED = (
 
 
 def series_statement(query: IotQuery, parameters: Parameters) -> str:
-    """The first call: the series of the trucks the execution reads (of its fleet, or its truck)."""
+    """The first call: the series of the trucks the execution reads (of its fleet, its truck, or all)."""
     measurement = "diagnostics" if query.name == "low-fuel" else "readings"
+    if not (query.fleet or query.trucks):
+        return f'SHOW SERIES FROM "{measurement}"'
     chosen = f"\"fleet\" = '{parameters['fleet']}'" if query.fleet else _names(parameters["trucks"])
     return f'SHOW SERIES FROM "{measurement}" WHERE {chosen}'
 
 
-def drivers(series: Sequence[Series]) -> dict[str, str]:
-    """Each truck's driver, from the keys of its series that carry both tags (TSBS's values need no escaping)."""
+def truck_tags(series: Sequence[Series]) -> dict[str, dict[str, str]]:
+    """Each truck's tags, from the keys of its series that carry all of them (TSBS's values need no escaping)."""
     found = {}
     for one in series:
         for [key] in one.get("values", []):
             tags = dict(part.split("=", 1) for part in key.split(",")[1:])
-            if "name" in tags and "driver" in tags:
-                found[tags["name"]] = tags["driver"]
+            if len(tags) == len(TRUCK_TAGS):
+                found[tags["name"]] = tags
     return found
 
 
 def statement(query: IotQuery, parameters: Parameters, trucks: Sequence[str]) -> str:
-    """The second call: the InfluxQL of one execution over these trucks."""
+    """The second call: the InfluxQL of one execution over these trucks (over every named row when the
+    type reads all the data)."""
+    if query.name == "avg-daily-driving-duration":  # per truck and UTC day its driving periods // 6, averaged over its days
+        # Without a time range GROUP BY time(...) stops at now(): each names the range of every event the generator makes.
+        means = f'SELECT mean("velocity") AS "mv" FROM "readings" WHERE "name" != \'\' AND {EVERY_TIME} GROUP BY time(10m), "name" fill(none)'
+        days = f'SELECT count("mv") AS "periods" FROM ({means}) WHERE "mv" > {DRIVING_VELOCITY} AND {EVERY_TIME} GROUP BY time(1d), "name" fill(none)'
+        return f'SELECT mean("hours") FROM (SELECT floor("periods" / 6) AS "hours" FROM ({days})) GROUP BY "name"'
     names = _names(trucks)
     if query.name in ("last-loc", "single-last-loc"):
         return f'SELECT "longitude", "latitude" FROM "readings" WHERE {names} GROUP BY "name" ORDER BY time DESC LIMIT 1'
@@ -89,16 +99,18 @@ def statement(query: IotQuery, parameters: Parameters, trucks: Sequence[str]) ->
     return f'SELECT "ten_min" FROM ({driving}) WHERE "ten_min" > {periods} GROUP BY "name"'
 
 
-def conversion(query: IotQuery, driver_of: dict[str, str]) -> Callable[[Sequence[Series]], list[Row]]:
-    """How the answer's series (one per truck) become the common form's rows: (name, driver, the
-    values the type answers: longitude and latitude, the fuel state, or none)."""
-    values = {"last-loc": slice(1, 3), "single-last-loc": slice(1, 3), "low-fuel": slice(1, 2)}.get(query.name, slice(0, 0))
+def conversion(query: IotQuery, tags_of: dict[str, dict[str, str]]) -> Callable[[Sequence[Series]], list[Row]]:
+    """How the answer's series (one per truck) become the common form's rows: its tags the type
+    answers (name and driver; avg-daily-driving-duration's fleet first), then its values (longitude and
+    latitude, the fuel state, the hours, or none)."""
+    keys = ("fleet", "name", "driver") if query.name == "avg-daily-driving-duration" else ("name", "driver")
+    values = {"last-loc": slice(1, 3), "single-last-loc": slice(1, 3), "low-fuel": slice(1, 2), "avg-daily-driving-duration": slice(1, 2)}
 
     def rows(series: Sequence[Series]) -> list[Row]:
         found = []
         for one in series:
-            name = one["tags"]["name"]
-            found += [(name, driver_of.get(name), *row[values]) for row in one["values"]]
+            tags = tags_of.get(one["tags"]["name"], {"name": one["tags"]["name"]})
+            found += [(*(tags.get(key) for key in keys), *row[values.get(query.name, slice(0, 0))]) for row in one["values"]]
         return found
 
     return rows
