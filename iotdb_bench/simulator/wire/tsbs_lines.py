@@ -63,9 +63,8 @@ class TsbsLines:
     def _rows(self, index: int, batch: EventBatch) -> np.ndarray:
         """The lines of rows of one measurement, as text_rows' rows."""
         measurement: Measurement = self._measurements[index]
-        prefixes = self._prefixes[index][batch.host]
-        if batch.null_tag is not None and (batch.null_tag >= 0).any():
-            prefixes = prefixes.astype(f"S{prefixes.dtype.itemsize + 64}")
+        prefixes = self._prefixes[index][batch.host]  # a copy: a row with a null tag gets its own (shorter) prefix
+        if batch.null_tag is not None:
             for at in np.flatnonzero(batch.null_tag >= 0).tolist():
                 prefixes[at] = self._prefix(index, int(batch.host[at]), int(batch.null_tag[at])).encode()
         columns = [text_rows.fixed(prefixes)]

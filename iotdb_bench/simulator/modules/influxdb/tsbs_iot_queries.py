@@ -40,15 +40,15 @@ Row = tuple[Any, ...]
 
 _NO_COUNT = ("InfluxQL counts a field's values, not points, and TSBS's null fields leave every field out of some rows: the rows of a "
              "10-minute period, which this type reads, cannot be counted")
-_NO_JOIN = ("it groups every row by the truck's {what}, and TSBS's null tags leave that out of some points, which InfluxQL (without "
-            "joins) cannot take from the truck's other points")
+_NO_JOIN = "{reads}, which TSBS's null tags leave out of some points and InfluxQL (without joins) cannot take from the truck's other points"
 REFUSED = (
-    ("high-load", "it compares a truck's newest load with its load capacity, a field TSBS's null tags leave out of some points, which "
-                  "InfluxQL (without joins) cannot take from the truck's other points"),
-    ("avg-vs-projected-fuel-consumption", _NO_JOIN.format(what="fleet and its nominal fuel consumption")),
-    ("avg-daily-driving-session", "InfluxQL has no window over a truck's periods that finds where its driving starts and stops and "
-                                  "measures from one change to the next (TSBS's text writes an INTO measurement instead)"),
-    ("avg-load", _NO_JOIN.format(what="fleet and model")),
+    ("high-load", _NO_JOIN.format(reads="it compares a truck's newest load with its load capacity, a field")),
+    ("avg-vs-projected-fuel-consumption", _NO_JOIN.format(reads="it groups the readings by the truck's fleet and averages its nominal fuel "
+                                                                "consumption, a tag and a field")),
+    ("avg-daily-driving-session", "a session counts on the day it starts, and a day whose session does not end is a row of its own "
+                                  "(a null mean); InfluxQL's elapsed() stamps a session with its end and has no row for one that does not "
+                                  "end (TSBS's text: difference() and elapsed() through an INTO measurement, a write)"),
+    ("avg-load", _NO_JOIN.format(reads="it groups the diagnostics by the truck's fleet and model, tags")),
     ("daily-activity", _NO_COUNT),
     ("breakdown-frequency", _NO_COUNT),
 )
