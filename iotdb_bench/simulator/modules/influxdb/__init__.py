@@ -19,10 +19,12 @@ buckets API. InfluxDB 1.8 has no buckets API: there `bucket` is "database/retent
 1.x query API creates the database and drops the run's measurements (clean). Which API applies is
 read from the server's version (the /ping header), or forced with `v1_compat`.
 
-TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md) is written as TSBS's influx target writes it
-(simulator/wire/tsbs_lines.py: measurement `cpu`, the host's ten tags, integer fields) and queried with
-TSBS's InfluxQL through the 1.x /query API (tsbs_queries.py); InfluxDB 1.8 only (2.x refuses it in
-setup: its /query needs a DBRP mapping the tool does not make). The data's size on disk is InfluxDB
+TSBS's data (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`, docs/tsbs.md) is written as TSBS's influx
+target writes it (simulator/wire/tsbs_lines.py: a measurement per TSBS measurement, the entity's and the
+measurement's own tags as tags, TSBS's int64 fields as integers, its null tags and fields left out) and
+queried with TSBS's InfluxQL through the 1.x /query API (tsbs_queries.py: the DevOps types;
+tsbs_iot_queries.py: the IoT types InfluxQL answers exactly, the others refused); InfluxDB 1.8 only
+(2.x refuses it in setup: its /query needs a DBRP mapping the tool does not make). The data's size on disk is InfluxDB
 1.8's own accounting (SHOW STATS, the shards' diskBytes).
 
 Reading back: device-downsample is `aggregateWindow(every: 1m)` (min, mean, max, windows labelled by
@@ -74,8 +76,8 @@ class Module(DatabaseModule):
                  f"{' retention policy ' + policy if policy else ''} (SHOW STATS: TSM files and write-ahead log), every measurement "
                  "in them (a database of its own gives the run's share); none on InfluxDB 2"]
         if self.spec.tsbs:
-            notes.append("TSBS's cpu rows as its influx target writes them: measurement cpu, the ten tags as tags, the fields as integers, "
-                         "times in milliseconds; TSBS's InfluxQL queries (docs/databases/influxdb.md)")
+            notes.append(f"TSBS's rows as its influx target writes them: a measurement per TSBS measurement ({', '.join(self.spec.table_names)}), "
+                         "the tags as tags, int64 fields as integers, times in milliseconds; TSBS's InfluxQL queries (docs/databases/influxdb.md)")
         return notes
 
     def server_address(self) -> tuple[str, int] | None:
