@@ -191,10 +191,10 @@ def test_iot_as_tsbs_writes_it_with_its_nulls_and_the_iot_types_influxql_answers
     assert_every_iot_type_answers_ok(run(folder, database)("query", "-w", "2", "-r", "2"), IOT_ANSWERED)  # no --queries: those it answers
 
 
-def test_iot_types_influxql_cannot_answer_exactly_are_refused_in_one_line(stories):
-    folder, database = iot_story(stories)
+def test_iot_types_influxql_cannot_answer_exactly_are_refused_in_one_line(tmp_path):
+    """Before anything starts: no data is read (nor needed)."""
     for name, reason in REFUSED:
-        result = run(folder, database)("query", "--queries", f"last-loc,{name}")
+        result = run(tmp_path, f"{DATABASE}_refused")("query", "--queries", f"last-loc,{name}")
         assert result.code == 2 and result.stderr.strip() == f"error: module 'influxdb' does not answer TSBS's {name}: {reason}"
 
 
