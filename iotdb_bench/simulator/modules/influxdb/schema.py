@@ -60,7 +60,8 @@ class InfluxSchema(InfluxRole, SchemaRole):
         return f"InfluxDB {self.module.connection.version}"  # the X-Influxdb-Version header of GET /ping, read at connect
 
     def count(self) -> int:
-        """Events in the run's measurements: the number of values of a field every point has, over all time."""
+        """Events in the run's measurements: the number of values of a field every point has, over all
+        time (TSBS's: its rows, `_tsbs_rows`)."""
         connection = self.module.connection
         if self.spec.tsbs:
             return sum(self._tsbs_rows(measurement) for measurement in USE_CASES[self.spec.shape].measurements)
