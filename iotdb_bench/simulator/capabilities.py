@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import Literal
 
-from iotdb_bench.simulator.spec import TSBS_QUERIES_OF, PrimaryKey
+from iotdb_bench.simulator.spec import TSBS_QUERIES, TSBS_QUERIES_OF, PrimaryKey
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,10 @@ class Capabilities:
         if not any(name in TSBS_QUERIES_OF[shape] for shape in self.tsbs_shapes):
             return No(self.tsbs_not_yet())
         return next((No(reason) for refused, reason in self.tsbs_queries_refused if refused == name), True)
+
+    def answered(self, queries: tuple[str, ...]) -> tuple[str, ...]:
+        """`queries` less the TSBS types it refuses: a data's own types when none are named."""
+        return tuple(name for name in queries if name not in TSBS_QUERIES or self.tsbs_query(name) is True)
 
     def tsbs_not_yet(self) -> str:
         """Why a TSBS shape it does not name (or a query type of one) is refused: what it stores instead, if anything."""

@@ -14,7 +14,7 @@ from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Locatio
 from iotdb_bench.simulator.modules import DatabaseModule, module_class, module_names
 from iotdb_bench.simulator.modules.base import ModuleError, PlayedBy, ReaderRole, RecordsRole, SchemaRole, WriterRole
 from iotdb_bench.simulator.roles import Reader, RecordStore, Schema, Writer
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_IOT_QUERIES, RunSpec
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_IOT_QUERIES, RunSpec, default_queries
 
 ROOT = Path(__file__).resolve().parents[2]
 # The role methods behind each optional ability (simulator/roles.py).
@@ -189,3 +189,17 @@ def test_tsbs_data_and_queries_are_refused_in_one_line_where_not_stored(name, sh
     else:
         with pytest.raises(ModuleError, match=re.escape(f"module '{name}' does not answer TSBS's {query}: {can.tsbs_query(query).because}")):
             module_class(name)(RunSpec(**reading))
+
+
+@pytest.mark.parametrize("name", module_names())
+@pytest.mark.parametrize("shape", ["tsbs-cpu", "tsbs-iot"])
+def test_a_datas_own_queries_are_those_the_module_answers(name, shape):
+    """Without --queries (query, or a mixed run's clients) the data's types run, less those the module
+    refuses: the module takes them all; none of data it does not store."""
+    can = module_class(name).capabilities
+    own = can.answered(default_queries(shape))
+    if shape not in can.tsbs_shapes:
+        assert own == ()
+        return
+    module_class(name)(RunSpec(run_id="own", task="query", target=name, module=name, workers=1, connection=REQUIRED_OPTIONS.get(name, {}),
+                               queries=own))

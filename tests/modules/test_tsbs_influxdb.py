@@ -1,22 +1,50 @@
-"""TSBS's cpu-only data and DevOps query types on the real InfluxDB 1.8 of scripts/servers/start-influxdb.sh
-(tests/tsbs_story.py): TSBS's influx layout (measurement cpu, the ten tags, integer fields), TSBS's rows
-and points, every type answered `ok` in TSBS's InfluxQL, changed rows found, and the data's size as
-InfluxDB accounts for it. Runs in a database of its own, dropped at the end."""
+"""TSBS's cpu-only and devops data and the DevOps query types on the real InfluxDB 1.8 of
+scripts/servers/start-influxdb.sh (tests/tsbs_story.py): TSBS's influx layout (a measurement per TSBS
+measurement, the host's ten tags and the measurement's own as tags, fields as TSBS's serializer writes
+them), TSBS's rows and points, every type answered `ok` in TSBS's InfluxQL, changed rows found, and
+the data's size as InfluxDB accounts for it. Each story runs in a database of its own, inserted once
+on first use and dropped at the end."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
 from iotdb_bench.simulator.modules import module_class
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.modules.influxdb.tsbs_iot_queries import REFUSED, TRUCK_TAGS
+from iotdb_bench.simulator.queries.parameters import ParameterDraws
+from iotdb_bench.simulator.queries.tsbs_iot import IOT
+from iotdb_bench.simulator.queries.tsbs_iot import written as iot_written
+from iotdb_bench.simulator.spec import TSBS_IOT_QUERIES, RunSpec
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.iot import truck_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
-from tests.conftest import run_cli
-from tests.tsbs_story import DATA, HOSTS, TSBS_ROWS, assert_every_type_answers_ok, check_changed_rows_are_found, insert_story, reachable_or_fail
+from tests.conftest import CliResult, run_cli
+from tests.tsbs_story import (
+    CPU_ONLY,
+    DATA,
+    DEVOPS_STORY,
+    HOSTS,
+    IOT_DATA,
+    IOT_INSERT,
+    QUERY_RUNS,
+    QUERY_SEED,
+    TRUCKS,
+    TSBS_ROWS,
+    Story,
+    assert_every_iot_type_answers_ok,
+    assert_every_type_answers_ok,
+    assert_inserted,
+    assert_iot_inserted,
+    check_changed_rows_are_found,
+    insert_story,
+    reachable_or_fail,
+)
 
 pytestmark = pytest.mark.influxdb
 
@@ -43,8 +71,39 @@ def influx(tmp_path_factory):
     influxql(f'DROP DATABASE "{DATABASE}"', database=None)
 
 
-def run(folder: Path):
-    return lambda *args: run_cli([args[0], "--target", "influxdb-local", *args[1:]], folder, env={"INFLUXDB_URL": URL, "INFLUXDB_DB": DATABASE})
+@pytest.fixture(scope="module")
+def stories(tmp_path_factory):
+    """The other use cases' stories, each in a database of its own (DATABASE_<name>), inserted on first
+    use: `stories(name)` is a folder and the database; all dropped at the end."""
+    reachable_or_fail(f"{URL}/ping", "InfluxDB", "start-influxdb.sh")
+    made: dict[str, tuple[Path, str]] = {}
+
+    def story(name: str, insert: Callable[[Callable[..., CliResult]], None]) -> tuple[Path, str]:
+        if name not in made:
+            database = f"{DATABASE}_{name}"
+            made[name] = tmp_path_factory.mktemp(f"tsbs-influxdb-{name}"), database
+            insert(run(*made[name]))
+        return made[name]
+
+    yield story
+    for _, database in made.values():
+        influxql(f'DROP DATABASE "{database}"', database=None)
+
+
+def run(folder: Path, database: str = DATABASE):
+    return lambda *args: run_cli([args[0], "--target", "influxdb-local", *args[1:]], folder, env={"INFLUXDB_URL": URL, "INFLUXDB_DB": database})
+
+
+def change_usage_user(database: str, story: Story) -> Callable[[int, int, float], None]:
+    """How check_changed_rows_are_found changes a cpu row: a point of the same series and time replaces its field."""
+    tags = host_tags(story.data.seed, 0, HOSTS)
+
+    def change(host: int, step: int, value: float) -> None:
+        line = "cpu," + ",".join(f"{name}={tag}" for name, tag in zip(TAG_NAMES, tags[host])) + f" usage_user={int(value)}i {story.data.time_of(step)}"
+        response = httpx.post(f"{URL}/write", params={"db": database, "precision": "ms"}, content=line, timeout=30)
+        assert response.status_code == 204, response.text
+
+    return change
 
 
 def test_tsbs_layout_and_every_query_type_answered_right(influx):
@@ -87,11 +146,76 @@ def test_storage_is_influxdbs_own_accounting_of_the_database(influx):
 
 def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(influx):
     folder, _ = influx
-    tags = host_tags(DATA.seed, 0, HOSTS)
+    check_changed_rows_are_found(run(folder), change_usage_user(DATABASE, CPU_ONLY), CHANGED_TO)
 
-    def change(host: int, step: int, value: float) -> None:  # a point of the same series and time replaces the field
-        line = "cpu," + ",".join(f"{name}={tag}" for name, tag in zip(TAG_NAMES, tags[host])) + f" usage_user={int(value)}i {DATA.time_of(step)}"
-        response = httpx.post(f"{URL}/write", params={"db": DATABASE, "precision": "ms"}, content=line, timeout=30)
-        assert response.status_code == 204, response.text
 
-    check_changed_rows_are_found(run(folder), change, CHANGED_TO)
+def test_devops_measurements_as_tsbs_writes_them_and_the_devops_types_over_its_cpu(stories):
+    folder, database = stories("devops", lambda run: assert_inserted(run("insert", *DEVOPS_STORY.insert), DEVOPS_STORY))
+    steps = DEVOPS_STORY.data.steps
+    for measurement in USE_CASES["tsbs-devops"].measurements:
+        # Its series: a host's ten tags and the measurement's own; its fields, integers where TSBS's are int64.
+        [keys] = influxql(f'SHOW TAG KEYS FROM "{measurement.name}"', database)
+        assert sorted(key for [key] in keys["values"]) == sorted([*TAG_NAMES, *(name for name, _ in measurement.own_tags)])
+        [fields] = influxql(f'SHOW FIELD KEYS FROM "{measurement.name}"', database)
+        assert fields["values"] == sorted([name, "integer" if integer else "float"]
+                                          for name, integer in zip(measurement.field_names, measurement.integer_fields))
+        # Every field of every row: hosts x steps values each.
+        [counted] = influxql(f'SELECT count(*) FROM "{measurement.name}"', database)
+        assert counted["values"][0][1:] == [HOSTS * steps] * len(measurement.field_names)
+    assert len(influxql('SHOW TAG VALUES FROM redis WITH KEY = "server"', database)[0]["values"]) == HOSTS
+    assert_every_type_answers_ok(run(folder, database)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
+    check_changed_rows_are_found(run(folder, database), change_usage_user(database, DEVOPS_STORY), CHANGED_TO, story=DEVOPS_STORY)
+
+
+# -- IoT -------------------------------------------------------------------------------------------
+IOT_ANSWERED = tuple(name for name in TSBS_IOT_QUERIES if name not in dict(REFUSED))
+
+
+def iot_story(stories) -> tuple[Path, str]:
+    return stories("iot", lambda run: assert_iot_inserted(run("insert", *IOT_INSERT)))
+
+
+def test_iot_as_tsbs_writes_it_with_its_nulls_and_the_iot_types_influxql_answers(stories):
+    folder, database = iot_story(stories)
+    for measurement in USE_CASES["tsbs-iot"].measurements:
+        [keys] = influxql(f'SHOW TAG KEYS FROM "{measurement.name}"', database)
+        assert sorted(key for [key] in keys["values"]) == sorted(TRUCK_TAGS)
+        [fields] = influxql(f'SHOW FIELD KEYS FROM "{measurement.name}"', database)
+        assert fields["values"] == sorted([[name, "float"] for name in ("load_capacity", "fuel_capacity", "nominal_fuel_consumption")]
+                                          + [[name, "integer" if integer else "float"] for name, integer in zip(measurement.field_names, measurement.integer_fields)])
+    # TSBS's nulls: a nameless point (its null name tag) in a series of its own, a field left out of some rows.
+    [counted] = influxql('SELECT count("current_load") FROM "diagnostics"', database)
+    [nameless] = influxql("""SELECT count("status") FROM "diagnostics" WHERE "name" = ''""", database)
+    rows = IOT_DATA.rows_per_measurement()[1]
+    assert 0 < nameless["values"][0][1] < rows * 0.01 and 0.02 < 1 - counted["values"][0][1] / rows < 0.05  # one of 3 fields of 9% of the rows
+    assert_every_iot_type_answers_ok(run(folder, database)("query", "-w", "2", "-r", "2"), IOT_ANSWERED)  # no --queries: those it answers
+
+
+def test_iot_types_influxql_cannot_answer_exactly_are_refused_in_one_line(tmp_path):
+    """Before anything starts: no data is read (nor needed)."""
+    for name, reason in REFUSED:
+        result = run(tmp_path, f"{DATABASE}_refused")("query", "--queries", f"last-loc,{name}")
+        assert result.code == 2 and result.stderr.strip() == f"error: module 'influxdb' does not answer TSBS's {name}: {reason}"
+
+
+def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(stories):
+    """Every truck's newest reading gets a longitude beyond 180 and its newest diagnostics a fuel state
+    below 0.1: last-loc, single-last-loc and low-fuel are WRONG (for a drawn fleet with trucks), the
+    types that read velocities `ok`."""
+    folder, database = iot_story(stories)
+    for measurement, field in (("readings", "longitude=200"), ("diagnostics", "fuel_state=0.05")):
+        for truck in range(TRUCKS):
+            [newest] = influxql(f"""SELECT * FROM "{measurement}" WHERE "name" = 'truck_{truck}' ORDER BY time DESC LIMIT 1""", database)
+            row = dict(zip(newest["columns"], newest["values"][0]))
+            tags = ",".join(f"{name}={row[name]}" for name in TRUCK_TAGS if row[name] is not None)
+            response = httpx.post(f"{URL}/write", params={"db": database, "precision": "ms"}, content=f"{measurement},{tags} {field} {row['time']}", timeout=30)
+            assert response.status_code == 204, response.text
+    result = run(folder, database)("query", "--queries", ",".join(IOT_ANSWERED), "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
+    fleets = {tags[1] for tags in truck_tags(IOT_DATA.seed, 0, TRUCKS)}
+    draws = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA))
+    drawn = {name: [draws.draw(name, execution, IOT[name].parameters) for execution in range(QUERY_RUNS)] for name in IOT_ANSWERED}
+    expected_wrong = {"single-last-loc"} | {name for name in ("last-loc", "low-fuel") if any(one["fleet"] in fleets for one in drawn[name])}
+    assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    answers = result.answers()
+    assert {name for name, (verdict, _) in answers.items() if verdict == "wrong"} == expected_wrong, answers
+    assert all(verdict == "ok" for name, (verdict, _) in answers.items() if name not in expected_wrong), answers

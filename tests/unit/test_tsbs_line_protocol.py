@@ -1,5 +1,5 @@
-"""TSBS's cpu rows as the influx and victoriametrics targets write them (simulator/wire/tsbs_lines.py),
-against TSBS's own `--format=influx` lines; and how the victoriametrics module cuts a window into
+"""TSBS's rows as the influx and victoriametrics targets write them (simulator/wire/tsbs_lines.py),
+against TSBS's own `--format=influx` lines (cpu-only, devops, iot); and how the victoriametrics module cuts a window into
 MetricsQL requests whose buckets are the SQL targets' (modules/victoriametrics/tsbs_queries.py)."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from iotdb_bench.simulator.modules.iotdb.schema import size_in_bytes
 from iotdb_bench.simulator.modules.victoriametrics.tsbs_queries import BUCKET_LABEL, requests
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, HOUR_MS, MINUTE_MS
-from iotdb_bench.simulator.wire.tsbs_lines import CpuLines
+from iotdb_bench.simulator.wire.tsbs_lines import TsbsLines
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 from tests.unit.test_tsbs_generator import tsbs_generate_data, tsbs_spec
 
@@ -34,12 +35,51 @@ def test_lines_have_the_shape_of_tsbs_own_influx_lines():
                                 "--timestamp-end=2016-01-01T00:01:00Z", "--format=influx")
     theirs = [line for line in output.splitlines() if line.startswith("cpu,")]
     spec = tsbs_spec(3, "10s", "2016-01-01T00:00:00Z", "2016-01-01T00:01:00Z")
-    ours = CpuLines(spec.seed, 3).lines(TsbsGenerator(spec, 0).rows(0, 18)).decode().splitlines()
+    ours = TsbsLines(USE_CASES["tsbs-cpu"], spec.seed, 3).lines(TsbsGenerator(spec, 0).rows(0, 18)).decode().splitlines()
     assert len(ours) == len(theirs) == 18
     assert {shape(line) for line in ours} == {shape(line) for line in theirs}
     assert [line.split(",")[1] for line in ours] == [line.split(",")[1] for line in theirs]  # hostname=host_0, host_1, host_2, host_0...
     # TSBS writes nanoseconds, the tool milliseconds (its writes ask for precision=ms): the same times.
     assert [int(line.rsplit(" ", 1)[1]) for line in ours] == [int(line.rsplit(" ", 1)[1]) // 1_000_000 for line in theirs]
+
+
+def typed(line: str) -> tuple[str, frozenset[str], frozenset[tuple[str, bool]]]:
+    """(measurement, tag keys, (field key, an integer)) of a line of line protocol."""
+    series, fields, _ = line.split(" ")
+    measurement, *tags = series.split(",")
+    return measurement, frozenset(tag.split("=")[0] for tag in tags), frozenset((key, value.endswith("i")) for key, value in
+                                                                                  (field.split("=") for field in fields.split(",")))
+
+
+@pytest.mark.parametrize(("use_case", "schema"), [("devops", "tsbs-devops"), ("iot", "tsbs-iot")])
+def test_devops_and_iot_lines_have_the_shape_of_tsbs_own(use_case, schema):
+    """Each measurement's tags and fields, integers where TSBS's are (`i`), a line per row; IoT's null
+    tags and fields left out of a line as TSBS leaves them: a line lacks at most one tag (or a capacity,
+    a tag TSBS writes as a field) and one field."""
+    output = tsbs_generate_data(f"--use-case={use_case}", "--seed=7", "--scale=3", "--log-interval=10s", "--timestamp-start=2016-01-01T00:00:00Z",
+                                "--timestamp-end=2016-01-01T01:00:00Z", "--format=influx")
+    theirs = [typed(line) for line in output.splitlines() if re.match(r"[a-z]+,", line)]
+    spec = tsbs_spec(3, "10s", "2016-01-01T00:00:00Z", "2016-01-01T01:00:00Z", shape=schema)
+    generator = TsbsGenerator(spec, 0)
+    rows = next(generator.batches(0, None, 10**6)) if schema == "tsbs-iot" else generator.rows(0, generator.total)
+    ours = [typed(line) for line in TsbsLines(USE_CASES[schema], spec.seed, 3).lines(rows).decode().splitlines()]
+    assert len(ours) == generator.total and (schema == "tsbs-iot" or len(ours) == len(theirs))
+
+    def whole(lines: list) -> dict[str, tuple[frozenset, frozenset]]:
+        """Each measurement's tags and fields: those of its lines together."""
+        found: dict[str, tuple[frozenset, frozenset]] = {}
+        for measurement, tags, fields in lines:
+            known = found.get(measurement, (frozenset(), frozenset()))
+            found[measurement] = (known[0] | tags, known[1] | fields)
+        return found
+
+    assert whole(ours) == whole(theirs)
+    for lines in (ours, theirs):
+        complete = whole(lines)
+        # A null tag: a tag, or a capacity field (TSBS writes a tag that is not a string as a field); a null field.
+        assert all(len(complete[m][0] - tags) <= 1 and len(complete[m][0] - tags) + len(complete[m][1] - fields) <= 2 for m, tags, fields in lines)
+    if schema == "tsbs-iot":  # ours writes TSBS's nulls too
+        assert any(tags != whole(ours)[m][0] for m, tags, _ in ours) and any(fields != whole(ours)[m][1] for m, _, fields in ours)
 
 
 def execution(name: str, start_ms: int, end_ms: int, hosts: tuple[str, ...] = ("host_3",)) -> Parameters:

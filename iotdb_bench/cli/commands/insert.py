@@ -17,6 +17,7 @@ from iotdb_bench.cli.results.host import usable_cpus
 from iotdb_bench.cli.results.rate_search import MaxRateSearch
 from iotdb_bench.cli.run import runner
 from iotdb_bench.cli.terminal import warning_line
+from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import (
     MAX_DEVICES_PER_WORKER,
     QUERY_NAMES,
@@ -44,7 +45,8 @@ def plan_insert(options: InsertOptions) -> Launch:
     workload = _workload(length, options.data)
     if tsbs and length.num_inserts is None:
         workload["num_inserts"] = 0
-    mixed = _mixed(options.mixed, default_queries(options.data.shape), options.target.target, target_config.module)
+    own = module_class(target_config.module).capabilities.answered(default_queries(options.data.shape))  # the data's types it answers
+    mixed = _mixed(options.mixed, own, options.target.target, target_config.module)
     if options.mixed.query_workers and not length.prefill and length.clean:
         remedy = "an insert run before this one, then --no-clean" if tsbs else "--prefill N"
         warning_line(f"--query-workers without --prefill: the first queries run on empty tables (add {remedy} for data from the start)")

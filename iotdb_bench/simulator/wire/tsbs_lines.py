@@ -1,10 +1,17 @@
-"""TSBS's cpu rows as InfluxDB line protocol, as its `influx` and `victoriametrics` targets write them
-(pkg/targets/influx/serializer.go): `cpu,hostname=host_0,region=...,<the ten tags> usage_user=58i,...,
-usage_guest_nice=38i <time>` with the fields as integers (TSBS's cpu values are int64: the `i`
-suffix), times in milliseconds (the write asks for precision ms; TSBS writes nanoseconds).
+"""TSBS's rows as InfluxDB line protocol, as its `influx` and `victoriametrics` targets write them
+(pkg/targets/influx/serializer.go): a line per row, `<measurement>,<the entity's tags>,<the
+measurement's own tags> <fields> <time>`, e.g. `cpu,hostname=host_0,region=...,<the ten tags>
+usage_user=58i,...,usage_guest_nice=38i <time>`.
 
-Each host's measurement-and-tags prefix is made once, when the writer is built; a batch's text is
-then the prefixes of its rows' hosts beside their fields and times, built with NumPy (text_rows).
+As TSBS's serializer writes them: a field TSBS writes as int64 with the `i` suffix, a float64 as a
+number without it (the shortest text that reads back as the same double); tags whose values are not
+strings (IoT's load_capacity, fuel_capacity and nominal_fuel_consumption) as the first fields; a null
+tag or field (IoT's) left out of the line. Times in milliseconds (the write asks for precision ms;
+TSBS writes nanoseconds).
+
+Each entity's measurement-and-tags prefix is made once per measurement, when the writer is built; a
+batch's text is then the prefixes of its rows' entities beside their fields and times, built with
+NumPy (text_rows). The rare rows with a null tag get their own prefix.
 """
 
 from __future__ import annotations
@@ -13,27 +20,69 @@ import numpy as np
 
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
-from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
-from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
-
-MEASUREMENT = "cpu"
+from iotdb_bench.simulator.workload.tsbs.usecases import Measurement, UseCase
 
 
-class CpuLines:
-    """The line protocol of TSBS's cpu rows of a run's hosts (host_0..host_{hosts-1} of `seed`)."""
+class TsbsLines:
+    """The line protocol of the rows of a run's entities (host_0.. or truck_0.. of `seed`)."""
 
-    def __init__(self, seed: int, hosts: int):
+    def __init__(self, use_case: UseCase, seed: int, entities: int):
         # TSBS's value sets hold no character that line protocol escapes (space, comma, equals sign).
-        prefixes = [MEASUREMENT + "".join(f",{name}={value}" for name, value in zip(TAG_NAMES, tags)) + " " for tags in host_tags(seed, 0, hosts)]
-        self._prefixes = np.array([prefix.encode() for prefix in prefixes])  # S<longest>, NUL-padded
+        self._tags = [dict(zip((name for name, _ in use_case.tags), row)) for row in use_case.tag_rows(seed, 0, entities)]
+        self._kinds = dict(use_case.tags)
+        self._measurements = use_case.measurements
+        self._own = [one.tag_values(seed, np.arange(entities)) for one in use_case.measurements]
+        prefixes = [[self._prefix(index, entity) for entity in range(entities)] for index in range(len(self._measurements))]
+        self._prefixes = [np.array([prefix.encode() for prefix in each]) for each in prefixes]  # S<longest>, NUL-padded
+
+    def _prefix(self, measurement: int, entity: int, null_tag: int = -1) -> str:
+        """The measurement, the entity's string tags and the measurement's own, then a space and the
+        tags TSBS writes as fields, each field after them led by a comma (the first without one)."""
+        tags = [(name, value) for position, (name, value) in enumerate(self._tags[entity].items()) if position != null_tag]
+        strings = [(name, value) for name, value in tags if self._kinds[name] == "text"] + self._own_of(measurement, entity)
+        numbers = ",".join(f"{name}={value:g}" for name, value in tags if self._kinds[name] != "text")
+        text = self._measurements[measurement].name + "".join(f",{name}={value}" for name, value in strings)
+        return f"{text} {numbers}" if numbers else text
+
+    def _own_of(self, measurement: int, entity: int) -> list[tuple[str, str]]:
+        return [(name, values[entity]) for name, values in self._own[measurement].items()]
 
     def lines(self, batch: EventBatch) -> bytes:
         """One line per row of the batch, in its order."""
         if batch.host is None:
             raise ValueError("TSBS's line protocol is made of TSBS's rows, which name their host")
-        columns = [text_rows.fixed(self._prefixes[batch.host])]
-        for position, name in enumerate(CPU_FIELDS):
-            values = batch.measurement(position).astype(np.int64)  # whole numbers (simulator/workload/tsbs/usecases.py)
-            columns += [text_rows.constant(("" if position == 0 else ",") + f"{name}="), text_rows.integers(values), text_rows.constant("i")]
+        if batch.table_index is None:
+            return text_rows.compact(self._rows(0, batch))
+        tables = [(index, batch.table_index == index) for index in range(len(self._measurements))]
+        parts = [(chosen, self._rows(index, batch.select(chosen))) for index, chosen in tables if chosen.any()]
+        rows = np.zeros((len(batch), max(part.shape[1] for _, part in parts)), dtype=np.uint8)  # zero bytes: dropped
+        for chosen, part in parts:
+            rows[chosen, : part.shape[1]] = part
+        return text_rows.compact(rows)
+
+    def _rows(self, index: int, batch: EventBatch) -> np.ndarray:
+        """The lines of rows of one measurement, as text_rows' rows."""
+        measurement: Measurement = self._measurements[index]
+        prefixes = self._prefixes[index][batch.host]  # a copy: a row with a null tag gets its own (shorter) prefix
+        if batch.null_tag is not None:
+            for at in np.flatnonzero(batch.null_tag >= 0).tolist():
+                prefixes[at] = self._prefix(index, int(batch.host[at]), int(batch.null_tag[at])).encode()
+        columns = [text_rows.fixed(prefixes)]
+        fields_first = not any(kind != "text" for kind in self._kinds.values())
+        for position, (name, integer) in enumerate(zip(measurement.field_names, measurement.integer_fields)):
+            separator = " " if position == 0 and fields_first else ","
+            columns += _field(f"{separator}{name}=", batch.measurement(position), integer)
         columns += [text_rows.constant(" "), text_rows.integers(batch.timestamp_ms), text_rows.constant("\n")]
-        return text_rows.compact(text_rows.text_rows(columns, len(batch)))
+        return text_rows.text_rows(columns, len(batch))
+
+
+def _field(lead: str, values: np.ndarray, integer: bool) -> list[np.ndarray]:
+    """The columns of `lead` and the value of every row, as TSBS writes it; nothing for a null (NaN)."""
+    null = np.isnan(values)
+    written = np.where(null, 0.0, values) if null.any() else values
+    text = [text_rows.integers(written.astype(np.int64)), text_rows.constant("i")] if integer else [text_rows.decimals(written)]
+    if not null.any():
+        return [text_rows.constant(lead), *text]
+    rows = text_rows.text_rows([text_rows.constant(lead), *text], len(values))
+    rows[null] = 0
+    return [rows]

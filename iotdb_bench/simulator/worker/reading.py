@@ -55,7 +55,9 @@ class ReadSide:
         record, the run's own tables are read."""
         record, missing = self.expected_record()
         if self.spec.task == "query" and not self.spec.queries:  # no --queries: the data's own (a TSBS use case's types, or the tool's)
-            self.spec = self.spec.model_copy(update={"queries": default_queries(record.shape if record is not None else "events")})
+            # ... those the module answers: a type it refuses is left out, not an error
+            own = self.module.capabilities.answered(default_queries(record.shape if record is not None else "events"))
+            self.spec = self.spec.model_copy(update={"queries": own})
         if record is not None:
             self._read_recorded_tables(record)
         elif self.spec.task == "query" and (tsbs := [name for name in self.spec.queries if name in TSBS_QUERIES]):

@@ -19,10 +19,12 @@ buckets API. InfluxDB 1.8 has no buckets API: there `bucket` is "database/retent
 1.x query API creates the database and drops the run's measurements (clean). Which API applies is
 read from the server's version (the /ping header), or forced with `v1_compat`.
 
-TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md) is written as TSBS's influx target writes it
-(simulator/wire/tsbs_lines.py: measurement `cpu`, the host's ten tags, integer fields) and queried with
-TSBS's InfluxQL through the 1.x /query API (tsbs_queries.py); InfluxDB 1.8 only (2.x refuses it in
-setup: its /query needs a DBRP mapping the tool does not make). The data's size on disk is InfluxDB
+TSBS's data (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`, docs/tsbs.md) is written as TSBS's influx
+target writes it (simulator/wire/tsbs_lines.py: a measurement per TSBS measurement, the entity's and the
+measurement's own tags as tags, TSBS's int64 fields as integers, its null tags and fields left out) and
+queried with TSBS's InfluxQL through the 1.x /query API (tsbs_queries.py: the DevOps types;
+tsbs_iot_queries.py: the IoT types InfluxQL answers exactly, the others refused); InfluxDB 1.8 only
+(2.x refuses it in setup: its /query needs a DBRP mapping the tool does not make). The data's size on disk is InfluxDB
 1.8's own accounting (SHOW STATS, the shards' diskBytes).
 
 Reading back: device-downsample is `aggregateWindow(every: 1m)` (min, mean, max, windows labelled by
@@ -35,13 +37,14 @@ from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
 from iotdb_bench.simulator.modules.base import DatabaseModule, played_by
+from iotdb_bench.simulator.modules.influxdb import tsbs_iot_queries
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxConnection, InfluxServerError
 from iotdb_bench.simulator.modules.influxdb.options import InfluxdbOptions
 from iotdb_bench.simulator.modules.influxdb.reader import InfluxReader
 from iotdb_bench.simulator.modules.influxdb.records import InfluxRecords
 from iotdb_bench.simulator.modules.influxdb.schema import InfluxSchema
 from iotdb_bench.simulator.modules.influxdb.writer import InfluxWriter
-from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, PrimaryKey, RunSpec
 
 __all__ = ["InfluxServerError", "Module"]
 
@@ -50,7 +53,7 @@ class Module(DatabaseModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), tsbs_queries_refused=tsbs_iot_queries.REFUSED, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True,
         sensors=True, markers=True,
         drivers=("influxdb-client",),
         # The next batch is generated and encoded once a write is on the wire (about 0.2 ms per 1000
@@ -73,8 +76,8 @@ class Module(DatabaseModule):
                  f"{' retention policy ' + policy if policy else ''} (SHOW STATS: TSM files and write-ahead log), every measurement "
                  "in them (a database of its own gives the run's share); none on InfluxDB 2"]
         if self.spec.tsbs:
-            notes.append("TSBS's cpu rows as its influx target writes them: measurement cpu, the ten tags as tags, the fields as integers, "
-                         "times in milliseconds; TSBS's InfluxQL queries (docs/databases/influxdb.md)")
+            notes.append(f"TSBS's rows as its influx target writes them: a measurement per TSBS measurement ({', '.join(self.spec.table_names)}), "
+                         "the tags as tags, int64 fields as integers, times in milliseconds; TSBS's InfluxQL queries (docs/databases/influxdb.md)")
         return notes
 
     def server_address(self) -> tuple[str, int] | None:

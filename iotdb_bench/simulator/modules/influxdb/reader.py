@@ -1,5 +1,5 @@
 """The influxdb module's read side: the six Flux queries (device-downsample is `aggregateWindow(every:
-1m)`, windows labelled by their start), TSBS's DevOps query types in TSBS's InfluxQL, a query file's
+1m)`, windows labelled by their start), TSBS's DevOps and IoT query types in TSBS's InfluxQL, a query file's
 InfluxQL texts (influxql_answers.py), the scan of a
 device's series streamed as CSV and cut into pages, and the visibility probe's look-up of a marker in
 its own millisecond."""
@@ -14,10 +14,12 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.influxdb import influxql_answers, tsbs_queries
+from iotdb_bench.simulator.modules.influxdb import influxql_answers, tsbs_iot_queries, tsbs_queries
 from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
+from iotdb_bench.simulator.queries.tsbs_iot import IOT, IotQuery
+from iotdb_bench.simulator.spec import TSBS_IOT_QUERIES, default_queries
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -54,10 +56,30 @@ class InfluxReader(InfluxRole, ReaderRole):
         }
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types in TSBS's InfluxQL (tsbs_queries.py), through the 1.x query API."""
+        """TSBS's query types of the data's use case in TSBS's InfluxQL, through the 1.x query API: the
+        DevOps types (tsbs_queries.py), or the IoT types InfluxQL answers exactly (tsbs_iot_queries.py)."""
         if not self.spec.tsbs:
             return {}
+        if default_queries(self.spec.shape) == TSBS_IOT_QUERIES:
+            refused = {name for name, _ in tsbs_iot_queries.REFUSED}
+            return {name: self._iot_influxql(query) for name, query in IOT.items() if name not in refused}
         return {name: self._influxql(query) for name, query in DEVOPS.items()}
+
+    def _iot_influxql(self, query: IotQuery) -> Callable[[Parameters], Query]:
+        def bind(parameters: Parameters) -> Query:
+            listing = tsbs_iot_queries.series_statement(query, parameters)
+
+            def run() -> Answer:  # both calls timed: the trucks' series, then the query over them
+                tags_of = tsbs_iot_queries.truck_tags(self.module.connection.influxql_series(listing, bounded=True))
+                convert = tsbs_iot_queries.conversion(query, tags_of)
+                if not tags_of:
+                    return Answer([], convert)
+                statement = tsbs_iot_queries.statement(query, parameters, sorted(tags_of))
+                return Answer(self.module.connection.influxql_series(statement, bounded=True), convert)
+
+            return run
+
+        return bind
 
     def _influxql(self, query: DevopsQuery) -> Callable[[Parameters], Query]:
         convert = tsbs_queries.conversion(query)

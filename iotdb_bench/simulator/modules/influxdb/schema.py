@@ -8,6 +8,8 @@ from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
 from iotdb_bench.simulator.modules.influxdb import points
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxServerError
 from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
+from iotdb_bench.simulator.workload.tsbs.usecases import Measurement
 
 
 class InfluxSchema(InfluxRole, SchemaRole):
@@ -58,10 +60,26 @@ class InfluxSchema(InfluxRole, SchemaRole):
         return f"InfluxDB {self.module.connection.version}"  # the X-Influxdb-Version header of GET /ping, read at connect
 
     def count(self) -> int:
-        """Events in the run's measurements: the number of values of a field every point has, over all time."""
+        """Events in the run's measurements: the number of values of a field every point has, over all
+        time (TSBS's: its rows, `_tsbs_rows`)."""
         connection = self.module.connection
+        if self.spec.tsbs:
+            return sum(self._tsbs_rows(measurement) for measurement in USE_CASES[self.spec.shape].measurements)
         measurements = " or ".join(f'r._measurement == "{name}"' for name in self.spec.table_names)
         flux = (f'from(bucket: "{self.options.bucket}") |> {RANGE}\n'
                 f'  |> filter(fn: (r) => ({measurements}) and r._field == "{points.count_field(self.layout)}") |> group() |> count()')
         tables = connection.call("counting", connection.client.query_api().query, flux, org=self.options.org)
         return sum(int(record.get_value()) for table in tables for record in table.records)
+
+    def _tsbs_rows(self, measurement: Measurement) -> int:
+        """Rows (points) of a TSBS measurement: the values of its first field, which every DevOps row
+        has. An IoT row may lack any one field (TSBS's null field) and any one of the tags TSBS writes
+        as fields (a null tag), so no field is in every row, and InfluxQL counts values, not points:
+        the rows of a raw query of two of those tag fields (no row lacks both) are counted instead."""
+        connection = self.module.connection
+        use_case = USE_CASES[self.spec.shape]
+        tag_fields = [name for name, kind in use_case.tags if kind != "text"]
+        if tag_fields:
+            return connection.influxql_rows(f'SELECT "{tag_fields[0]}", "{tag_fields[1]}" FROM "{measurement.name}"')
+        counted = connection.influxql_series(f'SELECT count("{measurement.field_names[0]}") FROM "{measurement.name}"')
+        return sum(int(one["values"][0][1]) for one in counted)

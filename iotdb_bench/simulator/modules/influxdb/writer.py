@@ -10,15 +10,16 @@ from iotdb_bench.simulator.modules.base import WriterRole
 from iotdb_bench.simulator.modules.influxdb import points
 from iotdb_bench.simulator.modules.influxdb.options import InfluxRole
 from iotdb_bench.simulator.wire import text_rows
-from iotdb_bench.simulator.wire.tsbs_lines import CpuLines
+from iotdb_bench.simulator.wire.tsbs_lines import TsbsLines
 from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 
 class InfluxWriter(InfluxRole, WriterRole):
     @functools.cached_property
-    def _tsbs_lines(self) -> CpuLines:
-        """TSBS's shapes: the influx target's line protocol, every host's tags made once (on the first batch)."""
-        return CpuLines(self.spec.seed, self.spec.all_devices)
+    def _tsbs_lines(self) -> TsbsLines:
+        """TSBS's shapes: the influx target's line protocol, every entity's tags made once (on the first batch)."""
+        return TsbsLines(USE_CASES[self.spec.shape], self.spec.seed, self.spec.all_devices)
 
     def prepare_batch(self, batch: EventBatch) -> bytes:
         if self.spec.tsbs:

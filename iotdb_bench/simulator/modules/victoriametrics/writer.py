@@ -12,15 +12,16 @@ import numpy as np
 from iotdb_bench.simulator.modules.base import WriterRole
 from iotdb_bench.simulator.modules.victoriametrics.options import VmRole
 from iotdb_bench.simulator.wire import text_rows
-from iotdb_bench.simulator.wire.tsbs_lines import CpuLines
+from iotdb_bench.simulator.wire.tsbs_lines import TsbsLines
 from iotdb_bench.simulator.workload.events import EventBatch
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 
 class VmWriter(VmRole, WriterRole):
     @functools.cached_property
-    def _tsbs_lines(self) -> CpuLines:
+    def _tsbs_lines(self) -> TsbsLines:
         """TSBS's shapes: the line protocol of TSBS's victoriametrics target, every host's tags made once."""
-        return CpuLines(self.spec.seed, self.spec.all_devices)
+        return TsbsLines(USE_CASES[self.spec.shape], self.spec.seed, self.spec.all_devices)
 
     def prepare_batch(self, batch: EventBatch) -> bytes:
         if self.spec.tsbs:

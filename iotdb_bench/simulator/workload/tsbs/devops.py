@@ -55,6 +55,10 @@ class Disk(Measurement):
     def field_names(self) -> tuple[str, ...]:
         return ("total", "free", "used", "used_percent", "inodes_total", "inodes_free", "inodes_used")
 
+    @property
+    def integer_fields(self) -> tuple[bool, ...]:
+        return (True,) * len(self.field_names)
+
     def values(self, units: np.ndarray, steps: np.ndarray, context: Context) -> np.ndarray:
         free = written(units[:, :, 0], None)
         total = float(ONE_TERABYTE)
@@ -73,6 +77,10 @@ class Mem(Measurement):
     @property
     def field_names(self) -> tuple[str, ...]:
         return ("total", "available", "used", "free", "cached", "buffered", "used_percent", "available_percent", "buffered_percent")
+
+    @property
+    def integer_fields(self) -> tuple[bool, ...]:
+        return (True,) * 6 + (False,) * 3  # TSBS's percentages are float64s
 
     def totals(self, seed: int, hosts: np.ndarray) -> np.ndarray:
         return np.array(MEMORY_TOTALS, dtype=np.int64)[entity_draws(seed, self.salt, hosts)(3, len(MEMORY_TOTALS))]
@@ -95,6 +103,10 @@ class Kernel(Measurement):
     def field_names(self) -> tuple[str, ...]:
         return ("boot_time", *super().field_names)
 
+    @property
+    def integer_fields(self) -> tuple[bool, ...]:
+        return (True, *super().integer_fields)
+
     def values(self, units: np.ndarray, steps: np.ndarray, context: Context) -> np.ndarray:
         boot = entity_draws(context.seed, self.salt, context.hosts)(3, BOOT_TIMES).astype(np.float64)
         counters = super().values(units, steps, context)
@@ -107,6 +119,10 @@ class Redis(Measurement):
     @property
     def field_names(self) -> tuple[str, ...]:
         return ("uptime_in_seconds", *super().field_names)
+
+    @property
+    def integer_fields(self) -> tuple[bool, ...]:
+        return (True, *super().integer_fields)
 
     def values(self, units: np.ndarray, steps: np.ndarray, context: Context) -> np.ndarray:
         uptime = (steps * context.interval_ms // 1000).astype(np.float64)

@@ -64,6 +64,12 @@ class Measurement:
     def field_names(self) -> tuple[str, ...]:
         return tuple(one.name for one in self.walked)
 
+    @property
+    def integer_fields(self) -> tuple[bool, ...]:
+        """Per field written, whether TSBS writes it as an integer (its int64(): the `i` of line
+        protocol) rather than a float64: its walks' whole numbers, unless a subclass derives others."""
+        return tuple(one.decimals is None for one in self.walked)
+
     def walks(self, seed: int, hosts: np.ndarray) -> list[Walk]:
         """The walk of every series, host-major (the same for every host unless the host's own
         parameters change it: mem's total)."""
