@@ -27,7 +27,7 @@ from iotdb_bench.simulator.checks.answers import Answer, epoch_ms, with_times
 from iotdb_bench.simulator.modules.questdb.ilp import NANOS_PER_MS
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
-from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.wire.tsbs_lines import CpuLines
 from iotdb_bench.simulator.workload.events import EventBatch
 from iotdb_bench.simulator.workload.shapes import Column, Layout
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
@@ -58,17 +58,11 @@ class TsbsRows:
     def __init__(self, layout: Layout, seed: int, hosts: int):
         self.fields = fields(layout)
         self.tags = host_tags(seed, 0, hosts)
-        # Each host's line up to its fields: `cpu,hostname=host_0,region=...,service_environment=test`.
-        self._heads = np.array([(TABLE + "".join(f",{name}={value}" for name, value in zip(TAG_NAMES, tags))).encode() for tags in self.tags])
+        self._lines = CpuLines(seed, hosts, NANOS_PER_MS)
 
     def lines(self, batch: EventBatch) -> bytes:
-        """`<head> usage_user=58i,...,usage_guest_nice=38i <ns>`, one line per row: TSBS's questdb serializer's."""
-        parts = [text_rows.fixed(self._heads[_hosts(batch)])]
-        for position, column in enumerate(self.fields):
-            parts += [text_rows.constant(f"{',' if position else ' '}{column.name}="), text_rows.integers(self._integers(column, batch)),
-                      text_rows.constant("i")]
-        parts += [text_rows.constant(" "), text_rows.integers(batch.timestamp_ms * NANOS_PER_MS), text_rows.constant("\n")]
-        return text_rows.compact(text_rows.text_rows(parts, len(batch)))
+        """`cpu,<tags> usage_user=58i,...,usage_guest_nice=38i <ns>`, one line per row: TSBS's questdb serializer's."""
+        return self._lines.lines(batch)
 
     def calls(self, batch: EventBatch) -> list[tuple[dict[str, str], dict[str, int], int]]:
         """(symbols, columns, epoch ms) of each row, for the client's row()."""
