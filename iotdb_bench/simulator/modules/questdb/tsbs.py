@@ -2,10 +2,11 @@
 
 The layout is what TSBS's loader makes (tsbs_load_questdb writes ILP and lets QuestDB create the
 table; its pkg/targets/questdb and the CREATE TABLE left in cmd/tsbs_load_questdb/creator.go): one
-table per measurement (`cpu`), the host's ten tags as SYMBOL columns, the fields as LONG (TSBS's
-generator writes cpu's values as int64, `usage_user=58i`), the designated `timestamp`; WAL,
-partitioned by the module's `partition_by` (DAY, as TSBS's). Every row carries its host's tags, as
-TSBS's ILP lines do; there is no tags table.
+table per measurement (`cpu`; devops: nine), the host's ten tags and the measurement's own as SYMBOL
+columns, the fields as LONG (TSBS's generator writes its values as int64, `usage_user=58i`; mem's
+percentages as float64: DOUBLE), the designated `timestamp`; WAL, partitioned by the module's
+`partition_by` (DAY, as TSBS's). Every row carries its host's tags, as TSBS's ILP lines do; there is
+no tags table.
 
 The queries are TSBS's questdb generator's (cmd/tsbs_generate_queries/databases/questdb/devops.go) in
 QuestDB 9's SQL, with TSBS's semantics where its QuestDB text differs from the other targets':
@@ -27,10 +28,13 @@ from iotdb_bench.simulator.checks.answers import Answer, epoch_ms, with_times
 from iotdb_bench.simulator.modules.questdb.ilp import NANOS_PER_MS
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
+from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.wire.tsbs_lines import CpuLines
 from iotdb_bench.simulator.workload.events import EventBatch
 from iotdb_bench.simulator.workload.shapes import Column, Layout
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.usecases import Measurement
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,11 +42,19 @@ if TYPE_CHECKING:
 TABLE = "cpu"
 
 
-def create_table(layout: Layout, partition_by: str, dedup: bool) -> str:
-    """TSBS's table: the tags (SYMBOL), the fields (LONG), the designated timestamp. With dedup, a row
-    written again for the same host and time replaces the stored one."""
-    columns = [f"{name} SYMBOL" for name in TAG_NAMES] + [f"{column.name} LONG" for column in fields(layout)]
-    statement = f"CREATE TABLE IF NOT EXISTS {TABLE} ({', '.join(columns)}, timestamp TIMESTAMP) TIMESTAMP(timestamp) PARTITION BY {partition_by} WAL"
+# The fields TSBS's devops generator writes as float64 (ILP doubles); all the others are int64 (`58i`).
+DOUBLE_FIELDS = {"mem": frozenset({"used_percent", "available_percent", "buffered_percent"})}
+
+
+def create_table(shape: str, table: str, partition_by: str, dedup: bool) -> str:
+    """A measurement's table as TSBS's lines make QuestDB create it: the host's tags, then the
+    measurement's own (SYMBOL), the fields (LONG, or DOUBLE where TSBS writes doubles), the designated
+    timestamp. With dedup, a row written again for the same host and time replaces the stored one."""
+    measurement = USE_CASES[shape].measurement(table)
+    tags = [*TAG_NAMES, *(name for name, _ in measurement.own_tags)]
+    doubles = DOUBLE_FIELDS.get(table, frozenset())
+    columns = [f"{name} SYMBOL" for name in tags] + [f"{name} {'DOUBLE' if name in doubles else 'LONG'}" for name in measurement.field_names]
+    statement = f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(columns)}, timestamp TIMESTAMP) TIMESTAMP(timestamp) PARTITION BY {partition_by} WAL"
     return statement + (" DEDUP UPSERT KEYS(timestamp, hostname)" if dedup else "")
 
 
@@ -86,6 +98,40 @@ class TsbsRows:
     def _integers(column: Column, batch: EventBatch) -> np.ndarray:
         """A field's whole numbers as the int64 TSBS writes (the generator holds them as float64)."""
         return np.asarray(column.values(batch)).astype(np.int64)
+
+
+class MeasurementLines:
+    """TSBS's devops rows of one measurement as TSBS's questdb serializer writes them (pkg/targets/
+    questdb/serializer.go): `diskio,<the host's ten tags>,serial=... reads=12i,... <ns>`, the host's
+    tags then the measurement's own, the fields in order, int64 with `i`, float64 (mem's percentages)
+    as Go's shortest positional form (`strconv.AppendFloat(v, 'f', -1, 64)`: `50`, `66.66666666666667`)."""
+
+    def __init__(self, seed: int, hosts: int, measurement: Measurement):
+        own = measurement.tag_values(seed, np.arange(hosts))
+        heads = [measurement.name + "".join(f",{name}={value}" for name, value in zip(TAG_NAMES, tags))
+                 + "".join(f",{name}={values[host]}" for name, values in own.items()) for host, tags in enumerate(host_tags(seed, 0, hosts))]
+        self._heads = np.array([head.encode() for head in heads])  # TSBS's values need no escaping
+        self._fields = measurement.field_names
+        self._doubles = DOUBLE_FIELDS.get(measurement.name, frozenset())
+
+    def lines(self, batch: EventBatch) -> bytes:
+        """One line per row of the batch (rows of this measurement), in its order."""
+        columns = [text_rows.fixed(self._heads[_hosts(batch)])]
+        for position, name in enumerate(self._fields):
+            values = batch.measurement(position)
+            columns.append(text_rows.constant(f"{',' if position else ' '}{name}="))
+            if name in self._doubles:
+                texts = [np.format_float_positional(value, unique=True, trim="-") for value in values.tolist()]
+                columns.append(text_rows.fixed(np.array(texts, dtype="S")))
+            else:
+                columns += [text_rows.integers(values.astype(np.int64)), text_rows.constant("i")]
+        columns += [text_rows.constant(" "), text_rows.integers(batch.timestamp_ms * NANOS_PER_MS), text_rows.constant("\n")]
+        return text_rows.compact(text_rows.text_rows(columns, len(batch)))
+
+
+def devops_lines(seed: int, hosts: int) -> dict[str, MeasurementLines]:
+    """The lines of each of TSBS's devops measurements, by table."""
+    return {one.name: MeasurementLines(seed, hosts, one) for one in USE_CASES["tsbs-devops"].measurements}
 
 
 def _hosts(batch: EventBatch) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, WriterRole, connected
+from iotdb_bench.simulator.modules.questdb import tsbs
 from iotdb_bench.simulator.modules.questdb.ilp import ilp_lines
 from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
 from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows
@@ -29,13 +30,17 @@ class QuestdbWriter(QuestdbRole, WriterRole):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client
         # TSBS's shapes: rows with their hosts' tags as symbols, the fields as LONG (tsbs.py).
-        self._tsbs = TsbsRows(self.layout, self.spec.seed, self.spec.all_devices) if self.spec.tsbs else None
+        self._tsbs = TsbsRows(self.layout, self.spec.seed, self.spec.all_devices) if self.spec.shape == "tsbs-cpu" else None
+        # TSBS's devops: a table per measurement, each its own lines (tsbs.py; batches the module encodes only)
+        self._devops = tsbs.devops_lines(self.spec.seed, self.spec.all_devices) if self.spec.shape == "tsbs-devops" else {}
 
     def prepare_batch(self, batch: EventBatch) -> Any:
         """The batch's ILP lines (one request): bytes, or a client buffer; built here, outside the timed call."""
         if self.options.batch_encoding == "numpy":
             if self._tsbs is not None:
                 return self._tsbs.lines(batch)
+            if self._devops:
+                return b"".join(self._devops[table].lines(part) for table, part in self.per_table(batch))
             binary = self.module.binary_doubles
             return b"".join(ilp_lines(self.layout, part, table, part.client_key if self._with_key else None, binary)
                             for table, part in self.per_table(batch))
