@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, WriterRole, connected
-from iotdb_bench.simulator.modules.questdb import tsbs
 from iotdb_bench.simulator.modules.questdb.ilp import ilp_lines
 from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
-from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows
+from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows, devops_lines
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES
@@ -32,7 +31,7 @@ class QuestdbWriter(QuestdbRole, WriterRole):
         # TSBS's shapes: rows with their hosts' tags as symbols, the fields as LONG (tsbs.py).
         self._tsbs = TsbsRows(self.layout, self.spec.seed, self.spec.all_devices) if self.spec.shape == "tsbs-cpu" else None
         # TSBS's devops: a table per measurement, each its own lines (tsbs.py; batches the module encodes only)
-        self._devops = tsbs.devops_lines(self.spec.seed, self.spec.all_devices) if self.spec.shape == "tsbs-devops" else {}
+        self._devops = devops_lines(self.spec.seed, self.spec.all_devices) if self.spec.shape == "tsbs-devops" else {}
 
     def prepare_batch(self, batch: EventBatch) -> Any:
         """The batch's ILP lines (one request): bytes, or a client buffer; built here, outside the timed call."""
