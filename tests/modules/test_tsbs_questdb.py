@@ -1,8 +1,8 @@
-"""TSBS's cpu-only data and DevOps query types on the real QuestDB (tests/tsbs_story.py): TSBS's questdb
-target's table (what tsbs_load_questdb's ILP lines make: the tags as SYMBOL, the fields as LONG, the
-designated `timestamp`, WAL, DAY partitions), TSBS's rows and points, every type answered `ok` in
-QuestDB's SQL, changed rows found. The shipped `questdb-local` target on scripts/servers/start-questdb.sh's
-server; the suite drops its table at the end."""
+"""TSBS's cpu-only and devops data and DevOps query types on the real QuestDB (tests/tsbs_story.py): TSBS's
+questdb target's tables (what tsbs_load_questdb's ILP lines make: the tags as SYMBOL, the fields as LONG,
+mem's percentages DOUBLE, the designated `timestamp`, WAL, DAY partitions), TSBS's rows and points, every
+type answered `ok` in QuestDB's SQL, changed rows found. The shipped `questdb-local` target on
+scripts/servers/start-questdb.sh's server; the suite drops its tables at the end."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import time
 import psycopg
 import pytest
 
+from iotdb_bench.simulator.spec import TSBS_TABLES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
 from tests.modules.test_questdb import HOST, HTTP_PORT, PG_PORT, connect, rows, table_info
-from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+from tests.tsbs_story import DATA, DEVOPS_STORY, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
 
 pytestmark = pytest.mark.questdb
 
@@ -71,3 +72,28 @@ def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(
                 time.sleep(0.05)
 
     check_changed_rows_are_found(run(folder), change, value=101)  # LONG fields: a whole number above 100
+
+
+def test_devops_tables_rows_and_the_devops_types_over_its_cpu(folder):
+    """Runs last: its insert replaces the cpu-only story's `cpu` with devops data."""
+    try:
+        assert_inserted(run(folder)("insert", *DEVOPS_STORY.insert), DEVOPS_STORY)
+        per_table = DEVOPS_STORY.tsbs_rows // len(TSBS_TABLES["tsbs-devops"])
+        for table in TSBS_TABLES["tsbs-devops"]:
+            assert rows(f"SELECT count(), count_distinct(hostname) FROM {table}") == [(per_table, HOSTS)], table
+        assert rows('SELECT "column", type FROM table_columns(\'diskio\')')[len(TAG_NAMES):len(TAG_NAMES) + 2] == [("serial", "SYMBOL"), ("reads", "LONG")]
+        assert [row for row in rows('SELECT "column", type FROM table_columns(\'mem\')') if row[1] == "DOUBLE"] == [
+            ("used_percent", "DOUBLE"), ("available_percent", "DOUBLE"), ("buffered_percent", "DOUBLE")]
+        assert rows("SELECT count() FROM mem WHERE used_percent <> 100.0 * used / total") == [(0,)]
+        assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
+    finally:
+        with connect() as conn:
+            for table in TSBS_TABLES["tsbs-devops"]:
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_devops_needs_batches_the_module_encodes(folder):
+    result = run(folder)("insert", "--schema", "tsbs-devops", "--devices", "2", "--time-range", "1m", "-r", "1")
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: module 'questdb': --schema tsbs-devops is written as batches the module encodes: it needs --batch and batch_encoding numpy"]

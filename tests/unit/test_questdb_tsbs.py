@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 import warnings
 
-from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows
+from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows, devops_lines
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.shapes import generator, layout
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
+from tests.unit.test_tsbs_generator import batches, tsbs_generate_data, tsbs_spec
 
 # A line of `tsbs_generate_data --use-case=cpu-only --format=questdb` (TSBS 37fced7), values aside.
 TSBS_LINE = re.compile("cpu," + ",".join(f"{name}=[^ ,]+" for name in TAG_NAMES) + " " + ",".join(f"{name}=[0-9]+i" for name in CPU_FIELDS)
@@ -64,3 +65,29 @@ def test_frame_holds_the_same_rows():
     for (symbols, columns, ms), record in zip(calls, frame.to_dict("records"), strict=True):
         assert {**symbols, **columns} == {name: record[name] for name in (*TAG_NAMES, *CPU_FIELDS)}
         assert record["timestamp"].value == ms * 1_000_000
+
+
+def line_shape(line: str) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(table, tag keys, (field, kind) in order) of an ILP line; kind: integer (`12i`) or double."""
+    series, fields, _ = line.split(" ")
+    table, *tags = series.split(",")
+    kinds = tuple((key, "integer" if re.fullmatch(r"-?\d+i", value) else "double") for key, value in (field.split("=") for field in fields.split(",")))
+    return table, tuple(tag.split("=")[0] for tag in tags), kinds
+
+
+def test_devops_lines_have_the_shape_of_tsbs_own_questdb_lines():
+    """Every measurement: the table, the host's tags then its own, the fields in TSBS's order with TSBS's
+    types (int64 `i`, mem's percentages doubles), nanoseconds; Go's positional doubles (no exponent)."""
+    output = tsbs_generate_data("--use-case=devops", "--seed=3", "--scale=3", "--log-interval=30s", "--timestamp-start=2016-01-01T00:00:00Z",
+                                "--timestamp-end=2016-01-01T00:02:00Z", "--format=questdb")
+    theirs = [line for line in output.splitlines() if line]
+    spec = tsbs_spec(3, "30s", "2016-01-01T00:00:00Z", "2016-01-01T00:02:00Z", shape="tsbs-devops")
+    lines = devops_lines(spec.seed, 3)
+    ours = [line for batch in batches(spec) for line in lines.lines(batch).decode().splitlines()]
+    assert len(ours) == len(theirs) == 4 * 3 * 9
+    assert {line_shape(line) for line in ours} == {line_shape(line) for line in theirs}
+    values = [field.split("=")[1] for line in ours for field in line.split(" ")[1].split(",")]
+    assert all(re.fullmatch(r"-?\d+i|-?\d+(\.\d+)?", value) for value in values)
+    assert all(re.fullmatch(r"[0-9]{19}", line.rsplit(" ", 1)[1]) for line in ours)
+    mem = [line for line in ours if line.startswith("mem,")]
+    assert all(float(dict(f.split("=") for f in line.split(" ")[1].split(","))["used_percent"]) > 0 for line in mem)

@@ -35,3 +35,12 @@ def test_rows_are_one_width_with_padding_in_front():
 
 def test_no_values_give_no_rows():
     assert text_rows.integers(np.array([], dtype=np.int64)).shape[0] == 0
+
+
+@pytest.mark.parametrize("values", [np.arange(-50, 50).reshape(10, 10), np.arange(20).reshape(4, 5) * 99_991, np.array([[0, 100], [7, 9_999]])],
+                         ids=["signs", "wide", "small"])
+def test_a_matrix_of_values_is_each_values_text_on_a_last_axis(values):
+    """Several fields of each row at once (TSBS's cpu lines): the same digits as one value at a time."""
+    digits = text_rows.integers(values)
+    assert digits.shape[:2] == values.shape
+    assert [[cell[cell != 0].tobytes().decode() for cell in row] for row in digits] == [[str(v) for v in row] for row in values.tolist()]

@@ -11,6 +11,9 @@ import numpy as np
 # The four ASCII digits of 0..9999 as one uint32 each (their bytes in memory order): numbers are
 # written four digits per lookup, with a divmod per four digits instead of two operations per digit.
 _QUADS = np.frombuffer(b"".join(b"%04d" % i for i in range(10_000)), dtype=np.uint32)
+# 0..9999 right-aligned in four bytes, their leading zeros as zero bytes (padding): the digits of small
+# numbers in one lookup, without the divisions and the masking of the leading zeros.
+_SMALL = np.frombuffer(b"".join(b"%4d" % i for i in range(10_000)).replace(b" ", b"\0"), dtype=np.uint32)
 _POWERS = 10 ** np.arange(19, dtype=np.int64)  # 1, 10, ..., 10**18: digit counts by searchsorted
 _DAY_MS = 86_400_000
 _FIRST_DAY, _LAST_DAY = (int(np.datetime64(day, "D").astype(np.int64)) for day in ("0000-01-01", "9999-12-31"))
@@ -48,9 +51,9 @@ def fixed(values: np.ndarray) -> np.ndarray:
 
 
 def integers(values: np.ndarray) -> np.ndarray:
-    """Decimal digits of int64 values, a sign column first where any is negative."""
-    if len(values) and values.min() < 0:
-        return np.concatenate([_signs(values), _digits(np.abs(values), least=1)], axis=1)
+    """Decimal digits of int64 values of any shape (the digits a last axis), a sign first where any is negative."""
+    if values.size and values.min() < 0:
+        return np.concatenate([_signs(values), _digits(np.abs(values), least=1)], axis=-1)
     return _digits(values, least=1)
 
 
@@ -105,25 +108,27 @@ def value(kind: str, values: np.ndarray, quote: str = '"') -> list[np.ndarray]:
 
 
 def _signs(values: np.ndarray) -> np.ndarray:
-    return np.where(values < 0, ord("-"), 0).astype(np.uint8)[:, None]
+    return np.where(values < 0, ord("-"), 0).astype(np.uint8)[..., None]
 
 
 def _digits(magnitude: np.ndarray, least: int) -> np.ndarray:
-    """ASCII digits of non-negative int64 values, right-aligned, at least `least` of each; the
-    leading zeros beyond those are zero bytes."""
-    count = len(magnitude)
-    if not count:
-        return np.zeros((0, least), dtype=np.uint8)
-    width = max(len(str(int(magnitude.max()))), least)
+    """ASCII digits of non-negative int64 values (any shape: the digits a last axis), right-aligned,
+    at least `least` of each; the leading zeros beyond those are zero bytes."""
+    if not magnitude.size:
+        return np.zeros((*magnitude.shape, least), dtype=np.uint8)
+    top = int(magnitude.max())
+    width = max(len(str(top)), least)
+    if top < 10_000 and least == 1:
+        return _SMALL[magnitude].view(np.uint8).reshape(*magnitude.shape, 4)[..., 4 - width :]
     groups = -(-width // 4)
-    quads = np.empty((count, groups), dtype=np.uint32)
+    quads = np.empty((*magnitude.shape, groups), dtype=np.uint32)
     rest = magnitude
     for group in range(groups - 1, 0, -1):
         rest, low = np.divmod(rest, 10_000)
-        quads[:, group] = _QUADS[low]
-    quads[:, 0] = _QUADS[rest]
-    digits = quads.view(np.uint8)[:, 4 * groups - width :]
+        quads[..., group] = _QUADS[low]
+    quads[..., 0] = _QUADS[rest]
+    digits = quads.view(np.uint8)[..., 4 * groups - width :]
     if max(len(str(int(magnitude.min()))), least) < width:  # some have fewer digits
         lengths = np.maximum(np.searchsorted(_POWERS, magnitude, side="right"), least)
-        digits *= np.arange(width) >= (width - lengths)[:, None]
+        digits *= np.arange(width) >= (width - lengths)[..., None]
     return digits

@@ -1,20 +1,27 @@
-"""TSBS's rows as InfluxDB line protocol, as its `influx` and `victoriametrics` targets write them
-(pkg/targets/influx/serializer.go): a line per row, `<measurement>,<the entity's tags>,<the
+"""TSBS's rows as InfluxDB line protocol, as its `influx`, `victoriametrics` and `questdb` targets write
+them (pkg/targets/influx/serializer.go, pkg/targets/questdb/serializer.go): a line per row, `<measurement>,<the entity's tags>,<the
 measurement's own tags> <fields> <time>`, e.g. `cpu,hostname=host_0,region=...,<the ten tags>
 usage_user=58i,...,usage_guest_nice=38i <time>`.
 
 As TSBS's serializer writes them: a field TSBS writes as int64 with the `i` suffix, a float64 as a
 number without it (the shortest text that reads back as the same double); tags whose values are not
 strings (IoT's load_capacity, fuel_capacity and nominal_fuel_consumption) as the first fields; a null
-tag or field (IoT's) left out of the line. Times in milliseconds (the write asks for precision ms;
-TSBS writes nanoseconds).
+tag or field (IoT's) left out of the line. Times in milliseconds for InfluxDB and VictoriaMetrics
+(their writes ask for precision ms), in nanoseconds for QuestDB (TSBS's unit, which its ILP takes
+without a suffix): a row's epoch milliseconds times `time_factor`.
 
 Each entity's measurement-and-tags prefix is made once per measurement, when the writer is built; a
 batch's text is then the prefixes of its rows' entities beside their fields and times, built with
-NumPy (text_rows). The rare rows with a null tag get their own prefix.
+NumPy (text_rows). The rare rows with a null tag get their own prefix. A measurement whose fields are
+all integers (cpu's ten, most of devops') is written as one block when no value of the batch is null:
+each field's `,name=` right-aligned in the longest one's width, its digits and `i`, the padding zero
+bytes that compact() drops; one copy of a template and one of the digits per batch instead of three
+columns per field (half the CPU per row of cpu data).
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -26,7 +33,8 @@ from iotdb_bench.simulator.workload.tsbs.usecases import Measurement, UseCase
 class TsbsLines:
     """The line protocol of the rows of a run's entities (host_0.. or truck_0.. of `seed`)."""
 
-    def __init__(self, use_case: UseCase, seed: int, entities: int):
+    def __init__(self, use_case: UseCase, seed: int, entities: int, time_factor: int = 1):
+        self._time_factor = time_factor
         # TSBS's value sets hold no character that line protocol escapes (space, comma, equals sign).
         self._tags = [dict(zip((name for name, _ in use_case.tags), row)) for row in use_case.tag_rows(seed, 0, entities)]
         self._kinds = dict(use_case.tags)
@@ -67,13 +75,38 @@ class TsbsLines:
         if batch.null_tag is not None:
             for at in np.flatnonzero(batch.null_tag >= 0).tolist():
                 prefixes[at] = self._prefix(index, int(batch.host[at]), int(batch.null_tag[at])).encode()
-        columns = [text_rows.fixed(prefixes)]
         fields_first = not any(kind != "text" for kind in self._kinds.values())
-        for position, (name, integer) in enumerate(zip(measurement.field_names, measurement.integer_fields)):
-            separator = " " if position == 0 and fields_first else ","
-            columns += _field(f"{separator}{name}=", batch.measurement(position), integer)
-        columns += [text_rows.constant(" "), text_rows.integers(batch.timestamp_ms), text_rows.constant("\n")]
+        leads = tuple((" " if position == 0 and fields_first else ",") + f"{name}=" for position, name in enumerate(measurement.field_names))
+        values = [batch.measurement(position) for position in range(len(leads))]
+        if all(measurement.integer_fields) and not any(np.isnan(each).any() for each in values):
+            fields = [_integer_block(leads, values)]
+        else:
+            fields = [column for lead, each, integer in zip(leads, values, measurement.integer_fields) for column in _field(lead, each, integer)]
+        columns = [text_rows.fixed(prefixes), *fields, text_rows.constant(" "), text_rows.integers(batch.timestamp_ms * self._time_factor),
+                   text_rows.constant("\n")]
         return text_rows.text_rows(columns, len(batch))
+
+
+def _integer_block(leads: tuple[str, ...], values: list[np.ndarray]) -> np.ndarray:
+    """Every integer field of every row as one (rows, fields x (lead width + digits + 1)) block."""
+    digits = text_rows.integers(np.stack(values, axis=1).astype(np.int64))  # (rows, fields, digits)
+    template = _block_template(leads, digits.shape[-1])
+    block = np.empty((len(digits), *template.shape), dtype=np.uint8)
+    block[:] = template
+    lead_width = max(len(lead) for lead in leads)
+    block[:, :, lead_width : lead_width + digits.shape[-1]] = digits
+    return block.reshape(len(digits), -1)
+
+
+@functools.cache
+def _block_template(leads: tuple[str, ...], width: int) -> np.ndarray:
+    """(fields, lead width + width + 1): each field's lead right-aligned, room for `width` digits, `i`."""
+    lead_width = max(len(lead) for lead in leads)
+    template = np.zeros((len(leads), lead_width + width + 1), dtype=np.uint8)
+    for row, lead in zip(template, leads):
+        row[lead_width - len(lead) : lead_width] = np.frombuffer(lead.encode(), dtype=np.uint8)
+    template[:, -1] = ord("i")
+    return template
 
 
 def _field(lead: str, values: np.ndarray, integer: bool) -> list[np.ndarray]:

@@ -43,10 +43,11 @@ a column that tells events apart beside the timestamp: the device (events) or th
 timestamps would replace each other, so it is refused. --commit-interval is refused: ILP has no
 transactions to commit.
 
-TSBS's shapes (`--schema tsbs-cpu`, docs/tsbs.md): TSBS's questdb target's table, `cpu` with the
-hosts' tags as SYMBOL columns, the fields as LONG and the designated `timestamp`, its rows written as
-its ILP lines, and its DevOps query types in QuestDB's SQL (tsbs.py); `dedup` keys are (timestamp,
-hostname).
+TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, docs/tsbs.md): TSBS's questdb target's tables, one
+per measurement (`cpu`; devops: nine) with the hosts' tags and the measurement's own as SYMBOL columns,
+the fields as LONG (mem's percentages DOUBLE) and the designated `timestamp`, its rows written as its
+ILP lines (devops: batches the module encodes only), and its DevOps query types in QuestDB's SQL
+(tsbs.py); `dedup` keys are (timestamp, hostname).
 
 The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class;
 tsbs.py TSBS's target.
@@ -85,7 +86,7 @@ class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
         query_languages=("sql/questdb", "sql"),
     )
@@ -107,6 +108,9 @@ class Module(DatabaseModule):
         self.validate_workload()
         if self.options.transport == "tcp" and (not self.spec.batch or self.options.batch_encoding != "numpy"):
             raise ModuleError("module 'questdb': transport=tcp sends batches the module encodes: it needs --batch and batch_encoding numpy")
+        if self.spec.task == "insert" and self.spec.shape == "tsbs-devops" and (not self.spec.batch or self.options.batch_encoding != "numpy"):
+            raise ModuleError("module 'questdb': --schema tsbs-devops is written as batches the module encodes: it needs --batch "
+                              "and batch_encoding numpy")
         if self.options.batch_encoding == "numpy" and self.options.client_retry_s and self.spec.batch:
             raise ModuleError("module 'questdb': client_retry_s needs batch_encoding dataframe or rows (the official client "
                               "retries; the NumPy path sends each request once)")

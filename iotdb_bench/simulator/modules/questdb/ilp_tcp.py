@@ -2,8 +2,10 @@
 written to QuestDB's line protocol port, without any answer. A call ends when the kernel took the
 bytes; nothing says whether QuestDB stored them: it drops a connection on a line it cannot take
 (and logs why), which only the next write or the count check after the run sees. QuestDB commits
-what a connection sent on its own schedule, and at once when the connection closes: `close()` at
-the end of the timed phase (the writer's flush) makes the rows visible without that wait."""
+what a connection sent on its own schedule, and at once when it reads the connection's end: `close()`
+at the end of the timed phase (the writer's flush) sends that end after the bytes still queued and
+returns, as TSBS's loader closes its connections; the count after the run then measures the time
+until QuestDB has read and committed them (the report's visibility), not a commit timer."""
 
 from __future__ import annotations
 
@@ -37,8 +39,7 @@ class IlpOverTcp:
     def close(self) -> None:
         if self._socket is not None:
             try:
-                self._socket.shutdown(socket.SHUT_WR)  # QuestDB reads to the end, commits and closes its side
-                self._socket.recv(1)  # returns when it has
+                self._socket.shutdown(socket.SHUT_WR)  # the end, after the queued bytes: QuestDB reads them, then commits
             except OSError:
                 pass
             finally:

@@ -23,7 +23,7 @@ class QuestdbSchema(QuestdbRole, SchemaRole):
 
     def create_table_statement(self, table: str) -> str:
         if self.spec.tsbs:
-            return tsbs.create_table(self.layout, self.options.partition_by, self.options.dedup)
+            return tsbs.create_table(self.spec.shape, table, self.options.partition_by, self.options.dedup)
         columns = [f"{column.name} {COLUMN_TYPES[column.kind]}" for column in self.layout.columns]
         keys = [column.name for column in self.layout.columns if column.kind in ("timestamp", "device", "sensor")]
         if self.spec.primary_key is PrimaryKey.client:

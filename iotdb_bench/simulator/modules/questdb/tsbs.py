@@ -2,10 +2,11 @@
 
 The layout is what TSBS's loader makes (tsbs_load_questdb writes ILP and lets QuestDB create the
 table; its pkg/targets/questdb and the CREATE TABLE left in cmd/tsbs_load_questdb/creator.go): one
-table per measurement (`cpu`), the host's ten tags as SYMBOL columns, the fields as LONG (TSBS's
-generator writes cpu's values as int64, `usage_user=58i`), the designated `timestamp`; WAL,
-partitioned by the module's `partition_by` (DAY, as TSBS's). Every row carries its host's tags, as
-TSBS's ILP lines do; there is no tags table.
+table per measurement (`cpu`; devops: nine), the host's ten tags and the measurement's own as SYMBOL
+columns, the fields as LONG (TSBS's generator writes its values as int64, `usage_user=58i`; mem's
+percentages as float64: DOUBLE), the designated `timestamp`; WAL, partitioned by the module's
+`partition_by` (DAY, as TSBS's). Every row carries its host's tags, as TSBS's ILP lines do; there is
+no tags table.
 
 The queries are TSBS's questdb generator's (cmd/tsbs_generate_queries/databases/questdb/devops.go) in
 QuestDB 9's SQL, with TSBS's semantics where its QuestDB text differs from the other targets':
@@ -27,9 +28,10 @@ from iotdb_bench.simulator.checks.answers import Answer, epoch_ms, with_times
 from iotdb_bench.simulator.modules.questdb.ilp import NANOS_PER_MS
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
-from iotdb_bench.simulator.wire import text_rows
+from iotdb_bench.simulator.wire.tsbs_lines import TsbsLines
 from iotdb_bench.simulator.workload.events import EventBatch
 from iotdb_bench.simulator.workload.shapes import Column, Layout
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 
 if TYPE_CHECKING:
@@ -38,11 +40,19 @@ if TYPE_CHECKING:
 TABLE = "cpu"
 
 
-def create_table(layout: Layout, partition_by: str, dedup: bool) -> str:
-    """TSBS's table: the tags (SYMBOL), the fields (LONG), the designated timestamp. With dedup, a row
-    written again for the same host and time replaces the stored one."""
-    columns = [f"{name} SYMBOL" for name in TAG_NAMES] + [f"{column.name} LONG" for column in fields(layout)]
-    statement = f"CREATE TABLE IF NOT EXISTS {TABLE} ({', '.join(columns)}, timestamp TIMESTAMP) TIMESTAMP(timestamp) PARTITION BY {partition_by} WAL"
+# The fields TSBS's devops generator writes as float64 (ILP doubles); all the others are int64 (`58i`).
+DOUBLE_FIELDS = {"mem": frozenset({"used_percent", "available_percent", "buffered_percent"})}
+
+
+def create_table(shape: str, table: str, partition_by: str, dedup: bool) -> str:
+    """A measurement's table as TSBS's lines make QuestDB create it: the host's tags, then the
+    measurement's own (SYMBOL), the fields (LONG, or DOUBLE where TSBS writes doubles), the designated
+    timestamp. With dedup, a row written again for the same host and time replaces the stored one."""
+    measurement = USE_CASES[shape].measurement(table)
+    tags = [*TAG_NAMES, *(name for name, _ in measurement.own_tags)]
+    doubles = DOUBLE_FIELDS.get(table, frozenset())
+    columns = [f"{name} SYMBOL" for name in tags] + [f"{name} {'DOUBLE' if name in doubles else 'LONG'}" for name in measurement.field_names]
+    statement = f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(columns)}, timestamp TIMESTAMP) TIMESTAMP(timestamp) PARTITION BY {partition_by} WAL"
     return statement + (" DEDUP UPSERT KEYS(timestamp, hostname)" if dedup else "")
 
 
@@ -58,17 +68,12 @@ class TsbsRows:
     def __init__(self, layout: Layout, seed: int, hosts: int):
         self.fields = fields(layout)
         self.tags = host_tags(seed, 0, hosts)
-        # Each host's line up to its fields: `cpu,hostname=host_0,region=...,service_environment=test`.
-        self._heads = np.array([(TABLE + "".join(f",{name}={value}" for name, value in zip(TAG_NAMES, tags))).encode() for tags in self.tags])
+        self._lines = TsbsLines(USE_CASES["tsbs-cpu"], seed, hosts, NANOS_PER_MS)
 
     def lines(self, batch: EventBatch) -> bytes:
-        """`<head> usage_user=58i,...,usage_guest_nice=38i <ns>`, one line per row: TSBS's questdb serializer's."""
-        parts = [text_rows.fixed(self._heads[_hosts(batch)])]
-        for position, column in enumerate(self.fields):
-            parts += [text_rows.constant(f"{',' if position else ' '}{column.name}="), text_rows.integers(self._integers(column, batch)),
-                      text_rows.constant("i")]
-        parts += [text_rows.constant(" "), text_rows.integers(batch.timestamp_ms * NANOS_PER_MS), text_rows.constant("\n")]
-        return text_rows.compact(text_rows.text_rows(parts, len(batch)))
+        """`cpu,<tags> usage_user=58i,...,usage_guest_nice=38i <ns>`, one line per row: TSBS's questdb serializer's."""
+        return self._lines.lines(batch)
+
 
     def calls(self, batch: EventBatch) -> list[tuple[dict[str, str], dict[str, int], int]]:
         """(symbols, columns, epoch ms) of each row, for the client's row()."""
@@ -92,6 +97,12 @@ class TsbsRows:
     def _integers(column: Column, batch: EventBatch) -> np.ndarray:
         """A field's whole numbers as the int64 TSBS writes (the generator holds them as float64)."""
         return np.asarray(column.values(batch)).astype(np.int64)
+
+
+def devops_lines(seed: int, hosts: int) -> TsbsLines:
+    """TSBS's devops rows as its questdb serializer writes them (pkg/targets/questdb/serializer.go): as its
+    influx serializer, `diskio,<the host's ten tags>,serial=... reads=12i,... <ns>`, the times in nanoseconds."""
+    return TsbsLines(USE_CASES["tsbs-devops"], seed, hosts, NANOS_PER_MS)
 
 
 def _hosts(batch: EventBatch) -> np.ndarray:
