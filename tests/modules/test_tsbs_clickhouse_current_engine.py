@@ -21,7 +21,7 @@ from iotdb_bench.simulator.modules.clickhouse.tsbs import TsbsTables
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsAnswers, written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
-from iotdb_bench.simulator.workload.shapes import generator, layout
+from iotdb_bench.simulator.workload.shapes import generator, table_layouts
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.modules.test_clickhouse_current_engine import engine_version
 from tests.tsbs_story import CHANGED, CHANGED_VALUE, CPU_ONLY, DATA, HOSTS, TSBS_ROWS, reads
@@ -40,14 +40,14 @@ def loaded():
 
     engine = session.Session()
     dialect = ServerDialect.for_server(engine_version(engine), ClickhouseOptions())
-    tables = TsbsTables("iotbench", "cpu", layout(SPEC))
+    tables = TsbsTables("iotbench", table_layouts(SPEC))
     engine.query("CREATE DATABASE IF NOT EXISTS iotbench")
     for statement in tables.create_statements(dialect):
         engine.query(statement)
     tag_statement, tag_columns = tables.tag_insert(SPEC.seed, range(1, HOSTS + 1))
     insert(engine, tag_statement, tag_columns)
     for batch in generator(SPEC, 0).batches(0, TSBS_ROWS, SPEC.batch):
-        insert(engine, tables.row_insert, tables.row_columns(batch), time_column=0)
+        insert(engine, tables.row_insert("cpu"), tables.row_columns("cpu", batch), time_column=0)
     yield engine, dialect, tables
     engine.close()
 
