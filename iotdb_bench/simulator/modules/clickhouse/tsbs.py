@@ -85,11 +85,10 @@ class TsbsTables:
         """A batch of a measurement's rows as the INSERT's columns: the time as epoch ms (DateTime64(3)'s
         raw ticks), as text ('2016-01-01 00:00:10.000 +0000', TSBS's `time`), tags_id, the fields, and
         the measurement's own tags (JSON) where it has them."""
-        layout = self._layouts[measurement]
-        values = [column.values(batch) for column in layout.columns if column.kind != "json"]  # time, tags_id, the fields
+        # time, tags_id, the fields, the JSON (which the generator pads with spaces)
+        values = [np.char.rstrip(column.values(batch)) if column.kind == "json" else column.values(batch) for column in self._layouts[measurement].columns]
         text = np.concatenate([text_rows.datetimes(batch.timestamp_ms), np.broadcast_to(text_rows.constant(" +0000"), (len(batch), 6))], axis=1)
-        own_tags = [np.char.rstrip(batch.text)] if layout.has("json") else []  # the generator pads the JSON with spaces
-        return [values[0], np.ascontiguousarray(text).view(f"S{text.shape[1]}").ravel(), *values[1:], *own_tags]
+        return [values[0], np.ascontiguousarray(text).view(f"S{text.shape[1]}").ravel(), *values[1:]]
 
     def devops(self, query: DevopsQuery, parameters: Parameters, dialect: ServerDialect) -> tuple[str, Callable[[Sequence[Any]], list[tuple[Any, ...]]] | None]:
         """The statement of one execution, and the conversion of its rows to the common form (None: they
