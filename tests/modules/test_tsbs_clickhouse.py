@@ -1,27 +1,42 @@
-"""TSBS's cpu-only data and DevOps query types on the real ClickHouse (tests/tsbs_story.py; Debian's
-18.16, native protocol): TSBS's clickhouse target's tables (tags, and cpu sorted by (tags_id,
-created_at) in a plain MergeTree; created_at Int64 epoch milliseconds on this server), TSBS's rows
-and points, every type answered `ok`, changed rows found. What current servers get is checked on chDB
-(test_tsbs_clickhouse_current_engine.py). The suite works in its own database, dropped at the end."""
+"""TSBS's cpu-only and devops data and DevOps query types on the real ClickHouse (tests/tsbs_story.py;
+Debian's 18.16, native protocol): TSBS's clickhouse target's tables (tags, and a table per measurement
+sorted by (tags_id, created_at) in a plain MergeTree; created_at Int64 epoch milliseconds on this
+server), TSBS's rows and points, every type answered `ok`, changed rows found. What current servers
+get is checked on chDB (test_tsbs_clickhouse_current_engine.py). Each story works in its own database,
+dropped at the end."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
 from tests.modules.test_clickhouse import CONFIG, HOST, PORT, mutate
-from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+from tests.tsbs_story import (
+    CPU_ONLY,
+    DATA,
+    DEVOPS_STORY,
+    HOSTS,
+    TSBS_ROWS,
+    Story,
+    assert_every_type_answers_ok,
+    assert_inserted,
+    check_changed_rows_are_found,
+)
 
 pytestmark = pytest.mark.clickhouse
 
 DATABASE = "iotbench_tsbs"
+DEVOPS_DATABASE = "iotbench_tsbs_devops"
 
 
 @pytest.fixture(scope="module")
-def clickhouse(tmp_path_factory):
-    """(a client of the test server, a folder to run the CLI in) once the story's data is inserted."""
+def client():
+    """A client of the test server; the stories' databases are dropped at the end."""
     from clickhouse_driver import Client
     from clickhouse_driver.errors import NetworkError
 
@@ -30,12 +45,33 @@ def clickhouse(tmp_path_factory):
         client.execute("SELECT 1")
     except (NetworkError, OSError) as error:
         pytest.fail(f"ClickHouse is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-clickhouse.sh")
-    folder = tmp_path_factory.mktemp("tsbs-clickhouse")
-    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, database=DATABASE))
-    assert_inserted(run(folder)("insert", *INSERT))
-    yield client, folder
-    client.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+    yield client
+    for database in (DATABASE, DEVOPS_DATABASE):
+        client.execute(f"DROP DATABASE IF EXISTS {database}")
     client.disconnect()
+
+
+def inserted(tmp_path_factory, story: Story, database: str, *options: str):
+    """A folder to run the CLI in on `database`, once the story's data is inserted there (`options`
+    after the story's own)."""
+    folder = tmp_path_factory.mktemp(f"{story.shape}-clickhouse")
+    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, database=database))
+    assert_inserted(run(folder)("insert", *story.insert, *options), story)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def clickhouse(client, tmp_path_factory):
+    """(a client of the test server, a folder to run the CLI in) once the cpu-only story's data is inserted."""
+    return client, inserted(tmp_path_factory, CPU_ONLY, DATABASE)
+
+
+@pytest.fixture(scope="module")
+def devops(client, tmp_path_factory):
+    """The same with the devops story's data, in a database of its own; batches of 10,000 rows (TSBS's
+    loader's default): a batch of 1,000 would be nine INSERTs of a hundred rows, a part each, which the
+    18.16 server takes a minute to write and another to drop."""
+    return client, inserted(tmp_path_factory, DEVOPS_STORY, DEVOPS_DATABASE, "--batch", "10000")
 
 
 def run(folder):
@@ -59,12 +95,41 @@ def test_tsbs_layout_and_every_query_type_answered_right(clickhouse):
     assert_every_type_answers_ok(run(folder)("query", "--queries", "tsbs-devops", "-w", "2", "-r", "2"))
 
 
-def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(clickhouse):
-    client, folder = clickhouse
-    table = f"{DATABASE}.cpu"
+def change_usage_user(client, database: str, story: Story):
+    """How check_changed_rows_are_found changes a cpu row: a mutation, waited for."""
+    table = f"{database}.cpu"
 
     def change(host: int, step: int, value: float) -> None:
-        where = f"tags_id = {host + 1} AND created_at = {DATA.time_of(step)}"
+        where = f"tags_id = {host + 1} AND created_at = {story.data.time_of(step)}"
         mutate(client, f"ALTER TABLE {table} UPDATE usage_user = {value} WHERE {where}", f"SELECT usage_user FROM {table} WHERE {where}", [(value,)])
 
-    check_changed_rows_are_found(run(folder), change)
+    return change
+
+
+def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(clickhouse):
+    client, folder = clickhouse
+    check_changed_rows_are_found(run(folder), change_usage_user(client, DATABASE, CPU_ONLY))
+
+
+def test_devops_measurements_as_tsbs_loads_them_and_the_devops_types_over_its_cpu(devops):
+    client, folder = devops
+    data = DEVOPS_STORY.data
+    for measurement in USE_CASES["tsbs-devops"].measurements:
+        # TSBS's columns, its fields Nullable(Float64); every host's row of every step.
+        columns = client.execute(f"SELECT name, type FROM system.columns WHERE database = '{DEVOPS_DATABASE}' AND table = '{measurement.name}'")
+        assert columns == [("created_date", "Date"), ("created_at", "Int64"), ("time", "String"), ("tags_id", "UInt32"),
+                           *((name, "Nullable(Float64)") for name in measurement.field_names), ("additional_tags", "String")]
+        table = f"{DEVOPS_DATABASE}.{measurement.name}"
+        assert client.execute(f"SELECT count(), uniqExact(tags_id), min(created_at), max(created_at) FROM {table}")[0] == (
+            HOSTS * data.steps, HOSTS, data.start_ms, data.time_of(data.steps - 1))
+        # The measurement's own tags as TSBS's loader writes them: {"serial": "..."}, else ''.
+        [(own_tags,)] = client.execute(f"SELECT DISTINCT additional_tags FROM {table} WHERE tags_id = 4")
+        assert (sorted(json.loads(own_tags)) if own_tags else []) == sorted(name for name, _ in measurement.own_tags)
+        if own_tags:
+            assert own_tags.startswith('{"') and '": "' in own_tags
+    # The rows' points: every field of every row, mem's percentages fractional, the other fields whole numbers.
+    [(percent, whole)] = client.execute(f"SELECT countIf(used_percent != floor(used_percent)), countIf(used != floor(used)) FROM {DEVOPS_DATABASE}.mem")
+    assert percent > 0 and whole == 0
+    assert client.execute(f"SELECT count() FROM {DEVOPS_DATABASE}.tags") == [(HOSTS,)]
+    assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
+    check_changed_rows_are_found(run(folder), change_usage_user(client, DEVOPS_DATABASE, DEVOPS_STORY), story=DEVOPS_STORY)

@@ -5,7 +5,7 @@ here, test_tsbs_clickhouse.py runs the story on the real 18.16).
 The tables the module creates for the version chDB reports (created_at DateTime64(3, 'UTC')), the
 story's rows as the module's INSERT columns, every one of the 15 DevOps types' statements for the
 executions the tool draws, each answer checked as the tool checks it; then two rows changed, and
-exactly the executions that read them answer wrong.
+exactly the executions that read them answer wrong. And TSBS's devops tables, a table per measurement.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from iotdb_bench.simulator.modules.clickhouse.tsbs import TsbsTables
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsAnswers, written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
-from iotdb_bench.simulator.workload.shapes import generator, layout
+from iotdb_bench.simulator.workload.shapes import generator, table_layouts
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.modules.test_clickhouse_current_engine import engine_version
 from tests.tsbs_story import CHANGED, CHANGED_VALUE, CPU_ONLY, DATA, HOSTS, TSBS_ROWS, reads
@@ -40,14 +41,14 @@ def loaded():
 
     engine = session.Session()
     dialect = ServerDialect.for_server(engine_version(engine), ClickhouseOptions())
-    tables = TsbsTables("iotbench", "cpu", layout(SPEC))
+    tables = TsbsTables("iotbench", table_layouts(SPEC))
     engine.query("CREATE DATABASE IF NOT EXISTS iotbench")
     for statement in tables.create_statements(dialect):
         engine.query(statement)
     tag_statement, tag_columns = tables.tag_insert(SPEC.seed, range(1, HOSTS + 1))
     insert(engine, tag_statement, tag_columns)
     for batch in generator(SPEC, 0).batches(0, TSBS_ROWS, SPEC.batch):
-        insert(engine, tables.row_insert, tables.row_columns(batch), time_column=0)
+        insert(engine, tables.row_insert("cpu"), tables.row_columns("cpu", batch), time_column=0)
     yield engine, dialect, tables
     engine.close()
 
@@ -102,3 +103,24 @@ def test_every_type_answers_right_and_changed_rows_make_exactly_their_readers_wr
                if any(reads(CPU_ONLY, name, draws.draw(name, execution, DEVOPS[name].parameters), host, step) for host, step in CHANGED)}
     assert {name for name, _ in readers} >= {"lastpoint", "double-groupby-all", "high-cpu-all"}
     assert wrong_executions(engine, dialect, tables) == readers
+
+
+def test_devops_tables_and_rows_for_a_current_server(loaded):
+    """TSBS's devops data (2 hosts, 10 steps) in a database of its own: a table per measurement with its
+    fields, every row inserted, the measurement's own tags as TSBS's loader writes them."""
+    engine, dialect, _ = loaded
+    spec = RunSpec(run_id="devops", task="insert", target="ch", module="clickhouse", workers=1, batch=1000, shape="tsbs-devops", devices=2,
+                   time_range_ms=10 * DATA.interval_ms, primary_key="none", num_inserts=0)
+    tables = TsbsTables("iotbench_devops", table_layouts(spec))
+    engine.query("CREATE DATABASE IF NOT EXISTS iotbench_devops")
+    for statement in tables.create_statements(dialect):
+        engine.query(statement)
+    for batch in generator(spec, 0).batches(0, 2 * 10 * 9, spec.batch):
+        for index, part in batch.split_by_table(len(spec.table_names)):
+            table = spec.table_names[index]
+            insert(engine, tables.row_insert(table), tables.row_columns(table, part), time_column=0)
+    for measurement in USE_CASES["tsbs-devops"].measurements:
+        columns = rows(engine, f"SELECT name FROM system.columns WHERE database = 'iotbench_devops' AND table = '{measurement.name}' ORDER BY position")
+        assert [name for [name] in columns] == ["created_date", "created_at", "time", "tags_id", *measurement.field_names, "additional_tags"]
+        [[count, own_tags]] = rows(engine, f"SELECT count(), any(additional_tags) FROM iotbench_devops.{measurement.name}")
+        assert count == 2 * 10 and sorted(json.loads(own_tags) if own_tags else []) == sorted(name for name, _ in measurement.own_tags)

@@ -1,8 +1,10 @@
-"""TSBS's cpu-only data and the DevOps query types MetricsQL expresses on the real VictoriaMetrics of
-scripts/servers/start-victoriametrics.sh (tests/tsbs_story.py): TSBS's victoriametrics layout (a series
-per host and field, the ten tags as labels), TSBS's rows and points, the eleven types it answers `ok`
-(the other four refused in one line), changed rows found, and the data's size as VictoriaMetrics
-accounts for it. The suite's series are deleted at the end."""
+"""TSBS's cpu-only and devops data and the DevOps query types MetricsQL expresses on the real
+VictoriaMetrics of scripts/servers/start-victoriametrics.sh (tests/tsbs_story.py): TSBS's
+victoriametrics layout (a series per host, measurement and field, the ten tags and the measurement's
+own as labels), TSBS's rows and points, the eleven types it answers `ok` (the other four refused in
+one line), changed rows found, and the data's size as VictoriaMetrics accounts for it. Both stories
+write the same cpu series (a single-node server has no databases): the suite holds one story at a
+time, inserted when first used, and deletes its series at the end."""
 
 from __future__ import annotations
 
@@ -15,12 +17,25 @@ import httpx
 import pytest
 
 from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.modules.victoriametrics.tsbs_queries import REFUSED
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_TABLES, RunSpec
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
-from tests.tsbs_story import DATA, HOSTS, TSBS_ROWS, assert_every_type_answers_ok, check_changed_rows_are_found, insert_story, reachable_or_fail
+from tests.tsbs_story import (
+    CPU_ONLY,
+    DATA,
+    DEVOPS_STORY,
+    HOSTS,
+    TSBS_ROWS,
+    Story,
+    assert_every_type_answers_ok,
+    assert_inserted,
+    check_changed_rows_are_found,
+    reachable_or_fail,
+)
 
 pytestmark = pytest.mark.victoriametrics
 
@@ -38,12 +53,31 @@ def exported(selector: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def victoriametrics(tmp_path_factory):
-    """A folder to run the CLI in once the story's data is inserted, and the insert's run report."""
+def stories(tmp_path_factory):
+    """`stories(story)`: a folder to run the CLI in once the story's data is inserted, and the insert's
+    run report. One story at a time: inserting another replaces the cpu series (its clean deletes its
+    measurements' series). Every measurement's series are deleted at the end."""
     reachable_or_fail(f"{URL}/health", "VictoriaMetrics", "start-victoriametrics.sh")
-    folder = tmp_path_factory.mktemp("tsbs-victoriametrics")
-    yield folder, insert_story(run(folder))
-    httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": SERIES}, timeout=60).raise_for_status()
+    current: dict[str, tuple[Path, dict]] = {}
+
+    def story(which: Story) -> tuple[Path, dict]:
+        if which.shape not in current:
+            current.clear()
+            folder = tmp_path_factory.mktemp(f"{which.shape}-victoriametrics")
+            inserted = run(folder)("insert", *which.insert)
+            assert_inserted(inserted, which)
+            current[which.shape] = folder, inserted.results()["runs"][0]["report"]
+        return current[which.shape]
+
+    yield story
+    every = selector([f"{name}_.+" for name in TSBS_TABLES["tsbs-devops"]])
+    httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": every}, timeout=60).raise_for_status()
+
+
+@pytest.fixture
+def victoriametrics(stories):
+    """The cpu-only story's folder and insert report."""
+    return stories(CPU_ONLY)
 
 
 def run(folder: Path):
@@ -90,17 +124,48 @@ def test_storage_is_victoriametrics_own_accounting_of_everything_it_holds(victor
     assert any("every series the server holds" in note for note in report["notes"])  # the run says what it measured
 
 
-def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(victoriametrics):
-    folder, _ = victoriametrics
+def change_usage_user(story: Story):
+    """How check_changed_rows_are_found changes a cpu row: VictoriaMetrics changes no sample in place, so
+    the host's usage_user series is exported, deleted and imported again with the row's value changed."""
 
     def change(host: int, step: int, value: float) -> None:
-        """VictoriaMetrics changes no sample in place: the host's usage_user series is exported, deleted and
-        imported again with the row's value changed."""
-        selector = f'cpu_usage_user{{hostname="host_{host}"}}'
-        [one] = exported(selector)
-        one["values"][one["timestamps"].index(DATA.time_of(step))] = value
-        httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": selector}, timeout=60).raise_for_status()
+        series = f'cpu_usage_user{{hostname="host_{host}"}}'
+        [one] = exported(series)
+        one["values"][one["timestamps"].index(story.data.time_of(step))] = value
+        httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": series}, timeout=60).raise_for_status()
         httpx.post(f"{URL}/api/v1/import", content=json.dumps(one), timeout=60).raise_for_status()
-        assert [one["values"]] == [line["values"] for line in exported(selector)]
+        assert [one["values"]] == [line["values"] for line in exported(series)]
 
-    check_changed_rows_are_found(run(folder), change, queries=ANSWERED)
+    return change
+
+
+def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(victoriametrics):
+    folder, _ = victoriametrics
+    check_changed_rows_are_found(run(folder), change_usage_user(CPU_ONLY), queries=ANSWERED)
+
+
+def test_devops_measurements_as_tsbs_sends_them_and_the_devops_types_over_its_cpu(stories):
+    folder, _ = stories(DEVOPS_STORY)
+    data = DEVOPS_STORY.data
+    measurements = USE_CASES["tsbs-devops"].measurements
+    # host_3's series: one per measurement and field, <measurement>_<field>, every step's sample, the
+    # host's ten tags and the measurement's own as labels, whole numbers but mem's percentages.
+    series = exported(f'{{hostname="host_3", __name__=~"({"|".join(one.name for one in measurements)})_.+"}}')
+    named = {one["metric"]["__name__"]: one for one in series}
+    assert sorted(named) == sorted(f"{one.name}_{field}" for one in measurements for field in one.field_names)
+    assert {len(one["values"]) for one in series} == {data.steps} and {one["timestamps"][0] for one in series} == {data.start_ms}
+    tags = dict(zip(TAG_NAMES, host_tags(data.seed, 3, 1)[0]))
+    for measurement in measurements:
+        labels = named[f"{measurement.name}_{measurement.field_names[0]}"]["metric"]
+        assert {name: labels[name] for name in TAG_NAMES} == tags
+        assert sorted(labels) == sorted(["__name__", *TAG_NAMES, *(name for name, _ in measurement.own_tags)])
+    fractional = {name for name, one in named.items() if any(value != int(value) for value in one["values"])}
+    assert fractional == {"mem_used_percent", "mem_available_percent", "mem_buffered_percent"}
+    # Every host's: TSBS's points (the insert's check counted its rows, each measurement's first field's samples).
+    every = selector([f"{one.name}_.+" for one in measurements])
+    at_s = data.end_ms // 1000
+    answer = httpx.get(f"{URL}/api/v1/query", params={"query": f"sum(count_over_time({every}[{at_s - data.start_ms // 1000 + 60}s]))",
+                                                       "time": str(at_s), "nocache": "1"}, timeout=60).json()
+    assert round(float(answer["data"]["result"][0]["value"][1])) == DEVOPS_STORY.tsbs_points
+    assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), ANSWERED, story=DEVOPS_STORY)  # no --queries: the data's own
+    check_changed_rows_are_found(run(folder), change_usage_user(DEVOPS_STORY), queries=ANSWERED, story=DEVOPS_STORY)

@@ -27,9 +27,9 @@ page size). Timestamps are read as epoch milliseconds (`toUnixTimestamp64Milli` 
 function of 20.5 and later). The record of expected answers is a table of its own,
 `<database>.iotbench_expected`, one row per saved version (MergeTree has no UPDATE; the newest wins).
 
-TSBS's shapes (`--schema tsbs-cpu`, docs/tsbs.md): TSBS's clickhouse target's `tags` and `cpu`
-tables (plain MergeTrees), its rows as columnar INSERTs like the others, its DevOps query types in
-ClickHouse's SQL (tsbs.py), on old servers and current ones alike.
+TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, docs/tsbs.md): TSBS's clickhouse target's `tags`
+table and a table per measurement (plain MergeTrees), its rows as columnar INSERTs like the others, its
+DevOps query types (they read `cpu`) in ClickHouse's SQL (tsbs.py), on old servers and current ones alike.
 
 The roles: schema.py, writer.py, reader.py, records.py; dialect.py the SQL per server version,
 wording.py the server's refusals in one line, options.py the options; tsbs.py TSBS's target.
@@ -66,7 +66,7 @@ class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
         query_languages=("sql/clickhouse", "sql"),
     )
@@ -86,7 +86,7 @@ class Module(DatabaseModule):
     @functools.cached_property
     def tsbs_tables(self) -> TsbsTables:
         """TSBS's tables (TSBS's shapes), shared by the roles."""
-        return TsbsTables(self.options.database, self.spec.table_names[0], self.layout)
+        return TsbsTables(self.options.database, self.layouts)
 
     @functools.cached_property
     def tables(self) -> dict[str, str]:

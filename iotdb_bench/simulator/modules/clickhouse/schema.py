@@ -1,5 +1,5 @@
 """The clickhouse module's schema and counting: the database, one MergeTree table per run table in
-the server's dialect (or TSBS's tags and cpu tables, tsbs.py), counts, the active parts' size, and the wait for rows buffered by async
+the server's dialect (or TSBS's tags table and one per measurement, tsbs.py), counts, the active parts' size, and the wait for rows buffered by async
 inserts that did not wait for them."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class ClickhouseSchema(ClickhouseRole, SchemaRole):
         """TSBS's tables, and the tags of every host the table lacks (a MergeTree keeps duplicates): the
         run's rows refer to them by tags_id."""
         execute, tables = self.module.execute, self.module.tsbs_tables
-        for table in (tables.cpu, tables.tags) if self.spec.clean else ():
+        for table in (*tables.measurements.values(), tables.tags) if self.spec.clean else ():
             execute(f"DROP TABLE IF EXISTS {table}")
         for statement in tables.create_statements(self.module.server_dialect):
             execute(statement)

@@ -1,15 +1,17 @@
 """TSBS's clickhouse target in the clickhouse module: its tables, its rows and its DevOps queries.
 
 The layout is TSBS's loader's (pkg/targets/clickhouse/creator.go): a `tags` table (id and the ten
-tags as Nullable(String)) and a `cpu` table of `created_date` Date, `created_at` (the row's time),
-`time` (the same as text), `tags_id` UInt32, the fields as Nullable(Float64) and `additional_tags`;
-both plain MergeTrees partitioned by month of created_date, cpu sorted by (tags_id, created_at):
-TSBS's `MergeTree(created_date, (tags_id, created_at), 8192)` in today's syntax. A plain MergeTree
-keeps every row it is given: no ReplacingMergeTree, whose background merges would make an answer
-depend on when it is asked. Where TSBS has DateTime (seconds) for created_at, the module keeps
-milliseconds as for its other shapes: DateTime64(3, 'UTC') on servers that have it, Int64 epoch
-milliseconds before 20.1 (ServerDialect), so any --interval is stored exactly; created_date is the
-UTC day, computed by the server (TSBS's loader sends it).
+tags as Nullable(String)) and a table per measurement (`cpu`; devops' nine: cpu, diskio, disk, ...) of
+`created_date` Date, `created_at` (the row's time), `time` (the same as text), `tags_id` UInt32, the
+measurement's fields as Nullable(Float64) and `additional_tags` (the measurement's own tags as TSBS's
+loader writes them, `{"serial": "..."}`, else ''); all plain MergeTrees partitioned by month of
+created_date, the measurements sorted by (tags_id, created_at): TSBS's `MergeTree(created_date,
+(tags_id, created_at), 8192)` in today's syntax. A plain MergeTree keeps every row it is given: no
+ReplacingMergeTree, whose background merges would make an answer depend on when it is asked. Where
+TSBS has DateTime (seconds) for created_at, the module keeps milliseconds as for its other shapes:
+DateTime64(3, 'UTC') on servers that have it, Int64 epoch milliseconds before 20.1 (ServerDialect), so
+any --interval is stored exactly; created_date is the UTC day, computed by the server (TSBS's loader
+sends it).
 
 The queries are TSBS's clickhouse generator's (cmd/tsbs_generate_queries/databases/clickhouse/
 devops.go, with tags, its default) with times selected as epoch milliseconds, and the windows'
@@ -43,21 +45,28 @@ TAGS = "tags"
 class TsbsTables:
     """TSBS's tables in one database: their statements in a server's dialect and the rows sent."""
 
-    def __init__(self, database: str, table: str, layout: Layout):
-        self.tags, self.cpu = f"{database}.{TAGS}", f"{database}.{table}"
-        self.fields = tuple(column.name for column in layout.value_columns)
-        self._layout = layout
+    def __init__(self, database: str, layouts: dict[str, Layout]):
+        """`layouts`: each measurement's (simulator/workload/shapes.py's table_layouts), cpu first."""
+        self.tags = f"{database}.{TAGS}"
+        self.measurements = {name: f"{database}.{name}" for name in layouts}
+        self.cpu = self.measurements["cpu"]  # what the DevOps types read
+        self.fields = _fields(layouts["cpu"])
+        self._layouts = layouts
 
     def create_statements(self, dialect: ServerDialect) -> list[str]:
         time_type, day = ("DateTime64(3, 'UTC')", "toDate(created_at)") if dialect.datetime64 else (
             "Int64", "toDate(toDateTime(intDiv(created_at, 1000), 'UTC'))")
         tags = ", ".join(f"{name} Nullable(String)" for name in TAG_NAMES)
-        fields = ", ".join(f"{name} Nullable(Float64)" for name in self.fields)
+
+        def measurement(table: str, layout: Layout) -> str:
+            fields = ", ".join(f"{name} Nullable(Float64)" for name in _fields(layout))
+            return (f"CREATE TABLE IF NOT EXISTS {table} (created_date Date DEFAULT {day}, created_at {time_type}, time String, tags_id UInt32, "
+                    f"{fields}, additional_tags String DEFAULT '') ENGINE = MergeTree() PARTITION BY toYYYYMM(created_date) "
+                    "ORDER BY (tags_id, created_at) SETTINGS index_granularity = 8192")
+
         return [f"CREATE TABLE IF NOT EXISTS {self.tags} (created_date Date DEFAULT today(), created_at DateTime DEFAULT now(), id UInt32, {tags}) "
                 "ENGINE = MergeTree() PARTITION BY toYYYYMM(created_date) ORDER BY (id)",
-                f"CREATE TABLE IF NOT EXISTS {self.cpu} (created_date Date DEFAULT {day}, created_at {time_type}, time String, tags_id UInt32, "
-                f"{fields}, additional_tags String DEFAULT '') ENGINE = MergeTree() PARTITION BY toYYYYMM(created_date) "
-                "ORDER BY (tags_id, created_at) SETTINGS index_granularity = 8192"]
+                *(measurement(self.measurements[name], layout) for name, layout in self._layouts.items())]
 
     def tag_insert(self, seed: int, ids: Sequence[int]) -> tuple[str, list[np.ndarray]]:
         """The INSERT of these hosts' tags (host_i has id i + 1), as columns."""
@@ -66,14 +75,18 @@ class TsbsTables:
         columns = [np.array(ids, dtype=np.uint32), *(np.array([row[index] for row in rows], dtype=object) for index in range(len(TAG_NAMES)))]
         return f"INSERT INTO {self.tags} (id, {', '.join(TAG_NAMES)}) VALUES", columns
 
-    @property
-    def row_insert(self) -> str:
-        return f"INSERT INTO {self.cpu} (created_at, time, tags_id, {', '.join(self.fields)}) VALUES"
+    def row_insert(self, measurement: str) -> str:
+        """The INSERT of a measurement's rows (row_columns' columns)."""
+        layout = self._layouts[measurement]
+        own_tags = ", additional_tags" if layout.has("json") else ""
+        return f"INSERT INTO {self.measurements[measurement]} (created_at, time, tags_id, {', '.join(_fields(layout))}{own_tags}) VALUES"
 
-    def row_columns(self, batch: EventBatch) -> list[np.ndarray]:
-        """A batch's rows as the INSERT's columns: the time as epoch ms (DateTime64(3)'s raw ticks), as
-        text ('2016-01-01 00:00:10.000 +0000', TSBS's `time`), tags_id, the fields."""
-        values = [column.values(batch) for column in self._layout.columns]  # time, tags_id, the fields
+    def row_columns(self, measurement: str, batch: EventBatch) -> list[np.ndarray]:
+        """A batch of a measurement's rows as the INSERT's columns: the time as epoch ms (DateTime64(3)'s
+        raw ticks), as text ('2016-01-01 00:00:10.000 +0000', TSBS's `time`), tags_id, the fields, and
+        the measurement's own tags (JSON) where it has them."""
+        # time, tags_id, the fields, the JSON (which the generator pads with spaces)
+        values = [np.char.rstrip(column.values(batch)) if column.kind == "json" else column.values(batch) for column in self._layouts[measurement].columns]
         text = np.concatenate([text_rows.datetimes(batch.timestamp_ms), np.broadcast_to(text_rows.constant(" +0000"), (len(batch), 6))], axis=1)
         return [values[0], np.ascontiguousarray(text).view(f"S{text.shape[1]}").ravel(), *values[1:]]
 
@@ -110,6 +123,10 @@ class TsbsTables:
         """The query of one execution: `fetch` runs the rendered statement and returns its rows."""
         statement, convert = self.devops(query, parameters, dialect)
         return lambda: Answer(fetch(statement), convert)
+
+
+def _fields(layout: Layout) -> tuple[str, ...]:
+    return tuple(column.name for column in layout.value_columns)
 
 
 def _literal(dialect: ServerDialect) -> Callable[[int], str]:

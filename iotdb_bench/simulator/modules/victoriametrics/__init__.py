@@ -34,10 +34,12 @@ name a series by (every worker's rows would fall into one series), large's text 
 light's key and secondary index have no place in a metrics store. --commit-interval is refused: there
 are no transactions.
 
-TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md) goes to /write as TSBS's victoriametrics
-target sends it (simulator/wire/tsbs_lines.py: a series per host and field, cpu_usage_user{hostname=...});
-11 of TSBS's DevOps query types in TSBS's MetricsQL with bucket-exact windows (tsbs_queries.py), the
-other four refused with TSBS's reasons. Storage is the server's own accounting (vm_data_size_bytes
+TSBS's cpu-only and devops data (`--schema tsbs-cpu`, `tsbs-devops`, docs/tsbs.md) go to /write as
+TSBS's victoriametrics target sends them (simulator/wire/tsbs_lines.py, TSBS's influx lines: a series
+per host, measurement and field, cpu_usage_user{hostname=...}, diskio_reads{hostname=..., serial=...});
+rows are counted as each measurement's first field's samples; 11 of TSBS's DevOps query types (they
+read cpu) in TSBS's MetricsQL with bucket-exact windows (tsbs_queries.py), the other four refused with
+TSBS's reasons. Storage is the server's own accounting (vm_data_size_bytes
 after a flush): everything it holds, which the run's notes say.
 
 Reading back: the six queries' answers in the common form; device-downsample is a range query
@@ -72,7 +74,7 @@ class Module(DatabaseModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
     capabilities = Capabilities(
-        tsbs_shapes=frozenset({"tsbs-cpu"}), tsbs_queries_refused=tsbs_queries.REFUSED,
+        tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), tsbs_queries_refused=tsbs_queries.REFUSED,
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("a metrics store has no transactions to commit every S seconds"), query_languages=("promql",),
     )
@@ -81,7 +83,7 @@ class Module(DatabaseModule):
     def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = VmConnection(spec, self.options)  # the HTTP clients, shared by the roles
-        self.series = Series(spec, self.layout, self.options)  # what an event becomes, shared too
+        self.series = Series(spec, self.layouts, self.options)  # what an event becomes, shared too
 
     def validate(self) -> None:
         if self.spec.shape != "events" and not self.spec.tsbs:  # TSBS's shapes: refused by validate_workload (not yet)
@@ -106,8 +108,9 @@ class Module(DatabaseModule):
         storage = ("storage: VictoriaMetrics' own accounting after a flush, the sum of vm_data_size_bytes on /metrics: every series "
                    "the server holds, this run's and any other data (it reports no size per series)")
         if self.spec.tsbs:
-            return ["TSBS's cpu rows as its victoriametrics target sends them: line protocol on /write, a series per host and field "
-                    "(cpu_usage_user{hostname=...} and the other nine tags), the fields as whole-number samples", storage]
+            return [f"TSBS's rows as its victoriametrics target sends them: line protocol on /write, a series per host, measurement "
+                    f"({', '.join(self.spec.table_names)}) and field (cpu_usage_user{{hostname=...}}, the other nine tags and the "
+                    "measurement's own as labels), the fields as samples", storage]
         names = [column.name for column in self.series.measures] + (["sequence number"] if self.options.store_sequence_number else [])
         samples = f"{len(names)} samples per event ({', '.join(names)})" if len(names) > 1 else "one sample per event (temperature)"
         series = "one series per device, sensor and value" if self.spec.sensors > 1 else "one series per device and value"

@@ -55,7 +55,8 @@ class VmSchema(VmRole, SchemaRole):
         return f"VictoriaMetrics {version}" if version else "VictoriaMetrics (this build does not report its version)"
 
     def count(self) -> int:
-        """Temperature samples of the run's series, after the server flushed its in-memory buffers."""
+        """Temperature samples of the run's series (TSBS's: each measurement's first field's, one per
+        row), after the server flushed its in-memory buffers."""
         self.module.connection.flush()
         series = self.module.series
         result = self.module.connection.instant(f"sum(count_over_time({selector(series.temperature)}[{{window}}]))", since_ms=series.oldest_ms)
@@ -73,7 +74,7 @@ class VmSchema(VmRole, SchemaRole):
         name = INSERTED_COUNTER[self.module.series.ingestion]
         for line in metrics.splitlines():
             if line.startswith(name + " "):
-                return {"events_inserted_server_wide": int(float(line.split()[-1])) // self.module.series.samples_per_event}
+                return {"events_inserted_server_wide": int(float(line.split()[-1]) // self.module.series.samples_per_event)}
         return None
 
     def storage_bytes(self) -> int | None:

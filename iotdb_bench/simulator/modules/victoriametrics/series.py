@@ -1,5 +1,6 @@
 """The victoriametrics module's series: what an event becomes (a series per device, table and
-measured value, `<table>_<value>{device_id=...}`), shared by every role."""
+measured value, `<table>_<value>{device_id=...}`; TSBS's rows a series per host, measurement and
+field), shared by every role."""
 
 from __future__ import annotations
 
@@ -8,20 +9,22 @@ from typing import Literal
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
 from iotdb_bench.simulator.spec import TSBS_START_MS, RunSpec
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
-from iotdb_bench.simulator.workload.shapes import Layout
+from iotdb_bench.simulator.workload.shapes import Layout, values_per_row
 
 
 class Series:
-    def __init__(self, spec: RunSpec, layout: Layout, options: VictoriametricsOptions):
+    def __init__(self, spec: RunSpec, layouts: dict[str, Layout], options: VictoriametricsOptions):
         tables = spec.table_names
-        # The measured values of an event, each a series of its own: temperature, m1... (TSBS's: its fields)
-        self.measures = [column for column in layout.columns if column.kind == "float"]
-        # The series the count counts, one sample per event: the first measured value's.
-        self.temperature = [f"{table}_{self.measures[0].name}" for table in tables]
+        # The measured values of an event, each a series of its own: temperature, m1... (TSBS's: its first measurement's fields)
+        self.measures = [column for column in layouts[tables[0]].columns if column.kind == "float"]
+        # The series the count counts, one sample per event: each table's first measured value's (TSBS's
+        # devops: each measurement's first field, which every row of it has).
+        self.temperature = [f"{table}_{layouts[table].value_columns[0].name}" for table in tables]
         # --clean removes every series of the run's tables, whatever this run stores (sequence numbers,
         # measurements of an earlier run): a table is its series.
         self.metrics = [f"{table}_.+" for table in tables]
-        self.samples_per_event = len(self.measures) + (1 if options.store_sequence_number and not spec.tsbs else 0)
+        # Samples per event (TSBS's: its points per row, 101 / 9 for devops).
+        self.samples_per_event = values_per_row(spec) if spec.tsbs else len(self.measures) + (1 if options.store_sequence_number else 0)
         # TSBS's rows go to /write as TSBS's victoriametrics target sends them (line protocol).
         self.ingestion: Literal["import", "influx"] = "influx" if spec.tsbs else options.ingestion
         # The oldest time the run's data can have (it lies in the past): the events' origin, or TSBS's start.
