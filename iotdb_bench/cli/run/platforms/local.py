@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -32,15 +33,34 @@ from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
+FIRST_CHOSEN_PORT = 20_000  # the collector's port is chosen from here up to the ephemeral range
 STOP_GRACE_S = 5.0  # above the collector's wait for a final scrape (FINAL_SCRAPE_WAIT_S)
 LOG_TAIL_LINES = 15
 _PR_SET_PDEATHSIG = 1
 
 
 def free_port() -> int:
+    """A port nobody listens on, for the collector to bind a moment later: below the kernel's range of
+    ephemeral ports where it can, since any outgoing connection of the machine may take a port of that
+    range as its own in the meantime (bind(0) answers from it)."""
+    low = _ephemeral_ports_start()
+    for port in random.sample(range(FIRST_CHOSEN_PORT, low), min(50, max(0, low - FIRST_CHOSEN_PORT))):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def _ephemeral_ports_start() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):  # not Linux: the kernel's choice
+        return FIRST_CHOSEN_PORT
 
 
 def _die_with_parent() -> None:
