@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import warnings
 
-from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows, devops_lines
+from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows, lines_of
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.shapes import generator, layout
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
@@ -27,9 +27,8 @@ def spec() -> RunSpec:
 
 def test_lines_are_tsbs_lines_of_the_generated_rows():
     run = spec()
-    rows = TsbsRows(layout(run), run.seed, run.all_devices)
     batch = next(generator(run, 1).batches(30, 40, 40))  # worker 1's hosts 4..6, steps 10 to 23
-    lines = rows.lines(batch).decode().splitlines()
+    lines = lines_of("tsbs-cpu", run.seed, run.all_devices).lines(batch).decode().splitlines()
     assert len(lines) == len(batch) and all(TSBS_LINE.fullmatch(line) for line in lines), lines[0]
     tags = host_tags(run.seed, 0, run.all_devices)
     first = lines[0].split(" ")
@@ -51,7 +50,7 @@ def test_lines_are_the_clients_bytes_for_the_row_calls():
         buffer = Buffer(protocol_version=2)
     for symbols, columns, ms in rows.calls(batch):
         buffer.row("cpu", symbols=symbols, columns=columns, at=TimestampNanos(ms * 1_000_000))
-    assert bytes(buffer).replace(b"n\n", b"\n") == rows.lines(batch)
+    assert bytes(buffer).replace(b"n\n", b"\n") == lines_of("tsbs-cpu", run.seed, run.all_devices).lines(batch)
 
 
 def test_frame_holds_the_same_rows():
@@ -82,7 +81,7 @@ def test_devops_lines_have_the_shape_of_tsbs_own_questdb_lines():
                                 "--timestamp-end=2016-01-01T00:02:00Z", "--format=questdb")
     theirs = [line for line in output.splitlines() if line]
     spec = tsbs_spec(3, "30s", "2016-01-01T00:00:00Z", "2016-01-01T00:02:00Z", shape="tsbs-devops")
-    lines = devops_lines(spec.seed, 3)
+    lines = lines_of("tsbs-devops", spec.seed, 3)
     ours = [line for batch in batches(spec) for line in lines.lines(batch).decode().splitlines()]
     assert len(ours) == len(theirs) == 4 * 3 * 9
     assert {line_shape(line) for line in ours} == {line_shape(line) for line in theirs}

@@ -40,18 +40,14 @@ if TYPE_CHECKING:
 TABLE = "cpu"
 
 
-# The fields TSBS's devops generator writes as float64 (ILP doubles); all the others are int64 (`58i`).
-DOUBLE_FIELDS = {"mem": frozenset({"used_percent", "available_percent", "buffered_percent"})}
-
-
 def create_table(shape: str, table: str, partition_by: str, dedup: bool) -> str:
     """A measurement's table as TSBS's lines make QuestDB create it: the host's tags, then the
     measurement's own (SYMBOL), the fields (LONG, or DOUBLE where TSBS writes doubles), the designated
     timestamp. With dedup, a row written again for the same host and time replaces the stored one."""
     measurement = USE_CASES[shape].measurement(table)
     tags = [*TAG_NAMES, *(name for name, _ in measurement.own_tags)]
-    doubles = DOUBLE_FIELDS.get(table, frozenset())
-    columns = [f"{name} SYMBOL" for name in tags] + [f"{name} {'DOUBLE' if name in doubles else 'LONG'}" for name in measurement.field_names]
+    columns = [f"{name} SYMBOL" for name in tags] + [f"{name} {'LONG' if integer else 'DOUBLE'}"
+                                                    for name, integer in zip(measurement.field_names, measurement.integer_fields)]
     statement = f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(columns)}, timestamp TIMESTAMP) TIMESTAMP(timestamp) PARTITION BY {partition_by} WAL"
     return statement + (" DEDUP UPSERT KEYS(timestamp, hostname)" if dedup else "")
 
@@ -62,18 +58,12 @@ def fields(layout: Layout) -> list[Column]:
 
 
 class TsbsRows:
-    """One run's TSBS rows in QuestDB's forms: ILP lines built with NumPy, the client's row() calls, a
+    """One run's TSBS cpu rows in the client's forms (its lines: lines_of): its row() calls, a
     DataFrame. Every host's tags are known from the seed (simulator/workload/tsbs/hosts.py)."""
 
     def __init__(self, layout: Layout, seed: int, hosts: int):
         self.fields = fields(layout)
         self.tags = host_tags(seed, 0, hosts)
-        self._lines = TsbsLines(USE_CASES["tsbs-cpu"], seed, hosts, NANOS_PER_MS)
-
-    def lines(self, batch: EventBatch) -> bytes:
-        """`cpu,<tags> usage_user=58i,...,usage_guest_nice=38i <ns>`, one line per row: TSBS's questdb serializer's."""
-        return self._lines.lines(batch)
-
 
     def calls(self, batch: EventBatch) -> list[tuple[dict[str, str], dict[str, int], int]]:
         """(symbols, columns, epoch ms) of each row, for the client's row()."""
@@ -99,10 +89,11 @@ class TsbsRows:
         return np.asarray(column.values(batch)).astype(np.int64)
 
 
-def devops_lines(seed: int, hosts: int) -> TsbsLines:
-    """TSBS's devops rows as its questdb serializer writes them (pkg/targets/questdb/serializer.go): as its
-    influx serializer, `diskio,<the host's ten tags>,serial=... reads=12i,... <ns>`, the times in nanoseconds."""
-    return TsbsLines(USE_CASES["tsbs-devops"], seed, hosts, NANOS_PER_MS)
+def lines_of(shape: str, seed: int, hosts: int) -> TsbsLines:
+    """TSBS's rows as its questdb serializer writes them (pkg/targets/questdb/serializer.go): as its influx
+    serializer, `cpu,<the host's ten tags> usage_user=58i,... <ns>` (devops: `diskio,<tags>,serial=... reads=12i,...`),
+    the times in nanoseconds."""
+    return TsbsLines(USE_CASES[shape], seed, hosts, NANOS_PER_MS)
 
 
 def _hosts(batch: EventBatch) -> np.ndarray:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, WriterRole, connected
 from iotdb_bench.simulator.modules.questdb.ilp import ilp_lines
 from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
-from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows, devops_lines
+from iotdb_bench.simulator.modules.questdb.tsbs import TsbsRows, lines_of
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.workload.events import CLIENT_KEY_WIDTH, DEVICE_ID_WIDTH, TEXT_WIDTH, EventBatch
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES
@@ -28,18 +28,16 @@ class QuestdbWriter(QuestdbRole, WriterRole):
     def __init__(self, module: DatabaseModule):
         super().__init__(module)
         self._with_key = self.spec.primary_key is PrimaryKey.client
-        # TSBS's shapes: rows with their hosts' tags as symbols, the fields as LONG (tsbs.py).
+        # TSBS's shapes: rows with their hosts' tags as symbols, the fields as LONG (tsbs.py): TSBS's lines
+        # for any of them, the client's forms for cpu data (devops is written as the module's lines only).
         self._tsbs = TsbsRows(self.layout, self.spec.seed, self.spec.all_devices) if self.spec.shape == "tsbs-cpu" else None
-        # TSBS's devops: a table per measurement, each its own lines (tsbs.py; batches the module encodes only)
-        self._devops = devops_lines(self.spec.seed, self.spec.all_devices) if self.spec.shape == "tsbs-devops" else None
+        self._tsbs_lines = lines_of(self.spec.shape, self.spec.seed, self.spec.all_devices) if self.spec.tsbs else None
 
     def prepare_batch(self, batch: EventBatch) -> Any:
         """The batch's ILP lines (one request): bytes, or a client buffer; built here, outside the timed call."""
         if self.options.batch_encoding == "numpy":
-            if self._tsbs is not None:
-                return self._tsbs.lines(batch)
-            if self._devops is not None:
-                return self._devops.lines(batch)
+            if self._tsbs_lines is not None:
+                return self._tsbs_lines.lines(batch)
             binary = self.module.binary_doubles
             return b"".join(ilp_lines(self.layout, part, table, part.client_key if self._with_key else None, binary)
                             for table, part in self.per_table(batch))
