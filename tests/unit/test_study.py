@@ -106,6 +106,9 @@ def test_validation_errors(tmp_path):
         ("{num-inserts: 1000, batch: 100}", "{num-inserts: 1000, duration: 5}",
          "workloads.copy (insert) on target sqlite: --duration and --num-inserts both set the length of the timed phase"),
         ('targets: [sqlite, "null"]', 'targets: [sqlite, nosuch]', "unknown target 'nosuch'"),
+        # a workload that repeats another's options would share its cell (its key): refused, not run once silently
+        ("  - name: queries", "  - name: again\n    insert: {batch: 100, num-inserts: 1000}\n  - name: queries",
+         "workloads.again runs the same command as workloads.copy on target sqlite (1 worker(s))"),
     ]
     for index, (old, new, expected) in enumerate(cases):
         assert old in STUDY, old

@@ -71,6 +71,7 @@ def expand(study: StudyFile, config: Config, commands: Mapping[str, CellCommand]
     `where` names the file in messages."""
     cells: list[CellPlan] = []
     invocations: dict[str, Invocation] = {}
+    named: dict[str, str] = {}  # key -> the workload that has it (a cell's key is what decides its figures, not its name)
     for target in study.targets:
         target_config = config.target(target.config_target)
         platform = passthrough.platform or target_config.platform or config.platform
@@ -90,6 +91,10 @@ def expand(study: StudyFile, config: Config, commands: Mapping[str, CellCommand]
                 cell = CellPlan(key=cell_key(target.name, config_of_target, workload.task, args, reads, platform, input_digests(args)), index=len(cells),
                                 target=target.name, database=target.config_target, workload=workload.name, task=workload.task, workers=workers, runs=runs, args=args,
                                 data_cell=reads)
+                if cell.key in named:
+                    raise UsageProblem(f"invalid study file {where}: workloads.{workload.name} runs the same command as workloads.{named[cell.key]} "
+                                       f"on target {target.name} ({workers} worker(s)): it would be one cell; remove one, or give it other options")
+                named[cell.key] = workload.name
                 invocation, refused = check_cell(commands[workload.task], cell, passthrough, study, where)
                 if refused is None and workload.task != "insert" and data_cell is None and inserts_refused:
                     refused = f"its data's insert cells are not supported ({inserts_refused})"
