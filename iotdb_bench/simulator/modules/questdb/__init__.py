@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
+from iotdb_bench.simulator.modules.questdb import tsbs_iot
 from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp, IlpWriteFailed
 from iotdb_bench.simulator.modules.questdb.ilp_tcp import IlpOverTcp
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
@@ -68,7 +69,7 @@ from iotdb_bench.simulator.modules.questdb.reader import QuestdbReader
 from iotdb_bench.simulator.modules.questdb.records import QuestdbRecords
 from iotdb_bench.simulator.modules.questdb.schema import QuestdbSchema
 from iotdb_bench.simulator.modules.questdb.writer import QuestdbWriter
-from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, PrimaryKey, RunSpec
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -86,7 +87,7 @@ class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), tsbs_queries_refused=tsbs_iot.REFUSED, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
         query_languages=("sql/questdb", "sql"),
     )
@@ -108,9 +109,12 @@ class Module(DatabaseModule):
         self.validate_workload()
         if self.options.transport == "tcp" and (not self.spec.batch or self.options.batch_encoding != "numpy"):
             raise ModuleError("module 'questdb': transport=tcp sends batches the module encodes: it needs --batch and batch_encoding numpy")
-        if self.spec.task == "insert" and self.spec.shape == "tsbs-devops" and (not self.spec.batch or self.options.batch_encoding != "numpy"):
-            raise ModuleError("module 'questdb': --schema tsbs-devops is written as batches the module encodes: it needs --batch "
+        if self.spec.task == "insert" and self.spec.shape in ("tsbs-devops", "tsbs-iot") and (not self.spec.batch or self.options.batch_encoding != "numpy"):
+            raise ModuleError(f"module 'questdb': --schema {self.spec.shape} is written as batches the module encodes: it needs --batch "
                               "and batch_encoding numpy")
+        if self.options.dedup and self.spec.shape == "tsbs-iot":
+            raise ModuleError("module 'questdb': dedup with --schema tsbs-iot: TSBS writes some rows without their truck's name, and "
+                              "such rows of different trucks at the same time would replace each other")
         if self.options.batch_encoding == "numpy" and self.options.client_retry_s and self.spec.batch:
             raise ModuleError("module 'questdb': client_retry_s needs batch_encoding dataframe or rows (the official client "
                               "retries; the NumPy path sends each request once)")
