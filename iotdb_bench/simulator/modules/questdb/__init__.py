@@ -43,14 +43,16 @@ a column that tells events apart beside the timestamp: the device (events) or th
 timestamps would replace each other, so it is refused. --commit-interval is refused: ILP has no
 transactions to commit.
 
-TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, docs/tsbs.md): TSBS's questdb target's tables, one
-per measurement (`cpu`; devops: nine) with the hosts' tags and the measurement's own as SYMBOL columns,
-the fields as LONG (mem's percentages DOUBLE) and the designated `timestamp`, its rows written as its
-ILP lines (devops: batches the module encodes only), and its DevOps query types in QuestDB's SQL
-(tsbs.py); `dedup` keys are (timestamp, hostname).
+TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`, docs/tsbs.md): TSBS's questdb target's
+tables, one per measurement (`cpu`; devops: nine; iot: `readings`, `diagnostics`) with the entity's tags
+and the measurement's own as SYMBOL columns (IoT's capacities, which TSBS writes as fields, DOUBLE), the
+fields as LONG where TSBS writes integers, else DOUBLE, and the designated `timestamp`, its rows written
+as its ILP lines (devops and iot: batches the module encodes only; IoT's null tags and fields left out
+of a line, stored as nulls), its DevOps query types in QuestDB's SQL (tsbs.py) and its 13 IoT types
+(tsbs_iot.py); `dedup` keys are (timestamp, hostname), and IoT refuses dedup (TSBS's nameless rows).
 
 The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class;
-tsbs.py TSBS's target.
+tsbs.py TSBS's target; tsbs_iot.py its IoT queries.
 """
 
 from __future__ import annotations
@@ -61,7 +63,6 @@ from typing import TYPE_CHECKING
 from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
-from iotdb_bench.simulator.modules.questdb import tsbs_iot
 from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp, IlpWriteFailed
 from iotdb_bench.simulator.modules.questdb.ilp_tcp import IlpOverTcp
 from iotdb_bench.simulator.modules.questdb.options import QuestdbOptions
@@ -87,7 +88,7 @@ class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), tsbs_queries_refused=tsbs_iot.REFUSED, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
         query_languages=("sql/questdb", "sql"),
     )

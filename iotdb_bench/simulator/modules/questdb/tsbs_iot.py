@@ -38,9 +38,6 @@ from iotdb_bench.simulator.queries.tsbs_iot import (
 )
 from iotdb_bench.simulator.workload.tsbs.iot import TAGS
 
-# Every IoT type is answered: QuestDB's joins, LATEST ON, SAMPLE BY and window functions express them all.
-REFUSED: tuple[tuple[str, str], ...] = ()
-
 _TAG_LIST = ", ".join(name for name, _ in TAGS)
 _ALL_TAGS = " AND ".join(f"{name} IS NOT NULL" for name, _ in TAGS)
 TAGS_CTE = "WITH tags AS ({}) ".format(" UNION ".join(
