@@ -162,7 +162,7 @@ def test_iot_tables_with_tsbs_nulls_and_every_iot_type_answered_right(iot_folder
 
 def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(iot_folder):
     """tests/tsbs_story.py's IOT_CHANGES made on QuestDB: the row is found first (QuestDB's UPDATE of a WAL
-    table takes no subquery), then updated, and the test waits until the update is applied."""
+    table takes no join), then updated, and the test waits until the update is applied."""
     changes = (("diagnostics", "current_load", 1_000_000, "truck_0", "max", ""), ("readings", "longitude", 200, "truck_1", "max", ""),
                ("readings", "fuel_consumption", 1000, "truck_2", "min", " AND velocity > 1"))
     with connect() as conn:
