@@ -1,11 +1,13 @@
-"""TSBS's questdb target in the questdb module: its layout, its rows and its DevOps queries.
+"""TSBS's questdb target in the questdb module: its layout, its rows and its DevOps queries (the IoT
+queries: tsbs_iot.py).
 
 The layout is what TSBS's loader makes (tsbs_load_questdb writes ILP and lets QuestDB create the
 table; its pkg/targets/questdb and the CREATE TABLE left in cmd/tsbs_load_questdb/creator.go): one
-table per measurement (`cpu`; devops: nine), the host's ten tags and the measurement's own as SYMBOL
-columns, the fields as LONG (TSBS's generator writes its values as int64, `usage_user=58i`; mem's
-percentages as float64: DOUBLE), the designated `timestamp`; WAL, partitioned by the module's
-`partition_by` (DAY, as TSBS's). Every row carries its host's tags, as TSBS's ILP lines do; there is
+table per measurement (`cpu`; devops: nine; iot: readings and diagnostics), the entity's string tags
+and the measurement's own as SYMBOL columns (IoT's capacities, which TSBS writes as fields, DOUBLE), the
+fields as LONG (TSBS's generator writes its values as int64, `usage_user=58i`; mem's percentages and
+IoT's fields but status as float64: DOUBLE), the designated `timestamp`; WAL, partitioned by the module's
+`partition_by` (DAY, as TSBS's). Every row carries its entity's tags, as TSBS's ILP lines do; there is
 no tags table.
 
 The queries are TSBS's questdb generator's (cmd/tsbs_generate_queries/databases/questdb/devops.go) in

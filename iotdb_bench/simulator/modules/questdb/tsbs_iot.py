@@ -11,7 +11,8 @@ of its rows carries all its tags (each row lacks one with a chance of about 1%).
 
 Translated, not copied: TimescaleDB's LATERAL newest row is `LATEST ON` (its WHERE applies before it, so
 the threshold tests go outside), time_bucket is `SAMPLE BY 10m ALIGN TO CALENDAR` (epoch-aligned, as
-time_bucket) and timestamp_floor('d', ...), HAVING (QuestDB has none) an outer WHERE, a boolean's
+time_bucket) and timestamp_floor('d', ...), HAVING (QuestDB has none) an outer WHERE, a CASE of
+aggregates (which a SAMPLE BY does not take) a CASE a level above them, a boolean's
 lag()/lead() (QuestDB's take numbers and times) an INT that is 1, 0, or null where the period's mean is
 null, and `x.driving <> x.prev_driving`, which a null leaves false in SQL, says IS NOT NULL (QuestDB's
 null INT compares as a number). A session's length is stop - start in seconds.
