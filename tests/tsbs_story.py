@@ -196,11 +196,17 @@ def assert_every_iot_type_answers_ok(result: CliResult, queries: tuple[str, ...]
 
 
 def check_iot_changed_rows_are_found(run: Callable[..., CliResult], execute: Callable[[str], None]) -> None:
-    """Make IOT_CHANGES with `execute`; the types that read a changed row are WRONG, and only they:
-    avg-load and avg-vs-projected-fuel-consumption read every row, high-load and last-loc the newest rows
-    of the fleet they draw, single-last-loc those of the truck it draws."""
+    """Make IOT_CHANGES with `execute`, then check_iot_changes_found."""
     for statement in IOT_CHANGES:
         execute(statement)
+    check_iot_changes_found(run)
+
+
+def check_iot_changes_found(run: Callable[..., CliResult]) -> None:
+    """Once IOT_CHANGES' rows are changed (in SQL that runs there, or as the database can): the types
+    that read a changed row are WRONG, and only they: avg-load and avg-vs-projected-fuel-consumption read
+    every row, high-load and last-loc the newest rows of the fleet they draw, single-last-loc those of the
+    truck it draws."""
     result = run("query", "--queries", "tsbs-iot", "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
     fleets = [tags[1] for tags in truck_tags(IOT_DATA.seed, 0, 3)]
     draws = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA))

@@ -1,7 +1,8 @@
 """The questdb module's TSBS rows (simulator/modules/questdb/tsbs.py): its NumPy ILP lines are TSBS's
 questdb serializer's lines (pkg/targets/questdb/serializer.go: the tags in TSBS's order, the fields as
 integers, the timestamp in nanoseconds without a unit) and, but for that unit, the official client's
-bytes for the same row() calls, which the module's other encodings send. No server needed."""
+bytes for the same row() calls, which the module's other encodings send; devops' and iot's lines the
+shape of TSBS's own, IoT's nulls left out as TSBS leaves them. No server needed."""
 
 from __future__ import annotations
 
@@ -90,3 +91,38 @@ def test_devops_lines_have_the_shape_of_tsbs_own_questdb_lines():
     assert all(re.fullmatch(r"[0-9]{19}", line.rsplit(" ", 1)[1]) for line in ours)
     mem = [line for line in ours if line.startswith("mem,")]
     assert all(float(dict(f.split("=") for f in line.split(" ")[1].split(","))["used_percent"]) > 0 for line in mem)
+
+
+def test_iot_lines_have_the_shape_of_tsbs_own_questdb_lines():
+    """Each table's complete line: the truck's string tags in TSBS's order, then its capacities (tags TSBS
+    writes as fields) and the fields in TSBS's order with TSBS's types (doubles; status an int64),
+    nanoseconds. TSBS's nulls are left out of a line as its serializer leaves them: a line lacks at most
+    one tag (a string tag, or a capacity) and one field, and some of the tool's lines lack each."""
+    output = tsbs_generate_data("--use-case=iot", "--seed=3", "--scale=3", "--log-interval=10s", "--timestamp-start=2016-01-01T00:00:00Z",
+                                "--timestamp-end=2016-01-01T01:00:00Z", "--format=questdb")
+    theirs = [line_shape(line) for line in output.splitlines() if line]
+    spec = tsbs_spec(3, "10s", "2016-01-01T00:00:00Z", "2016-01-01T01:00:00Z", shape="tsbs-iot")
+    lines = lines_of("tsbs-iot", spec.seed, 3)
+    ours = [line for batch in batches(spec) for line in lines.lines(batch).decode().splitlines()]
+    assert all(re.fullmatch(r"[0-9]{19}", line.rsplit(" ", 1)[1]) for line in ours)
+
+    def complete(shapes: list) -> dict[str, tuple]:
+        """Each table's line with every tag and field (the longest)."""
+        return {table: max(((tags, fields) for name, tags, fields in shapes if name == table), key=lambda shape: len(shape[0]) + len(shape[1]))
+                for table in ("readings", "diagnostics")}
+
+    shaped = [line_shape(line) for line in ours]
+    assert complete(shaped) == complete(theirs)
+    assert complete(theirs)["diagnostics"][1][-1] == ("status", "integer")
+    lacking = set()
+    for shapes in (shaped, theirs):
+        whole = complete(shapes)
+        for table, tags, fields in shapes:
+            all_tags, all_fields = whole[table]
+            assert [tag for tag in all_tags if tag in tags] == list(tags) and [field for field in all_fields if field in fields] == list(fields)
+            capacities = sum(1 for key, _ in all_fields[:3] if (key, "double") not in fields)
+            assert len(all_tags) - len(tags) + capacities <= 1 and len(all_fields) - len(fields) - capacities <= 1
+            if shapes is shaped:
+                lacking |= {"tag"} if len(tags) < len(all_tags) or capacities else set()
+                lacking |= {"field"} if len(all_fields) - len(fields) > capacities else set()
+    assert lacking == {"tag", "field"}

@@ -43,14 +43,16 @@ a column that tells events apart beside the timestamp: the device (events) or th
 timestamps would replace each other, so it is refused. --commit-interval is refused: ILP has no
 transactions to commit.
 
-TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, docs/tsbs.md): TSBS's questdb target's tables, one
-per measurement (`cpu`; devops: nine) with the hosts' tags and the measurement's own as SYMBOL columns,
-the fields as LONG (mem's percentages DOUBLE) and the designated `timestamp`, its rows written as its
-ILP lines (devops: batches the module encodes only), and its DevOps query types in QuestDB's SQL
-(tsbs.py); `dedup` keys are (timestamp, hostname).
+TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`, docs/tsbs.md): TSBS's questdb target's
+tables, one per measurement (`cpu`; devops: nine; iot: `readings`, `diagnostics`) with the entity's tags
+and the measurement's own as SYMBOL columns (IoT's capacities, which TSBS writes as fields, DOUBLE), the
+fields as LONG where TSBS writes integers, else DOUBLE, and the designated `timestamp`, its rows written
+as its ILP lines (devops and iot: batches the module encodes only; IoT's null tags and fields left out
+of a line, stored as nulls), its DevOps query types in QuestDB's SQL (tsbs.py) and its 13 IoT types
+(tsbs_iot.py); `dedup` keys are (timestamp, hostname), and IoT refuses dedup (TSBS's nameless rows).
 
 The roles: schema.py, writer.py, reader.py, records.py; options.py their options and base class;
-tsbs.py TSBS's target.
+tsbs.py TSBS's target; tsbs_iot.py its IoT queries.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ from iotdb_bench.simulator.modules.questdb.reader import QuestdbReader
 from iotdb_bench.simulator.modules.questdb.records import QuestdbRecords
 from iotdb_bench.simulator.modules.questdb.schema import QuestdbSchema
 from iotdb_bench.simulator.modules.questdb.writer import QuestdbWriter
-from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, PrimaryKey, RunSpec
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -86,7 +88,7 @@ class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
         query_languages=("sql/questdb", "sql"),
     )
@@ -108,9 +110,12 @@ class Module(DatabaseModule):
         self.validate_workload()
         if self.options.transport == "tcp" and (not self.spec.batch or self.options.batch_encoding != "numpy"):
             raise ModuleError("module 'questdb': transport=tcp sends batches the module encodes: it needs --batch and batch_encoding numpy")
-        if self.spec.task == "insert" and self.spec.shape == "tsbs-devops" and (not self.spec.batch or self.options.batch_encoding != "numpy"):
-            raise ModuleError("module 'questdb': --schema tsbs-devops is written as batches the module encodes: it needs --batch "
+        if self.spec.task == "insert" and self.spec.shape in ("tsbs-devops", "tsbs-iot") and (not self.spec.batch or self.options.batch_encoding != "numpy"):
+            raise ModuleError(f"module 'questdb': --schema {self.spec.shape} is written as batches the module encodes: it needs --batch "
                               "and batch_encoding numpy")
+        if self.options.dedup and self.spec.shape == "tsbs-iot":
+            raise ModuleError("module 'questdb': dedup with --schema tsbs-iot: TSBS writes some rows without their truck's name, and "
+                              "such rows of different trucks at the same time would replace each other")
         if self.options.batch_encoding == "numpy" and self.options.client_retry_s and self.spec.batch:
             raise ModuleError("module 'questdb': client_retry_s needs batch_encoding dataframe or rows (the official client "
                               "retries; the NumPy path sends each request once)")

@@ -1,6 +1,6 @@
 """The questdb module's read side over the PostgreSQL wire protocol: the six queries (device-downsample
 with `SAMPLE BY 1m ALIGN TO CALENDAR`, newest-per-device with `LATEST ON`), TSBS's DevOps query types
-on TSBS's layout (tsbs.py), scans streamed with
+on TSBS's layout (tsbs.py) and its IoT types (tsbs_iot.py), scans streamed with
 psycopg's `Cursor.stream()` and grouped into pages on the client, and the visibility probe's look-up."""
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
-from iotdb_bench.simulator.modules.questdb import tsbs
+from iotdb_bench.simulator.modules.questdb import tsbs, tsbs_iot
 from iotdb_bench.simulator.modules.questdb.options import QuestdbRole
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
+from iotdb_bench.simulator.queries.tsbs_iot import IOT
+from iotdb_bench.simulator.spec import TSBS_IOT_QUERIES, default_queries
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -52,10 +54,13 @@ class QuestdbReader(QuestdbRole, ReaderRole):
         }
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types over TSBS's layout, in QuestDB's SQL (tsbs.py)."""
+        """TSBS's query types of the data's use case over TSBS's layout, in QuestDB's SQL: the DevOps types
+        (tsbs.py), the IoT types (tsbs_iot.py)."""
         if not self.spec.tsbs:
             return {}
-        return {name: functools.partial(tsbs.answer, query, literal=_literal, fetch=self._fetch) for name, query in DEVOPS.items()}
+        if default_queries(self.spec.shape) == TSBS_IOT_QUERIES:
+            return {name: functools.partial(tsbs.answer, tsbs_iot.iot, query, literal=_literal, fetch=self._fetch) for name, query in IOT.items()}
+        return {name: functools.partial(tsbs.answer, tsbs.devops, query, literal=_literal, fetch=self._fetch) for name, query in DEVOPS.items()}
 
     def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
         return self.module.conn.execute(statement).fetchall()

@@ -1,11 +1,13 @@
-"""TSBS's questdb target in the questdb module: its layout, its rows and its DevOps queries.
+"""TSBS's questdb target in the questdb module: its layout, its rows and its DevOps queries (the IoT
+queries: tsbs_iot.py).
 
 The layout is what TSBS's loader makes (tsbs_load_questdb writes ILP and lets QuestDB create the
 table; its pkg/targets/questdb and the CREATE TABLE left in cmd/tsbs_load_questdb/creator.go): one
-table per measurement (`cpu`; devops: nine), the host's ten tags and the measurement's own as SYMBOL
-columns, the fields as LONG (TSBS's generator writes its values as int64, `usage_user=58i`; mem's
-percentages as float64: DOUBLE), the designated `timestamp`; WAL, partitioned by the module's
-`partition_by` (DAY, as TSBS's). Every row carries its host's tags, as TSBS's ILP lines do; there is
+table per measurement (`cpu`; devops: nine; iot: readings and diagnostics), the entity's string tags
+and the measurement's own as SYMBOL columns (IoT's capacities, which TSBS writes as fields, DOUBLE), the
+fields as LONG (TSBS's generator writes its values as int64, `usage_user=58i`; mem's percentages and
+IoT's fields but status as float64: DOUBLE), the designated `timestamp`; WAL, partitioned by the module's
+`partition_by` (DAY, as TSBS's). Every row carries its entity's tags, as TSBS's ILP lines do; there is
 no tags table.
 
 The queries are TSBS's questdb generator's (cmd/tsbs_generate_queries/databases/questdb/devops.go) in
@@ -20,7 +22,7 @@ minutes and hours, not minutes from the first row found.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -38,16 +40,22 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TABLE = "cpu"
+QueryType = TypeVar("QueryType")
+# A type's statement for one execution and the conversion of its rows to the common form.
+Render = Callable[[QueryType, Parameters, Callable[[int], str]], tuple[str, Callable[[Sequence[Any]], list[tuple[Any, ...]]]]]
 
 
 def create_table(shape: str, table: str, partition_by: str, dedup: bool) -> str:
-    """A measurement's table as TSBS's lines make QuestDB create it: the host's tags, then the
-    measurement's own (SYMBOL), the fields (LONG, or DOUBLE where TSBS writes doubles), the designated
-    timestamp. With dedup, a row written again for the same host and time replaces the stored one."""
-    measurement = USE_CASES[shape].measurement(table)
-    tags = [*TAG_NAMES, *(name for name, _ in measurement.own_tags)]
-    columns = [f"{name} SYMBOL" for name in tags] + [f"{name} {'LONG' if integer else 'DOUBLE'}"
-                                                    for name, integer in zip(measurement.field_names, measurement.integer_fields)]
+    """A measurement's table as TSBS's lines make QuestDB create it: the entity's string tags and the
+    measurement's own (SYMBOL), the tags TSBS writes as fields (IoT's capacities: DOUBLE), the fields
+    (LONG, or DOUBLE where TSBS writes doubles), the designated timestamp. With dedup (the DevOps shapes),
+    a row written again for the same host and time replaces the stored one."""
+    use_case = USE_CASES[shape]
+    measurement = use_case.measurement(table)
+    tags = [(name, "SYMBOL" if kind == "text" else "DOUBLE") for name, kind in use_case.tags]
+    tags += [(name, "SYMBOL") for name, _ in measurement.own_tags]
+    columns = [f"{name} {kind}" for name, kind in tags] + [f"{name} {'LONG' if integer else 'DOUBLE'}"
+                                                          for name, integer in zip(measurement.field_names, measurement.integer_fields)]
     statement = f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(columns)}, timestamp TIMESTAMP) TIMESTAMP(timestamp) PARTITION BY {partition_by} WAL"
     return statement + (" DEDUP UPSERT KEYS(timestamp, hostname)" if dedup else "")
 
@@ -91,8 +99,9 @@ class TsbsRows:
 
 def lines_of(shape: str, seed: int, hosts: int) -> TsbsLines:
     """TSBS's rows as its questdb serializer writes them (pkg/targets/questdb/serializer.go): as its influx
-    serializer, `cpu,<the host's ten tags> usage_user=58i,... <ns>` (devops: `diskio,<tags>,serial=... reads=12i,...`),
-    the times in nanoseconds."""
+    serializer, `cpu,<the host's ten tags> usage_user=58i,... <ns>` (devops: `diskio,<tags>,serial=... reads=12i,...`;
+    iot: `readings,name=truck_0,<its four other tags> load_capacity=1500,...,latitude=82.70029,... <ns>`, a null
+    tag or field left out), the times in nanoseconds."""
     return TsbsLines(USE_CASES[shape], seed, hosts, NANOS_PER_MS)
 
 
@@ -127,9 +136,10 @@ def devops(query: DevopsQuery, parameters: Parameters, literal: Callable[[int], 
             f"SAMPLE BY 1m ALIGN TO CALENDAR ORDER BY minute DESC LIMIT {LATEST_MINUTES}"), with_times(0)
 
 
-def answer(query: DevopsQuery, parameters: Parameters, literal: Callable[[int], str], fetch: Callable[[str], Sequence[Any]]) -> Callable[[], Answer]:
-    """The query of one execution: `fetch` runs the rendered statement and returns its rows."""
-    statement, convert = devops(query, parameters, literal)
+def answer(render: Render[QueryType], query: QueryType, parameters: Parameters, literal: Callable[[int], str],
+           fetch: Callable[[str], Sequence[Any]]) -> Callable[[], Answer]:
+    """The query of one execution: `render` (devops, or tsbs_iot.py's iot) makes its statement, `fetch` runs it and returns its rows."""
+    statement, convert = render(query, parameters, literal)
     return lambda: Answer(fetch(statement), convert)
 
 
