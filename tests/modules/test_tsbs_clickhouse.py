@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -167,17 +168,24 @@ def test_iot_layout_nulls_and_every_iot_type_answered_right(iot):
     assert_every_iot_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"))  # no --queries: the data's own, IoT's 13
 
 
+_IOT_CHANGE = re.compile(r"UPDATE (\w+) SET (\w+) = (\d+) WHERE tags_id = (\d+) AND time = \(SELECT (max|min)\(time\) FROM \w+ WHERE (.+)\)")
+
+
+def iot_mutation(statement: str, database: str, ms: str, scalar: Callable[[str], int]) -> tuple[str, str, float]:
+    """One of tests/tsbs_story.py's IOT_CHANGES (an UPDATE of the newest or first row of a condition) as a
+    ClickHouse mutation: (the ALTER TABLE ... UPDATE, the SELECT of the changed value, the value).
+    `ms`: created_at as epoch milliseconds; `scalar` runs a SELECT of one number."""
+    table, column, value, tags_id, which, condition = _IOT_CHANGE.fullmatch(statement).groups()
+    qualified = f"{database}.{table}"
+    row = f"tags_id = {tags_id} AND {ms} = {scalar(f'SELECT {which}({ms}) FROM {qualified} WHERE {condition}')}"
+    return f"ALTER TABLE {qualified} UPDATE {column} = {value} WHERE {row}", f"SELECT {column} FROM {qualified} WHERE {row}", float(value)
+
+
 def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(iot):
-    """tests/tsbs_story.py's changes (an UPDATE whose row is the newest or first of a condition) as mutations."""
     client, folder = iot
-    change = re.compile(r"UPDATE (\w+) SET (\w+) = (\d+) WHERE tags_id = (\d+) AND time = \(SELECT (max|min)\(time\) FROM \w+ WHERE (.+)\)")
 
     def execute(statement: str) -> None:
-        table, column, value, tags_id, which, condition = change.fullmatch(statement).groups()
-        qualified = f"{IOT_DATABASE}.{table}"
-        [(at,)] = client.execute(f"SELECT {which}(created_at) FROM {qualified} WHERE {condition}")
-        row = f"tags_id = {tags_id} AND created_at = {at}"
-        mutate(client, f"ALTER TABLE {qualified} UPDATE {column} = {value} WHERE {row}", f"SELECT {column} FROM {qualified} WHERE {row}",
-               [(float(value),)])
+        mutation, changed, value = iot_mutation(statement, IOT_DATABASE, "created_at", lambda select: client.execute(select)[0][0])
+        mutate(client, mutation, changed, [(value,)])
 
     check_iot_changed_rows_are_found(run(folder), execute)
