@@ -31,8 +31,9 @@ class MysqlWriter(MysqlRole, WriterRole):
         self.retry: Retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
         # Each table's INSERT: the same columns for all, except TSBS's measurements (quoted: devops' `reads` is a keyword).
-        self._heads = {table: f"INSERT INTO {table} ({', '.join(f'`{name}`' for name in layout.names + (('id',) if self._with_key else ()))}) VALUES ".encode()
-                       for table, layout in self.layouts.items()}
+        quote = "`" if self.spec.tsbs else ""
+        self._heads = {table: f"INSERT INTO {table} ({', '.join(f'{quote}{name}{quote}' for name in layout.names + (('id',) if self._with_key else ()))}) "
+                              "VALUES ".encode() for table, layout in self.layouts.items()}
 
     def prepare_batch(self, batch: EventBatch) -> list[bytes]:
         statements: list[bytes] = []
