@@ -4,7 +4,9 @@
 joins each truck's newest row on its max(time) where TSBS uses LATERAL (the tool writes one row per
 truck and time), divides daily-activity's sum by 144.0 (PostgreSQL's sum of integers / 144 is a
 numeric with its fraction; SQLite's would drop it) and takes a session's length as stop - start
-(SQLite has no age()).
+(SQLite has no age()). MySQL's and MariaDB's join as SQLite's (no LATERAL), divide TSBS's integers
+with DIV (their `/` keeps the fraction) and take a session's length in microseconds. What differs
+is the Dialect's (lateral, integer_division, keeps_fraction, session_length).
 
 Each query's rows are turned into the common form of simulator/queries/tsbs_iot.py after the timed
 call: days as epoch milliseconds, a session's length in seconds.
