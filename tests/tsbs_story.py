@@ -195,6 +195,19 @@ def assert_every_iot_type_answers_ok(result: CliResult, queries: tuple[str, ...]
                if name in queries)
 
 
+def iot_readers_of_the_changes(executions: int) -> set[tuple[str, int]]:
+    """(type, execution) of the executions of worker 0 under QUERY_SEED that read a row IOT_CHANGES
+    changes: avg-load and avg-vs-projected-fuel-consumption read every row, high-load and last-loc the
+    newest rows of the fleet they draw, single-last-loc those of the truck it draws."""
+    fleets = [tags[1] for tags in truck_tags(IOT_DATA.seed, 0, 3)]
+    draws = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA))
+    readers = {("avg-load", execution) for execution in range(executions)} | {("avg-vs-projected-fuel-consumption", execution) for execution in range(executions)}
+    reads = {"high-load": lambda parameters: parameters["fleet"] == fleets[0], "last-loc": lambda parameters: parameters["fleet"] == fleets[1],
+             "single-last-loc": lambda parameters: parameters["trucks"] == ("truck_1",)}
+    return readers | {(name, execution) for name, read in reads.items() for execution in range(executions)
+                      if read(draws.draw(name, execution, IOT[name].parameters))}
+
+
 def check_iot_changed_rows_are_found(run: Callable[..., CliResult], execute: Callable[[str], None]) -> None:
     """Make IOT_CHANGES with `execute`, then check_iot_changes_found."""
     for statement in IOT_CHANGES:
@@ -208,13 +221,7 @@ def check_iot_changes_found(run: Callable[..., CliResult]) -> None:
     every row, high-load and last-loc the newest rows of the fleet they draw, single-last-loc those of the
     truck it draws."""
     result = run("query", "--queries", "tsbs-iot", "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
-    fleets = [tags[1] for tags in truck_tags(IOT_DATA.seed, 0, 3)]
-    draws = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA))
-    drawn = {name: [draws.draw(name, execution, IOT[name].parameters) for execution in range(QUERY_RUNS)] for name in IOT}
-    expected_wrong = {"avg-load", "avg-vs-projected-fuel-consumption"}
-    expected_wrong |= {"high-load"} if any(parameters["fleet"] == fleets[0] for parameters in drawn["high-load"]) else set()
-    expected_wrong |= {"last-loc"} if any(parameters["fleet"] == fleets[1] for parameters in drawn["last-loc"]) else set()
-    expected_wrong |= {"single-last-loc"} if any(parameters["trucks"] == ("truck_1",) for parameters in drawn["single-last-loc"]) else set()
+    expected_wrong = {name for name, _ in iot_readers_of_the_changes(QUERY_RUNS)}
     assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr, result.stderr
     answers = result.answers()
     assert {name for name, (verdict, _) in answers.items() if verdict == "wrong"} == expected_wrong, answers

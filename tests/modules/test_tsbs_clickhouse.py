@@ -1,13 +1,16 @@
-"""TSBS's cpu-only and devops data and DevOps query types on the real ClickHouse (tests/tsbs_story.py;
-Debian's 18.16, native protocol): TSBS's clickhouse target's tables (tags, and a table per measurement
-sorted by (tags_id, created_at) in a plain MergeTree; created_at Int64 epoch milliseconds on this
-server), TSBS's rows and points, every type answered `ok`, changed rows found. What current servers
-get is checked on chDB (test_tsbs_clickhouse_current_engine.py). Each story works in its own database,
-dropped at the end."""
+"""TSBS's three use cases on the real ClickHouse (tests/tsbs_story.py; Debian's 18.16, native
+protocol): TSBS's clickhouse target's tables (tags, and a table per measurement sorted by (tags_id,
+created_at) in a plain MergeTree; created_at Int64 epoch milliseconds on this server; IoT's trucks'
+tags, NULL fields and a nulled name as tags_id 0), TSBS's rows and points, every DevOps type and
+every IoT type (TSBS's TimescaleDB text translated) answered `ok`, changed rows found. What current
+servers get is checked on chDB (test_tsbs_clickhouse_current_engine.py). Each story works in its own
+database, dropped at the end."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 
 import pytest
 
@@ -21,17 +24,23 @@ from tests.tsbs_story import (
     DATA,
     DEVOPS_STORY,
     HOSTS,
+    IOT_INSERT,
+    TRUCKS,
     TSBS_ROWS,
     Story,
+    assert_every_iot_type_answers_ok,
     assert_every_type_answers_ok,
     assert_inserted,
+    assert_iot_inserted,
     check_changed_rows_are_found,
+    check_iot_changed_rows_are_found,
 )
 
 pytestmark = pytest.mark.clickhouse
 
 DATABASE = "iotbench_tsbs"
 DEVOPS_DATABASE = "iotbench_tsbs_devops"
+IOT_DATABASE = "iotbench_tsbs_iot"
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +55,7 @@ def client():
     except (NetworkError, OSError) as error:
         pytest.fail(f"ClickHouse is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-clickhouse.sh")
     yield client
-    for database in (DATABASE, DEVOPS_DATABASE):
+    for database in (DATABASE, DEVOPS_DATABASE, IOT_DATABASE):
         client.execute(f"DROP DATABASE IF EXISTS {database}")
     client.disconnect()
 
@@ -72,6 +81,15 @@ def devops(client, tmp_path_factory):
     loader's default): a batch of 1,000 would be nine INSERTs of a hundred rows, a part each, which the
     18.16 server takes a minute to write and another to drop."""
     return client, inserted(tmp_path_factory, DEVOPS_STORY, DEVOPS_DATABASE, "--batch", "10000")
+
+
+@pytest.fixture(scope="module")
+def iot(client, tmp_path_factory):
+    """The same with the IoT story's data, in batches of 10,000 rows (a part per table and batch)."""
+    folder = tmp_path_factory.mktemp("tsbs-iot-clickhouse")
+    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, database=IOT_DATABASE))
+    assert_iot_inserted(run(folder)("insert", *IOT_INSERT, "--batch", "10000"))
+    return client, folder
 
 
 def run(folder):
@@ -133,3 +151,41 @@ def test_devops_measurements_as_tsbs_loads_them_and_the_devops_types_over_its_cp
     assert client.execute(f"SELECT count() FROM {DEVOPS_DATABASE}.tags") == [(HOSTS,)]
     assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
     check_changed_rows_are_found(run(folder), change_usage_user(client, DEVOPS_DATABASE, DEVOPS_STORY), story=DEVOPS_STORY)
+
+
+def test_iot_layout_nulls_and_every_iot_type_answered_right(iot):
+    client, folder = iot
+    tags = client.execute(f"SELECT name, type FROM system.columns WHERE database = '{IOT_DATABASE}' AND table = 'tags'")
+    assert tags[2:] == [("id", "UInt32"), *((name, "Nullable(String)") for name in ("name", "fleet", "driver", "model", "device_version")),
+                        *((name, "Nullable(Float32)") for name in ("load_capacity", "fuel_capacity", "nominal_fuel_consumption"))]
+    assert client.execute(f"SELECT count(), uniqExact(name) FROM {IOT_DATABASE}.tags") == [(TRUCKS, TRUCKS)]
+    columns = client.execute(f"SELECT name FROM system.columns WHERE database = '{IOT_DATABASE}' AND table = 'diagnostics'")
+    assert [name for (name,) in columns] == ["created_date", "created_at", "time", "tags_id", "fuel_state", "current_load", "status", "additional_tags"]
+    # TSBS's nulled names (no truck: tags_id 0, which no tags row has) and null fields (NULL, not NaN).
+    [(nameless, null_velocity, nan_velocity, rows)] = client.execute(
+        f"SELECT countIf(tags_id = 0), countIf(isNull(velocity)), countIf(isNaN(velocity)), count() FROM {IOT_DATABASE}.readings")
+    assert 0 < nameless < rows * 0.01 and 0.005 < null_velocity / rows < 0.03 and nan_velocity == 0
+    assert_every_iot_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"))  # no --queries: the data's own, IoT's 13
+
+
+_IOT_CHANGE = re.compile(r"UPDATE (\w+) SET (\w+) = (\d+) WHERE tags_id = (\d+) AND time = \(SELECT (max|min)\(time\) FROM \w+ WHERE (.+)\)")
+
+
+def iot_mutation(statement: str, database: str, ms: str, scalar: Callable[[str], int]) -> tuple[str, str, float]:
+    """One of tests/tsbs_story.py's IOT_CHANGES (an UPDATE of the newest or first row of a condition) as a
+    ClickHouse mutation: (the ALTER TABLE ... UPDATE, the SELECT of the changed value, the value).
+    `ms`: created_at as epoch milliseconds; `scalar` runs a SELECT of one number."""
+    table, column, value, tags_id, which, condition = _IOT_CHANGE.fullmatch(statement).groups()
+    qualified = f"{database}.{table}"
+    row = f"tags_id = {tags_id} AND {ms} = {scalar(f'SELECT {which}({ms}) FROM {qualified} WHERE {condition}')}"
+    return f"ALTER TABLE {qualified} UPDATE {column} = {value} WHERE {row}", f"SELECT {column} FROM {qualified} WHERE {row}", float(value)
+
+
+def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(iot):
+    client, folder = iot
+
+    def execute(statement: str) -> None:
+        mutation, changed, value = iot_mutation(statement, IOT_DATABASE, "created_at", lambda select: client.execute(select)[0][0])
+        mutate(client, mutation, changed, [(value,)])
+
+    check_iot_changed_rows_are_found(run(folder), execute)

@@ -5,7 +5,10 @@ here, test_tsbs_clickhouse.py runs the story on the real 18.16).
 The tables the module creates for the version chDB reports (created_at DateTime64(3, 'UTC')), the
 story's rows as the module's INSERT columns, every one of the 15 DevOps types' statements for the
 executions the tool draws, each answer checked as the tool checks it; then two rows changed, and
-exactly the executions that read them answer wrong. And TSBS's devops tables, a table per measurement.
+exactly the executions that read them answer wrong. And TSBS's devops tables, a table per measurement;
+and its IoT story (tests/tsbs_story.py: 20 trucks over 26 hours, TSBS's missing, late and null rows),
+every one of the 13 IoT types' statements (TSBS's TimescaleDB text translated, tsbs_iot.py) right,
+then the story's changes, and exactly the executions that read them wrong.
 """
 
 from __future__ import annotations
@@ -16,16 +19,32 @@ import numpy as np
 import pytest
 
 from iotdb_bench.simulator.checks.answers import Answer, difference
-from iotdb_bench.simulator.modules.clickhouse import ClickhouseOptions, ServerDialect
+from iotdb_bench.simulator.modules.clickhouse import ClickhouseOptions, ServerDialect, tsbs_iot
 from iotdb_bench.simulator.modules.clickhouse.tsbs import TsbsTables
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsAnswers, written
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, RunSpec
+from iotdb_bench.simulator.queries.tsbs_iot import IOT, IotAnswers
+from iotdb_bench.simulator.queries.tsbs_iot import written as iot_written
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_IOT_QUERIES, RunSpec
 from iotdb_bench.simulator.workload.shapes import generator, table_layouts
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.modules.test_clickhouse_current_engine import engine_version
-from tests.tsbs_story import CHANGED, CHANGED_VALUE, CPU_ONLY, DATA, HOSTS, TSBS_ROWS, reads
+from tests.modules.test_tsbs_clickhouse import iot_mutation
+from tests.tsbs_story import (
+    CHANGED,
+    CHANGED_VALUE,
+    CPU_ONLY,
+    DATA,
+    HOSTS,
+    IOT_CHANGES,
+    IOT_DATA,
+    QUERY_SEED,
+    TRUCKS,
+    TSBS_ROWS,
+    iot_readers_of_the_changes,
+    reads,
+)
 
 pytestmark = pytest.mark.chdb
 
@@ -124,3 +143,50 @@ def test_devops_tables_and_rows_for_a_current_server(loaded):
         assert [name for [name] in columns] == ["created_date", "created_at", "time", "tags_id", *measurement.field_names, "additional_tags"]
         [[count, own_tags]] = rows(engine, f"SELECT count(), any(additional_tags) FROM iotbench_devops.{measurement.name}")
         assert count == 2 * 10 and sorted(json.loads(own_tags) if own_tags else []) == sorted(name for name, _ in measurement.own_tags)
+
+
+IOT_SPEC = RunSpec(run_id="tsbs-iot", task="insert", target="ch", module="clickhouse", workers=1, batch=10_000, shape="tsbs-iot", devices=TRUCKS,
+                   time_range_ms=IOT_DATA.steps * IOT_DATA.interval_ms, primary_key="none", num_inserts=0)
+
+
+@pytest.fixture(scope="module")
+def iot_loaded(loaded):
+    """(the chDB session, the dialect, the IoT tables) with the IoT story's rows loaded as the module sends them."""
+    engine, dialect, _ = loaded
+    tables = TsbsTables("iotbench_iot", table_layouts(IOT_SPEC))
+    engine.query("CREATE DATABASE IF NOT EXISTS iotbench_iot")
+    for statement in tables.create_statements(dialect):
+        engine.query(statement)
+    insert(engine, *tables.tag_insert(IOT_SPEC.seed, range(1, TRUCKS + 1)))
+    rows = generator(IOT_SPEC, 0)
+    for batch in rows.batches(0, rows.total, IOT_SPEC.batch):
+        for index, part in batch.split_by_table(len(IOT_SPEC.table_names)):
+            table = IOT_SPEC.table_names[index]
+            insert(engine, tables.row_insert(table), tables.row_columns(table, part), time_column=0)
+    return engine, dialect, tables
+
+
+def iot_wrong_executions(engine, dialect, tables) -> set[tuple[str, int]]:
+    """(type, execution) of every IoT execution (worker 0, QUERY_SEED) whose answer differs from the expected one."""
+    draws, answers, wrong = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA)), IotAnswers(IOT_DATA), set()
+    for name in TSBS_IOT_QUERIES:
+        for execution in range(EXECUTIONS):
+            parameters = draws.draw(name, execution, IOT[name].parameters)
+            columns, expected = answers.expected(name, parameters)
+            if difference(columns, Answer(rows(engine, tsbs_iot.iot(tables, IOT[name], parameters, dialect))).normalised(), expected) is not None:
+                wrong.add((name, execution))
+    return wrong
+
+
+def test_iot_rows_nulls_and_every_iot_type_right_then_changed_rows_make_exactly_their_readers_wrong(iot_loaded):
+    engine, dialect, tables = iot_loaded
+    [[count, nameless, nulls, nans]] = rows(engine, "SELECT count(), countIf(tags_id = 0), countIf(isNull(velocity)), countIf(isNaN(velocity)) "
+                                                    "FROM iotbench_iot.readings")
+    assert count + rows(engine, "SELECT count() FROM iotbench_iot.diagnostics")[0][0] == IOT_DATA.rows
+    assert nameless > 0 and nulls > 0 and nans == 0
+    assert rows(engine, "SELECT toTypeName(load_capacity), count() FROM iotbench_iot.tags GROUP BY 1") == [["Nullable(Float32)", TRUCKS]]
+    assert iot_wrong_executions(engine, dialect, tables) == set()
+    for statement in IOT_CHANGES:
+        mutation, _, _ = iot_mutation(statement, "iotbench_iot", dialect.as_ms("created_at"), lambda select: rows(engine, select)[0][0])
+        engine.query(f"{mutation} SETTINGS mutations_sync = 1")
+    assert iot_wrong_executions(engine, dialect, tables) == iot_readers_of_the_changes(EXECUTIONS)

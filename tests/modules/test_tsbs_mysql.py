@@ -1,18 +1,33 @@
-"""TSBS's cpu-only data and DevOps query types on the real MariaDB (tests/tsbs_story.py): TSBS has no
-MySQL target, so its TimescaleDB target's layout in MariaDB's SQL (tags and cpu tables, DATETIME(3)
-times in UTC, DOUBLE fields, TSBS's indexes), TSBS's rows and points, every type answered `ok`,
-changed rows found. The shipped `mysql-local` target (values lists) on scripts/servers/start-mariadb.sh's
-server; the suite drops its tables at the end."""
+"""TSBS's three use cases on the real MariaDB (tests/tsbs_story.py): TSBS has no MySQL target, so its
+TimescaleDB target's layout in MariaDB's SQL (a tags table and a table per measurement, DATETIME(3)
+times in UTC, DOUBLE fields, the measurements' own tags as JSON, IoT's nulls as NULL, TSBS's
+indexes), TSBS's rows and points, every DevOps and IoT type answered `ok`, changed rows found. The
+shipped `mysql-local` target (values lists) on scripts/servers/start-mariadb.sh's server, whose one
+database holds one story at a time: each is inserted when a test first needs it; the suite drops the
+tables at the end."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
+from iotdb_bench.simulator.spec import TSBS_TABLES
 from tests.conftest import run_cli
 from tests.modules.test_mysql import DATABASE, HOST, PASSWORD, PORT, USER, connect
-from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_ROWS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+from tests.tsbs_story import (
+    DATA,
+    DEVOPS_STORY,
+    HOSTS,
+    INSERTS,
+    TRUCKS,
+    TSBS_ROWS,
+    assert_every_iot_type_answers_ok,
+    assert_every_type_answers_ok,
+    check_changed_rows_are_found,
+    check_iot_changed_rows_are_found,
+)
 
 pytestmark = pytest.mark.mysql
 
@@ -26,25 +41,45 @@ def sql(statement: str, *params) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    """A folder to run the CLI in once the story's data is inserted; the tables are dropped afterwards."""
+def stories(tmp_path_factory):
+    """`stories(name)`: a folder to run the CLI in once the story's data (cpu, devops, iot) is the
+    database's; the tables are dropped afterwards."""
     import pymysql
 
     try:
         connect().close()
     except pymysql.err.OperationalError as error:
         pytest.fail(f"MariaDB is not reachable at {HOST}:{PORT} ({error}); start it with scripts/servers/start-mariadb.sh")
-    folder = tmp_path_factory.mktemp("tsbs-mysql")
-    assert_inserted(run(folder)("insert", *INSERT))
-    yield folder
-    sql("DROP TABLE IF EXISTS cpu, tags")
+    folder, loaded = tmp_path_factory.mktemp("tsbs-mysql"), []
+
+    def load(name: str):
+        if loaded != [name]:
+            args, check = INSERTS[name]
+            check(run(folder)("insert", *args))
+            loaded[:] = [name]
+        return folder
+
+    yield load
+    sql(f"DROP TABLE IF EXISTS {', '.join(sorted({table for tables in TSBS_TABLES.values() for table in tables} | {'tags'}))}")
 
 
 def run(folder):
     return lambda *args: run_cli([args[0], "--target", "mysql-local", *args[1:]], folder, env=ENV)
 
 
-def test_tsbs_layout_and_every_query_type_answered_right(folder):
+def change_cpu(story_data=DATA):
+    """How check_changed_rows_are_found changes a cpu row."""
+
+    def change(host: int, step: int, value: float) -> None:
+        time = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=int(story_data.time_of(step)))  # DATETIME(3) in UTC
+        assert sql("SELECT count(*) FROM cpu WHERE tags_id = %s AND time = %s", host + 1, time) == [(1,)]
+        sql("UPDATE cpu SET usage_user = %s WHERE tags_id = %s AND time = %s", value, host + 1, time)
+
+    return change
+
+
+def test_tsbs_layout_and_every_query_type_answered_right(stories):
+    folder = stories("cpu")
     start = dt.datetime(2016, 1, 1)
     assert sql("SELECT count(*), count(DISTINCT tags_id), min(time), max(time) FROM cpu") == [
         (TSBS_ROWS, HOSTS, start, start + dt.timedelta(milliseconds=DATA.time_of(DATA.steps - 1) - DATA.start_ms))]
@@ -62,10 +97,38 @@ def test_tsbs_layout_and_every_query_type_answered_right(folder):
     assert_every_type_answers_ok(run(folder)("query", "--queries", "tsbs-devops", "-w", "2", "-r", "2"))
 
 
-def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(folder):
-    def change(host: int, step: int, value: float) -> None:
-        time = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=int(DATA.time_of(step)))  # DATETIME(3) in UTC
-        assert sql("SELECT count(*) FROM cpu WHERE tags_id = %s AND time = %s", host + 1, time) == [(1,)]
-        sql("UPDATE cpu SET usage_user = %s WHERE tags_id = %s AND time = %s", value, host + 1, time)
+def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(stories):
+    check_changed_rows_are_found(run(stories("cpu")), change_cpu())
 
-    check_changed_rows_are_found(run(folder), change)
+
+def test_devops_layout_own_tags_and_the_devops_types_over_its_cpu(stories):
+    folder, story = stories("devops"), DEVOPS_STORY
+    tables = {name for (name,) in sql("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()")}
+    assert set(TSBS_TABLES["tsbs-devops"]) | {"tags"} <= tables
+    # diskio's `reads` (a keyword in MySQL's SQL) and the other fields as DOUBLE; every host's row of every step.
+    columns = sql("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'diskio' "
+                  "ORDER BY ordinal_position")
+    assert columns[2] == ("reads", "double") and columns[-1][0] == "additional_tags"
+    assert sql("SELECT count(*) FROM redis") == [(story.tsbs_rows // story.tables,)]
+    [(own_tags,)] = sql("SELECT additional_tags FROM nginx LIMIT 1")
+    assert json.loads(own_tags).keys() == {"port", "server"}
+    assert sql("SELECT count(*) FROM cpu WHERE additional_tags IS NOT NULL") == [(0,)]
+    assert sql("SELECT min(total = free + used) FROM disk") == [(1,)]
+    assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=story)  # no --queries: the data's own, DevOps's 15
+    check_changed_rows_are_found(run(folder), change_cpu(story.data), story=story)
+
+
+def test_iot_layout_nulls_and_every_iot_type_answered_right(stories):
+    folder = stories("iot")
+    assert sql("SELECT count(*), count(DISTINCT name) FROM tags") == [(TRUCKS, TRUCKS)]
+    columns = sql("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'diagnostics' "
+                  "ORDER BY ordinal_position")
+    assert columns == [("time", "datetime"), ("tags_id", "int"), ("fuel_state", "double"), ("current_load", "double"), ("status", "double"),
+                       ("additional_tags", "longtext")]  # MariaDB's JSON
+    [(nameless, null_velocity, rows)] = sql("SELECT sum(tags_id IS NULL), sum(velocity IS NULL), count(*) FROM readings")
+    assert 0 < nameless < rows * 0.01 and 0.005 < null_velocity / rows < 0.03  # TSBS's null name (0.1%) and fields (9% of rows, one of 7)
+    assert_every_iot_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"))  # no --queries: the data's own, IoT's 13
+
+
+def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(stories):
+    check_iot_changed_rows_are_found(run(stories("iot")), sql)

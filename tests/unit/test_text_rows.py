@@ -8,6 +8,7 @@ batches with and without padding (the zero bytes the rows are compacted from).""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 
 import numpy as np
@@ -226,3 +227,38 @@ def test_mysql_values_lists_are_cut_under_the_statement_limit(monkeypatch):
     assert len(statements) > 1 and all(len(statement) <= 10_000 for statement in statements)
     rows = [row for statement in statements for row in statement.split(b" VALUES ", 1)[1].split(b",\n")]
     assert rows == [row.encode() for row in sql_values(writer.layout, False, batch)]
+
+
+@pytest.mark.parametrize("shape", ["tsbs-devops", "tsbs-iot"])
+def test_mysql_statements_of_tsbs_rows_hold_their_nulls_and_own_tags(shape):
+    """TSBS's rows as the MySQL writer renders them, a table's INSERT each (its columns quoted): IoT's
+    null fields and nameless rows (tags_id) as NULL, devops' own tags as the JSON text without the
+    generator's padding, each value as Python renders it."""
+    writer = module("mysql", {"batch_mode": "values"}, shape=shape, devices=20, time_range_ms=3_600_000, primary_key="none", num_inserts=0).writer
+    rows = generator(writer.spec, 0)
+    nulls = own_tags = 0
+    for batch in itertools.islice(rows.batches(0, rows.total, 1000), 8):
+        expected = []
+        for table, part in writer.per_table(batch):
+            layout = writer.layouts[table]
+            python_rows = layout.python_rows(part)
+            # A float column in two decimals where all of its values have two at most (the generator's), else each value's repr.
+            hundredths = [all(not isinstance(value, float) or round(value * 100) / 100 == value for value in column) for column in zip(*python_rows)]
+            values = []
+            for row in python_rows:
+                rendered = [f"'{np.datetime_as_string(np.datetime64(row[0], 'ms')).replace('T', ' ')}'"]
+                for column, value, fixed in zip(layout.columns[1:], row[1:], hundredths[1:]):
+                    if value is None:
+                        rendered.append("NULL")
+                    elif column.kind == "json":
+                        rendered.append(f"'{value}'")
+                    elif column.kind == "float":
+                        rendered.append(f"{value:.2f}" if fixed else repr(value))
+                    else:
+                        rendered.append(str(value))
+                values.append("(" + ",".join(rendered) + ")")
+            nulls += sum(value == "NULL" for row in values for value in row.strip("()").split(","))
+            own_tags += sum('{"' in row for row in values)
+            expected.append(f"INSERT INTO {table} ({', '.join(f'`{name}`' for name in layout.names)}) VALUES " + ",\n".join(values))
+        assert writer.prepare_batch(batch) == [statement.encode() for statement in expected]
+    assert (nulls > 0, own_tags > 0) == (shape == "tsbs-iot", shape == "tsbs-devops")

@@ -97,14 +97,32 @@ def datetimes(epoch_ms: np.ndarray) -> np.ndarray:
     return text
 
 
-def value(kind: str, values: np.ndarray, quote: str = '"') -> list[np.ndarray]:
+def value(kind: str, values: np.ndarray, quote: str = '"', nulls: np.ndarray | None = None) -> list[np.ndarray]:
     """The text of a column of one of the shapes' kinds (simulator/workload/shapes.py) as JSON (SQL, with
-    quote="'") writes it: strings quoted (the generator's strings need no escaping), numbers as they are."""
+    quote="'") writes it: strings quoted (the generator's strings need no escaping), numbers as they are;
+    `nulls`: the rows written NULL (SQL) instead. A json column (TSBS's own tags, padded with spaces) is
+    for SQL only: its text is quoted as it is, without the padding."""
     if kind in ("device", "text"):
         return [constant(quote), fixed(values), constant(quote)]
+    if kind == "json":
+        text = fixed(values).copy()
+        text[np.arange(text.shape[1]) >= np.char.str_len(np.char.rstrip(values))[:, None]] = 0
+        return [constant(quote), text, constant(quote)]
+    if nulls is not None and nulls.any():
+        [text] = value(kind, np.where(nulls, 0, values))
+        return [_null_where(text, nulls)]
     if kind == "float":
         return [decimals(values)]
     return [integers(values)]
+
+
+def _null_where(text: np.ndarray, nulls: np.ndarray) -> np.ndarray:
+    """The rows of `nulls` as NULL (the others as they are, widened to four bytes at least)."""
+    widened = np.zeros((len(text), max(4, text.shape[1])), dtype=np.uint8)
+    widened[:, widened.shape[1] - text.shape[1] :] = text
+    widened[nulls] = 0
+    widened[nulls, :4] = np.frombuffer(b"NULL", dtype=np.uint8)
+    return widened
 
 
 def _signs(values: np.ndarray) -> np.ndarray:

@@ -4,7 +4,9 @@
 joins each truck's newest row on its max(time) where TSBS uses LATERAL (the tool writes one row per
 truck and time), divides daily-activity's sum by 144.0 (PostgreSQL's sum of integers / 144 is a
 numeric with its fraction; SQLite's would drop it) and takes a session's length as stop - start
-(SQLite has no age()).
+(SQLite has no age()). MySQL's and MariaDB's join as SQLite's (no LATERAL), divide TSBS's integers
+with DIV (their `/` keeps the fraction) and take a session's length in microseconds. What differs
+is the Dialect's (lateral, integer_division, keeps_fraction, session_length).
 
 Each query's rows are turned into the common form of simulator/queries/tsbs_iot.py after the timed
 call: days as epoch milliseconds, a session's length in seconds.
@@ -38,7 +40,7 @@ _NAME_DRIVER = "t.name AS name, t.driver AS driver"
 
 def _newest(dialect: Dialect, table: str, columns: str, alias: str) -> str:
     """Each truck's newest row of `table` (these columns), joined to `tags t` as `alias`."""
-    if dialect.name == "sqlite":
+    if not dialect.lateral:
         selected = ", ".join(f"{alias}.{column.strip()}" for column in columns.split(","))
         return (f"{selected} FROM tags t JOIN {table} {alias} ON {alias}.tags_id = t.id AND {alias}.time = "
                 f"(SELECT max(time) FROM {table} WHERE tags_id = t.id)")
@@ -47,8 +49,8 @@ def _newest(dialect: Dialect, table: str, columns: str, alias: str) -> str:
 
 
 def _lateral(dialect: Dialect) -> str:
-    """TSBS's LATERAL before a subquery that reads nothing of the tables before it (SQLite: a plain join)."""
-    return "" if dialect.name == "sqlite" else "LATERAL "
+    """TSBS's LATERAL before a subquery that reads nothing of the tables before it (else a plain join)."""
+    return "LATERAL " if dialect.lateral else ""
 
 
 def _seconds(value: Any) -> float | None:
@@ -89,7 +91,7 @@ def iot(query: IotQuery, parameters: Parameters, dialect: Dialect) -> tuple[str,
                 f"ORDER BY ten_minutes, tags_id) AS r ON t.id = r.tags_id WHERE t.name IS NOT NULL AND {fleet} GROUP BY name, driver "
                 f"HAVING count(r.ten_minutes) > {periods}"), plain
     if name == "avg-vs-projected-fuel-consumption":
-        moving = (f"INNER JOIN readings r ON r.tags_id = t.id AND r.velocity > {DRIVING_VELOCITY}" if dialect.name == "sqlite" else
+        moving = (f"INNER JOIN readings r ON r.tags_id = t.id AND r.velocity > {DRIVING_VELOCITY}" if not dialect.lateral else
                   f"INNER JOIN LATERAL(SELECT tags_id, fuel_consumption FROM readings r WHERE r.tags_id = t.id AND velocity > {DRIVING_VELOCITY}) "
                   "r ON true")
         return ("SELECT t.fleet AS fleet, avg(r.fuel_consumption) AS avg_fuel_consumption, avg(t.nominal_fuel_consumption) AS "
@@ -98,16 +100,15 @@ def iot(query: IotQuery, parameters: Parameters, dialect: Dialect) -> tuple[str,
     if name == "avg-daily-driving-duration":
         return (f"WITH ten_minute_driving_sessions AS (SELECT {bucket(TEN_MINUTES, 'time')} AS ten_minutes, tags_id FROM readings r "
                 f"GROUP BY tags_id, ten_minutes HAVING avg(velocity) > {DRIVING_VELOCITY}), daily_total_session AS (SELECT "
-                f"{bucket(DAY, 'ten_minutes')} AS day, tags_id, count(*) / 6 AS hours FROM ten_minute_driving_sessions GROUP BY day, tags_id) "
+                f"{bucket(DAY, 'ten_minutes')} AS day, tags_id, count(*) {dialect.integer_division} 6 AS hours FROM ten_minute_driving_sessions GROUP BY day, tags_id) "
                 "SELECT t.fleet AS fleet, t.name AS name, t.driver AS driver, avg(d.hours) AS avg_daily_hours FROM daily_total_session d "
                 "INNER JOIN tags t ON t.id = d.tags_id GROUP BY fleet, name, driver"), plain
     if name == "avg-daily-driving-session":
-        duration = "avg(stop - start) / 1000.0" if dialect.name == "sqlite" else "avg(age(stop, start))"
         return (f"WITH driver_status AS (SELECT tags_id, {bucket(TEN_MINUTES, 'time')} AS ten_minutes, avg(velocity) > {SESSION_VELOCITY} "
                 "AS driving FROM readings GROUP BY tags_id, ten_minutes ORDER BY tags_id, ten_minutes), driver_status_change AS (SELECT "
                 "tags_id, ten_minutes AS start, lead(ten_minutes) OVER (PARTITION BY tags_id ORDER BY ten_minutes) AS stop, driving FROM "
                 "(SELECT tags_id, ten_minutes, driving, lag(driving) OVER (PARTITION BY tags_id ORDER BY ten_minutes) AS prev_driving FROM "
-                f"driver_status) x WHERE x.driving <> x.prev_driving) SELECT t.name AS name, {bucket(DAY, 'start')} AS day, {duration} "
+                f"driver_status) x WHERE x.driving <> x.prev_driving) SELECT t.name AS name, {bucket(DAY, 'start')} AS day, {dialect.session_length} "
                 "AS duration FROM tags t INNER JOIN driver_status_change d ON t.id = d.tags_id WHERE t.name IS NOT NULL AND d.driving = "
                 "true GROUP BY name, day ORDER BY name, day"), _sessions
     if name == "avg-load":
@@ -115,13 +116,12 @@ def iot(query: IotQuery, parameters: Parameters, dialect: Dialect) -> tuple[str,
                 "avg_load_percentage FROM tags t INNER JOIN (SELECT tags_id, avg(current_load) AS avg_load FROM diagnostics d GROUP BY "
                 "tags_id) d ON t.id = d.tags_id WHERE t.name IS NOT NULL GROUP BY fleet, model, load_capacity"), plain
     if name == "daily-activity":
-        per_day = f"{PERIODS_PER_DAY}.0" if dialect.name == "sqlite" else str(PERIODS_PER_DAY)
-        return (f"SELECT t.fleet AS fleet, t.model AS model, y.day, sum(y.ten_mins_per_day) / {per_day} AS daily_activity FROM tags t "
+        return (f"SELECT t.fleet AS fleet, t.model AS model, y.day, sum(y.ten_mins_per_day) / {dialect.keeps_fraction(PERIODS_PER_DAY)} AS daily_activity FROM tags t "
                 f"INNER JOIN (SELECT {bucket(DAY, 'time')} AS day, {bucket(TEN_MINUTES, 'time')} AS ten_minutes, tags_id, count(*) AS "
                 f"ten_mins_per_day FROM diagnostics GROUP BY day, ten_minutes, tags_id HAVING avg(status) < {ACTIVE_STATUS}) y ON "
                 "y.tags_id = t.id WHERE t.name IS NOT NULL GROUP BY fleet, model, y.day ORDER BY y.day"), with_times(2)
     return (f"WITH breakdown_per_truck_per_ten_minutes AS (SELECT {bucket(TEN_MINUTES, 'time')} AS ten_minutes, tags_id, "
-            "count(status = 0) / count(*) >= 0.5 AS broken_down FROM diagnostics GROUP BY ten_minutes, tags_id), breakdowns_per_truck AS "
+            f"count(status = 0) {dialect.integer_division} count(*) >= 0.5 AS broken_down FROM diagnostics GROUP BY ten_minutes, tags_id), breakdowns_per_truck AS "
             "(SELECT ten_minutes, tags_id, broken_down, lead(broken_down) OVER (PARTITION BY tags_id ORDER BY ten_minutes) AS "
             "next_broken_down FROM breakdown_per_truck_per_ten_minutes) SELECT t.model AS model, count(*) FROM tags t INNER JOIN "
             "breakdowns_per_truck b ON t.id = b.tags_id WHERE t.name IS NOT NULL AND broken_down = false AND next_broken_down = true "

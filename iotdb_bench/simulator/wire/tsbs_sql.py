@@ -6,7 +6,7 @@ in four dialects: TimescaleDB (time_bucket), PostgreSQL (date_trunc and date_bin
 to_timestamp(extract(epoch)::int) arithmetic, which rounds sub-second times), SQLite (epoch
 milliseconds; lastpoint without DISTINCT ON and LATERAL), MySQL and MariaDB (TSBS has no target for
 them: DATETIME(3) in the session's UTC, buckets by TIMESTAMPDIFF, which UNIX_TIMESTAMP's 2038 limit
-does not reach; lastpoint as SQLite's). The IoT queries are tsbs_iot_sql.py's (not in MySQL's dialect).
+does not reach; lastpoint as SQLite's). The IoT queries are tsbs_iot_sql.py's.
 
 Each query's rows are turned into the common form of simulator/queries/tsbs_devops.py after the
 timed call: times as epoch milliseconds, hosts by name (the tool fills `tags` itself: host_i has id
@@ -41,6 +41,14 @@ class Dialect:
     placeholder: str
     keep_existing: Callable[[str], str]  # an INSERT that leaves an existing row as it is
     quote: str = '"'  # around an identifier that is also a keyword (`time` in an index)
+    # What TSBS's IoT text needs beside (tsbs_iot_sql.py): whether LATERAL joins exist (else each truck's
+    # newest row joined on its max(time), a plain derived table); the operator dividing integers into
+    # an integer (PostgreSQL's and SQLite's `/`); a divisor literal that keeps the fraction of a sum of
+    # integers; the mean length of driving sessions from `start` to `stop`, an interval or seconds.
+    lateral: bool = True
+    integer_division: str = "/"
+    keeps_fraction: Callable[[int], str] = str
+    session_length: str = "avg(age(stop, start))"
 
 
 _PG_LASTPOINT = ("SELECT DISTINCT ON (t.hostname) * FROM tags t INNER JOIN LATERAL(SELECT * FROM cpu c WHERE c.tags_id = t.id "
@@ -73,20 +81,28 @@ _JOIN_LASTPOINT = ("SELECT * FROM tags t JOIN cpu c ON c.tags_id = t.id AND c.ti
                    "ORDER BY t.hostname")
 SQLITE = Dialect("sqlite", lambda seconds, column: f"{column} / {seconds * 1000} * {seconds * 1000}", str,
                  {"time": "INTEGER", "tags_id": "INTEGER", "field": "REAL", "text": "TEXT", "float": "REAL", "json": "TEXT", "id": "INTEGER PRIMARY KEY"},
-                 _JOIN_LASTPOINT, "?", lambda insert: insert.replace("INSERT", "INSERT OR IGNORE", 1))
+                 _JOIN_LASTPOINT, "?", lambda insert: insert.replace("INSERT", "INSERT OR IGNORE", 1), lateral=False,
+                 keeps_fraction=lambda divisor: f"{divisor}.0", session_length="avg(stop - start) / 1000.0")
 
 
 def _mysql_bucket(seconds: int, column: str) -> str:
-    """The minute or hour of a DATETIME column: whole units since the epoch, added back to it."""
-    unit, epoch = "MINUTE" if seconds == 60 else "HOUR", "TIMESTAMP'1970-01-01 00:00:00'"
-    return f"TIMESTAMPADD({unit}, TIMESTAMPDIFF({unit}, {epoch}, {column}), {epoch})"
+    """The minute, hour, day or other span of seconds of a DATETIME column: whole units since the
+    epoch, added back to it."""
+    epoch = "TIMESTAMP'1970-01-01 00:00:00'"
+    units = {60: "MINUTE", 3600: "HOUR", 86_400: "DAY"}
+    if seconds in units:
+        return f"TIMESTAMPADD({units[seconds]}, TIMESTAMPDIFF({units[seconds]}, {epoch}, {column}), {epoch})"
+    return f"TIMESTAMPADD(SECOND, TIMESTAMPDIFF(SECOND, {epoch}, {column}) DIV {seconds} * {seconds}, {epoch})"
 
 
 # VARCHAR, not TEXT: the unique index on all ten tags needs lengths (10 x 64 utf8mb4 characters fit InnoDB's 3072 bytes).
+# Its `/` keeps fractions (to the session's div_precision_increment, which the module sets to 30
+# digits), DIV drops them; a session's length in microseconds, divided into seconds.
 MYSQL = Dialect("mysql", _mysql_bucket, lambda ms: f"'{iso_ms(ms)[:-1].replace('T', ' ')}'",
                 {"time": "DATETIME(3)", "tags_id": "INT", "field": "DOUBLE", "text": "VARCHAR(64)", "float": "DOUBLE", "json": "JSON",
                  "id": "INT PRIMARY KEY"},
-                _JOIN_LASTPOINT, "%s", lambda insert: insert.replace("INSERT", "INSERT IGNORE", 1), quote="`")
+                _JOIN_LASTPOINT, "%s", lambda insert: insert.replace("INSERT", "INSERT IGNORE", 1), quote="`", lateral=False,
+                integer_division="DIV", session_length="avg(TIMESTAMPDIFF(MICROSECOND, start, stop)) / 1000000")
 
 
 def setup_statements(dialect: Dialect, clean: bool, shape: str) -> list[str]:
@@ -104,7 +120,8 @@ def setup_statements(dialect: Dialect, clean: bool, shape: str) -> list[str]:
                   f"CREATE INDEX IF NOT EXISTS tags_{names[0]} ON tags ({names[0]})"]
     for measurement in use_case.measurements:
         table = measurement.name
-        fields = ", ".join(f"{name} {types['field']}" for name in measurement.field_names)
+        # quoted: some of devops' fields are keywords (MySQL's `reads`)
+        fields = ", ".join(f"{dialect.quote}{name}{dialect.quote} {types['field']}" for name in measurement.field_names)
         statements += [f"CREATE TABLE IF NOT EXISTS {table} (time {types['time']}, tags_id {types['tags_id']}, {fields}, "
                        f"additional_tags {types['json']} DEFAULT NULL)",
                        f"CREATE INDEX IF NOT EXISTS {table}_tags_id_time ON {table} (tags_id, {time} DESC)",

@@ -27,12 +27,14 @@ page size). Timestamps are read as epoch milliseconds (`toUnixTimestamp64Milli` 
 function of 20.5 and later). The record of expected answers is a table of its own,
 `<database>.iotbench_expected`, one row per saved version (MergeTree has no UPDATE; the newest wins).
 
-TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, docs/tsbs.md): TSBS's clickhouse target's `tags`
-table and a table per measurement (plain MergeTrees), its rows as columnar INSERTs like the others, its
-DevOps query types (they read `cpu`) in ClickHouse's SQL (tsbs.py), on old servers and current ones alike.
+TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`, docs/tsbs.md): TSBS's clickhouse target's
+`tags` table and a table per measurement (plain MergeTrees), its rows as columnar INSERTs like the
+others, its DevOps query types (they read `cpu`) in ClickHouse's SQL (tsbs.py) and the IoT ones,
+which TSBS has only for other databases, translated from its TimescaleDB text (tsbs_iot.py), on old
+servers and current ones alike.
 
 The roles: schema.py, writer.py, reader.py, records.py; dialect.py the SQL per server version,
-wording.py the server's refusals in one line, options.py the options; tsbs.py TSBS's target.
+wording.py the server's refusals in one line, options.py the options; tsbs.py TSBS's target, tsbs_iot.py its IoT queries.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from iotdb_bench.simulator.modules.clickhouse.schema import ClickhouseSchema
 from iotdb_bench.simulator.modules.clickhouse.tsbs import TsbsTables
 from iotdb_bench.simulator.modules.clickhouse.wording import ClickhouseError, first_line
 from iotdb_bench.simulator.modules.clickhouse.writer import ClickhouseWriter
-from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, PrimaryKey, RunSpec
 
 log = logging.getLogger("clickhouse")
 
@@ -66,7 +68,7 @@ class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
         query_languages=("sql/clickhouse", "sql"),
     )

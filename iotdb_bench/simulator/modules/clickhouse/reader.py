@@ -1,5 +1,5 @@
 """The clickhouse module's read side: the six queries in the server's dialect (answers fetched as
-columns), TSBS's DevOps query types on TSBS's tables (tsbs.py), scans streamed block by block with `execute_iter`, and the visibility probe's look-up."""
+columns), TSBS's DevOps and IoT query types on TSBS's tables (tsbs.py, tsbs_iot.py), scans streamed block by block with `execute_iter`, and the visibility probe's look-up."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.base import Query, ReaderRole, timestamp_pages
+from iotdb_bench.simulator.modules.clickhouse import tsbs_iot
 from iotdb_bench.simulator.modules.clickhouse.options import ClickhouseRole
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
+from iotdb_bench.simulator.queries.tsbs_iot import IOT
 from iotdb_bench.simulator.workload.events import EventBatch
 
 # The release that brought the EXPLAIN statement (ClickHouse's changelog).
@@ -36,10 +38,13 @@ class ClickhouseReader(ClickhouseRole, ReaderRole):
         return {name: self._rows(statement) for name, statement in self.module.server_dialect.queries(source).items()}
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types over TSBS's tables, in the server's dialect (tsbs.py)."""
+        """TSBS's query types of the data's use case over TSBS's tables, in the server's dialect (tsbs.py, tsbs_iot.py)."""
         if not self.spec.tsbs:
             return {}
-        return {name: functools.partial(self.module.tsbs_tables.answer, query, dialect=self.module.server_dialect, fetch=self._fetch) for name, query in DEVOPS.items()}
+        dialect, tables = self.module.server_dialect, self.module.tsbs_tables
+        if self.spec.shape == "tsbs-iot":
+            return {name: functools.partial(tsbs_iot.answer, tables, query, dialect=dialect, fetch=self._fetch) for name, query in IOT.items()}
+        return {name: functools.partial(tables.answer, query, dialect=dialect, fetch=self._fetch) for name, query in DEVOPS.items()}
 
     def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
         """A statement's rows, fetched as columns (the client reads NumPy) and turned into rows."""

@@ -1,7 +1,10 @@
-"""TSBS's clickhouse target in the clickhouse module: its tables, its rows and its DevOps queries.
+"""TSBS's clickhouse target in the clickhouse module: its tables, its rows and its DevOps queries
+(its IoT queries are tsbs_iot.py's).
 
-The layout is TSBS's loader's (pkg/targets/clickhouse/creator.go): a `tags` table (id and the ten
-tags as Nullable(String)) and a table per measurement (`cpu`; devops' nine: cpu, diskio, disk, ...) of
+The layout is TSBS's loader's (pkg/targets/clickhouse/creator.go): a `tags` table (id and the
+entity's tags: the hosts' ten as Nullable(String); the trucks' eight, their capacities
+Nullable(Float32) as TSBS's serializer types them) and a table per measurement (`cpu`; devops'
+nine: cpu, diskio, disk, ...; IoT's readings and diagnostics) of
 `created_date` Date, `created_at` (the row's time), `time` (the same as text), `tags_id` UInt32, the
 measurement's fields as Nullable(Float64) and `additional_tags` (the measurement's own tags as TSBS's
 loader writes them, `{"serial": "..."}`, else ''); all plain MergeTrees partitioned by month of
@@ -11,7 +14,8 @@ ReplacingMergeTree, whose background merges would make an answer depend on when 
 TSBS has DateTime (seconds) for created_at, the module keeps milliseconds as for its other shapes:
 DateTime64(3, 'UTC') on servers that have it, Int64 epoch milliseconds before 20.1 (ServerDialect), so
 any --interval is stored exactly; created_date is the UTC day, computed by the server (TSBS's loader
-sends it).
+sends it). IoT's null fields are NULL; a row whose name TSBS nulled has tags_id 0, which no tags row
+has (TSBS's loader would give all such rows one tags row of a NULL name, which its queries leave out).
 
 The queries are TSBS's clickhouse generator's (cmd/tsbs_generate_queries/databases/clickhouse/
 devops.go, with tags, its default) with times selected as epoch milliseconds, and the windows'
@@ -33,30 +37,34 @@ from iotdb_bench.simulator.queries.parameters import Parameters, Window, iso_ms
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
 from iotdb_bench.simulator.wire import text_rows
 from iotdb_bench.simulator.workload.events import EventBatch
-from iotdb_bench.simulator.workload.shapes import Layout
-from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_name, host_tags
+from iotdb_bench.simulator.workload.shapes import Column, Layout
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
+from iotdb_bench.simulator.workload.tsbs.hosts import host_name
 
 if TYPE_CHECKING:
     from iotdb_bench.simulator.modules.clickhouse.dialect import ServerDialect
 
 TAGS = "tags"
+# The tags' column types, by the use case's kinds (TSBS's serializedTypeToClickHouseType of its string and float32).
+_TAG_TYPES = {"text": "Nullable(String)", "float": "Nullable(Float32)"}
 
 
 class TsbsTables:
     """TSBS's tables in one database: their statements in a server's dialect and the rows sent."""
 
     def __init__(self, database: str, layouts: dict[str, Layout]):
-        """`layouts`: each measurement's (simulator/workload/shapes.py's table_layouts), cpu first."""
+        """`layouts`: each measurement's (simulator/workload/shapes.py's table_layouts), cpu first where there is one."""
         self.tags = f"{database}.{TAGS}"
         self.measurements = {name: f"{database}.{name}" for name in layouts}
-        self.cpu = self.measurements["cpu"]  # what the DevOps types read
-        self.fields = _fields(layouts["cpu"])
+        self.cpu = self.measurements.get("cpu", "")  # what the DevOps types read
+        self.fields = _fields(layouts["cpu"]) if "cpu" in layouts else ()
+        self.use_case = USE_CASES[next(iter(layouts.values())).shape]
         self._layouts = layouts
 
     def create_statements(self, dialect: ServerDialect) -> list[str]:
         time_type, day = ("DateTime64(3, 'UTC')", "toDate(created_at)") if dialect.datetime64 else (
             "Int64", "toDate(toDateTime(intDiv(created_at, 1000), 'UTC'))")
-        tags = ", ".join(f"{name} Nullable(String)" for name in TAG_NAMES)
+        tags = ", ".join(f"{name} {_TAG_TYPES[kind]}" for name, kind in self.use_case.tags)
 
         def measurement(table: str, layout: Layout) -> str:
             fields = ", ".join(f"{name} Nullable(Float64)" for name in _fields(layout))
@@ -69,11 +77,12 @@ class TsbsTables:
                 *(measurement(self.measurements[name], layout) for name, layout in self._layouts.items())]
 
     def tag_insert(self, seed: int, ids: Sequence[int]) -> tuple[str, list[np.ndarray]]:
-        """The INSERT of these hosts' tags (host_i has id i + 1), as columns."""
-        every = host_tags(seed, 0, max(ids, default=0))
-        rows = [every[host_id - 1] for host_id in ids]
-        columns = [np.array(ids, dtype=np.uint32), *(np.array([row[index] for row in rows], dtype=object) for index in range(len(TAG_NAMES)))]
-        return f"INSERT INTO {self.tags} (id, {', '.join(TAG_NAMES)}) VALUES", columns
+        """The INSERT of these hosts' or trucks' tags (entity i has id i + 1), as columns."""
+        every = self.use_case.tag_rows(seed, 0, max(ids, default=0))
+        rows = [every[entity_id - 1] for entity_id in ids]
+        columns = [np.array(ids, dtype=np.uint32), *(np.array([row[index] for row in rows], dtype=object if kind == "text" else np.float32)
+                                                     for index, (_, kind) in enumerate(self.use_case.tags))]
+        return f"INSERT INTO {self.tags} (id, {', '.join(name for name, _ in self.use_case.tags)}) VALUES", columns
 
     def row_insert(self, measurement: str) -> str:
         """The INSERT of a measurement's rows (row_columns' columns)."""
@@ -85,8 +94,7 @@ class TsbsTables:
         """A batch of a measurement's rows as the INSERT's columns: the time as epoch ms (DateTime64(3)'s
         raw ticks), as text ('2016-01-01 00:00:10.000 +0000', TSBS's `time`), tags_id, the fields, and
         the measurement's own tags (JSON) where it has them."""
-        # time, tags_id, the fields, the JSON (which the generator pads with spaces)
-        values = [np.char.rstrip(column.values(batch)) if column.kind == "json" else column.values(batch) for column in self._layouts[measurement].columns]
+        values = [_column(column, batch) for column in self._layouts[measurement].columns]  # time, tags_id, the fields, the JSON
         text = np.concatenate([text_rows.datetimes(batch.timestamp_ms), np.broadcast_to(text_rows.constant(" +0000"), (len(batch), 6))], axis=1)
         return [values[0], np.ascontiguousarray(text).view(f"S{text.shape[1]}").ravel(), *values[1:]]
 
@@ -94,7 +102,7 @@ class TsbsTables:
         """The statement of one execution, and the conversion of its rows to the common form (None: they
         are in it, times selected as epoch ms)."""
         window: Window = parameters["window"] if query.window_ms else Window(0, 0)  # lastpoint has none
-        cpu, tags, at, bucket, ms = self.cpu, self.tags, _literal(dialect), _bucket(dialect), dialect.as_ms
+        cpu, tags, at, bucket, ms = self.cpu, self.tags, literal(dialect), _bucket(dialect), dialect.as_ms
         hosts = "tags_id IN (SELECT id FROM {} WHERE hostname IN ({}))".format(tags, ",".join(f"'{name}'" for name in parameters["hosts"])) if query.hosts else ""
         between = f"(created_at >= {at(window.start_ms)}) AND (created_at < {at(window.end_ms)})"
         family = query.family
@@ -125,11 +133,29 @@ class TsbsTables:
         return lambda: Answer(fetch(statement), convert)
 
 
+def _column(column: Column, batch: EventBatch) -> np.ndarray:
+    """A column of a measurement's rows as the driver takes it: the JSON without the generator's padding
+    of spaces, no tags row (IoT's null name) as tags_id 0, a null field as None (the driver writes a
+    NumPy NaN as the value NaN)."""
+    values = column.values(batch)
+    if column.kind == "json":
+        unpadded: np.ndarray = np.char.rstrip(values)
+        return unpadded
+    if column.kind == "reference":
+        ids: np.ndarray = np.maximum(values, 0).astype(np.uint32)
+        return ids
+    if column.nullable and (nulls := column.nulls(batch)).any():
+        with_nulls = values.astype(object)
+        with_nulls[nulls] = None
+        return with_nulls
+    return values
+
+
 def _fields(layout: Layout) -> tuple[str, ...]:
     return tuple(column.name for column in layout.value_columns)
 
 
-def _literal(dialect: ServerDialect) -> Callable[[int], str]:
+def literal(dialect: ServerDialect) -> Callable[[int], str]:
     """A created_at literal for epoch milliseconds."""
     if not dialect.datetime64:
         return str

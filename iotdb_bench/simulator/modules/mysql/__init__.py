@@ -10,10 +10,12 @@ Statements are rendered to SQL text while preparing (outside the timed calls): e
 generated number, timestamp or fixed-alphabet id, so no escaping is needed and a timed call is
 only the round trips to the server. Deadlocks and lock wait timeouts are retried.
 
-TSBS's shapes (`--schema tsbs-cpu`, docs/tsbs.md): TSBS has no MySQL target, so its TimescaleDB
-target's layout in MySQL's SQL (a `tags` table and the `cpu` table with tags_id, DATETIME(3) times in
-UTC, DOUBLE fields, TSBS's indexes), written like the tool's other rows; its 15 DevOps query types in
-MySQL's and MariaDB's words (simulator/wire/tsbs_sql.py).
+TSBS's shapes (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`, docs/tsbs.md): TSBS has no MySQL
+target, so its TimescaleDB target's layout in MySQL's SQL (a `tags` table and a table per measurement
+with tags_id, DATETIME(3) times in UTC, DOUBLE fields, the measurement's own tags as JSON, TSBS's
+indexes; IoT's null fields and names NULL), written like the tool's other rows; its 15 DevOps and 13
+IoT query types in MySQL's and MariaDB's words (simulator/wire/tsbs_sql.py, tsbs_iot_sql.py; the IoT
+types need window functions: MariaDB 10.2, MySQL 8.0).
 
 Reading back: the six queries (device-downsample buckets with TIMESTAMPDIFF in minutes) and scans
 through an unbuffered cursor (SSCursor: rows stream from the server as they are fetched). The record
@@ -34,7 +36,7 @@ from iotdb_bench.simulator.modules.mysql.reader import MysqlReader
 from iotdb_bench.simulator.modules.mysql.records import MysqlRecords
 from iotdb_bench.simulator.modules.mysql.schema import MysqlSchema
 from iotdb_bench.simulator.modules.mysql.writer import MysqlWriter
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, RunSpec
 
 __all__ = ["Module", "MysqlOptions"]
 
@@ -42,7 +44,7 @@ __all__ = ["Module", "MysqlOptions"]
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
-    capabilities = Capabilities(shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), measurements=True, sensors=True, transactions=True,
+    capabilities = Capabilities(shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), measurements=True, sensors=True, transactions=True,
                                 markers=True, drivers=("PyMySQL",), query_languages=("sql/mysql", "sql"))
     schema, writer, reader, records = played_by(MysqlSchema, MysqlWriter, MysqlReader, MysqlRecords)
 
@@ -88,6 +90,9 @@ class Module(DatabaseModule):
             cursor.execute("SELECT VERSION()")
             self.version = cursor.fetchone()[0]
             cursor.execute("SET time_zone = '+00:00'")
+            # Divisions and means of integers are DECIMALs of 4 digits after the point by default: 30 keep
+            # TSBS's IoT means (hours per day, activity / 144, session lengths) exact to far below the check's 1e-9.
+            cursor.execute("SET SESSION div_precision_increment = 30")
             if self.spec.task == "query" and self.spec.query_timeout:
                 if self.is_mariadb:
                     cursor.execute(f"SET SESSION max_statement_time = {self.spec.query_timeout}")

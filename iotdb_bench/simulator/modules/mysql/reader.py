@@ -1,5 +1,5 @@
 """The mysql module's read side: the six queries (device-downsample buckets with TIMESTAMPDIFF in
-minutes), TSBS's DevOps query types on TSBS's layout (simulator/wire/tsbs_sql.py's MySQL dialect),
+minutes), TSBS's DevOps and IoT query types on TSBS's layout (simulator/wire/tsbs_sql.py's MySQL dialect),
 scans through an unbuffered cursor (SSCursor: rows stream from the server as they are fetched), and the visibility probe's look-up of one event; each reads a fresh snapshot."""
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ class MysqlReader(MysqlRole, ReaderRole):
         return {name: self._query(name, statement) for name, statement in sql_common.over_tables(statements, self.spec.table_names).items()}
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types over TSBS's layout, in MySQL's and MariaDB's words (simulator/wire/tsbs_sql.py)."""
+        """TSBS's query types of the data's use case over TSBS's layout, in MySQL's and MariaDB's words
+        (simulator/wire/tsbs_sql.py, tsbs_iot_sql.py)."""
         return tsbs_queries(self.spec, tsbs_sql.MYSQL, self._fetch)
 
     def _query(self, name: str, statement: str) -> Query:

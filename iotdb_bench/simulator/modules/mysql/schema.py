@@ -1,6 +1,6 @@
 """The mysql module's schema and counting: one table per run table in the chosen engine (UUID()
 defaults where the server has them, the query indices when asked) or TSBS's layout (its TimescaleDB
-target's tags and cpu tables, simulator/wire/tsbs_sql.py), counts, the server's row-write counter and
+target's tags table and a table per measurement, simulator/wire/tsbs_sql.py), counts, the server's row-write counter and
 the tables' size."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class MysqlSchema(MysqlRole, SchemaRole):
                 self._create_indices(cursor, table, sql_common.shape_index_statements(table, self.layout))
 
     def _setup_tsbs(self, cursor: Any) -> None:
-        """TSBS's tags and cpu tables in the chosen engine, their indexes (MySQL has no CREATE INDEX IF NOT
+        """TSBS's tags table and a table per measurement in the chosen engine, their indexes (MySQL has no CREATE INDEX IF NOT
         EXISTS: looked up first), and every host's tags: the run's rows refer to them by tags_id."""
         for statement in tsbs_sql.setup_statements(tsbs_sql.MYSQL, self.spec.clean, self.spec.shape):
             if statement.startswith("CREATE TABLE"):

@@ -30,14 +30,16 @@ class MysqlWriter(MysqlRole, WriterRole):
         super().__init__(module)
         self.retry: Retry = Retry(self.options.max_retries, _is_retryable)
         self._with_key = self.spec.primary_key is PrimaryKey.client
-        columns = self.layout.names + (("id",) if self._with_key else ())
-        self._insert_head = "INSERT INTO {table} (" + ", ".join(columns) + ") VALUES "
+        # Each table's INSERT: the same columns for all, except TSBS's measurements (quoted: devops' `reads` is a keyword).
+        quote = "`" if self.spec.tsbs else ""
+        self._heads = {table: f"INSERT INTO {table} ({', '.join(f'{quote}{name}{quote}' for name in layout.names + (('id',) if self._with_key else ()))}) "
+                              "VALUES ".encode() for table, layout in self.layouts.items()}
 
     def prepare_batch(self, batch: EventBatch) -> list[bytes]:
         statements: list[bytes] = []
         for table, part in self.per_table(batch):
-            head = self._insert_head.format(table=table).encode()
-            rows = self._rows(part)
+            head = self._heads[table]
+            rows = self._rows(table, part)
             if self.options.chosen_batch_mode == "values":
                 statements += _multi_row_statements(head, rows)
             else:
@@ -73,8 +75,7 @@ class MysqlWriter(MysqlRole, WriterRole):
         self.retry.call(transaction, before_retry=conn.rollback)
 
     def prepare_single(self, batch: EventBatch) -> list[bytes]:
-        heads = {table: self._insert_head.format(table=table).encode() for table in self.spec.table_names}
-        return [heads[table] + row for table, row in zip(self.table_of_each(batch), _single_rows(self._rows(batch)))]
+        return [self._heads[table] + row for table, row in self.rows_per_table(batch, lambda table, part: _single_rows(self._rows(table, part)))]
 
     def insert_single(self, statement: bytes) -> None:
         conn = self.module.conn
@@ -91,17 +92,17 @@ class MysqlWriter(MysqlRole, WriterRole):
     def commit(self) -> None:
         self.module.conn.commit()
 
-    def _rows(self, batch: EventBatch) -> np.ndarray:
+    def _rows(self, table: str, batch: EventBatch) -> np.ndarray:
         """One `(...)` SQL tuple per event and _ROW_END, as rows of text_rows; the values need no
-        escaping (see the module docstring)."""
+        escaping (see the module docstring); TSBS's IoT nulls as NULL."""
         columns = [text_rows.constant("(")]
-        for position, column in enumerate(self.layout.columns):
+        for position, column in enumerate(self.layouts[table].columns):
             if position:
                 columns.append(text_rows.constant(","))
             if column.kind == "timestamp":
                 columns += [text_rows.constant("'"), text_rows.datetimes(batch.timestamp_ms), text_rows.constant("'")]
             else:
-                columns += text_rows.value(column.kind, column.values(batch), quote="'")
+                columns += text_rows.value(column.kind, column.values(batch), quote="'", nulls=column.nulls(batch) if column.nullable else None)
         if self._with_key:
             columns += [text_rows.constant(",'"), text_rows.fixed(batch.client_key), text_rows.constant("'")]
         columns.append(text_rows.constant(")" + _ROW_END.decode()))
