@@ -9,7 +9,7 @@ import textwrap
 from iotdb_bench.cli import study_file
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
-from iotdb_bench.cli.run.study_estimate import ASSUMED, Measured, StudyEstimate, whole_table
+from iotdb_bench.cli.run.study_estimate import ASSUMED, BY_DATABASE, Measured, StudyEstimate, whole_table
 from iotdb_bench.cli.run.study_plan import Passthrough, expand
 from iotdb_bench.simulator.spec import RunSpec
 from tests import factories
@@ -45,7 +45,7 @@ def test_nothing_measured_the_assumed_rates_and_the_datas_size_decide(tmp_path):
     found, cells = planned(tmp_path)
     estimate = StudyEstimate(found.cells, found.invocations, {})
     insert = estimate.of(cells["insert"])
-    overhead = ASSUMED["run_overhead_s"]
+    overhead = ASSUMED["run_overhead_s"] + ASSUMED["worker_start_s"]  # one worker
     assert not insert.measured and insert.seconds == overhead + 4_000_000 / ASSUMED["batch"] + 4_000_000 / ASSUMED["check_events_per_s"]
     # the scan reads the insert cell's 4 million rows of 100,000 devices
     scan = estimate.of(cells["scan"])
@@ -59,9 +59,10 @@ def test_a_scan_of_a_table_whose_key_leads_with_the_time_is_a_pass_over_it_per_d
     found, cells = planned(tmp_path, target="sqlite-time-first")
     estimate = StudyEstimate(found.cells, found.invocations, {})
     per_device = ASSUMED["scan_device_s"] + 4_000_000 / ASSUMED["whole_table_rows_per_s"]
-    assert estimate.of(cells["scan"]).seconds == ASSUMED["run_overhead_s"] + 100_000 * per_device + 4_000_000 / ASSUMED["scan_rows_per_s"]
+    overhead = ASSUMED["run_overhead_s"] + ASSUMED["worker_start_s"]
+    assert estimate.of(cells["scan"]).seconds == overhead + 100_000 * per_device + 4_000_000 / ASSUMED["scan_rows_per_s"]
     limited = estimate.of(cells["scan-limited"])  # 4.4 hours without the limit
-    assert limited.limited and limited.seconds == 600 + ASSUMED["run_overhead_s"]
+    assert limited.limited and limited.seconds == 600 + overhead
 
 
 def test_what_earlier_cells_measured_replaces_the_assumptions(tmp_path):
@@ -99,3 +100,39 @@ def test_more_query_workers_than_cores_queue_for_them_unless_the_time_was_measur
     assert measured and seconds == 200 * 1.5  # measured with the 50 workers side by side: their queueing is in it
     alone = spec.model_copy(update={"workers": 1})
     assert StudyEstimate._query_s(alone, 2_592_000, Measured(), cores=2)[0] == 200 * ASSUMED["query_s"]
+
+
+SEED_003 = """
+name: tsbs
+targets: [timescaledb-local, influxdb-local, questdb-local]
+workers: [50]
+runs: 1
+workloads:
+  - name: ingest
+    insert: {schema: tsbs-cpu, devices: 1000, time-range: 432m, interval: 10s, batch: 1000}
+  - name: single-groupby
+    query: {queries: [single-groupby-1-1-1, double-groupby-1]}
+    runs: 200
+"""
+
+
+def test_a_database_far_from_the_rough_rates_has_its_own_and_fifty_workers_take_time_to_start(tmp_path):
+    """Seed 003's shape at scale 0.1: 2,592,000 rows of ten values by 50 workers. InfluxDB stores each value as a
+    point (its pace is in values/s), QuestDB's ILP over HTTP commits each request: both far below 100,000 rows/s."""
+    path = tmp_path / "tsbs.yaml"
+    path.write_text(textwrap.dedent(SEED_003))
+    found = expand(study_file.load(path), load_config(None), CELL_COMMANDS, Passthrough(), str(path))
+    cells = {(cell.target, cell.workload): cell for cell in found.cells}
+    estimate = StudyEstimate(found.cells, found.invocations, {})
+    overhead = ASSUMED["run_overhead_s"] + 50 * ASSUMED["worker_start_s"]
+    checks = 2_592_000 / ASSUMED["check_events_per_s"]
+    rows_per_s = {"timescaledb-local": 2 * ASSUMED["batch"], "influxdb-local": 2 * BY_DATABASE["influxdb"]["batch_values"] / 10,
+                  "questdb-local": 2 * BY_DATABASE["questdb"]["batch"]}
+    for target, rate in rows_per_s.items():
+        assert estimate.of(cells[(target, "ingest")]).seconds == overhead + 2_592_000 / rate + checks, target
+    # TSBS's types: each worker's 200 executions of each, 25 workers to a core, then the answers checked on the cores;
+    # double-groupby-1 reads all hosts over 12 of the 7.2 hours written: the whole table
+    query = estimate.of(cells[("questdb-local", "single-groupby")])
+    each = {"single-groupby-1-1-1": BY_DATABASE["questdb"]["tsbs_query_s"], "double-groupby-1": 2_592_000 / ASSUMED["full_scan_rows_per_s"]}
+    checked = 2 * 200 * 50 * ASSUMED["tsbs_check_s"] / 2
+    assert abs(query.seconds - (overhead + sum(200 * 25 * value for value in each.values()) + checked)) < 1e-6

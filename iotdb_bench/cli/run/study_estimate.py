@@ -15,7 +15,7 @@ from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.cli.results.study.document import CellPlan
 from iotdb_bench.cli.run.runner import Invocation
 from iotdb_bench.simulator.modules import module_class
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.spec import TSBS_QUERIES, TSBS_TIME_RANGE_MS, RunSpec
 from iotdb_bench.simulator.workload import shapes
 
 # Rough rates for cells nothing measured yet (measured on a 2-core machine against local servers: the
@@ -24,9 +24,32 @@ from iotdb_bench.simulator.workload import shapes
 ASSUMED = {"single": 2_000.0, "batch": 100_000.0, "run_overhead_s": 4.0, "query_s": 0.05, "full_scan_rows_per_s": 5_000_000.0,
            "scan_rows_per_s": 200_000.0, "scan_device_s": 0.001, "check_events_per_s": 1_000_000.0,
            # a scan whose every device is a pass over the whole table (PostgreSQL: 27M rows/s in such a pass)
-           "whole_table_rows_per_s": 25_000_000.0}
+           "whole_table_rows_per_s": 25_000_000.0,
+           # each worker process started, connected and ended (seed 003's 50 workers: 14 to 23 s a run beyond 4 s)
+           "worker_start_s": 0.3,
+           # a TSBS query type's execution alone, the client's part included (TimescaleDB's single-groupby-1-1-1: 1.1 ms
+           # alone in docs/performance.md), and the check of its answer against the record, CPU seconds
+           "tsbs_query_s": 0.003, "tsbs_check_s": 0.0025}
+# Where a database's own pace is further from those than the 2x the estimate aims at, its own, measured here:
+# batched inserts per worker (up to 2) in rows/s, or in values/s where the database stores each value as a point
+# (TSBS's cpu-only data beside TSBS's loaders, docs/performance.md; seed 003's cells, docs/scale.md), and a TSBS
+# query's execution under many workers, per core (seed 003's 50 workers: QuestDB's PG wire 23 ms, TimescaleDB 2.4).
+BY_DATABASE: dict[str, dict[str, float]] = {
+    "questdb": {"batch": 30_000.0, "tsbs_query_s": 0.02},  # ILP over HTTP: a commit per request
+    "influxdb": {"batch_values": 150_000.0, "tsbs_query_s": 0.008},
+    "iotdb": {"tsbs_query_s": 0.01},
+    "victoriametrics": {"batch_values": 450_000.0, "tsbs_query_s": 0.004},
+    "clickhouse": {"batch": 5_000.0, "tsbs_query_s": 0.006},  # a part per batch of 1,000 rows
+    "cassandra": {"batch_values": 15_000.0},
+}
+# TSBS query types that read every host's rows over a window of hours (the others: a few hosts, or each host's newest)
 FULL_SCAN_QUERIES = {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device",
                      "newest-per-device (loose index scan)"}
+TSBS_ALL_HOSTS = {"double-groupby-1": 12, "double-groupby-5": 12, "double-groupby-all": 12, "high-cpu-all": 12}  # hours read
+
+
+def assumed(module: str, name: str) -> float:
+    return BY_DATABASE.get(module, {}).get(name, ASSUMED[name])
 
 
 @dataclass
@@ -82,7 +105,8 @@ class StudyEstimate:
         seen = self.measured.get(cell.database, Measured())
         spec = invocation.base
         runs = len(invocation.worker_counts) * (invocation.steps or invocation.runs)
-        overhead = sum(seen.overhead_s) / len(seen.overhead_s) if seen.overhead_s else ASSUMED["run_overhead_s"]
+        overhead = (sum(seen.overhead_s) / len(seen.overhead_s) if seen.overhead_s
+                    else ASSUMED["run_overhead_s"] + spec.workers * ASSUMED["worker_start_s"])
         if spec.task == "insert":
             rate, measured = self._insert_rate(cell, invocation, seen)
             timed = spec.duration_s or shapes.timed_events(spec) / rate
@@ -95,7 +119,7 @@ class StudyEstimate:
             if spec.task == "scan":
                 per_run, measured = self._scan_s(spec, rows, devices, seen, whole_table(spec))
             else:
-                per_run, measured = self._query_s(spec, rows, seen)
+                per_run, measured = self._query_s(spec, rows, seen, hours=self._hours(cell))
             measured = measured and bool(seen.overhead_s)
         total = runs * (overhead + per_run)
         limit = invocation.time_limit
@@ -108,7 +132,12 @@ class StudyEstimate:
         same = [(abs(workers - cell.workers), rate) for (workload, workers), rate in seen.inserts_per_s.items() if workload == cell.workload]
         if same:
             return min(same)[1], True
-        return ASSUMED["batch" if invocation.base.batch else "single"] * min(cell.workers, 2), False
+        spec = invocation.base
+        if not spec.batch:
+            return ASSUMED["single"] * min(cell.workers, 2), False
+        values = BY_DATABASE.get(spec.module, {}).get("batch_values")
+        per_worker = values / shapes.values_per_row(spec) if values else assumed(spec.module, "batch")
+        return per_worker * min(cell.workers, 2), False
 
     def _data(self, cell: CellPlan) -> tuple[int, int]:
         """Rows and devices of the data a query or scan reads: what its insert cell leaves in the tables."""
@@ -134,19 +163,35 @@ class StudyEstimate:
         per_device = ASSUMED["scan_device_s"] + (rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
         return (devices * per_device + rows / ASSUMED["scan_rows_per_s"]) / spec.workers, False
 
+    def _hours(self, cell: CellPlan) -> float:
+        """The hours of data a query cell's insert cell wrote (TSBS's shapes: its time range), else 0."""
+        data = self.invocations.get(cell.data_cell or "")
+        return (data.base.time_range_ms or TSBS_TIME_RANGE_MS) / 3_600_000 if data is not None and data.base.tsbs else 0.0
+
     @staticmethod
-    def _query_s(spec: RunSpec, rows: int, seen: Measured, cores: int | None = None) -> tuple[float, bool]:
+    def _query_s(spec: RunSpec, rows: int, seen: Measured, cores: int | None = None, hours: float = 0.0) -> tuple[float, bool]:
         """Each worker runs every query `query_runs` times, one after another (the workers side by side).
         A measured time per execution was measured under the run's own concurrency; an assumed one is an
         execution alone, and more workers than the machine's cores queue for them (seed 003's 50 workers
-        on 2 cores: 25 executions share each core)."""
-        queueing = max(1.0, spec.workers / (cores or os.cpu_count() or 1))
+        on 2 cores: 25 executions share each core). A TSBS type's answer is checked after its executions, on the
+        same cores."""
+        cores = cores or os.cpu_count() or 1
+        queueing = max(1.0, spec.workers / cores)
         seconds, measured = 0.0, True
         for name in spec.queries:
+            tsbs = name in TSBS_QUERIES
+            if tsbs:
+                seconds += spec.query_runs * spec.workers * ASSUMED["tsbs_check_s"] / min(cores, spec.workers)
             if name in seen.query_s:
                 each = seen.query_s[name]
             else:
-                alone = max(rows / ASSUMED["full_scan_rows_per_s"], ASSUMED["query_s"]) if name in FULL_SCAN_QUERIES else ASSUMED["query_s"]
+                if tsbs:
+                    share = min(1.0, TSBS_ALL_HOSTS[name] / hours) if name in TSBS_ALL_HOSTS and hours else 0.0
+                    alone = max(assumed(spec.module, "tsbs_query_s"), rows * share / ASSUMED["full_scan_rows_per_s"])
+                elif name in FULL_SCAN_QUERIES:
+                    alone = max(rows / ASSUMED["full_scan_rows_per_s"], ASSUMED["query_s"])
+                else:
+                    alone = ASSUMED["query_s"]
                 each, measured = alone * queueing, False
             seconds += each * spec.query_runs
         return seconds, measured
@@ -163,7 +208,8 @@ def whole_table(spec: RunSpec) -> bool:
 
 def rough_words() -> str:
     """What the assumed rates are, for the estimate's line."""
-    return (f"{ASSUMED['single']:,.0f} single / {ASSUMED['batch']:,.0f} batched inserts/s per worker (up to 2), "
-            f"{ASSUMED['run_overhead_s']:g} s to start a run, {ASSUMED['full_scan_rows_per_s'] / 1e6:g}M rows/s per full-scan query, "
+    return (f"{ASSUMED['single']:,.0f} single / {ASSUMED['batch']:,.0f} batched inserts/s per worker (up to 2; some databases their own, "
+            f"docs/studies.md), {ASSUMED['run_overhead_s']:g} s to start a run and {ASSUMED['worker_start_s']:g} s a worker, "
+            f"{ASSUMED['full_scan_rows_per_s'] / 1e6:g}M rows/s per full-scan query, "
             f"{ASSUMED['scan_rows_per_s']:,.0f} rows/s and {ASSUMED['scan_device_s'] * 1000:g} ms a device scanned, "
             f"a pass over the table per device where the key does not lead with the device")
