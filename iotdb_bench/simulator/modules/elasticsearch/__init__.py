@@ -41,7 +41,7 @@ class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
         drivers=("httpx",),
         # The next batch is generated and encoded once a _bulk request is on the wire (about 0.2 ms
         # per 1000 events against milliseconds of server work), without a helper thread's hand-offs.
