@@ -16,9 +16,7 @@ from bson.datetime_ms import DatetimeMS
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_TABLES
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
-from tests.conftest import run_cli
-from tests.modules.mongodb_wire_fake import FakeMongoState, serving
-from tests.modules.test_tsbs_mongodb_wire_fake import CONFIG
+from tests.modules.test_tsbs_mongodb_wire_fake import inserted
 from tests.tsbs_story import DEVOPS_STORY, HOSTS, ROWS, assert_inserted, check_changed_rows_are_found
 
 pytestmark = [pytest.mark.mongodb, pytest.mark.slow]
@@ -29,16 +27,9 @@ COLLECTIONS = TSBS_TABLES["tsbs-devops"]
 @pytest.fixture(scope="module")
 def mongo(tmp_path_factory):
     """(the fake's state, `run(task, *args)`: the CLI against it) once the devops story's data is inserted."""
-    state = FakeMongoState()
-    folder = tmp_path_factory.mktemp("tsbs-devops-mongodb-fake")
-    with serving(state) as address:
-        (folder / "config.yaml").write_text(CONFIG.format(address=address))
-
-        def run(task: str, *args: str):
-            return run_cli([task, "--config", "config.yaml", "--target", "mongo-fake", *args], folder)
-
-        assert_inserted(run("insert", *DEVOPS_STORY.insert), DEVOPS_STORY)
-        yield state, run
+    with inserted(tmp_path_factory.mktemp("tsbs-devops-mongodb-fake"), DEVOPS_STORY.insert,
+                  lambda result: assert_inserted(result, DEVOPS_STORY)) as story:
+        yield story
 
 
 def test_tsbs_devops_mongodb_wire_fake_a_collection_per_measurement_of_tsbs_documents(mongo):
