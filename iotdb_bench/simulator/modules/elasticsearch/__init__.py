@@ -20,6 +20,10 @@ Reading back: device-downsample is a `date_histogram` (fixed_interval 1m) under 
 filter; scans use the scroll API (a search context paged `size` hits at a time, sorted by
 timestamp). The record of expected answers is a document in an index of its own,
 `iotbench_expected`, whose mapping indexes nothing.
+
+TSBS's cpu-only and devops data (`--schema tsbs-cpu`, `tsbs-devops`) is an index per measurement, a
+document per row with the host's tags and the measurement's own (tsbs_layout.py), and TSBS's 15 DevOps
+query types are exact searches of the `cpu` index (tsbs_queries.py).
 """
 
 from __future__ import annotations
