@@ -12,6 +12,10 @@ or speed.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
 import pytest
 from bson.datetime_ms import DatetimeMS
 
@@ -20,7 +24,7 @@ from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
-from tests.conftest import run_cli
+from tests.conftest import CliResult, run_cli
 from tests.modules.mongodb_wire_fake import FakeMongoState, serving
 from tests.tsbs_story import DATA, INSERT, ROWS, TSBS_ROWS, assert_inserted, check_changed_rows_are_found
 
@@ -38,19 +42,25 @@ targets:
 """
 
 
-@pytest.fixture(scope="module")
-def mongo(tmp_path_factory):
-    """(the fake's state, `run(task, *args)`: the CLI against it) once the story's data is inserted."""
+@contextlib.contextmanager
+def inserted(folder: Path, insert: list[str], check: Callable[[CliResult], None]) -> Iterator[tuple[FakeMongoState, Callable[..., CliResult]]]:
+    """(a fake's state, `run(task, *args)`: the CLI against it, in `folder`) once `insert` has run and `check` passed."""
     state = FakeMongoState()
-    folder = tmp_path_factory.mktemp("tsbs-mongodb-fake")
     with serving(state) as address:
         (folder / "config.yaml").write_text(CONFIG.format(address=address))
 
-        def run(task: str, *args: str):
+        def run(task: str, *args: str) -> CliResult:
             return run_cli([task, "--config", "config.yaml", "--target", "mongo-fake", *args], folder)
 
-        assert_inserted(run("insert", *INSERT))
+        check(run("insert", *insert))
         yield state, run
+
+
+@pytest.fixture(scope="module")
+def mongo(tmp_path_factory):
+    """(the fake's state, `run(task, *args)`: the CLI against it) once the story's data is inserted."""
+    with inserted(tmp_path_factory.mktemp("tsbs-mongodb-fake"), INSERT, assert_inserted) as story:
+        yield story
 
 
 def test_tsbs_mongodb_wire_fake_time_series_collection_of_tsbs_documents_and_index(mongo):

@@ -33,6 +33,15 @@ def text_rows(columns: list[np.ndarray], count: int) -> np.ndarray:
     return rows
 
 
+def merged(parts: list[tuple[np.ndarray, np.ndarray]], count: int) -> np.ndarray:
+    """The rows of a batch made part by part (each part: the mask of its rows in the batch, their rows)
+    as one matrix in the batch's order, the narrower parts padded with zero bytes."""
+    rows = np.zeros((count, max(part.shape[1] for _, part in parts)), dtype=np.uint8)
+    for chosen, part in parts:
+        rows[chosen, : part.shape[1]] = part
+    return rows
+
+
 def compact(rows: np.ndarray) -> bytes:
     """The rows joined, without their zero bytes (often none: a batch's numbers tend to have the
     same number of digits, and looking for a zero byte costs a tenth of removing them)."""

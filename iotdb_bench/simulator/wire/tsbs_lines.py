@@ -63,10 +63,7 @@ class TsbsLines:
             return text_rows.compact(self._rows(0, batch))
         tables = [(index, batch.table_index == index) for index in range(len(self._measurements))]
         parts = [(chosen, self._rows(index, batch.select(chosen))) for index, chosen in tables if chosen.any()]
-        rows = np.zeros((len(batch), max(part.shape[1] for _, part in parts)), dtype=np.uint8)  # zero bytes: dropped
-        for chosen, part in parts:
-            rows[chosen, : part.shape[1]] = part
-        return text_rows.compact(rows)
+        return text_rows.compact(text_rows.merged(parts, len(batch)))
 
     def _rows(self, index: int, batch: EventBatch) -> np.ndarray:
         """The lines of rows of one measurement, as text_rows' rows."""

@@ -20,6 +20,10 @@ Reading back: device-downsample is a `date_histogram` (fixed_interval 1m) under 
 filter; scans use the scroll API (a search context paged `size` hits at a time, sorted by
 timestamp). The record of expected answers is a document in an index of its own,
 `iotbench_expected`, whose mapping indexes nothing.
+
+TSBS's cpu-only and devops data (`--schema tsbs-cpu`, `tsbs-devops`) is an index per measurement, a
+document per row with the host's tags and the measurement's own (tsbs_layout.py), and TSBS's 15 DevOps
+query types are exact searches of the `cpu` index (tsbs_queries.py).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
         drivers=("httpx",),
         # The next batch is generated and encoded once a _bulk request is on the wire (about 0.2 ms
         # per 1000 events against milliseconds of server work), without a helper thread's hand-offs.

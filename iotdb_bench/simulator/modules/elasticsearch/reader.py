@@ -17,7 +17,7 @@ from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, Query, ReaderRole
 from iotdb_bench.simulator.modules.elasticsearch import text_answers
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE, SearchRole
-from iotdb_bench.simulator.modules.elasticsearch.tsbs_queries import TsbsSearches, composite_buckets
+from iotdb_bench.simulator.modules.elasticsearch.tsbs_queries import CPU_INDEX, TsbsSearches, composite_buckets
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
 from iotdb_bench.simulator.workload.events import EventBatch
@@ -95,8 +95,9 @@ class SearchReader(SearchRole, ReaderRole):
         """Seconds left for the running query (0 when past its deadline), None without a timeout."""
         return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
-    def _search(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._query_request("POST", f"/{self.module.indices}/_search", body)
+    def _search(self, body: dict[str, Any], indices: str | None = None) -> dict[str, Any]:
+        """A search of `indices` (default: the run's)."""
+        return self._query_request("POST", f"/{indices or self.module.indices}/_search", body)
 
     def _count_events(self) -> Answer:
         return Answer([(self._query_request("GET", f"/{self.module.indices}/_count")["count"],)])
@@ -121,10 +122,11 @@ class SearchReader(SearchRole, ReaderRole):
         return composite_buckets(self._search, [{"device_id": {"terms": {"field": "device_id"}}}], sub_aggregations, page)
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types over the `cpu` index (tsbs_queries.py), each bounded as a whole by --query-timeout."""
+        """TSBS's DevOps query types over the `cpu` index (tsbs_queries.py; devops data's other indices are not
+        read), each bounded as a whole by --query-timeout."""
         if not self.spec.tsbs:
             return {}
-        searches = TsbsSearches(self._search, self.options.query_page_size)
+        searches = TsbsSearches(functools.partial(self._search, indices=CPU_INDEX), self.options.query_page_size)
         return {name: functools.partial(self._tsbs_query, searches, kind) for name, kind in DEVOPS.items()}
 
     def _tsbs_query(self, searches: TsbsSearches, kind: DevopsQuery, parameters: Parameters) -> Query:

@@ -26,6 +26,7 @@ from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 
+CPU_INDEX = "cpu"  # the index every DevOps type reads (tsbs-devops' other measurements are not queried)
 Search = Callable[[dict[str, Any]], dict[str, Any]]  # a search request's body -> its answer
 
 

@@ -58,7 +58,10 @@ class SearchWriter(SearchRole, WriterRole):
         if self._with_key:
             action += [text_rows.constant('","_id":"'), text_rows.fixed(self._keys(batch))]
         action.append(text_rows.constant('"}}\n'))
-        rows = text_rows.text_rows(action + self._document(batch), len(batch))
+        if self._tsbs is not None:  # TSBS's rows: each in its measurement's form (tsbs_layout.py)
+            rows = np.concatenate([text_rows.text_rows(action, len(batch)), self._tsbs.rows(batch)], axis=1)
+        else:
+            rows = text_rows.text_rows(action + self._document(batch), len(batch))
         return BulkRequest(rows, text_rows.compact(rows))
 
     def insert_batch(self, prepared: BulkRequest) -> None:
@@ -91,7 +94,8 @@ class SearchWriter(SearchRole, WriterRole):
         return rejected
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, bytes]]:
-        documents = text_rows.compact(text_rows.text_rows(self._document(batch), len(batch))).splitlines()
+        rows = self._tsbs.rows(batch) if self._tsbs is not None else text_rows.text_rows(self._document(batch), len(batch))
+        documents = text_rows.compact(rows).splitlines()
         indices = self._index_of(batch).astype("U").tolist()
         if self._with_key:
             paths = [f"/{index}/_create/{key}" for index, key in zip(indices, self._keys(batch).astype("U").tolist())]
@@ -110,18 +114,17 @@ class SearchWriter(SearchRole, WriterRole):
         self.retry.call(send)
 
     def _index_of(self, batch: EventBatch) -> np.ndarray:
-        """Each event's index name; a device always goes to the same index (as EventBatch.split_by_table)."""
+        """Each event's index name; a device always goes to the same index, a TSBS row to its measurement's
+        (as EventBatch.split_by_table)."""
         names = np.array(self.spec.table_names, dtype="S")
-        of_each: np.ndarray = names[batch.device_index % len(names)]
+        of_each: np.ndarray = names[batch.table_of_each(len(names))]
         return of_each
 
     def _keys(self, batch: EventBatch) -> np.ndarray:
         return batch.time_first_key if self.options.key_order == "time" else batch.client_key
 
     def _document(self, batch: EventBatch) -> list[np.ndarray]:
-        """The text columns of each event's JSON document line (TSBS's rows: tsbs_layout.py)."""
-        if self._tsbs is not None:
-            return self._tsbs.columns(batch)
+        """The text columns of each event's JSON document line (not TSBS's rows: tsbs_layout.py)."""
         columns: list[np.ndarray] = []
         for position, column in enumerate(self.layout.columns):
             columns.append(text_rows.constant(("{" if position == 0 else ",") + f'"{column.name}":'))

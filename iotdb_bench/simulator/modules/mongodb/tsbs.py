@@ -1,20 +1,24 @@
-"""TSBS's cpu-only data and its 15 DevOps query types in MongoDB, after TSBS's mongo target
+"""TSBS's cpu-only and devops data and its 15 DevOps query types in MongoDB, after TSBS's mongo target
 (pkg/targets/mongo/, cmd/tsbs_load_mongo/, cmd/tsbs_generate_queries/databases/mongo/).
 
 TSBS stores a row as one document, `{measurement, timestamp_ns, tags: {...}, fields: {...}}`, the
-values as doubles, either as they are (its "naive" layout, `--document-per-event`) or gathered by
-hand into a document per host and hour (its default "aggregated" layout, from before MongoDB had time
-series collections, whose updates set `events.<minute>.<second>`). Here the row's document is TSBS's,
-in the collection `cpu` (the measurement is the collection, as in the tool's other TSBS layouts):
+tags its point's (the host's, then the measurement's own: diskio's serial, nginx's port and server...),
+every value a double (its serializer turns int64s into float64s), either as they are (its "naive"
+layout, `--document-per-event`) or gathered by hand into a document per host and hour (its default
+"aggregated" layout, from before MongoDB had time series collections, whose updates set
+`events.<minute>.<second>`). Here the row's document is TSBS's, in the collection of its measurement
+(`cpu`; devops: `cpu`, `diskio`, ..., `redis`, as in the tool's other TSBS layouts, where TSBS keeps
+every measurement in one collection `point_data`):
 
     {"time": ISODate(...), "tags": {"hostname": "host_0", "region": ..., ...}, "fields": {"usage_user": 58.0, ...}}
+    {"time": ISODate(...), "tags": {"hostname": "host_0", ..., "serial": "357-102-741"}, "fields": {"reads": 49.0, ...}}
 
 and the bucketing by host and hour is MongoDB's own: a time series collection (the module's default
 `collection_type`) with `timeField: time` and `metaField: tags`; `collection_type=plain` keeps TSBS's
 naive layout. `time` is a BSON date instead of TSBS's `timestamp_ns` (a time series collection's time
 field must be one). The index is TSBS's (its naive layout's, without the measurement): tags.hostname, time.
 
-The queries are TSBS's naive pipelines ($match, $group on the time bucket, $sort) for all 15 types,
+The queries read `cpu` alone. They are TSBS's naive pipelines ($match, $group on the time bucket, $sort) for all 15 types,
 with `$dateTrunc` (MongoDB 5.0+) for TSBS's `$subtract`/`$mod` arithmetic on nanoseconds, and
 MongoDB's documented "last point" pattern ($sort on host and time, $group with $first) for lastpoint.
 Only a wire-protocol fake runs where this is tested (tests/modules/test_tsbs_mongodb_wire_fake.py):
@@ -25,6 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from iotdb_bench.simulator.checks.answers import Answer, epoch_ms
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
@@ -40,19 +46,25 @@ INDEX = [(HOSTNAME, 1), (TIME_FIELD, 1)]  # TSBS's (measurement, tags.hostname, 
 
 
 class TsbsDocuments:
-    """A batch's rows as BSON documents."""
+    """A batch's rows of one measurement (its collection) as BSON documents."""
 
     def __init__(self, seed: int, hosts: int, shape: str):
-        self.fields = USE_CASES[shape].measurements[0].field_names
-        self._tags = [dict(zip(TAG_NAMES, tags)) for tags in host_tags(seed, 0, hosts)]
+        self.measurements = {one.name: one for one in USE_CASES[shape].measurements}
+        host = [dict(zip(TAG_NAMES, tags)) for tags in host_tags(seed, 0, hosts)]
+        # Each measurement's tags of each host: the host's, then the measurement's own (TSBS's point's tags).
+        self._tags = {}
+        for name, measurement in self.measurements.items():
+            own = measurement.tag_values(seed, np.arange(hosts))
+            self._tags[name] = [{**host[index], **{tag: values[index] for tag, values in own.items()}} for index in range(hosts)]
 
-    def encoded(self, batch: EventBatch) -> list[bytes]:
+    def encoded(self, collection: str, batch: EventBatch) -> list[bytes]:
         from bson import encode
         from bson.datetime_ms import DatetimeMS
 
         assert batch.host is not None and batch.more is not None  # a TSBS shape's batch
-        values = zip(batch.temperature.tolist(), *(column.tolist() for column in batch.more))
-        return [encode({TIME_FIELD: DatetimeMS(time), META_FIELD: self._tags[host], FIELDS: dict(zip(self.fields, row))})
+        fields, tags = self.measurements[collection].field_names, self._tags[collection]
+        values = zip(batch.temperature.tolist(), *(column.tolist() for column in batch.more[: len(fields) - 1]))
+        return [encode({TIME_FIELD: DatetimeMS(time), META_FIELD: tags[host], FIELDS: dict(zip(fields, row))})
                 for time, host, row in zip(batch.timestamp_ms.tolist(), batch.host.tolist(), values)]
 
 

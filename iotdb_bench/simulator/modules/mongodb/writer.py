@@ -25,13 +25,13 @@ class MongodbWriter(MongodbRole, WriterRole):
         self._tsbs = tsbs.TsbsDocuments(self.spec.seed, self.spec.all_devices, self.spec.shape) if self.spec.tsbs else None
 
     def prepare_batch(self, batch: EventBatch) -> list[tuple[str, list[Any]]]:
-        return [(table, self._documents(part)) for table, part in self.per_table(batch)]
+        return [(table, self._documents(table, part)) for table, part in self.per_table(batch)]
 
-    def _documents(self, batch: EventBatch) -> list[Any]:
+    def _documents(self, table: str, batch: EventBatch) -> list[Any]:
         from bson.raw_bson import RawBSONDocument
 
         if self._tsbs is not None:
-            return [RawBSONDocument(document) for document in self._tsbs.encoded(batch)]
+            return [RawBSONDocument(document) for document in self._tsbs.encoded(table, batch)]
         keys = batch.client_key if self._with_key else None
         default_shape = self.layout.names == DEFAULT_COLUMNS
         encoded = bson_events.encode(batch, keys) if default_shape else None
@@ -61,7 +61,7 @@ class MongodbWriter(MongodbRole, WriterRole):
             collections[table].insert_many(documents, ordered=False)
 
     def prepare_single(self, batch: EventBatch) -> list[tuple[str, Any]]:
-        return list(zip(self.table_of_each(batch), self._documents(batch)))
+        return self.rows_per_table(batch, self._documents)
 
     def insert_single(self, item: tuple[str, Any]) -> None:
         table, document = item
