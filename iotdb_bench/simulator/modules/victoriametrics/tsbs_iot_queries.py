@@ -1,0 +1,41 @@
+"""TSBS's IoT query types on VictoriaMetrics: TSBS's victoriametrics target has none, and MetricsQL
+answers none of them exactly, each refused with the reason (the capabilities' tsbs_queries_refused).
+
+A truck's rows are samples of a series per field, `readings_velocity{name=..., fleet=..., driver=...,
+model=..., device_version=...}`; TSBS's null tags put some of its rows in series that lack one of
+those labels (or its name), its null fields leave a row's value out of a field's series, and the
+tags TSBS writes as fields (the capacities) are series of their own. MetricsQL's rollups read one
+series' samples in a window ending at each step: they do not see rows, only samples.
+"""
+
+from __future__ import annotations
+
+_NEWEST = ("it reads each truck's newest row, and MetricsQL finds a series' newest sample: TSBS's null fields leave a row's value out of "
+           "its series (an older value would answer for the newest row's null)")
+_PERIODS = ("it counts a truck's 10-minute periods whose mean velocity is above 1 inside a window that starts at any millisecond: "
+            "MetricsQL counts them with a subquery, whose steps are aligned to epoch multiples of the step, so the window's partial "
+            "first and last periods are not the periods TSBS's SQL groups")
+_ROWS = ("it counts the rows of 10-minute periods, and MetricsQL counts a series' samples: TSBS's null fields leave every field out of "
+         "some rows")
+REFUSED = (
+    ("last-loc", _NEWEST),
+    ("single-last-loc", _NEWEST),
+    ("low-fuel", _NEWEST),
+    ("high-load", _NEWEST),
+    ("stationary-trucks", "it selects the trucks of a fleet, and TSBS's null tags leave the fleet label out of some of a truck's series: "
+                          "MetricsQL has no join to take it from the truck's other series"),
+    ("long-driving-sessions", _PERIODS),
+    ("long-daily-sessions", _PERIODS),
+    ("avg-vs-projected-fuel-consumption", "it averages the fuel consumption of the rows whose velocity is above 1, a condition on "
+                                          "another field of the same row: MetricsQL compares two series' samples only at the steps of a "
+                                          "subquery, not row by row"),
+    ("avg-daily-driving-duration", "it counts per UTC day the 10-minute periods whose mean velocity is above 1, a rollup of rollups: "
+                                   "a MetricsQL subquery, whose 10-minute steps over the whole data pass VictoriaMetrics' limit of "
+                                   "points per series (-search.maxPointsSubqueryPerTimeseries) beyond two years"),
+    ("avg-daily-driving-session", "it measures driving sessions from one change of a 10-minute period's state to the next: MetricsQL "
+                                  "has no function that pairs a change with the next one"),
+    ("avg-load", "it divides each truck's mean load by its load capacity and groups the trucks by fleet and model, tags that TSBS's "
+                 "null tags leave out of some of a truck's series"),
+    ("daily-activity", _ROWS),
+    ("breakdown-frequency", _ROWS),
+)
