@@ -14,14 +14,19 @@ import re
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.modules.base import ModuleError
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
+from iotdb_bench.simulator.modules.victoriametrics.tsbs_iot_queries import REFUSED as IOT_REFUSED_TYPES
 from iotdb_bench.simulator.modules.victoriametrics.tsbs_queries import REFUSED
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_TABLES, RunSpec
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_IOT_QUERIES, TSBS_TABLES, RunSpec
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.iot import TAGS, truck_tags
+from iotdb_bench.simulator.workload.tsbs.iot_rows import IotRows
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
 from tests.tsbs_story import (
@@ -29,10 +34,14 @@ from tests.tsbs_story import (
     DATA,
     DEVOPS_STORY,
     HOSTS,
+    IOT_DATA,
+    IOT_INSERT,
+    TRUCKS,
     TSBS_ROWS,
     Story,
     assert_every_type_answers_ok,
     assert_inserted,
+    assert_iot_inserted,
     check_changed_rows_are_found,
     reachable_or_fail,
 )
@@ -169,3 +178,66 @@ def test_devops_measurements_as_tsbs_sends_them_and_the_devops_types_over_its_cp
     assert round(float(answer["data"]["result"][0]["value"][1])) == DEVOPS_STORY.tsbs_points
     assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), ANSWERED, story=DEVOPS_STORY)  # no --queries: the data's own
     check_changed_rows_are_found(run(folder), change_usage_user(DEVOPS_STORY), queries=ANSWERED, story=DEVOPS_STORY)
+
+
+# -- IoT -------------------------------------------------------------------------------------------
+IOT_REFUSED = dict(IOT_REFUSED_TYPES)
+IOT_SERIES = '{__name__=~"(readings|diagnostics)_.+"}'
+TRUCK_TAGS = tuple(name for name, kind in TAGS if kind == "text")  # labels; the capacities TSBS writes as fields
+CAPACITIES = tuple(name for name, kind in TAGS if kind != "text")
+
+
+@pytest.fixture(scope="module")
+def iot(tmp_path_factory):
+    """A folder to run the CLI in once the IoT story's data is inserted (its own series, beside the
+    cpu stories'); its series are deleted at the end."""
+    reachable_or_fail(f"{URL}/health", "VictoriaMetrics", "start-victoriametrics.sh")
+    folder = tmp_path_factory.mktemp("tsbs-iot-victoriametrics")
+    assert_iot_inserted(run(folder)("insert", *IOT_INSERT))  # its count check: every row found, as TSBS's generator writes them
+    yield folder
+    httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": IOT_SERIES}, timeout=60).raise_for_status()
+
+
+def samples_written() -> int:
+    """The samples TSBS's victoriametrics target sends for the story's rows, recomputed from the seed
+    apart from the module: each written row's fields and capacities, less its null field and its null
+    tag when that is a capacity (TSBS writes the capacities as fields)."""
+    rows, samples = IotRows(IOT_DATA.seed, TRUCKS), 0
+    step, truck = np.meshgrid(np.arange(IOT_DATA.steps), np.arange(TRUCKS), indexing="ij")
+    for index, measurement in enumerate(USE_CASES["tsbs-iot"].measurements):
+        position = rows.position(step.ravel(), index, truck.ravel())
+        written = rows.exists(position)
+        null_field = rows.null_field(position, len(measurement.field_names)) >= 0
+        null_capacity = rows.null_tag(position) >= len(TRUCK_TAGS)  # the tags after the five strings are the capacities
+        samples += int(np.sum(written * (len(measurement.field_names) + len(CAPACITIES) - null_field - null_capacity)))
+    return samples
+
+
+def test_iot_as_tsbs_sends_it_with_its_nulls_and_every_sample_counted(iot):
+    series = exported(IOT_SERIES)
+    # A series per truck, measurement and field, the capacities (tags TSBS writes as fields) series too.
+    assert sorted({one["metric"]["__name__"] for one in series}) == sorted(
+        f"{measurement.name}_{name}" for measurement in USE_CASES["tsbs-iot"].measurements for name in (*measurement.field_names, *CAPACITIES))
+    # truck_3's full series: its five string tags as labels, its capacities its model's.
+    tags = truck_tags(IOT_DATA.seed, 3, 1)[0]
+    full = [one for one in series if one["metric"].get("name") == "truck_3" and len(one["metric"]) == 1 + len(TRUCK_TAGS)]
+    assert {tuple(one["metric"][name] for name in TRUCK_TAGS) for one in full} == {tags[: len(TRUCK_TAGS)]}
+    assert {one["metric"]["__name__"]: set(one["values"]) for one in full if one["metric"]["__name__"].startswith("readings_") and
+            one["metric"]["__name__"].removeprefix("readings_") in CAPACITIES} == {
+        f"readings_{name}": {value} for name, value in zip(CAPACITIES, tags[len(TRUCK_TAGS):])}
+    # TSBS's null tags: series lacking a label (the name's among them); its null fields: samples left out.
+    assert any("name" not in one["metric"] for one in series) and any("fleet" not in one["metric"] for one in series)
+    assert sum(len(one["values"]) for one in series) == samples_written()
+
+
+def test_iot_types_are_refused_in_one_line_with_the_reason(tmp_path):
+    """Before anything starts (no data is read, nor needed): every type refused with its reason, the
+    CLI's one line and exit code 2 shown for one of them."""
+    module = module_class("victoriametrics")
+    for name in TSBS_IOT_QUERIES:
+        spec = RunSpec(run_id="refused", task="query", target="vm", module="victoriametrics", workers=1, queries=(name,), extra={"url": URL})
+        with pytest.raises(ModuleError) as refused:
+            module(spec).validate()
+        assert str(refused.value) == f"module 'victoriametrics' does not answer TSBS's {name}: {IOT_REFUSED[name]}"
+    result = run(tmp_path)("query", "--queries", "avg-load")
+    assert result.code == 2 and result.stderr.strip() == f"error: module 'victoriametrics' does not answer TSBS's avg-load: {IOT_REFUSED['avg-load']}"
