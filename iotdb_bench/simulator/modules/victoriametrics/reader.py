@@ -15,7 +15,7 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.victoriametrics import promql_answers, tsbs_queries
+from iotdb_bench.simulator.modules.victoriametrics import promql_answers, tsbs_iot_queries, tsbs_queries
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.queries.parameters import Parameters
@@ -79,9 +79,13 @@ class VmReader(VmRole, ReaderRole):
         return run
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types that MetricsQL expresses, in TSBS's MetricsQL made exact (tsbs_queries.py)."""
+        """TSBS's DevOps query types that MetricsQL expresses, in TSBS's MetricsQL made exact (tsbs_queries.py);
+        on IoT data avg-load (tsbs_iot_queries.py)."""
         if not self.spec.tsbs:
             return {}
+        if self.spec.shape == "tsbs-iot":  # the one IoT type MetricsQL answers exactly (tsbs_iot_queries.py)
+            return {"avg-load": lambda _: lambda: Answer(self.module.connection.instant(
+                tsbs_iot_queries.AVG_LOAD, bounded=True, since_ms=self.module.series.oldest_ms), tsbs_iot_queries.avg_load_rows)}
         refused = {name for name, _ in tsbs_queries.REFUSED}
         return {name: self._metricsql(query) for name, query in DEVOPS.items() if name not in refused}
 

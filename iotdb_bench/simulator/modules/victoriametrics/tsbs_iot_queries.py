@@ -1,14 +1,44 @@
-"""TSBS's IoT query types on VictoriaMetrics: TSBS's victoriametrics target has none, and MetricsQL
-answers none of them exactly, each refused with the reason (the capabilities' tsbs_queries_refused).
+"""TSBS's IoT query types on VictoriaMetrics: TSBS's victoriametrics target has none. MetricsQL answers
+avg-load exactly (below); the others are refused, each with the reason (the capabilities'
+tsbs_queries_refused).
 
 A truck's rows are samples of a series per field, `readings_velocity{name=..., fleet=..., driver=...,
 model=..., device_version=...}`; TSBS's null tags put some of its rows in series that lack one of
 those labels (or its name), its null fields leave a row's value out of a field's series, and the
 tags TSBS writes as fields (the capacities) are series of their own. MetricsQL's rollups read one
 series' samples in a window ending at each step: they do not see rows, only samples.
+
+avg-load is one instant query over all the data (`{window}`, connection.py): each truck's mean load
+(`sum by (name)` of its series' sums over their counts: its rows in every label set, a nameless row in
+none) over its capacity (`max by (name)` of its load_capacity series), joined by name
+(`group_left`) to the fleet and model of the truck's series that carry them, averaged per fleet and
+model; beside it, per fleet and model, the capacity. Both in one answer, told apart by a label.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+COLUMN_LABEL = "iotbench_column"
+_ALL = "[{window}]"
+_SHARES = (f'(sum by (name) (sum_over_time(diagnostics_current_load{{name!=""}}{_ALL})) '
+           f'/ sum by (name) (count_over_time(diagnostics_current_load{{name!=""}}{_ALL}))) '
+           f'/ on (name) max by (name) (max_over_time(diagnostics_load_capacity{{name!=""}}{_ALL}))')
+_GROUPS = f'group by (name, fleet, model) (count_over_time({{__name__=~"diagnostics_.+", name!="", fleet!="", model!=""}}{_ALL}))'
+AVG_LOAD = (f'union(label_set(max by (fleet, model) (max_over_time(diagnostics_load_capacity{{name!="", fleet!="", model!=""}}{_ALL})), '
+            f'"{COLUMN_LABEL}", "load_capacity"), '
+            f'label_set(avg by (fleet, model) ({_SHARES} * on (name) group_left (fleet, model) {_GROUPS}), "{COLUMN_LABEL}", "share"))')
+
+
+def avg_load_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """(fleet, model, load capacity, mean load share) per fleet and model, from AVG_LOAD's answer."""
+    groups: dict[tuple[str, str], dict[str, float]] = {}
+    for one in series:
+        labels = one["metric"]
+        groups.setdefault((labels["fleet"], labels["model"]), {})[labels[COLUMN_LABEL]] = float(one["value"][1])
+    return [(*key, found.get("load_capacity"), found.get("share")) for key, found in sorted(groups.items())]
+
 
 _NEWEST = ("it reads each truck's newest row, and MetricsQL finds a series' newest sample: TSBS's null fields leave a row's value out of "
            "its series (an older value would answer for the newest row's null)")
@@ -34,8 +64,6 @@ REFUSED = (
                                    "points per series (-search.maxPointsSubqueryPerTimeseries) beyond two years"),
     ("avg-daily-driving-session", "it measures driving sessions from one change of a 10-minute period's state to the next: MetricsQL "
                                   "has no function that pairs a change with the next one"),
-    ("avg-load", "it divides each truck's mean load by its load capacity and groups the trucks by fleet and model, tags that TSBS's "
-                 "null tags leave out of some of a truck's series"),
     ("daily-activity", _ROWS),
     ("breakdown-frequency", _ROWS),
 )
