@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -22,6 +23,9 @@ from iotdb_bench.simulator.modules.base import ModuleError
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.modules.victoriametrics.tsbs_iot_queries import REFUSED as IOT_REFUSED_TYPES
 from iotdb_bench.simulator.modules.victoriametrics.tsbs_queries import REFUSED
+from iotdb_bench.simulator.queries.parameters import ParameterDraws
+from iotdb_bench.simulator.queries.tsbs_iot import IOT, IotAnswers
+from iotdb_bench.simulator.queries.tsbs_iot import written as iot_written
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_IOT_QUERIES, TSBS_TABLES, RunSpec
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
@@ -36,9 +40,11 @@ from tests.tsbs_story import (
     HOSTS,
     IOT_DATA,
     IOT_INSERT,
+    QUERY_SEED,
     TRUCKS,
     TSBS_ROWS,
     Story,
+    assert_every_iot_type_answers_ok,
     assert_every_type_answers_ok,
     assert_inserted,
     assert_iot_inserted,
@@ -182,6 +188,7 @@ def test_devops_measurements_as_tsbs_sends_them_and_the_devops_types_over_its_cp
 
 # -- IoT -------------------------------------------------------------------------------------------
 IOT_REFUSED = dict(IOT_REFUSED_TYPES)
+IOT_ANSWERED = tuple(name for name in TSBS_IOT_QUERIES if name not in IOT_REFUSED)
 IOT_SERIES = '{__name__=~"(readings|diagnostics)_.+"}'
 TRUCK_TAGS = tuple(name for name, kind in TAGS if kind == "text")  # labels; the capacities TSBS writes as fields
 CAPACITIES = tuple(name for name, kind in TAGS if kind != "text")
@@ -230,14 +237,54 @@ def test_iot_as_tsbs_sends_it_with_its_nulls_and_every_sample_counted(iot):
     assert sum(len(one["values"]) for one in series) == samples_written()
 
 
-def test_iot_types_are_refused_in_one_line_with_the_reason(tmp_path):
-    """Before anything starts (no data is read, nor needed): every type refused with its reason, the
-    CLI's one line and exit code 2 shown for one of them."""
+def test_the_other_iot_types_are_refused_in_one_line_with_the_reason(tmp_path):
+    """Before anything starts (no data is read, nor needed): every type MetricsQL does not answer
+    refused with its reason, the CLI's one line and exit code 2 shown for one of them."""
     module = module_class("victoriametrics")
-    for name in TSBS_IOT_QUERIES:
+    for name in IOT_REFUSED:
         spec = RunSpec(run_id="refused", task="query", target="vm", module="victoriametrics", workers=1, queries=(name,), extra={"url": URL})
         with pytest.raises(ModuleError) as refused:
             module(spec).validate()
         assert str(refused.value) == f"module 'victoriametrics' does not answer TSBS's {name}: {IOT_REFUSED[name]}"
-    result = run(tmp_path)("query", "--queries", "avg-load")
-    assert result.code == 2 and result.stderr.strip() == f"error: module 'victoriametrics' does not answer TSBS's avg-load: {IOT_REFUSED['avg-load']}"
+    result = run(tmp_path)("query", "--queries", "avg-load,high-load")
+    assert result.code == 2 and result.stderr.strip() == f"error: module 'victoriametrics' does not answer TSBS's high-load: {IOT_REFUSED['high-load']}"
+
+
+def test_the_iot_types_metricsql_answers_are_answered_right(iot):
+    assert IOT_ANSWERED == ("stationary-trucks", "avg-load")
+    assert_every_iot_type_answers_ok(run(iot)("query", "-w", "2", "-r", "2"), IOT_ANSWERED)  # no --queries: those it answers
+
+
+def reimported(selector: str, change: Callable[[dict], None]) -> None:
+    """VictoriaMetrics changes no sample in place: the series are exported, deleted and imported again, `change`d."""
+    series = exported(selector)
+    for one in series:
+        change(one)
+    httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": selector}, timeout=60).raise_for_status()
+    httpx.post(f"{URL}/api/v1/import", content="\n".join(json.dumps(one) for one in series), timeout=60).raise_for_status()
+
+
+def test_iot_rows_changed_behind_the_tools_back_make_the_types_reading_them_wrong(iot):
+    """truck_0's newest load far above any capacity: avg-load WRONG. A truck of the fleet that
+    stationary-trucks' first execution draws stands still (velocity 0) through its window, where the
+    seed's data has it moving: stationary-trucks WRONG."""
+
+    def newest_load(one: dict) -> None:
+        one["values"][-1] = 1_000_000
+
+    newest = max(exported('diagnostics_current_load{name="truck_0"}'), key=lambda one: one["timestamps"][-1])  # the series of its newest load
+    reimported("{" + ", ".join(f'{name}="{value}"' for name, value in newest["metric"].items()) + "}", newest_load)
+    parameters = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA)).draw("stationary-trucks", 0, IOT["stationary-trucks"].parameters)
+    window = parameters["window"]
+    moving = {name for name, *_ in IotAnswers(IOT_DATA).expected("stationary-trucks", parameters)[1]}
+    truck = next(tags[0] for tags in truck_tags(IOT_DATA.seed, 0, TRUCKS) if tags[1] == parameters["fleet"] and tags[0] not in moving)
+
+    def standing(one: dict) -> None:
+        one["values"] = [0 if window.start_ms <= at < window.end_ms else value for at, value in zip(one["timestamps"], one["values"])]
+
+    reimported(f'readings_velocity{{name="{truck}"}}', standing)
+    result = run(iot)("query", "-w", "1", "-r", "1", "--seed", str(QUERY_SEED))
+    assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    answers = result.answers()
+    assert {name: verdict for name, (verdict, _) in answers.items()} == {"stationary-trucks": "wrong", "avg-load": "wrong"}, answers
+    assert "avg_load_percentage is " in answers["avg-load"][1]

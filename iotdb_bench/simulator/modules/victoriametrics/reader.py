@@ -83,11 +83,17 @@ class VmReader(VmRole, ReaderRole):
         on IoT data avg-load (tsbs_iot_queries.py)."""
         if not self.spec.tsbs:
             return {}
-        if self.spec.shape == "tsbs-iot":  # the one IoT type MetricsQL answers exactly (tsbs_iot_queries.py)
-            return {"avg-load": lambda _: lambda: Answer(self.module.connection.instant(
-                tsbs_iot_queries.AVG_LOAD, bounded=True, since_ms=self.module.series.oldest_ms), tsbs_iot_queries.avg_load_rows)}
+        if self.spec.shape == "tsbs-iot":  # the IoT types MetricsQL answers exactly (tsbs_iot_queries.py)
+            return {"stationary-trucks": self._stationary_trucks,
+                    "avg-load": lambda _: lambda: Answer(self.module.connection.instant(
+                        tsbs_iot_queries.AVG_LOAD, bounded=True, since_ms=self.module.series.oldest_ms), tsbs_iot_queries.avg_load_rows)}
         refused = {name for name, _ in tsbs_queries.REFUSED}
         return {name: self._metricsql(query) for name, query in DEVOPS.items() if name not in refused}
+
+    def _stationary_trucks(self, parameters: Parameters) -> Query:
+        newest_ms = round((time.time() + FUTURE_LIMIT_S) * 1000)
+        params = tsbs_iot_queries.stationary_trucks(parameters["fleet"], parameters["window"], self.module.series.oldest_ms, newest_ms)
+        return lambda: Answer(self.module.connection.answer(dict(params), "/api/v1/query", bounded=True), tsbs_iot_queries.truck_rows)
 
     def _metricsql(self, query: DevopsQuery) -> Callable[[Parameters], Query]:
         convert = tsbs_queries.conversion(query)

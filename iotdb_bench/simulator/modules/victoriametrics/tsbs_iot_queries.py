@@ -1,6 +1,6 @@
 """TSBS's IoT query types on VictoriaMetrics: TSBS's victoriametrics target has none. MetricsQL answers
-avg-load exactly (below); the others are refused, each with the reason (the capabilities'
-tsbs_queries_refused).
+avg-load and stationary-trucks exactly (below); the others are refused, each with the reason (the
+capabilities' tsbs_queries_refused).
 
 A truck's rows are samples of a series per field, `readings_velocity{name=..., fleet=..., driver=...,
 model=..., device_version=...}`; TSBS's null tags put some of its rows in series that lack one of
@@ -13,12 +13,22 @@ avg-load is one instant query over all the data (`{window}`, connection.py): eac
 none) over its capacity (`max by (name)` of its load_capacity series), joined by name
 (`group_left`) to the fleet and model of the truck's series that carry them, averaged per fleet and
 model; beside it, per fleet and model, the capacity. Both in one answer, told apart by a label.
+
+stationary-trucks is one instant query evaluated at the window's last millisecond, whose lookbehind
+is the window's length: each truck's mean velocity over its rows in [start, end) (`sum by (name)` over
+`count by (name)`, as avg-load's), below 1, joined by name to the drivers of the series with the
+drawn fleet's label over all the data (a lookbehind from the newest time a sample can have back to
+before the oldest, through a negative offset): a truck is of the fleet whose label some of its series
+carry, whatever its rows in the window lack.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from iotdb_bench.simulator.queries.parameters import Window
+from iotdb_bench.simulator.queries.tsbs_iot import DAY_MS, STATIONARY_VELOCITY
 
 COLUMN_LABEL = "iotbench_column"
 _ALL = "[{window}]"
@@ -40,6 +50,22 @@ def avg_load_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [(*key, found.get("load_capacity"), found.get("share")) for key, found in sorted(groups.items())]
 
 
+def stationary_trucks(fleet: str, window: Window, oldest_ms: int, newest_ms: int) -> dict[str, str]:
+    """The instant query's parameters: the trucks of `fleet` whose mean velocity in the window is below
+    1, over data from `oldest_ms` that reaches `newest_ms` at the latest."""
+    at_ms, length_ms = window.end_ms - 1, window.end_ms - window.start_ms
+    velocity = 'readings_velocity{name!=""}'
+    mean = f"sum by (name) (sum_over_time({velocity}[{length_ms}ms])) / sum by (name) (count_over_time({velocity}[{length_ms}ms]))"
+    every = f"[{newest_ms - oldest_ms + DAY_MS}ms] offset -{newest_ms - at_ms}ms"
+    drivers = f'group by (name, driver) (count_over_time({{__name__=~"readings_.+", name!="", driver!="", fleet="{fleet}"}}{every}))'
+    return {"query": f"({mean} < {STATIONARY_VELOCITY}) * on (name) group_left (driver) {drivers}", "time": f"{at_ms / 1000:.3f}", "nocache": "1"}
+
+
+def truck_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """(name, driver) of each truck of the answer."""
+    return sorted((one["metric"]["name"], one["metric"]["driver"]) for one in series)
+
+
 _NEWEST = ("it reads each truck's newest row, and MetricsQL finds a series' newest sample: TSBS's null fields leave a row's value out of "
            "its series (an older value would answer for the newest row's null)")
 _PERIODS = ("it counts a truck's 10-minute periods whose mean velocity is above 1 inside a window that starts at any millisecond: "
@@ -52,8 +78,6 @@ REFUSED = (
     ("single-last-loc", _NEWEST),
     ("low-fuel", _NEWEST),
     ("high-load", _NEWEST),
-    ("stationary-trucks", "it selects the trucks of a fleet, and TSBS's null tags leave the fleet label out of some of a truck's series: "
-                          "MetricsQL has no join to take it from the truck's other series"),
     ("long-driving-sessions", _PERIODS),
     ("long-daily-sessions", _PERIODS),
     ("avg-vs-projected-fuel-consumption", "it averages the fuel consumption of the rows whose velocity is above 1, a condition on "
