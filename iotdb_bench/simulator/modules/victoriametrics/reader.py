@@ -84,7 +84,7 @@ class VmReader(VmRole, ReaderRole):
         if not self.spec.tsbs:
             return {}
         if self.spec.shape == "tsbs-iot":  # the IoT types MetricsQL answers exactly (tsbs_iot_queries.py)
-            return {"stationary-trucks": self._stationary_trucks,
+            return {"stationary-trucks": self._stationary_trucks, "avg-daily-driving-duration": lambda _: self._daily_driving_duration,
                     "avg-load": lambda _: lambda: Answer(self.module.connection.instant(
                         tsbs_iot_queries.AVG_LOAD, bounded=True, since_ms=self.module.series.oldest_ms), tsbs_iot_queries.avg_load_rows)}
         refused = {name for name, _ in tsbs_queries.REFUSED}
@@ -94,6 +94,12 @@ class VmReader(VmRole, ReaderRole):
         newest_ms = round((time.time() + FUTURE_LIMIT_S) * 1000)
         params = tsbs_iot_queries.stationary_trucks(parameters["fleet"], parameters["window"], self.module.series.oldest_ms, newest_ms)
         return lambda: Answer(self.module.connection.answer(dict(params), "/api/v1/query", bounded=True), tsbs_iot_queries.truck_rows)
+
+    def _daily_driving_duration(self) -> Answer:
+        """Both queries timed: the data's range, then the days' driving hours over it."""
+        connection = self.module.connection
+        params = tsbs_iot_queries.daily_driving_duration(connection.instant(tsbs_iot_queries.DATA_RANGE, bounded=True, since_ms=self.module.series.oldest_ms))
+        return Answer(connection.answer(params, "/api/v1/query", bounded=True) if params else [], tsbs_iot_queries.duration_rows)
 
     def _metricsql(self, query: DevopsQuery) -> Callable[[Parameters], Query]:
         convert = tsbs_queries.conversion(query)

@@ -1,5 +1,5 @@
 """TSBS's IoT query types on VictoriaMetrics: TSBS's victoriametrics target has none. MetricsQL answers
-avg-load and stationary-trucks exactly (below); the others are refused, each with the reason (the
+avg-load, stationary-trucks and avg-daily-driving-duration exactly (below); the others are refused, each with the reason (the
 capabilities' tsbs_queries_refused).
 
 A truck's rows are samples of a series per field, `readings_velocity{name=..., fleet=..., driver=...,
@@ -20,6 +20,16 @@ is the window's length: each truck's mean velocity over its rows in [start, end)
 drawn fleet's label over all the data (a lookbehind from the newest time a sample can have back to
 before the oldest, through a negative offset): a truck is of the fleet whose label some of its series
 carry, whatever its rows in the window lack.
+
+avg-daily-driving-duration is two instant queries. The first finds the data's first and last
+velocity times; the second, evaluated at the last day's start, averages per truck over the days
+(`[<days>d:1d]`, a subquery whose steps are UTC midnights) floor(driving periods / 6), the days
+without one left out (`> 0`): the day's 10-minute periods are a subquery `[1d:10m]` shifted forward by
+a day less 10 minutes (its steps are the day's 144 period starts), each period's mean velocity
+(as avg-load's) read from `[10m] offset -599999ms` ([t, t + 10 min) in milliseconds), `> bool 1`. Its
+fleet and driver are joined by name as above. VictoriaMetrics evaluates the inner subquery over the
+whole range: beyond 694 days of data it passes -search.maxPointsSubqueryPerTimeseries (100,000) and
+the server refuses the query.
 """
 
 from __future__ import annotations
@@ -28,13 +38,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from iotdb_bench.simulator.queries.parameters import Window
-from iotdb_bench.simulator.queries.tsbs_iot import DAY_MS, STATIONARY_VELOCITY
+from iotdb_bench.simulator.queries.tsbs_iot import DAY_MS, DRIVING_VELOCITY, STATIONARY_VELOCITY
+
+
+def _mean_by_truck(metric: str, window: str) -> str:
+    """Each truck's mean of `metric` over its samples in the window, whatever the label sets its rows are in."""
+    selector = f'{metric}{{name!=""}}{window}'
+    return f"(sum by (name) (sum_over_time({selector})) / sum by (name) (count_over_time({selector})))"
+
 
 COLUMN_LABEL = "iotbench_column"
 _ALL = "[{window}]"
-_SHARES = (f'(sum by (name) (sum_over_time(diagnostics_current_load{{name!=""}}{_ALL})) '
-           f'/ sum by (name) (count_over_time(diagnostics_current_load{{name!=""}}{_ALL}))) '
-           f'/ on (name) max by (name) (max_over_time(diagnostics_load_capacity{{name!=""}}{_ALL}))')
+_DAY_S, _PERIOD_S = DAY_MS // 1000, 600
+_SHARES = f'{_mean_by_truck("diagnostics_current_load", _ALL)} / on (name) max by (name) (max_over_time(diagnostics_load_capacity{{name!=""}}{_ALL}))'
+_VELOCITY = 'readings_velocity{name!=""}'
+DATA_RANGE = (f'union(label_set(min(tfirst_over_time({_VELOCITY}{_ALL})), "{COLUMN_LABEL}", "first"), '
+              f'label_set(max(tlast_over_time({_VELOCITY}{_ALL})), "{COLUMN_LABEL}", "last"))')
 _GROUPS = f'group by (name, fleet, model) (count_over_time({{__name__=~"diagnostics_.+", name!="", fleet!="", model!=""}}{_ALL}))'
 AVG_LOAD = (f'union(label_set(max by (fleet, model) (max_over_time(diagnostics_load_capacity{{name!="", fleet!="", model!=""}}{_ALL})), '
             f'"{COLUMN_LABEL}", "load_capacity"), '
@@ -54,11 +73,30 @@ def stationary_trucks(fleet: str, window: Window, oldest_ms: int, newest_ms: int
     """The instant query's parameters: the trucks of `fleet` whose mean velocity in the window is below
     1, over data from `oldest_ms` that reaches `newest_ms` at the latest."""
     at_ms, length_ms = window.end_ms - 1, window.end_ms - window.start_ms
-    velocity = 'readings_velocity{name!=""}'
-    mean = f"sum by (name) (sum_over_time({velocity}[{length_ms}ms])) / sum by (name) (count_over_time({velocity}[{length_ms}ms]))"
+    mean = _mean_by_truck("readings_velocity", f"[{length_ms}ms]")
     every = f"[{newest_ms - oldest_ms + DAY_MS}ms] offset -{newest_ms - at_ms}ms"
     drivers = f'group by (name, driver) (count_over_time({{__name__=~"readings_.+", name!="", driver!="", fleet="{fleet}"}}{every}))'
     return {"query": f"({mean} < {STATIONARY_VELOCITY}) * on (name) group_left (driver) {drivers}", "time": f"{at_ms / 1000:.3f}", "nocache": "1"}
+
+
+def daily_driving_duration(found: Sequence[dict[str, Any]]) -> dict[str, str] | None:
+    """The second query's parameters, from DATA_RANGE's answer (None: no data)."""
+    ends = {one["metric"][COLUMN_LABEL]: float(one["value"][1]) for one in found}
+    if len(ends) < 2:
+        return None
+    first_day, last_day = int(ends["first"] // _DAY_S * _DAY_S), int(ends["last"] // _DAY_S * _DAY_S)
+    driving = f'{_mean_by_truck("readings_velocity", f"[{_PERIOD_S}s] offset -{_PERIOD_S * 1000 - 1}ms")} > bool {DRIVING_VELOCITY}'
+    hours = f"floor((sum_over_time(({driving})[1d:{_PERIOD_S}s] offset -{_DAY_S - _PERIOD_S}s) > 0) / 6)"  # TSBS's integer division
+    ahead = int(ends["last"]) + 1 - last_day
+    tags = (f'group by (name, fleet, driver) (count_over_time({{__name__=~"readings_.+", name!="", fleet!="", driver!=""}}'
+            f'[{ahead + last_day - first_day + 1}s] offset -{ahead}s))')
+    days = (last_day - first_day) // _DAY_S + 1
+    return {"query": f"avg_over_time(({hours})[{days}d:1d]) * on (name) group_left (fleet, driver) {tags}", "time": str(last_day), "nocache": "1"}
+
+
+def duration_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """(fleet, name, driver, mean daily hours) of each truck of the answer."""
+    return sorted((one["metric"]["fleet"], one["metric"]["name"], one["metric"]["driver"], float(one["value"][1])) for one in series)
 
 
 def truck_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -83,9 +121,6 @@ REFUSED = (
     ("avg-vs-projected-fuel-consumption", "it averages the fuel consumption of the rows whose velocity is above 1, a condition on "
                                           "another field of the same row: MetricsQL compares two series' samples only at the steps of a "
                                           "subquery, not row by row"),
-    ("avg-daily-driving-duration", "it counts per UTC day the 10-minute periods whose mean velocity is above 1, a rollup of rollups: "
-                                   "a MetricsQL subquery, whose 10-minute steps over the whole data pass VictoriaMetrics' limit of "
-                                   "points per series (-search.maxPointsSubqueryPerTimeseries) beyond two years"),
     ("avg-daily-driving-session", "it measures driving sessions from one change of a 10-minute period's state to the next: MetricsQL "
                                   "has no function that pairs a change with the next one"),
     ("daily-activity", _ROWS),
