@@ -1,6 +1,7 @@
 """TSBS's IoT query types in InfluxQL, from TSBS's influx target (cmd/tsbs_generate_queries/databases/
 influx/iot.go), made exact where its text departs from the types' semantics (simulator/queries/tsbs_iot.py),
-and the types InfluxQL cannot answer exactly, refused with the reason.
+and the type InfluxQL cannot answer exactly, refused with the reason (the types that group trucks by
+their tags: tsbs_iot_grouped.py).
 
 TSBS writes a truck's tags on every point, and its null tags leave one out of some points: such a
 point is in a series of its own (a truck's rows with a null fleet tag are not `"fleet" = 'East'`), and
