@@ -251,7 +251,7 @@ def test_the_other_iot_types_are_refused_in_one_line_with_the_reason(tmp_path):
 
 
 def test_the_iot_types_metricsql_answers_are_answered_right(iot):
-    assert IOT_ANSWERED == ("stationary-trucks", "avg-daily-driving-duration", "avg-load")
+    assert IOT_ANSWERED == ("stationary-trucks", "long-driving-sessions", "long-daily-sessions", "avg-daily-driving-duration", "avg-load")
     assert_every_iot_type_answers_ok(run(iot)("query", "-w", "2", "-r", "2"), IOT_ANSWERED)  # no --queries: those it answers
 
 
@@ -265,26 +265,30 @@ def reimported(selector: str, change: Callable[[dict], None]) -> None:
 
 
 def test_iot_rows_changed_behind_the_tools_back_make_the_types_reading_them_wrong(iot):
-    """truck_0's newest load far above any capacity: avg-load WRONG. A truck of the fleet that
-    stationary-trucks' first execution draws, moving in its window in the seed's data, stands still
-    (velocity 0) from start to end: stationary-trucks WRONG, and avg-daily-driving-duration (it has
-    no driving day left, where every truck has some)."""
+    """truck_0's newest load far above any capacity: avg-load WRONG. Trucks stand still (velocity 0)
+    from start to end: one of the fleet that stationary-trucks' execution draws, moving in its window
+    in the seed's data (stationary-trucks WRONG), and one of the answer of each of long-driving-sessions'
+    and long-daily-sessions' executions (both WRONG); avg-daily-driving-duration WRONG (every truck
+    has a driving day in the seed's data, these none left)."""
 
     def newest_load(one: dict) -> None:
         one["values"][-1] = 1_000_000
 
-    newest = max(exported('diagnostics_current_load{name="truck_0"}'), key=lambda one: one["timestamps"][-1])  # the series of its newest load
-    reimported("{" + ", ".join(f'{name}="{value}"' for name, value in newest["metric"].items()) + "}", newest_load)
-    parameters = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA)).draw("stationary-trucks", 0, IOT["stationary-trucks"].parameters)
-    moving = {name for name, *_ in IotAnswers(IOT_DATA).expected("stationary-trucks", parameters)[1]}
-    truck = next(tags[0] for tags in truck_tags(IOT_DATA.seed, 0, TRUCKS) if tags[1] == parameters["fleet"] and tags[0] not in moving)
-
     def standing(one: dict) -> None:
         one["values"] = [0] * len(one["values"])
 
-    reimported(f'readings_velocity{{name="{truck}"}}', standing)
-    result = run(iot)("query", "-w", "1", "-r", "1", "--seed", str(QUERY_SEED))
+    newest = max(exported('diagnostics_current_load{name="truck_0"}'), key=lambda one: one["timestamps"][-1])  # the series of its newest load
+    reimported("{" + ", ".join(f'{name}="{value}"' for name, value in newest["metric"].items()) + "}", newest_load)
+    draws, answers = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA)), IotAnswers(IOT_DATA)
+    drawn = {name: draws.draw(name, 0, IOT[name].parameters) for name in ("stationary-trucks", "long-driving-sessions", "long-daily-sessions")}
+    answered = {name: [row[0] for row in answers.expected(name, parameters)[1]] for name, parameters in drawn.items()}
+    fleet = drawn["stationary-trucks"]["fleet"]
+    standing_trucks = {next(tags[0] for tags in truck_tags(IOT_DATA.seed, 0, TRUCKS) if tags[1] == fleet and tags[0] not in answered["stationary-trucks"]),
+                       answered["long-driving-sessions"][0], answered["long-daily-sessions"][0]}
+    for truck in standing_trucks:
+        reimported(f'readings_velocity{{name="{truck}"}}', standing)
+    result = run(iot)("query", "-w", "1", "-r", "1", "--seed", str(QUERY_SEED))  # each type's execution 0
     assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr, result.stderr
-    answers = result.answers()
-    assert {name: verdict for name, (verdict, _) in answers.items()} == dict.fromkeys(IOT_ANSWERED, "wrong"), answers
-    assert "avg_load_percentage is " in answers["avg-load"][1]
+    verdicts = result.answers()
+    assert {name: verdict for name, (verdict, _) in verdicts.items()} == dict.fromkeys(IOT_ANSWERED, "wrong"), verdicts
+    assert "avg_load_percentage is " in verdicts["avg-load"][1]

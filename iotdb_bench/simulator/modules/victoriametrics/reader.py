@@ -84,7 +84,9 @@ class VmReader(VmRole, ReaderRole):
         if not self.spec.tsbs:
             return {}
         if self.spec.shape == "tsbs-iot":  # the IoT types MetricsQL answers exactly (tsbs_iot_queries.py)
-            return {"stationary-trucks": self._stationary_trucks, "avg-daily-driving-duration": lambda _: self._daily_driving_duration,
+            return {"stationary-trucks": self._stationary_trucks, "long-driving-sessions": self._long_sessions("long-driving-sessions"),
+                    "long-daily-sessions": self._long_sessions("long-daily-sessions"),
+                    "avg-daily-driving-duration": lambda _: self._daily_driving_duration,
                     "avg-load": lambda _: lambda: Answer(self.module.connection.instant(
                         tsbs_iot_queries.AVG_LOAD, bounded=True, since_ms=self.module.series.oldest_ms), tsbs_iot_queries.avg_load_rows)}
         refused = {name for name, _ in tsbs_queries.REFUSED}
@@ -94,6 +96,14 @@ class VmReader(VmRole, ReaderRole):
         newest_ms = round((time.time() + FUTURE_LIMIT_S) * 1000)
         params = tsbs_iot_queries.stationary_trucks(parameters["fleet"], parameters["window"], self.module.series.oldest_ms, newest_ms)
         return lambda: Answer(self.module.connection.answer(dict(params), "/api/v1/query", bounded=True), tsbs_iot_queries.truck_rows)
+
+    def _long_sessions(self, query: str) -> Callable[[Parameters], Query]:
+        def bind(parameters: Parameters) -> Query:
+            newest_ms = round((time.time() + FUTURE_LIMIT_S) * 1000)
+            params = tsbs_iot_queries.long_sessions(query, parameters["fleet"], parameters["window"], self.module.series.oldest_ms, newest_ms)
+            return lambda: Answer(self.module.connection.answer(dict(params), "/api/v1/query", bounded=True), tsbs_iot_queries.truck_rows)
+
+        return bind
 
     def _daily_driving_duration(self) -> Answer:
         """Both queries timed: the data's range, then the days' driving hours over it."""

@@ -38,7 +38,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from iotdb_bench.simulator.queries.parameters import Window
-from iotdb_bench.simulator.queries.tsbs_iot import DAY_MS, DRIVING_VELOCITY, STATIONARY_VELOCITY
+from iotdb_bench.simulator.queries.tsbs_iot import (
+    DAY_MS,
+    DRIVING_VELOCITY,
+    LONG_DAILY_PERIODS,
+    LONG_DRIVING_PERIODS,
+    STATIONARY_VELOCITY,
+    TEN_MINUTES_MS,
+)
 
 
 def _mean_by_truck(metric: str, window: str) -> str:
@@ -79,6 +86,31 @@ def stationary_trucks(fleet: str, window: Window, oldest_ms: int, newest_ms: int
     return {"query": f"({mean} < {STATIONARY_VELOCITY}) * on (name) group_left (driver) {drivers}", "time": f"{at_ms / 1000:.3f}", "nocache": "1"}
 
 
+def long_sessions(query: str, fleet: str, window: Window, oldest_ms: int, newest_ms: int) -> dict[str, str]:
+    """The instant query's parameters: the trucks of `fleet` that drove (a mean velocity above 1) in more
+    than 22 (long-driving-sessions) or 60 (long-daily-sessions) of the window's 10-minute periods."""
+    at_ms, period = window.end_ms - 1, TEN_MINUTES_MS
+    first, last = -(-window.start_ms // period) * period, window.end_ms // period * period  # the whole periods: [first, last)
+
+    def driving(start_ms: int, end_ms: int) -> str:  # 1 or 0 per truck with velocities in [start, end), read at `at_ms`
+        shift = f" offset {at_ms - (end_ms - 1)}ms" if end_ms - 1 != at_ms else ""
+        return f'{_mean_by_truck("readings_velocity", f"[{end_ms - start_ms}ms]{shift}")} > bool {DRIVING_VELOCITY}'
+
+    parts = {}
+    if first < last:  # a subquery whose steps are the whole periods' starts, each period's mean over [p, p + 10 min)
+        whole = f'{_mean_by_truck("readings_velocity", f"[{period}ms] offset -{period - 1}ms")} > bool {DRIVING_VELOCITY}'
+        parts["whole"] = f"sum_over_time(({whole})[{last - first}ms:{period}ms] offset {at_ms - (last - period)}ms)"
+    if window.start_ms < min(first, window.end_ms):
+        parts["first"] = driving(window.start_ms, min(first, window.end_ms))
+    if max(last, window.start_ms) < window.end_ms and last >= first:
+        parts["last"] = driving(max(last, window.start_ms), window.end_ms)
+    counted = "sum by (name) (union(" + ", ".join(f'label_set({expression}, "{COLUMN_LABEL}", "{name}")' for name, expression in parts.items()) + "))"
+    every = f"[{newest_ms - oldest_ms + DAY_MS}ms] offset -{newest_ms - at_ms}ms"
+    drivers = f'group by (name, driver) (count_over_time({{__name__=~"readings_.+", name!="", driver!="", fleet="{fleet}"}}{every}))'
+    more_than = LONG_DRIVING_PERIODS if query == "long-driving-sessions" else LONG_DAILY_PERIODS
+    return {"query": f"({counted} > {more_than}) * on (name) group_left (driver) {drivers}", "time": f"{at_ms / 1000:.3f}", "nocache": "1"}
+
+
 def daily_driving_duration(found: Sequence[dict[str, Any]]) -> dict[str, str] | None:
     """The second query's parameters, from DATA_RANGE's answer (None: no data)."""
     ends = {one["metric"][COLUMN_LABEL]: float(one["value"][1]) for one in found}
@@ -106,9 +138,6 @@ def truck_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 _NEWEST = ("it reads each truck's newest row, and MetricsQL finds a series' newest sample: TSBS's null fields leave a row's value out of "
            "its series (an older value would answer for the newest row's null)")
-_PERIODS = ("it counts a truck's 10-minute periods whose mean velocity is above 1 inside a window that starts at any millisecond: "
-            "MetricsQL counts them with a subquery, whose steps are aligned to epoch multiples of the step, so the window's partial "
-            "first and last periods are not the periods TSBS's SQL groups")
 _ROWS = ("it counts the rows of 10-minute periods, and MetricsQL counts a series' samples: TSBS's null fields leave every field out of "
          "some rows")
 REFUSED = (
@@ -116,8 +145,6 @@ REFUSED = (
     ("single-last-loc", _NEWEST),
     ("low-fuel", _NEWEST),
     ("high-load", _NEWEST),
-    ("long-driving-sessions", _PERIODS),
-    ("long-daily-sessions", _PERIODS),
     ("avg-vs-projected-fuel-consumption", "it averages the fuel consumption of the rows whose velocity is above 1, a condition on "
                                           "another field of the same row: MetricsQL compares two series' samples only at the steps of a "
                                           "subquery, not row by row"),
