@@ -1,5 +1,6 @@
 """TSBS's IoT query types on VictoriaMetrics: TSBS's victoriametrics target has none. MetricsQL answers
-avg-load, stationary-trucks and avg-daily-driving-duration exactly (below); the others are refused, each with the reason (the
+avg-load, stationary-trucks, long-driving-sessions, long-daily-sessions and avg-daily-driving-duration
+exactly (below); the others are refused, each with the reason (the
 capabilities' tsbs_queries_refused).
 
 A truck's rows are samples of a series per field, `readings_velocity{name=..., fleet=..., driver=...,
@@ -20,6 +21,14 @@ is the window's length: each truck's mean velocity over its rows in [start, end)
 drawn fleet's label over all the data (a lookbehind from the newest time a sample can have back to
 before the oldest, through a negative offset): a truck is of the fleet whose label some of its series
 carry, whatever its rows in the window lack.
+
+long-driving-sessions and long-daily-sessions are one instant query each, evaluated at the window's
+last millisecond: per truck the sum of 1 or 0 (its mean velocity above 1) over the window's 10-minute
+periods, above 22 or 60, the drivers of the fleet joined as stationary-trucks'. The whole periods are
+a subquery stepping their starts (`[<whole>:10m]`, offset so that its last step is the last whole
+period's start; each period's mean from `[600000ms] offset -599999ms`, i.e. [p, p + 10 min)); the
+window's partial first and last periods each an expression of its own, its lookbehind the part inside
+the window; the parts are summed per truck (`sum by (name)` of their `union`, told apart by a label).
 
 avg-daily-driving-duration is two instant queries. The first finds the data's first and last
 velocity times; the second, evaluated at the last day's start, averages per truck over the days
