@@ -246,12 +246,13 @@ def test_the_other_iot_types_are_refused_in_one_line_with_the_reason(tmp_path):
         with pytest.raises(ModuleError) as refused:
             module(spec).validate()
         assert str(refused.value) == f"module 'victoriametrics' does not answer TSBS's {name}: {IOT_REFUSED[name]}"
-    result = run(tmp_path)("query", "--queries", "avg-load,high-load")
-    assert result.code == 2 and result.stderr.strip() == f"error: module 'victoriametrics' does not answer TSBS's high-load: {IOT_REFUSED['high-load']}"
+    result = run(tmp_path)("query", "--queries", "avg-load,daily-activity")
+    assert result.code == 2 and result.stderr.strip() == f"error: module 'victoriametrics' does not answer TSBS's daily-activity: {IOT_REFUSED['daily-activity']}"
 
 
 def test_the_iot_types_metricsql_answers_are_answered_right(iot):
-    assert IOT_ANSWERED == ("stationary-trucks", "long-driving-sessions", "long-daily-sessions", "avg-daily-driving-duration", "avg-load")
+    assert IOT_ANSWERED == ("last-loc", "single-last-loc", "low-fuel", "high-load", "stationary-trucks", "long-driving-sessions", "long-daily-sessions",
+                            "avg-daily-driving-duration", "avg-load")
     assert_every_iot_type_answers_ok(run(iot)("query", "-w", "2", "-r", "2"), IOT_ANSWERED)  # no --queries: those it answers
 
 
@@ -264,30 +265,44 @@ def reimported(selector: str, change: Callable[[dict], None]) -> None:
     httpx.post(f"{URL}/api/v1/import", content="\n".join(json.dumps(one) for one in series), timeout=60).raise_for_status()
 
 
+def newest_row_has(measurement: str, truck: str, field: str) -> bool:
+    """Whether the truck's newest row of the measurement (every row has its load or its fuel capacity) has the field."""
+    series = exported(f'{{__name__=~"{measurement}_(load_capacity|fuel_capacity|{field})", name="{truck}"}}')
+    newest = max(one["timestamps"][-1] for one in series if not one["metric"]["__name__"].endswith(field))
+    return any(newest in one["timestamps"] for one in series if one["metric"]["__name__"].endswith(field))
+
+
 def test_iot_rows_changed_behind_the_tools_back_make_the_types_reading_them_wrong(iot):
-    """truck_0's newest load far above any capacity: avg-load WRONG. Trucks stand still (velocity 0)
-    from start to end: one of the fleet that stationary-trucks' execution draws, moving in its window
-    in the seed's data (stationary-trucks WRONG), and one of the answer of each of long-driving-sessions'
-    and long-daily-sessions' executions (both WRONG); avg-daily-driving-duration WRONG (every truck
-    has a driving day in the seed's data, these none left)."""
-
-    def newest_load(one: dict) -> None:
-        one["values"][-1] = 1_000_000
-
-    def standing(one: dict) -> None:
-        one["values"] = [0] * len(one["values"])
-
-    newest = max(exported('diagnostics_current_load{name="truck_0"}'), key=lambda one: one["timestamps"][-1])  # the series of its newest load
-    reimported("{" + ", ".join(f'{name}="{value}"' for name, value in newest["metric"].items()) + "}", newest_load)
+    """Each answered type's execution reads a changed row, and is WRONG. A truck of last-loc's fleet
+    and single-last-loc's truck get a location beyond any walk's, a truck of low-fuel's fleet a fuel
+    state below 0.1, one of high-load's a load far above any capacity (avg-load reads it too), in every
+    row (their newest rows have the field). Trucks stand still (velocity 0) from start to end: one of
+    the fleet stationary-trucks draws, moving in its window in the seed's data, and one of the answer
+    of each of long-driving-sessions' and long-daily-sessions' executions; avg-daily-driving-duration
+    reads them (every truck has a driving day in the seed's data, these none left)."""
     draws, answers = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA)), IotAnswers(IOT_DATA)
-    drawn = {name: draws.draw(name, 0, IOT[name].parameters) for name in ("stationary-trucks", "long-driving-sessions", "long-daily-sessions")}
-    answered = {name: [row[0] for row in answers.expected(name, parameters)[1]] for name, parameters in drawn.items()}
+    drawn = {name: draws.draw(name, 0, IOT[name].parameters) for name in IOT_ANSWERED}  # -r 1: each type's execution 0
+    answered = {name: [row[0] for row in answers.expected(name, drawn[name])[1]] for name in IOT_ANSWERED}
+    tags = truck_tags(IOT_DATA.seed, 0, TRUCKS)
+
+    def of_fleet(name: str, measurement: str, field: str) -> str:
+        return next(truck[0] for truck in tags if truck[1] == drawn[name]["fleet"] and newest_row_has(measurement, truck[0], field))
+
+    def every_value(value: float) -> Callable[[dict], None]:
+        return lambda one: one.update(values=[value] * len(one["values"]))
+
+    single = drawn["single-last-loc"]["trucks"][0]
+    changes = [("readings", of_fleet("last-loc", "readings", "longitude"), "longitude", 200),
+               ("readings", single, "longitude" if newest_row_has("readings", single, "longitude") else "latitude", 200),
+               ("diagnostics", of_fleet("low-fuel", "diagnostics", "fuel_state"), "fuel_state", 0.05),
+               ("diagnostics", of_fleet("high-load", "diagnostics", "current_load"), "current_load", 1_000_000)]
     fleet = drawn["stationary-trucks"]["fleet"]
-    standing_trucks = {next(tags[0] for tags in truck_tags(IOT_DATA.seed, 0, TRUCKS) if tags[1] == fleet and tags[0] not in answered["stationary-trucks"]),
-                       answered["long-driving-sessions"][0], answered["long-daily-sessions"][0]}
-    for truck in standing_trucks:
-        reimported(f'readings_velocity{{name="{truck}"}}', standing)
-    result = run(iot)("query", "-w", "1", "-r", "1", "--seed", str(QUERY_SEED))  # each type's execution 0
+    standing = {next(truck[0] for truck in tags if truck[1] == fleet and truck[0] not in answered["stationary-trucks"]),
+                answered["long-driving-sessions"][0], answered["long-daily-sessions"][0]}
+    changes += [("readings", truck, "velocity", 0) for truck in standing]
+    for measurement, truck, field, value in changes:
+        reimported(f'{measurement}_{field}{{name="{truck}"}}', every_value(value))
+    result = run(iot)("query", "-w", "1", "-r", "1", "--seed", str(QUERY_SEED))
     assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr, result.stderr
     verdicts = result.answers()
     assert {name: verdict for name, (verdict, _) in verdicts.items()} == dict.fromkeys(IOT_ANSWERED, "wrong"), verdicts

@@ -84,7 +84,8 @@ class VmReader(VmRole, ReaderRole):
         if not self.spec.tsbs:
             return {}
         if self.spec.shape == "tsbs-iot":  # the IoT types MetricsQL answers exactly (tsbs_iot_queries.py)
-            return {"stationary-trucks": self._stationary_trucks, "long-driving-sessions": self._long_sessions("long-driving-sessions"),
+            newest = {name: self._newest_rows(name) for name in ("last-loc", "single-last-loc", "low-fuel", "high-load")}
+            return {**newest, "stationary-trucks": self._stationary_trucks, "long-driving-sessions": self._long_sessions("long-driving-sessions"),
                     "long-daily-sessions": self._long_sessions("long-daily-sessions"),
                     "avg-daily-driving-duration": lambda _: self._daily_driving_duration,
                     "avg-load": lambda _: lambda: Answer(self.module.connection.instant(
@@ -96,6 +97,16 @@ class VmReader(VmRole, ReaderRole):
         newest_ms = round((time.time() + FUTURE_LIMIT_S) * 1000)
         params = tsbs_iot_queries.stationary_trucks(parameters["fleet"], parameters["window"], self.module.series.oldest_ms, newest_ms)
         return lambda: Answer(self.module.connection.answer(dict(params), "/api/v1/query", bounded=True), tsbs_iot_queries.truck_rows)
+
+    def _newest_rows(self, query: str) -> Callable[[Parameters], Query]:
+        convert = tsbs_iot_queries.newest_conversion(query)
+
+        def bind(parameters: Parameters) -> Query:
+            chosen = f'name="{parameters["trucks"][0]}"' if query == "single-last-loc" else f'fleet="{parameters["fleet"]}"'
+            expression = tsbs_iot_queries.newest_rows(query, chosen)
+            return lambda: Answer(self.module.connection.instant(expression, bounded=True, since_ms=self.module.series.oldest_ms), convert)
+
+        return bind
 
     def _long_sessions(self, query: str) -> Callable[[Parameters], Query]:
         def bind(parameters: Parameters) -> Query:

@@ -43,15 +43,17 @@ the server refuses the query.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from iotdb_bench.simulator.queries.parameters import Window
 from iotdb_bench.simulator.queries.tsbs_iot import (
     DAY_MS,
     DRIVING_VELOCITY,
+    HIGH_LOAD,
     LONG_DAILY_PERIODS,
     LONG_DRIVING_PERIODS,
+    LOW_FUEL,
     STATIONARY_VELOCITY,
     TEN_MINUTES_MS,
 )
@@ -66,6 +68,7 @@ def _mean_by_truck(metric: str, window: str) -> str:
 COLUMN_LABEL = "iotbench_column"
 _ALL = "[{window}]"
 _DAY_S, _PERIOD_S = DAY_MS // 1000, 600
+_CAPACITY_PAIR = ("load_capacity", "fuel_capacity")  # a row lacks one at most (its null tag)
 _SHARES = f'{_mean_by_truck("diagnostics_current_load", _ALL)} / on (name) max by (name) (max_over_time(diagnostics_load_capacity{{name!=""}}{_ALL}))'
 _VELOCITY = 'readings_velocity{name!=""}'
 DATA_RANGE = (f'union(label_set(min(tfirst_over_time({_VELOCITY}{_ALL})), "{COLUMN_LABEL}", "first"), '
@@ -140,20 +143,49 @@ def duration_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted((one["metric"]["fleet"], one["metric"]["name"], one["metric"]["driver"], float(one["value"][1])) for one in series)
 
 
+def newest_rows(query: str, chosen: str) -> str:
+    """The instant query (over all the data, `{window}`) of last-loc, single-last-loc, low-fuel or
+    high-load, for the trucks `chosen` (`fleet="East"` or `name="truck_3"`)."""
+    measurement = "diagnostics" if query in ("low-fuel", "high-load") else "readings"
+    # Each truck's newest row's time: every row has its load or its fuel capacity.
+    newest = f'max by (name) (tlast_over_time({{__name__=~"{measurement}_({"|".join(_CAPACITY_PAIR)})", name!=""}}{_ALL}))'
+
+    def at_newest(field: str) -> str:  # the field's value in the truck's newest row, none where that row's is null
+        series = f'{measurement}_{field}{{name!=""}}{_ALL}'
+        return f"max by (name) (last_over_time({series}) and (tlast_over_time({series}) == on (name) group_left {newest}))"
+
+    drivers = f'group by (name, driver) (count_over_time({{__name__=~"{measurement}_.+", {chosen}, name!="", driver!=""}}{_ALL}))'
+    if query == "low-fuel":
+        return f"(({at_newest('fuel_state')}) < {LOW_FUEL}) * on (name) group_left (driver) {drivers}"
+    if query == "high-load":
+        load, capacity = at_newest("current_load"), f'max by (name) (max_over_time(diagnostics_load_capacity{{name!=""}}{_ALL}))'
+        return f"(({load}) and on (name) (({load}) / on (name) {capacity} > {HIGH_LOAD})) * on (name) group_left (driver) {drivers}"
+    located = ", ".join(f'label_set(({at_newest(field)}) and on (name) {drivers}, "{COLUMN_LABEL}", "{field}")' for field in ("longitude", "latitude"))
+    return f'union(label_set({drivers}, "{COLUMN_LABEL}", "truck"), {located})'
+
+
+def newest_conversion(query: str) -> Callable[[Sequence[dict[str, Any]]], list[tuple[Any, ...]]]:
+    """(name, driver, value) per truck of low-fuel's and high-load's answers; (name, driver, longitude,
+    latitude) per truck with readings of last-loc's, a value its newest row lacks None."""
+    if query in ("low-fuel", "high-load"):
+        return lambda series: sorted((one["metric"]["name"], one["metric"]["driver"], float(one["value"][1])) for one in series)
+
+    def located(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        trucks = {one["metric"]["name"]: one["metric"]["driver"] for one in series if one["metric"][COLUMN_LABEL] == "truck"}
+        values = {(one["metric"]["name"], one["metric"][COLUMN_LABEL]): float(one["value"][1]) for one in series}
+        return sorted((name, driver, values.get((name, "longitude")), values.get((name, "latitude"))) for name, driver in trucks.items())
+
+    return located
+
+
 def truck_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """(name, driver) of each truck of the answer."""
     return sorted((one["metric"]["name"], one["metric"]["driver"]) for one in series)
 
 
-_NEWEST = ("it reads each truck's newest row, and MetricsQL finds a series' newest sample: TSBS's null fields leave a row's value out of "
-           "its series (an older value would answer for the newest row's null)")
 _ROWS = ("it counts the rows of 10-minute periods, and MetricsQL counts a series' samples: TSBS's null fields leave every field out of "
          "some rows")
 REFUSED = (
-    ("last-loc", _NEWEST),
-    ("single-last-loc", _NEWEST),
-    ("low-fuel", _NEWEST),
-    ("high-load", _NEWEST),
     ("avg-vs-projected-fuel-consumption", "it averages the fuel consumption of the rows whose velocity is above 1, a condition on "
                                           "another field of the same row: MetricsQL compares two series' samples only at the steps of a "
                                           "subquery, not row by row"),
