@@ -42,10 +42,10 @@ read cpu) in TSBS's MetricsQL with bucket-exact windows (tsbs_queries.py), the o
 TSBS's reasons. TSBS's IoT data (`--schema tsbs-iot`) the same way: a series per truck, measurement and
 field, readings_velocity{name=..., fleet=..., driver=..., model=..., device_version=...}, the capacities
 (tags TSBS writes as fields) series too, a null tag a label left out, a null field a sample left out;
-its rows are counted as the distinct times of each label set's capacity series (schema.py); five IoT
-query types in MetricsQL (stationary-trucks, long-driving-sessions, long-daily-sessions,
-avg-daily-driving-duration, avg-load), the other eight refused, each with its reason (tsbs_iot_queries.py: TSBS's victoriametrics target has none). Storage is the server's own accounting (vm_data_size_bytes after a flush): everything it
-holds, which the run's notes say.
+its rows are counted as the distinct times of each label set's capacity series (schema.py); nine of
+the IoT query types in MetricsQL, the other four refused, each with its reason (tsbs_iot_queries.py:
+TSBS's victoriametrics target has none). Storage is the server's own accounting (vm_data_size_bytes
+after a flush): everything it holds, which the run's notes say.
 
 Reading back: the six queries' answers in the common form; device-downsample is a range query
 (`/api/v1/query_range`, step 1m) of `min/avg/max_over_time(...[1m] offset -59999ms)`, whose window at

@@ -1,13 +1,21 @@
 """TSBS's IoT query types on VictoriaMetrics: TSBS's victoriametrics target has none. MetricsQL answers
-avg-load, stationary-trucks, long-driving-sessions, long-daily-sessions and avg-daily-driving-duration
-exactly (below); the others are refused, each with the reason (the
-capabilities' tsbs_queries_refused).
+nine exactly (below); avg-vs-projected-fuel-consumption, avg-daily-driving-session, daily-activity and
+breakdown-frequency are refused, each with the reason (the capabilities' tsbs_queries_refused).
 
 A truck's rows are samples of a series per field, `readings_velocity{name=..., fleet=..., driver=...,
 model=..., device_version=...}`; TSBS's null tags put some of its rows in series that lack one of
 those labels (or its name), its null fields leave a row's value out of a field's series, and the
 tags TSBS writes as fields (the capacities) are series of their own. MetricsQL's rollups read one
 series' samples in a window ending at each step: they do not see rows, only samples.
+
+last-loc, single-last-loc, low-fuel and high-load read each truck's newest row: one instant query over
+all the data. Every row has its load or its fuel capacity, so the newest row's time is the newest of
+those series' `tlast_over_time` (`max by (name)`); a field's value there is the `last_over_time` of
+the truck's series of that field whose `tlast_over_time` equals it (the label set of the newest row),
+and none where that row's is null. low-fuel keeps the fuel states below 0.1, high-load the loads whose
+share of the truck's capacity (`max by (name)` of its load_capacity series) is above 0.9, last-loc
+returns the fleet's (or the truck's) trucks with rows, their longitude and latitude where the newest
+row has them; the trucks and drivers from the series with the fleet's label (or the truck's name).
 
 avg-load is one instant query over all the data (`{window}`, connection.py): each truck's mean load
 (`sum by (name)` of its series' sums over their counts: its rows in every label set, a nameless row in
