@@ -191,8 +191,9 @@ def truck_rows(series: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted((one["metric"]["name"], one["metric"]["driver"]) for one in series)
 
 
-_ROWS = ("it counts the rows of 10-minute periods, and MetricsQL counts a series' samples: TSBS's null fields leave every field out of "
-         "some rows")
+_ROWS = ("it counts the rows of 10-minute periods, and MetricsQL counts a series' samples: TSBS's null fields and tags leave every "
+         "field out of some rows, and a row counted by its load or fuel capacity needs the two series' samples paired row by row, "
+         "which MetricsQL does only at a subquery's steps")
 REFUSED = (
     ("avg-vs-projected-fuel-consumption", "it averages the fuel consumption of the rows whose velocity is above 1, a condition on "
                                           "another field of the same row: MetricsQL compares two series' samples only at the steps of a "
