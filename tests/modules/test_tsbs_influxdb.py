@@ -17,7 +17,7 @@ import pytest
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.modules.influxdb.tsbs_iot_queries import REFUSED, TRUCK_TAGS
 from iotdb_bench.simulator.queries.parameters import ParameterDraws
-from iotdb_bench.simulator.queries.tsbs_iot import IOT
+from iotdb_bench.simulator.queries.tsbs_iot import DRIVING_VELOCITY, IOT, TEN_MINUTES_MS
 from iotdb_bench.simulator.queries.tsbs_iot import written as iot_written
 from iotdb_bench.simulator.spec import TSBS_IOT_QUERIES, RunSpec
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
@@ -198,24 +198,80 @@ def test_iot_types_influxql_cannot_answer_exactly_are_refused_in_one_line(tmp_pa
         assert result.code == 2 and result.stderr.strip() == f"error: module 'influxdb' does not answer TSBS's {name}: {reason}"
 
 
+def write_row(database: str, measurement: str, row: dict, fields: str) -> None:
+    """A point of the row's series and time (its tags, those it has): its `fields` replace the row's."""
+    tags = ",".join(f"{name}={row[name]}" for name in TRUCK_TAGS if row[name] is not None)
+    response = httpx.post(f"{URL}/write", params={"db": database, "precision": "ms"}, content=f"{measurement},{tags} {fields} {row['time']}", timeout=30)
+    assert response.status_code == 204, response.text
+
+
+def truck_rows(database: str, measurement: str, truck: int, where: str = "") -> list[dict]:
+    """The truck's rows (its named points) in time order, as dicts of columns (None: null)."""
+    [series] = influxql(f"""SELECT * FROM "{measurement}" WHERE "name" = 'truck_{truck}' {where}""", database)
+    return [dict(zip(series["columns"], values)) for values in series["values"]]
+
+
+def status_periods(database: str, truck: int) -> list[list[dict]]:
+    """The truck's diagnostics rows per 10-minute period with rows, in time order."""
+    periods: dict[int, list[dict]] = {}
+    for row in truck_rows(database, "diagnostics", truck):
+        periods.setdefault(row["time"] // TEN_MINUTES_MS, []).append(row)
+    return [periods[period] for period in sorted(periods)]
+
+
+def change_a_period_to_active(database: str, truck: int) -> None:
+    """A status of a period whose mean status is below 1 (daily-activity counts its rows) set to 1000 (an integer, as TSBS writes it):
+    the period is active, and no status becomes null or other than null (breakdown-frequency's)."""
+    for rows in status_periods(database, truck):
+        statuses = [row["status"] for row in rows if row["status"] is not None]
+        if statuses and sum(statuses) < len(statuses):
+            write_row(database, "diagnostics", next(row for row in rows if row["status"] is not None), "status=1000i")
+            return
+    pytest.fail(f"truck_{truck} has no period whose mean status is below 1")
+
+
+def change_a_period_to_broken_down(database: str, truck: int) -> None:
+    """breakdown-frequency: a period counts as broken down when none of its statuses is null. In a
+    period with a null status (not broken down) after another such one, before a third (or last), and
+    whose mean status is at least 1 (daily-activity does not count it), the nulls get status 5: one
+    more turn into broken down for the truck's model, the period still active."""
+    periods = status_periods(database, truck)
+    running = [any(row["status"] is None for row in rows) for rows in periods]
+    for at in range(1, len(periods)):
+        statuses = [row["status"] for row in periods[at] if row["status"] is not None]
+        if running[at - 1] and running[at] and (at + 1 == len(periods) or running[at + 1]) and statuses and sum(statuses) >= len(statuses):
+            for row in periods[at]:
+                if row["status"] is None:
+                    write_row(database, "diagnostics", row, "status=5i")
+            return
+    pytest.fail(f"truck_{truck} has no period to change")
+
+
 def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(stories):
     """Every truck's newest reading gets a longitude beyond 180 and its newest diagnostics a fuel state
-    below 0.1: last-loc, single-last-loc and low-fuel are WRONG (for a drawn fleet with trucks), the
-    types that read velocities `ok`."""
+    below 0.1: last-loc, single-last-loc and low-fuel are WRONG (for a drawn fleet with trucks). truck_0's
+    newest load far above any capacity (high-load for its fleet, avg-load), truck_1's first moving
+    reading a fuel consumption of 1000 (avg-vs-projected-fuel-consumption), a period of truck_2 made
+    active (daily-activity) and one of truck_3 broken down (breakdown-frequency): WRONG too; the types
+    that read velocities `ok`."""
     folder, database = iot_story(stories)
     for measurement, field in (("readings", "longitude=200"), ("diagnostics", "fuel_state=0.05")):
         for truck in range(TRUCKS):
             [newest] = influxql(f"""SELECT * FROM "{measurement}" WHERE "name" = 'truck_{truck}' ORDER BY time DESC LIMIT 1""", database)
-            row = dict(zip(newest["columns"], newest["values"][0]))
-            tags = ",".join(f"{name}={row[name]}" for name in TRUCK_TAGS if row[name] is not None)
-            response = httpx.post(f"{URL}/write", params={"db": database, "precision": "ms"}, content=f"{measurement},{tags} {field} {row['time']}", timeout=30)
-            assert response.status_code == 204, response.text
+            write_row(database, measurement, dict(zip(newest["columns"], newest["values"][0])), field)
+    write_row(database, "diagnostics", truck_rows(database, "diagnostics", 0, "ORDER BY time DESC LIMIT 1")[0], "current_load=1000000")
+    write_row(database, "readings", truck_rows(database, "readings", 1, f"AND velocity > {DRIVING_VELOCITY} LIMIT 1")[0], "fuel_consumption=1000")
+    change_a_period_to_active(database, 2)
+    change_a_period_to_broken_down(database, 3)
     result = run(folder, database)("query", "--queries", ",".join(IOT_ANSWERED), "-w", "1", "-r", str(QUERY_RUNS), "--seed", str(QUERY_SEED))
-    fleets = {tags[1] for tags in truck_tags(IOT_DATA.seed, 0, TRUCKS)}
+    tags = truck_tags(IOT_DATA.seed, 0, TRUCKS)
     draws = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA))
     drawn = {name: [draws.draw(name, execution, IOT[name].parameters) for execution in range(QUERY_RUNS)] for name in IOT_ANSWERED}
-    expected_wrong = {"single-last-loc"} | {name for name in ("last-loc", "low-fuel") if any(one["fleet"] in fleets for one in drawn[name])}
+    expected_wrong = {"single-last-loc", "avg-load", "avg-vs-projected-fuel-consumption", "daily-activity", "breakdown-frequency"}
+    expected_wrong |= {name for name in ("last-loc", "low-fuel") if any(one["fleet"] in {truck[1] for truck in tags} for one in drawn[name])}
+    expected_wrong |= {"high-load"} if any(one["fleet"] == tags[0][1] for one in drawn["high-load"]) else set()
     assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr, result.stderr
     answers = result.answers()
     assert {name for name, (verdict, _) in answers.items() if verdict == "wrong"} == expected_wrong, answers
     assert all(verdict == "ok" for name, (verdict, _) in answers.items() if name not in expected_wrong), answers
+    assert "avg_load_percentage is " in answers["avg-load"][1] and "avg_fuel_consumption is " in answers["avg-vs-projected-fuel-consumption"][1]

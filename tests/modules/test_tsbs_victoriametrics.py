@@ -11,17 +11,26 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from iotdb_bench.simulator.modules import module_class
+from iotdb_bench.simulator.modules.base import ModuleError
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
+from iotdb_bench.simulator.modules.victoriametrics.tsbs_iot_queries import REFUSED as IOT_REFUSED_TYPES
 from iotdb_bench.simulator.modules.victoriametrics.tsbs_queries import REFUSED
-from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_TABLES, RunSpec
+from iotdb_bench.simulator.queries.parameters import ParameterDraws
+from iotdb_bench.simulator.queries.tsbs_iot import IOT, IotAnswers
+from iotdb_bench.simulator.queries.tsbs_iot import written as iot_written
+from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_IOT_QUERIES, TSBS_TABLES, RunSpec
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.iot import TAGS, truck_tags
+from iotdb_bench.simulator.workload.tsbs.iot_rows import IotRows
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
 from tests.tsbs_story import (
@@ -29,10 +38,16 @@ from tests.tsbs_story import (
     DATA,
     DEVOPS_STORY,
     HOSTS,
+    IOT_DATA,
+    IOT_INSERT,
+    QUERY_SEED,
+    TRUCKS,
     TSBS_ROWS,
     Story,
+    assert_every_iot_type_answers_ok,
     assert_every_type_answers_ok,
     assert_inserted,
+    assert_iot_inserted,
     check_changed_rows_are_found,
     reachable_or_fail,
 )
@@ -169,3 +184,126 @@ def test_devops_measurements_as_tsbs_sends_them_and_the_devops_types_over_its_cp
     assert round(float(answer["data"]["result"][0]["value"][1])) == DEVOPS_STORY.tsbs_points
     assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), ANSWERED, story=DEVOPS_STORY)  # no --queries: the data's own
     check_changed_rows_are_found(run(folder), change_usage_user(DEVOPS_STORY), queries=ANSWERED, story=DEVOPS_STORY)
+
+
+# -- IoT -------------------------------------------------------------------------------------------
+IOT_REFUSED = dict(IOT_REFUSED_TYPES)
+IOT_ANSWERED = tuple(name for name in TSBS_IOT_QUERIES if name not in IOT_REFUSED)
+IOT_SERIES = '{__name__=~"(readings|diagnostics)_.+"}'
+TRUCK_TAGS = tuple(name for name, kind in TAGS if kind == "text")  # labels; the capacities TSBS writes as fields
+CAPACITIES = tuple(name for name, kind in TAGS if kind != "text")
+
+
+@pytest.fixture(scope="module")
+def iot(tmp_path_factory):
+    """A folder to run the CLI in once the IoT story's data is inserted (its own series, beside the
+    cpu stories'); its series are deleted at the end."""
+    reachable_or_fail(f"{URL}/health", "VictoriaMetrics", "start-victoriametrics.sh")
+    folder = tmp_path_factory.mktemp("tsbs-iot-victoriametrics")
+    assert_iot_inserted(run(folder)("insert", *IOT_INSERT))  # its count check: every row found, as TSBS's generator writes them
+    yield folder
+    httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": IOT_SERIES}, timeout=60).raise_for_status()
+
+
+def samples_written() -> int:
+    """The samples TSBS's victoriametrics target sends for the story's rows, recomputed from the seed
+    apart from the module: each written row's fields and capacities, less its null field and its null
+    tag when that is a capacity (TSBS writes the capacities as fields)."""
+    rows, samples = IotRows(IOT_DATA.seed, TRUCKS), 0
+    step, truck = np.meshgrid(np.arange(IOT_DATA.steps), np.arange(TRUCKS), indexing="ij")
+    for index, measurement in enumerate(USE_CASES["tsbs-iot"].measurements):
+        position = rows.position(step.ravel(), index, truck.ravel())
+        written = rows.exists(position)
+        null_field = rows.null_field(position, len(measurement.field_names)) >= 0
+        null_capacity = rows.null_tag(position) >= len(TRUCK_TAGS)  # the tags after the five strings are the capacities
+        samples += int(np.sum(written * (len(measurement.field_names) + len(CAPACITIES) - null_field - null_capacity)))
+    return samples
+
+
+def test_iot_as_tsbs_sends_it_with_its_nulls_and_every_sample_counted(iot):
+    series = exported(IOT_SERIES)
+    # A series per truck, measurement and field, the capacities (tags TSBS writes as fields) series too.
+    assert sorted({one["metric"]["__name__"] for one in series}) == sorted(
+        f"{measurement.name}_{name}" for measurement in USE_CASES["tsbs-iot"].measurements for name in (*measurement.field_names, *CAPACITIES))
+    # truck_3's full series: its five string tags as labels, its capacities its model's.
+    tags = truck_tags(IOT_DATA.seed, 3, 1)[0]
+    full = [one for one in series if one["metric"].get("name") == "truck_3" and len(one["metric"]) == 1 + len(TRUCK_TAGS)]
+    assert {tuple(one["metric"][name] for name in TRUCK_TAGS) for one in full} == {tags[: len(TRUCK_TAGS)]}
+    assert {one["metric"]["__name__"]: set(one["values"]) for one in full if one["metric"]["__name__"].startswith("readings_") and
+            one["metric"]["__name__"].removeprefix("readings_") in CAPACITIES} == {
+        f"readings_{name}": {value} for name, value in zip(CAPACITIES, tags[len(TRUCK_TAGS):])}
+    # TSBS's null tags: series lacking a label (the name's among them); its null fields: samples left out.
+    assert any("name" not in one["metric"] for one in series) and any("fleet" not in one["metric"] for one in series)
+    assert sum(len(one["values"]) for one in series) == samples_written()
+
+
+def test_the_other_iot_types_are_refused_in_one_line_with_the_reason(tmp_path):
+    """Before anything starts (no data is read, nor needed): every type MetricsQL does not answer
+    refused with its reason, the CLI's one line and exit code 2 shown for one of them."""
+    module = module_class("victoriametrics")
+    for name in IOT_REFUSED:
+        spec = RunSpec(run_id="refused", task="query", target="vm", module="victoriametrics", workers=1, queries=(name,), extra={"url": URL})
+        with pytest.raises(ModuleError) as refused:
+            module(spec).validate()
+        assert str(refused.value) == f"module 'victoriametrics' does not answer TSBS's {name}: {IOT_REFUSED[name]}"
+    result = run(tmp_path)("query", "--queries", "avg-load,daily-activity")
+    assert result.code == 2 and result.stderr.strip() == f"error: module 'victoriametrics' does not answer TSBS's daily-activity: {IOT_REFUSED['daily-activity']}"
+
+
+def test_the_iot_types_metricsql_answers_are_answered_right(iot):
+    assert IOT_ANSWERED == ("last-loc", "single-last-loc", "low-fuel", "high-load", "stationary-trucks", "long-driving-sessions", "long-daily-sessions",
+                            "avg-daily-driving-duration", "avg-load")
+    assert_every_iot_type_answers_ok(run(iot)("query", "-w", "2", "-r", "2"), IOT_ANSWERED)  # no --queries: those it answers
+
+
+def reimported(selector: str, change: Callable[[dict], None]) -> None:
+    """VictoriaMetrics changes no sample in place: the series are exported, deleted and imported again, `change`d."""
+    series = exported(selector)
+    for one in series:
+        change(one)
+    httpx.post(f"{URL}/api/v1/admin/tsdb/delete_series", data={"match[]": selector}, timeout=60).raise_for_status()
+    httpx.post(f"{URL}/api/v1/import", content="\n".join(json.dumps(one) for one in series), timeout=60).raise_for_status()
+
+
+def newest_row_has(measurement: str, truck: str, field: str) -> bool:
+    """Whether the truck's newest row of the measurement (every row has its load or its fuel capacity) has the field."""
+    series = exported(f'{{__name__=~"{measurement}_(load_capacity|fuel_capacity|{field})", name="{truck}"}}')
+    newest = max(one["timestamps"][-1] for one in series if not one["metric"]["__name__"].endswith(field))
+    return any(newest in one["timestamps"] for one in series if one["metric"]["__name__"].endswith(field))
+
+
+def test_iot_rows_changed_behind_the_tools_back_make_the_types_reading_them_wrong(iot):
+    """Each answered type's execution reads a changed row, and is WRONG. A truck of last-loc's fleet
+    and single-last-loc's truck get a location beyond any walk's, a truck of low-fuel's fleet a fuel
+    state below 0.1, one of high-load's a load far above any capacity (avg-load reads it too), in every
+    row (their newest rows have the field). Trucks stand still (velocity 0) from start to end: one of
+    the fleet stationary-trucks draws, moving in its window in the seed's data, and one of the answer
+    of each of long-driving-sessions' and long-daily-sessions' executions; avg-daily-driving-duration
+    reads them (every truck has a driving day in the seed's data, these none left)."""
+    draws, answers = ParameterDraws(QUERY_SEED, 0, iot_written(IOT_DATA)), IotAnswers(IOT_DATA)
+    drawn = {name: draws.draw(name, 0, IOT[name].parameters) for name in IOT_ANSWERED}  # -r 1: each type's execution 0
+    answered = {name: [row[0] for row in answers.expected(name, drawn[name])[1]] for name in IOT_ANSWERED}
+    tags = truck_tags(IOT_DATA.seed, 0, TRUCKS)
+
+    def of_fleet(name: str, measurement: str, field: str) -> str:
+        return next(truck[0] for truck in tags if truck[1] == drawn[name]["fleet"] and newest_row_has(measurement, truck[0], field))
+
+    def every_value(value: float) -> Callable[[dict], None]:
+        return lambda one: one.update(values=[value] * len(one["values"]))
+
+    single = drawn["single-last-loc"]["trucks"][0]
+    changes = [("readings", of_fleet("last-loc", "readings", "longitude"), "longitude", 200),
+               ("readings", single, "longitude" if newest_row_has("readings", single, "longitude") else "latitude", 200),
+               ("diagnostics", of_fleet("low-fuel", "diagnostics", "fuel_state"), "fuel_state", 0.05),
+               ("diagnostics", of_fleet("high-load", "diagnostics", "current_load"), "current_load", 1_000_000)]
+    fleet = drawn["stationary-trucks"]["fleet"]
+    standing = {next(truck[0] for truck in tags if truck[1] == fleet and truck[0] not in answered["stationary-trucks"]),
+                answered["long-driving-sessions"][0], answered["long-daily-sessions"][0]}
+    changes += [("readings", truck, "velocity", 0) for truck in standing]
+    for measurement, truck, field, value in changes:
+        reimported(f'{measurement}_{field}{{name="{truck}"}}', every_value(value))
+    result = run(iot)("query", "-w", "1", "-r", "1", "--seed", str(QUERY_SEED))
+    assert result.code == 1 and "wrong answer from query" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    verdicts = result.answers()
+    assert {name: verdict for name, (verdict, _) in verdicts.items()} == dict.fromkeys(IOT_ANSWERED, "wrong"), verdicts
+    assert "avg_load_percentage is " in verdicts["avg-load"][1]

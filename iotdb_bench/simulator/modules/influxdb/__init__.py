@@ -23,7 +23,8 @@ TSBS's data (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`, docs/tsbs.md) is wr
 target writes it (simulator/wire/tsbs_lines.py: a measurement per TSBS measurement, the entity's and the
 measurement's own tags as tags, TSBS's int64 fields as integers, its null tags and fields left out) and
 queried with TSBS's InfluxQL through the 1.x /query API (tsbs_queries.py: the DevOps types;
-tsbs_iot_queries.py: the IoT types InfluxQL answers exactly, the others refused); InfluxDB 1.8 only
+tsbs_iot_queries.py and tsbs_iot_grouped.py: the 12 IoT types InfluxQL answers exactly,
+avg-daily-driving-session refused); InfluxDB 1.8 only
 (2.x refuses it in setup: its /query needs a DBRP mapping the tool does not make). The data's size on disk is InfluxDB
 1.8's own accounting (SHOW STATS, the shards' diskBytes).
 

@@ -11,7 +11,7 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -180,13 +180,17 @@ class InfluxConnection:
     def influxql_series(self, statement: str, bounded: bool = False) -> list[dict[str, Any]]:
         """The series of a query's answer through the 1.x query API, times in epoch milliseconds;
         `bounded`: one of the run's queries, which --query-timeout limits."""
+        return self.influxql_statements([statement], bounded)[0]
+
+    def influxql_statements(self, statements: Sequence[str], bounded: bool = False) -> list[list[dict[str, Any]]]:
+        """The series of each statement's answer, the statements sent in one request (as influxql_series)."""
         limit = self.spec.query_timeout if bounded and self.spec.task == "query" else 0
         started = time.perf_counter()
-        results = self._influxql(statement, self.database, limit or self.options.timeout, epoch="ms")
+        results = self._influxql("; ".join(statements), self.database, limit or self.options.timeout, epoch="ms")
         if limit and time.perf_counter() - started > limit:  # httpx limits each socket operation, not the call
             raise InfluxServerError("InfluxQL query timed out")
-        series: list[dict[str, Any]] = results[0].get("series", []) if results else []
-        return series
+        answers: dict[int, list[dict[str, Any]]] = {result.get("statement_id", 0): result.get("series", []) for result in results}
+        return [answers.get(index, []) for index in range(len(statements))]
 
     def influxql_rows(self, statement: str) -> int:
         """The rows of a raw query's answer, counted as the server streams them (chunked JSON, one

@@ -14,7 +14,7 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.influxdb import influxql_answers, tsbs_iot_queries, tsbs_queries
+from iotdb_bench.simulator.modules.influxdb import influxql_answers, tsbs_iot_grouped, tsbs_iot_queries, tsbs_queries
 from iotdb_bench.simulator.modules.influxdb.options import RANGE, InfluxRole
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
@@ -66,6 +66,10 @@ class InfluxReader(InfluxRole, ReaderRole):
         return {name: self._influxql(query) for name, query in DEVOPS.items()}
 
     def _iot_influxql(self, query: IotQuery) -> Callable[[Parameters], Query]:
+        if query.name in tsbs_iot_grouped.GROUPED:  # the series index, then a statement per group of trucks: every call timed
+            return lambda parameters: lambda: tsbs_iot_grouped.execute(
+                query, parameters, lambda statements: self.module.connection.influxql_statements(statements, bounded=True))
+
         def bind(parameters: Parameters) -> Query:
             listing = tsbs_iot_queries.series_statement(query, parameters)
 

@@ -1,6 +1,7 @@
 """TSBS's IoT query types in InfluxQL, from TSBS's influx target (cmd/tsbs_generate_queries/databases/
 influx/iot.go), made exact where its text departs from the types' semantics (simulator/queries/tsbs_iot.py),
-and the types InfluxQL cannot answer exactly, refused with the reason.
+and the type InfluxQL cannot answer exactly, refused with the reason (the types that group trucks by
+their tags: tsbs_iot_grouped.py).
 
 TSBS writes a truck's tags on every point, and its null tags leave one out of some points: such a
 point is in a series of its own (a truck's rows with a null fleet tag are not `"fleet" = 'East'`), and
@@ -38,28 +39,18 @@ EVERY_TIME = "time >= 0 AND time < '2262-01-01T00:00:00Z'"
 Series = dict[str, Any]  # one series of an InfluxQL answer: name, tags, columns, values
 Row = tuple[Any, ...]
 
-_NO_COUNT = ("InfluxQL counts a field's values, not points, and TSBS's null fields leave every field out of some rows: the rows of a "
-             "10-minute period, which this type reads, cannot be counted")
-_NO_JOIN = "{reads}, which TSBS's null tags leave out of some points and InfluxQL (without joins) cannot take from the truck's other points"
 REFUSED = (
-    ("high-load", _NO_JOIN.format(reads="it compares a truck's newest load with its load capacity, a field")),
-    ("avg-vs-projected-fuel-consumption", _NO_JOIN.format(reads="it groups the readings by the truck's fleet and averages its nominal fuel "
-                                                                "consumption, a tag and a field")),
     ("avg-daily-driving-session", "a session counts on the day it starts, and a day whose session does not end is a row of its own "
                                   "(a null mean); InfluxQL's elapsed() stamps a session with its end and has no row for one that does not "
                                   "end (TSBS's text: difference() and elapsed() through an INTO measurement, a write)"),
-    ("avg-load", _NO_JOIN.format(reads="it groups the diagnostics by the truck's fleet and model, tags")),
-    ("daily-activity", _NO_COUNT),
-    ("breakdown-frequency", _NO_COUNT),
 )
-
 
 def series_statement(query: IotQuery, parameters: Parameters) -> str:
     """The first call: the series of the trucks the execution reads (of its fleet, its truck, or all)."""
     measurement = "diagnostics" if query.name == "low-fuel" else "readings"
     if not (query.fleet or query.trucks):
         return f'SHOW SERIES FROM "{measurement}"'
-    chosen = f"\"fleet\" = '{parameters['fleet']}'" if query.fleet else _names(parameters["trucks"])
+    chosen = f"\"fleet\" = '{parameters['fleet']}'" if query.fleet else names_condition(parameters["trucks"])
     return f'SHOW SERIES FROM "{measurement}" WHERE {chosen}'
 
 
@@ -82,7 +73,7 @@ def statement(query: IotQuery, parameters: Parameters, trucks: Sequence[str]) ->
         means = f'SELECT mean("velocity") AS "mv" FROM "readings" WHERE "name" != \'\' AND {EVERY_TIME} GROUP BY time(10m), "name" fill(none)'
         days = f'SELECT count("mv") AS "periods" FROM ({means}) WHERE "mv" > {DRIVING_VELOCITY} AND {EVERY_TIME} GROUP BY time(1d), "name" fill(none)'
         return f'SELECT mean("hours") FROM (SELECT floor("periods" / 6) AS "hours" FROM ({days})) GROUP BY "name"'
-    names = _names(trucks)
+    names = names_condition(trucks)
     if query.name in ("last-loc", "single-last-loc"):
         return f'SELECT "longitude", "latitude" FROM "readings" WHERE {names} GROUP BY "name" ORDER BY time DESC LIMIT 1'
     if query.name == "low-fuel":
@@ -116,5 +107,6 @@ def conversion(query: IotQuery, tags_of: dict[str, dict[str, str]]) -> Callable[
     return rows
 
 
-def _names(trucks: Sequence[str]) -> str:
+def names_condition(trucks: Sequence[str]) -> str:
+    """The trucks by name: a nameless point (its null name tag) is none of them."""
     return "(" + " or ".join(f"\"name\" = '{name}'" for name in trucks) + ")"

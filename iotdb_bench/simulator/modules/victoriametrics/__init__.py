@@ -39,7 +39,12 @@ TSBS's victoriametrics target sends them (simulator/wire/tsbs_lines.py, TSBS's i
 per host, measurement and field, cpu_usage_user{hostname=...}, diskio_reads{hostname=..., serial=...});
 rows are counted as each measurement's first field's samples; 11 of TSBS's DevOps query types (they
 read cpu) in TSBS's MetricsQL with bucket-exact windows (tsbs_queries.py), the other four refused with
-TSBS's reasons. Storage is the server's own accounting (vm_data_size_bytes
+TSBS's reasons. TSBS's IoT data (`--schema tsbs-iot`) the same way: a series per truck, measurement and
+field, readings_velocity{name=..., fleet=..., driver=..., model=..., device_version=...}, the capacities
+(tags TSBS writes as fields) series too, a null tag a label left out, a null field a sample left out;
+its rows are counted as the distinct times of each label set's capacity series (schema.py); nine of
+the IoT query types in MetricsQL, the other four refused, each with its reason (tsbs_iot_queries.py:
+TSBS's victoriametrics target has none). Storage is the server's own accounting (vm_data_size_bytes
 after a flush): everything it holds, which the run's notes say.
 
 Reading back: the six queries' answers in the common form; device-downsample is a range query
@@ -57,7 +62,7 @@ from __future__ import annotations
 
 from iotdb_bench.simulator.capabilities import Capabilities, No
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
-from iotdb_bench.simulator.modules.victoriametrics import tsbs_queries
+from iotdb_bench.simulator.modules.victoriametrics import tsbs_iot_queries, tsbs_queries
 from iotdb_bench.simulator.modules.victoriametrics.connection import VictoriaMetricsError, VmConnection
 from iotdb_bench.simulator.modules.victoriametrics.options import VictoriametricsOptions
 from iotdb_bench.simulator.modules.victoriametrics.reader import VmReader
@@ -66,6 +71,7 @@ from iotdb_bench.simulator.modules.victoriametrics.schema import VmSchema
 from iotdb_bench.simulator.modules.victoriametrics.series import Series
 from iotdb_bench.simulator.modules.victoriametrics.writer import VmWriter
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 __all__ = ["Module", "VictoriaMetricsError"]
 
@@ -74,7 +80,8 @@ class Module(DatabaseModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
     capabilities = Capabilities(
-        tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), tsbs_queries_refused=tsbs_queries.REFUSED,
+        tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops", "tsbs-iot"}),
+        tsbs_queries_refused=tsbs_queries.REFUSED + tsbs_iot_queries.REFUSED,
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("a metrics store has no transactions to commit every S seconds"), query_languages=("promql",),
     )
@@ -108,9 +115,11 @@ class Module(DatabaseModule):
         storage = ("storage: VictoriaMetrics' own accounting after a flush, the sum of vm_data_size_bytes on /metrics: every series "
                    "the server holds, this run's and any other data (it reports no size per series)")
         if self.spec.tsbs:
-            return [f"TSBS's rows as its victoriametrics target sends them: line protocol on /write, a series per host, measurement "
-                    f"({', '.join(self.spec.table_names)}) and field (cpu_usage_user{{hostname=...}}, the other nine tags and the "
-                    "measurement's own as labels), the fields as samples", storage]
+            example = ("readings_velocity{name=...}, the truck's other string tags as labels; its capacities, tags TSBS writes as fields, "
+                       "as samples too" if self.spec.shape == "tsbs-iot" else "cpu_usage_user{hostname=...}, the other nine tags and the "
+                       "measurement's own as labels")
+            return [f"TSBS's rows as its victoriametrics target sends them: line protocol on /write, a series per {USE_CASES[self.spec.shape].entity}, "
+                    f"measurement ({', '.join(self.spec.table_names)}) and field ({example}), the fields as samples", storage]
         names = [column.name for column in self.series.measures] + (["sequence number"] if self.options.store_sequence_number else [])
         samples = f"{len(names)} samples per event ({', '.join(names)})" if len(names) > 1 else "one sample per event (temperature)"
         series = "one series per device, sensor and value" if self.spec.sensors > 1 else "one series per device and value"

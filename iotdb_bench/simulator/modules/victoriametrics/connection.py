@@ -84,13 +84,13 @@ class VmConnection:
         except PostFailed as error:
             raise VictoriaMetricsError(f"write {error}") from None
 
-    def export(self, selector: str, rows_per_line: int) -> Iterator[dict[str, Any]]:
+    def export(self, selector: str, rows_per_line: int, since_ms: int = TIME_ORIGIN_MS) -> Iterator[dict[str, Any]]:
         """/api/v1/export of the series `selector` selects, streamed: one JSON line (one series' samples,
-        at most `rows_per_line`, in time order) at a time."""
+        at most `rows_per_line`, in time order) at a time; from a day before `since_ms` (the data lies
+        in the past: the events' origin, or TSBS's start)."""
         import httpx
 
-        params = {"match[]": selector, "max_rows_per_line": str(rows_per_line), "start": str(TIME_ORIGIN_MS // 1000 - DAY_S),
-                  "end": f"{time.time() + FUTURE_LIMIT_S:.0f}"}
+        params = {"match[]": selector, "max_rows_per_line": str(rows_per_line), **self._since(since_ms)}
         try:
             with connected(self._client, "victoriametrics").stream("GET", "/api/v1/export", params=params) as response:
                 if response.status_code >= 300:
@@ -100,6 +100,18 @@ class VmConnection:
                         yield json.loads(line)
         except httpx.TransportError as error:
             raise VictoriaMetricsError(f"export failed: {one_line(error)}") from None
+
+    def label_values(self, label: str, selector: str, since_ms: int) -> list[str]:
+        """The values of `label` in the series `selector` selects that have samples since a day before `since_ms`."""
+        answer = self.request(f"listing the values of {label}", "GET", f"/api/v1/label/{label}/values",
+                              params={"match[]": selector, **self._since(since_ms)})
+        values: list[str] = answer.json()["data"]
+        return values
+
+    @staticmethod
+    def _since(since_ms: int) -> dict[str, str]:
+        """start and end parameters from a day before `since_ms` to the newest time a sample can have."""
+        return {"start": str(since_ms // 1000 - DAY_S), "end": f"{time.time() + FUTURE_LIMIT_S:.0f}"}
 
     def instant(self, expression: str, bounded: bool = False, since_ms: int = TIME_ORIGIN_MS) -> list[dict[str, Any]]:
         """An instant MetricsQL query evaluated after the newest possible event, `{window}` in the

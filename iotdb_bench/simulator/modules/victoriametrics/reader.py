@@ -15,7 +15,7 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.victoriametrics import promql_answers, tsbs_queries
+from iotdb_bench.simulator.modules.victoriametrics import promql_answers, tsbs_iot_queries, tsbs_queries
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, FUTURE_LIMIT_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.queries.parameters import Parameters
@@ -79,11 +79,48 @@ class VmReader(VmRole, ReaderRole):
         return run
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types that MetricsQL expresses, in TSBS's MetricsQL made exact (tsbs_queries.py)."""
+        """TSBS's DevOps query types that MetricsQL expresses, in TSBS's MetricsQL made exact (tsbs_queries.py);
+        on IoT data avg-load (tsbs_iot_queries.py)."""
         if not self.spec.tsbs:
             return {}
+        if self.spec.shape == "tsbs-iot":  # the IoT types MetricsQL answers exactly (tsbs_iot_queries.py)
+            newest = {name: self._newest_rows(name) for name in ("last-loc", "single-last-loc", "low-fuel", "high-load")}
+            return {**newest, "stationary-trucks": self._stationary_trucks, "long-driving-sessions": self._long_sessions("long-driving-sessions"),
+                    "long-daily-sessions": self._long_sessions("long-daily-sessions"),
+                    "avg-daily-driving-duration": lambda _: self._daily_driving_duration,
+                    "avg-load": lambda _: lambda: Answer(self.module.connection.instant(
+                        tsbs_iot_queries.AVG_LOAD, bounded=True, since_ms=self.module.series.oldest_ms), tsbs_iot_queries.avg_load_rows)}
         refused = {name for name, _ in tsbs_queries.REFUSED}
         return {name: self._metricsql(query) for name, query in DEVOPS.items() if name not in refused}
+
+    def _stationary_trucks(self, parameters: Parameters) -> Query:
+        newest_ms = round((time.time() + FUTURE_LIMIT_S) * 1000)
+        params = tsbs_iot_queries.stationary_trucks(parameters["fleet"], parameters["window"], self.module.series.oldest_ms, newest_ms)
+        return lambda: Answer(self.module.connection.answer(dict(params), "/api/v1/query", bounded=True), tsbs_iot_queries.truck_rows)
+
+    def _newest_rows(self, query: str) -> Callable[[Parameters], Query]:
+        convert = tsbs_iot_queries.newest_conversion(query)
+
+        def bind(parameters: Parameters) -> Query:
+            chosen = f'name="{parameters["trucks"][0]}"' if query == "single-last-loc" else f'fleet="{parameters["fleet"]}"'
+            expression = tsbs_iot_queries.newest_rows(query, chosen)
+            return lambda: Answer(self.module.connection.instant(expression, bounded=True, since_ms=self.module.series.oldest_ms), convert)
+
+        return bind
+
+    def _long_sessions(self, query: str) -> Callable[[Parameters], Query]:
+        def bind(parameters: Parameters) -> Query:
+            newest_ms = round((time.time() + FUTURE_LIMIT_S) * 1000)
+            params = tsbs_iot_queries.long_sessions(query, parameters["fleet"], parameters["window"], self.module.series.oldest_ms, newest_ms)
+            return lambda: Answer(self.module.connection.answer(dict(params), "/api/v1/query", bounded=True), tsbs_iot_queries.truck_rows)
+
+        return bind
+
+    def _daily_driving_duration(self) -> Answer:
+        """Both queries timed: the data's range, then the days' driving hours over it."""
+        connection = self.module.connection
+        params = tsbs_iot_queries.daily_driving_duration(connection.instant(tsbs_iot_queries.DATA_RANGE, bounded=True, since_ms=self.module.series.oldest_ms))
+        return Answer(connection.answer(params, "/api/v1/query", bounded=True) if params else [], tsbs_iot_queries.duration_rows)
 
     def _metricsql(self, query: DevopsQuery) -> Callable[[Parameters], Query]:
         convert = tsbs_queries.conversion(query)

@@ -8,12 +8,21 @@ import logging
 import re
 import time
 
+import numpy as np
+
 from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole, count_until
 from iotdb_bench.simulator.modules.victoriametrics.connection import VmConnection
 from iotdb_bench.simulator.modules.victoriametrics.options import DAY_S, INSERTED_COUNTER, METRICS_CACHE_S, MONTH_S, RETENTION_UNITS_S, VmRole
 from iotdb_bench.simulator.modules.victoriametrics.series import selector
 from iotdb_bench.simulator.queries.parameters import iso_ms
 from iotdb_bench.simulator.report import IngestionWait
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
+
+# IoT's count: two series of which every row has a sample (the capacities TSBS writes as fields: a
+# row's null tag leaves out one at most), exported this many trucks and samples per line at a time.
+IOT_COUNTED_FIELDS = ("load_capacity", "fuel_capacity")
+IOT_COUNT_TRUCKS = 64
+EXPORT_ROWS_PER_LINE = 100_000
 
 log = logging.getLogger("victoriametrics")
 
@@ -56,11 +65,32 @@ class VmSchema(VmRole, SchemaRole):
 
     def count(self) -> int:
         """Temperature samples of the run's series (TSBS's: each measurement's first field's, one per
-        row), after the server flushed its in-memory buffers."""
+        row; IoT's rows `_iot_rows`), after the server flushed its in-memory buffers."""
         self.module.connection.flush()
         series = self.module.series
+        if self.spec.shape == "tsbs-iot":
+            return sum(self._iot_rows(measurement.name) for measurement in USE_CASES[self.spec.shape].measurements)
         result = self.module.connection.instant(f"sum(count_over_time({selector(series.temperature)}[{{window}}]))", since_ms=series.oldest_ms)
         return round(float(result[0]["value"][1])) if result else 0
+
+    def _iot_rows(self, measurement: str) -> int:
+        """Rows of a TSBS IoT measurement. A row may lack any field (TSBS's null field) and any one
+        capacity (a null tag; TSBS writes the capacities as fields), so no series has a sample of every
+        row, and MetricsQL counts a series' samples: every row has its load or its fuel capacity, so the
+        rows are the distinct times of both series of each label set, exported a few trucks at a time
+        (bounded memory)."""
+        connection, since_ms = self.module.connection, self.module.series.oldest_ms
+        both = f'__name__=~"{measurement}_({"|".join(IOT_COUNTED_FIELDS)})"'
+        names = connection.label_values("name", f"{{{both}}}", since_ms)
+        chosen = [f'name=~"{"|".join(names[at : at + IOT_COUNT_TRUCKS])}"' for at in range(0, len(names), IOT_COUNT_TRUCKS)]
+        rows = 0
+        for trucks in [*chosen, 'name=""']:  # and the rows whose name is null, in series without one
+            times: dict[tuple[tuple[str, str], ...], list[np.ndarray]] = {}
+            for line in connection.export(f"{{{both}, {trucks}}}", EXPORT_ROWS_PER_LINE, since_ms):
+                labels = tuple(sorted((name, value) for name, value in line["metric"].items() if name != "__name__"))
+                times.setdefault(labels, []).append(np.asarray(line["timestamps"], dtype=np.int64))
+            rows += sum(len(np.unique(np.concatenate(parts))) for parts in times.values())
+        return rows
 
     def wait_for_count(self, expected: int, run_ended_at: float) -> IngestionWait:
         """Acknowledged samples are searchable after a flush, but series the run created were seen to
