@@ -15,10 +15,11 @@ A clean setup deletes and recreates the database (deleted series stay in IoTDB's
 compaction, and the storage figure would count them). Storage is IoTDB's own accounting (SHOW REGIONS'
 TsFileSize after a FLUSH) or, with `data_dir`, the database's files on this machine.
 
-TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md), tree model only, in the layout of benchANT's
-TSBS IoTDB target: an aligned device per host root.<database>.cpu.host_<i>, INT32 fields, the host's
-tags as tags of its usage_user series; TSBS's DevOps query types in that target's SQL made exact
-(tsbs_queries.py).
+TSBS's cpu-only and devops data (`--schema tsbs-cpu`, `tsbs-devops`, docs/tsbs.md), tree model only, in
+the layout of benchANT's TSBS IoTDB target: an aligned device per host and measurement
+root.<database>.<measurement>.host_<i> (cpu-only's fields INT32, devops' as TSBS's serializers type
+them: INT64, mem's percentages DOUBLE; series.py), the host's tags and the measurement's own as tags of
+its first field; TSBS's DevOps query types over cpu in that target's SQL made exact (tsbs_queries.py).
 
 IoTDB identifies a point by its series and time (a later write at the same time overwrites), so
 there is no key column: --primary-key db (the default) and none are accepted and mean the same.
