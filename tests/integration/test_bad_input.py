@@ -41,10 +41,10 @@ def assert_one_line_error(result, code, *fragments):
         # TSBS's shapes and query types (docs/tsbs.md)
         (["insert", "--target", "arangodb", "--schema", "tsbs-cpu"], ["module 'arangodb' does not support --schema tsbs-cpu: not yet: "]),
         (["query", "--target", "berkeleydb", "--queries", "double-groupby-all"], ["module 'berkeleydb' does not answer TSBS's double-groupby-all: not yet"]),
-        (["insert", "--target", "victoriametrics-local", "--schema", "tsbs-iot"],
-         ["module 'victoriametrics' does not support --schema tsbs-iot: not yet: it stores TSBS's tsbs-cpu, tsbs-devops only"]),
+        (["insert", "--target", "elasticsearch-local", "--schema", "tsbs-iot"],
+         ["module 'elasticsearch' does not support --schema tsbs-iot: not yet: it stores TSBS's tsbs-cpu, tsbs-devops only"]),
         (["query", "--target", "influxdb-local", "--queries", "avg-load"], ["module 'influxdb' does not answer TSBS's avg-load: it groups the diagnostics by the truck's fleet and model"]),
-        (["query", "--target", "iotdb-local", "--queries", "last-loc"], ["module 'iotdb' does not answer TSBS's last-loc: not yet: it stores TSBS's tsbs-cpu only"]),
+        (["query", "--target", "iotdb-local", "--queries", "last-loc"], ["module 'iotdb' does not answer TSBS's last-loc: not yet: it stores TSBS's tsbs-cpu, tsbs-devops only"]),
         (["insert", "--target", "mysql-local", "--schema", "tsbs-cpu", "--extra-option", "primary_key_constraint=PRIMARY KEY (time)"],
          ["module 'mysql': primary_key_constraint does not apply to --schema tsbs-cpu"]),
         (["insert", "--target", "sqlite", "--schema", "tsbs-cpu", "--num-inserts", "5"], ["--num-inserts does not apply to --schema tsbs-cpu"]),

@@ -1,7 +1,9 @@
-"""TSBS's cpu-only data and DevOps query types on the real Cassandra 5 (tests/tsbs_story.py): TSBS's
-Cassandra layout (a partition per series and day in `series_bigint`), TSBS's rows and points, every
-type answered `ok`, changed points found; and the storage figure, read from the server's data folder
-(the server runs on this machine) and from Cassandra's own accounting. One throwaway keyspace."""
+"""TSBS's cpu-only and devops data and DevOps query types on the real Cassandra 5 (tests/tsbs_story.py):
+TSBS's Cassandra layout (a partition per series and day in `series_bigint`, devops' float fields in
+`series_double`), TSBS's rows and points, every type answered `ok`, changed points found; and the
+storage figure, read from the server's data folder (the server runs on this machine) and from
+Cassandra's own accounting. One throwaway keyspace: the devops story replaces the cpu-only story's
+tables once its tests are done (Cassandra's schema changes are slow; a keyspace of its own would be one more)."""
 
 from __future__ import annotations
 
@@ -11,12 +13,25 @@ import time
 import pytest
 
 from iotdb_bench.simulator.modules.cassandra import Module, storage
-from iotdb_bench.simulator.modules.cassandra.tsbs_series import TABLE, SeriesIndex
+from iotdb_bench.simulator.modules.cassandra.tsbs_series import DOUBLES, TABLE, SeriesIndex
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
+from iotdb_bench.simulator.workload.tsbs.hosts import host_tags
 from tests.conftest import run_cli
 from tests.modules.test_cassandra import HOST, PORT, live_session
-from tests.tsbs_story import DATA, HOSTS, INSERT, TSBS_POINTS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
+from tests.tsbs_story import (
+    CPU_ONLY,
+    DATA,
+    DEVOPS_STORY,
+    HOSTS,
+    INSERT,
+    TSBS_POINTS,
+    Story,
+    assert_every_type_answers_ok,
+    assert_inserted,
+    check_changed_rows_are_found,
+)
 
 pytestmark = [pytest.mark.cassandra, pytest.mark.slow]
 
@@ -77,16 +92,21 @@ def test_tsbs_layout_and_every_query_type_answered_right(cassandra):
     assert_every_type_answers_ok(run(folder)("query", "--queries", "tsbs-devops", "-w", "2", "-r", "2"))
 
 
-def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(cassandra):
-    session, keyspace, folder, _ = cassandra
+def change_usage_user(session, keyspace: str, story: Story):
+    """How check_changed_rows_are_found changes a cpu row: its usage_user point, by its series' key."""
     series = {row.series_id.split(",", 2)[1]: row.series_id.split("#")[0]
-              for row in session.execute(f"SELECT DISTINCT series_id FROM {keyspace}.{TABLE}")}
+              for row in session.execute(f"SELECT DISTINCT series_id FROM {keyspace}.{TABLE}") if row.series_id.startswith("cpu,")}
 
     def change(host: int, step: int, value: float) -> None:
         key = f"{series[f'hostname=host_{host}']}#usage_user#2016-01-01"
-        session.execute(f"UPDATE {keyspace}.{TABLE} SET value = %s WHERE series_id = %s AND time = %s", (int(value), key, DATA.time_of(step)))
+        session.execute(f"UPDATE {keyspace}.{TABLE} SET value = %s WHERE series_id = %s AND time = %s", (int(value), key, story.data.time_of(step)))
 
-    check_changed_rows_are_found(run(folder), change, CHANGED_VALUE)
+    return change
+
+
+def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(cassandra):
+    session, keyspace, folder, _ = cassandra
+    check_changed_rows_are_found(run(folder), change_usage_user(session, keyspace, CPU_ONLY), CHANGED_VALUE)
 
 
 def test_storage_counts_the_flushed_sstables_and_grows_with_the_data(cassandra):
@@ -128,3 +148,33 @@ def flushed_size(module: Module, above: int) -> int:
         last = size
         time.sleep(1)
     raise AssertionError(f"the tables' SSTables did not grow above {above} bytes within 60 s (last {last})")
+
+
+def test_devops_measurements_as_tsbs_loads_them_and_the_devops_types_over_its_cpu(cassandra):
+    """Last in the file: the devops story's insert replaces the cpu-only story's tables in the keyspace."""
+    session, keyspace, folder, _ = cassandra
+    assert_inserted(run(folder)("insert", *DEVOPS_STORY.insert), DEVOPS_STORY)
+    assert {row.table_name for row in session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))} >= {TABLE, DOUBLES}
+    assert {(row.column_name, row.type) for row in session.execute(
+        "SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = %s AND table_name = %s", (keyspace, DOUBLES))} == {
+        ("series_id", "text"), ("time", "timestamp"), ("value", "double")}
+    # A partition per host, measurement and field (13 hours: one day); the float64 fields (mem's percentages) in series_double.
+    series = {table: [row.series_id for row in session.execute(f"SELECT DISTINCT series_id FROM {keyspace}.{table}")] for table in (TABLE, DOUBLES)}
+    measurements = USE_CASES["tsbs-devops"].measurements
+    floats = {f"{one.name}#{name}" for one in measurements for name, integer in zip(one.field_names, one.integer_fields) if not integer}
+    assert sorted({name.split(",", 1)[0] + "#" + name.split("#")[1] for name in series[DOUBLES]}) == sorted(floats) == [
+        "mem#available_percent", "mem#buffered_percent", "mem#used_percent"]
+    assert len(series[TABLE]) + len(series[DOUBLES]) == HOSTS * USE_CASES["tsbs-devops"].fields_per_step
+    points = sum(session.execute(f"SELECT count(*) FROM {keyspace}.{table}", timeout=120).one()[0] for table in (TABLE, DOUBLES))
+    assert points == DEVOPS_STORY.tsbs_points
+    # The measurement's own tags after the host's, in TSBS's order: diskio's serial, nginx's port and server.
+    tags = ",".join(f"{name}={value}" for name, value in zip(("hostname", "region"), host_tags(DEVOPS_STORY.data.seed, 2, 1)[0]))
+    [diskio] = [name for name in series[TABLE] if name.startswith(f"diskio,{tags},") and "#reads#" in name]
+    [nginx] = [name for name in series[TABLE] if name.startswith(f"nginx,{tags},") and "#accepts#" in name]
+    assert diskio.split("#")[0].split(",")[-1].startswith("serial=") and [part.split("=")[0] for part in nginx.split("#")[0].split(",")[-2:]] == [
+        "port", "server"]
+    fractions = [row.value for row in session.execute(f"SELECT value FROM {keyspace}.{DOUBLES} LIMIT 200")]
+    assert any(value != int(value) for value in fractions)
+    assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
+    check_changed_rows_are_found(run(folder), change_usage_user(session, keyspace, DEVOPS_STORY), CHANGED_VALUE, story=DEVOPS_STORY)

@@ -1,9 +1,10 @@
-"""TSBS's cpu-only data and DevOps query types on the real Apache IoTDB 2.0.1-beta of
+"""TSBS's cpu-only and devops data and DevOps query types on the real Apache IoTDB 2.0.1-beta of
 scripts/servers/start-iotdb.sh (tests/tsbs_story.py): the layout of benchANT's TSBS IoTDB target (an
-aligned device per host, INT32 fields, the host's tags as tags), TSBS's rows and points, every type
-answered `ok` in IoTDB's SQL, changed rows found, a batch of TSBS's order written as one tablet per host
-in one call, and the data's size as IoTDB accounts for it and as its files say. Runs in a database of
-its own (one data region group, as tests/modules/test_iotdb.py explains), deleted at the end."""
+aligned device per host and measurement, cpu-only's fields INT32, devops' INT64 and DOUBLE, the host's
+tags as tags), TSBS's rows and points, every type answered `ok` in IoTDB's SQL, changed rows found, a
+batch of TSBS's order written as one tablet per host in one call, and the data's size as IoTDB accounts
+for it and as its files say. Runs in a database of its own (one data region group, as
+tests/modules/test_iotdb.py explains), which the devops story then replaces, deleted at the end."""
 
 from __future__ import annotations
 
@@ -14,12 +15,24 @@ import pytest
 
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 from iotdb_bench.simulator.workload.tsbs.hosts import host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 from tests.conftest import run_cli
 from tests.modules.test_iotdb import HOST, PORT, fetch, session
-from tests.tsbs_story import DATA, HOSTS, TSBS_ROWS, assert_every_type_answers_ok, check_changed_rows_are_found, insert_story
+from tests.tsbs_story import (
+    CPU_ONLY,
+    DATA,
+    DEVOPS_STORY,
+    HOSTS,
+    TSBS_ROWS,
+    Story,
+    assert_every_type_answers_ok,
+    assert_inserted,
+    check_changed_rows_are_found,
+    insert_story,
+)
 
 pytestmark = pytest.mark.iotdb
 
@@ -104,12 +117,42 @@ def test_storage_is_iotdbs_accounting_and_its_files(iotdb):
     assert any(f"TsFileSize of database root.{DATABASE}" in note for note in report["notes"])  # the run says what it measured
 
 
+def change_usage_user(tree, story: Story):
+    """How check_changed_rows_are_found changes a cpu row: a point of the same series and time replaces the stored one."""
+
+    def change(host: int, step: int, value: float) -> None:
+        time = story.data.time_of(step)
+        tree.execute_non_query_statement(f"INSERT INTO root.{DATABASE}.cpu.host_{host}(time, usage_user) ALIGNED VALUES ({time}, {int(value)})")
+        assert fetch(tree, f"SELECT usage_user FROM root.{DATABASE}.cpu.host_{host} WHERE time = {time}")[0][1] == int(value)
+
+    return change
+
+
 def test_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(iotdb):
     tree, folder, _ = iotdb
+    check_changed_rows_are_found(run(folder), change_usage_user(tree, CPU_ONLY), CHANGED_TO)
 
-    def change(host: int, step: int, value: float) -> None:  # a point of the same series and time replaces the stored one
-        tree.execute_non_query_statement(f"INSERT INTO root.{DATABASE}.cpu.host_{host}(time, usage_user) ALIGNED VALUES ({DATA.time_of(step)}, {int(value)})")
-        assert fetch(tree, f"SELECT usage_user FROM root.{DATABASE}.cpu.host_{host} WHERE time = {DATA.time_of(step)}")[0][1] == int(value)
 
-    check_changed_rows_are_found(run(folder), change, CHANGED_TO)
+def test_devops_measurements_as_tsbs_loads_them_and_the_devops_types_over_its_cpu(iotdb):
+    """Last in the file: the devops story's insert replaces the cpu-only story's database."""
+    tree, folder, _ = iotdb
+    assert_inserted(run(folder)("insert", *DEVOPS_STORY.insert), DEVOPS_STORY)
+    measurements = USE_CASES["tsbs-devops"].measurements
+    names = {one.name for one in measurements}
+    devices = [(device, aligned) for device, aligned, *_ in fetch(tree, f"SHOW DEVICES root.{DATABASE}.**") if device.split(".")[2] in names]
+    assert sorted(device for device, _ in devices) == sorted(f"root.{DATABASE}.{one.name}.host_{i}" for one in measurements for i in range(HOSTS))
+    assert {str(aligned).lower() for _, aligned in devices} == {"true"}
+    for one in measurements:  # TSBS's serializer's types: int64 INT64, float64 DOUBLE
+        series = fetch(tree, f"SHOW TIMESERIES root.{DATABASE}.{one.name}.host_3.*")
+        assert sorted((path.rsplit(".", 1)[1], kind) for path, _, _, kind, *_ in series) == sorted(
+            (name, "INT64" if integer else "DOUBLE") for name, integer in zip(one.field_names, one.integer_fields))
+        [[count]] = fetch(tree, f"SELECT count({one.field_names[-1]}) FROM root.{DATABASE}.{one.name}.** GROUP BY LEVEL = 1")
+        assert count == HOSTS * DEVOPS_STORY.data.steps
+    # The measurement's own tags beside the host's, on its first field: nginx's port and server (SHOW TIMESERIES' Tags, JSON).
+    [[path, tags]] = [[row[0], row[6]] for row in fetch(tree, f"SHOW TIMESERIES root.{DATABASE}.nginx.host_3.accepts")]
+    assert path.endswith(".accepts") and '"server":"nginx_' in tags.replace(" ", "") and '"hostname":"host_3"' in tags.replace(" ", "")
+    fractions = [row[1] for row in fetch(tree, f"SELECT used_percent FROM root.{DATABASE}.mem.host_3 LIMIT 50")]
+    assert any(value != int(value) for value in fractions)
+    assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
+    check_changed_rows_are_found(run(folder), change_usage_user(tree, DEVOPS_STORY), CHANGED_TO, story=DEVOPS_STORY)
 

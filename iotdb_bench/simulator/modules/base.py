@@ -261,9 +261,10 @@ class ReaderRole(Part, abc.ABC):
 
     def one_table_queries(self) -> None:
         """For modules whose queries read the table `events` alone: data written with --tables N (the
-        record's tables, which a query follows) is refused in one line rather than answered in part."""
+        record's tables, which a query follows) is refused in one line rather than answered in part. A TSBS
+        shape's tables are its measurements, which the tool's six queries are refused on anyway (by the shape)."""
         tables = self.spec.table_names
-        if len(tables) > 1:
+        if len(tables) > 1 and not self.spec.tsbs:
             raise ModuleError(f"module '{self.spec.module}' queries one table, and the data is in {len(tables)} "
                               f"({','.join(tables)}, written with --tables {len(tables)}): insert with --tables 1 to query it")
 

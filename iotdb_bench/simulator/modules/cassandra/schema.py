@@ -31,12 +31,12 @@ class CassandraSchema(CassandraRole, SchemaRole):
 
     @property
     def tables(self) -> list[str]:
-        """The CQL tables of the run: its own, or TSBS's series table for a TSBS shape."""
-        return [tsbs_series.TABLE] if self.spec.tsbs else list(self.spec.table_names)
+        """The CQL tables of the run: its own, or TSBS's series tables its fields fill for a TSBS shape."""
+        return tsbs_series.tables_of(USE_CASES[self.spec.shape]) if self.spec.tsbs else list(self.spec.table_names)
 
     def create_table_statement(self, table: str) -> str:
         if self.spec.tsbs:
-            return tsbs_series.create_statement(self.options.keyspace)
+            return tsbs_series.create_statement(self.options.keyspace, table)
         columns = ", ".join(f"{column.name} {COLUMN_TYPES[column.kind]}" for column in self.layout.columns)
         if self.layout.shape != "events":
             key = "text" if self.spec.primary_key is PrimaryKey.client else "uuid"
@@ -56,18 +56,23 @@ class CassandraSchema(CassandraRole, SchemaRole):
         return [f"CREATE INDEX IF NOT EXISTS {table}_{name} ON {self.options.keyspace}.{table} ({name})" for name in self.layout.indexed]
 
     def count(self) -> int:
-        """Rows stored; in TSBS's layout a row is a point in each of its fields' series, so the points / the fields."""
+        """Rows stored; in TSBS's layout a row is a point in each of its fields' series, so the points of each
+        measurement's first field (counted per partition on the server: `GROUP BY series_id`)."""
         from cassandra import ConsistencyLevel
         from cassandra.query import SimpleStatement
 
+        consistency = ConsistencyLevel.name_to_value[self.options.count_consistency_level]
+        if self.spec.tsbs:  # every measurement's first field is an integer: its series are in series_bigint
+            firsts = {f"{one.name}#{one.field_names[0]}" for one in USE_CASES[self.spec.shape].measurements}
+            statement = SimpleStatement(f"SELECT series_id, count(*) FROM {self.options.keyspace}.{tsbs_series.TABLE} GROUP BY series_id",
+                                        consistency_level=consistency, fetch_size=5000)
+            return sum(count for series, count in self.module.session.execute(statement, timeout=self.options.count_timeout)
+                       if tsbs_series.measurement_and_field(series) in firsts)
         total = 0
         for table in self.tables:
-            statement = SimpleStatement(
-                f"SELECT count(*) FROM {self.options.keyspace}.{table}",
-                consistency_level=ConsistencyLevel.name_to_value[self.options.count_consistency_level],
-            )
+            statement = SimpleStatement(f"SELECT count(*) FROM {self.options.keyspace}.{table}", consistency_level=consistency)
             total += self.module.session.execute(statement, timeout=self.options.count_timeout).one()[0]
-        return total // len(USE_CASES[self.spec.shape].measurements[0].field_names) if self.spec.tsbs else total
+        return total
 
     def storage_bytes(self) -> int | None:
         if self.local_folders is not None:

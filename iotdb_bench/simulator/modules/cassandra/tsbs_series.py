@@ -1,18 +1,20 @@
-"""TSBS's Cassandra layout (its pkg/targets/cassandra/): one table per value type, a partition per
-series and day, a row per point. TSBS's cpu values are whole numbers (int64), so the cpu-only data is
-all in `series_bigint`:
+"""TSBS's Cassandra layout (its pkg/targets/cassandra/): a table per value type, a partition per
+series and day, a row per point. TSBS's serializer puts an int64 field's points in `series_bigint` and a
+float64 field's in `series_double`; the cpu values are whole numbers, so the cpu-only data is all in
+`series_bigint`, and the devops data adds `series_double` for mem's three percentages:
 
     CREATE TABLE series_bigint (series_id text, time timestamp, value bigint, PRIMARY KEY (series_id, time))
+    CREATE TABLE series_double (series_id text, time timestamp, value double, PRIMARY KEY (series_id, time))
 
-`series_id` is TSBS's: the measurement and the host's ten tags, the field, the UTC day
+`series_id` is TSBS's: the measurement, the host's ten tags and the measurement's own (diskio's
+serial, ...) in TSBS's order, the field, the UTC day
 (`cpu,hostname=host_0,region=eu-west-1,...,service_environment=test#usage_user#2016-01-01`). Two
 departures, both for CQL's sake: TSBS's `timestamp_ns bigint` is a CQL `timestamp` (milliseconds, the
 tool's times), which CQL groups by `floor(time, 1m)` on the server; and no `WITH COMPACT STORAGE`,
 deprecated since Cassandra 4.0 (its `compact_tables_enabled` guardrail may forbid it) and invisible
-to CQL. The other four tables of TSBS (float,
-double, boolean, blob) would stay empty with this data and are not made.
+to CQL. TSBS's three other tables (float, boolean, blob) would stay empty with this data and are not made.
 
-A query finds its partitions as TSBS's query runner does, from a client-side index of the series
+A query finds its partitions as TSBS's query runner does, from a client-side index of the cpu series
 (`SELECT DISTINCT series_id`): the hosts' tags from their names, the days each host has; a mixed
 run's queries, on data still being written, from what the run writes (the seed's hosts, its days).
 """
@@ -23,16 +25,32 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+import numpy as np
 
-TABLE = "series_bigint"
-MEASUREMENT = "cpu"
+from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
+from iotdb_bench.simulator.workload.tsbs.usecases import Measurement, UseCase
+
+TABLE = "series_bigint"  # the integers' table, where the cpu series are
+DOUBLES = "series_double"
+MEASUREMENT = "cpu"  # what the DevOps query types read
 DAY_MS = 86_400_000
 _EPOCH = dt.date(1970, 1, 1)
 
 
-def create_statement(keyspace: str) -> str:
-    return f"CREATE TABLE IF NOT EXISTS {keyspace}.{TABLE} (series_id text, time timestamp, value bigint, PRIMARY KEY (series_id, time))"
+def table_of(integer: bool) -> str:
+    """The table of a field's points: TSBS's series_bigint for an int64 field, series_double for a float64."""
+    return TABLE if integer else DOUBLES
+
+
+def tables_of(use_case: UseCase) -> list[str]:
+    """The tables a use case's fields fill, integers' first."""
+    kinds = {integer for measurement in use_case.measurements for integer in measurement.integer_fields}
+    return [table_of(integer) for integer in sorted(kinds, reverse=True)]
+
+
+def create_statement(keyspace: str, table: str) -> str:
+    kind = "bigint" if table == TABLE else "double"
+    return f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} (series_id text, time timestamp, value {kind}, PRIMARY KEY (series_id, time))"
 
 
 def day_name(day: int) -> str:
@@ -49,22 +67,31 @@ def series_id(prefix: str, field_name: str, day: int) -> str:
     return f"{prefix}#{field_name}#{day_name(day)}"
 
 
-class HostPrefixes:
-    """The series prefix (measurement and tags) of each host the writer meets, from the seed's tags."""
+def measurement_and_field(name: str) -> str:
+    """`cpu#usage_user` of a series id."""
+    prefix, field_name, _day = name.split("#")
+    return f"{prefix.split(',', 1)[0]}#{field_name}"
 
-    def __init__(self, seed: int):
-        self.seed = seed
-        self._known: dict[int, str] = {}
 
-    def of(self, host: int) -> str:
-        if host not in self._known:
+class SeriesPrefixes:
+    """The series prefix (measurement, the host's tags, the measurement's own) of each measurement and
+    host the writer meets, from the seed's tags."""
+
+    def __init__(self, seed: int, measurements: tuple[Measurement, ...]):
+        self.seed, self.measurements = seed, measurements
+        self._known: dict[tuple[int, int], str] = {}
+
+    def of(self, measurement: int, host: int) -> str:
+        if (measurement, host) not in self._known:
             [tags] = host_tags(self.seed, host, 1)
-            self._known[host] = prefix_of(tags)
-        return self._known[host]
+            one = self.measurements[measurement]
+            own = [(name, values[0]) for name, values in one.tag_values(self.seed, np.array([host])).items()]
+            self._known[(measurement, host)] = prefix_of(tags, one.name, own)
+        return self._known[(measurement, host)]
 
 
-def prefix_of(tags: Iterable[str]) -> str:
-    return ",".join([MEASUREMENT, *(f"{name}={value}" for name, value in zip(TAG_NAMES, tags))])
+def prefix_of(tags: Iterable[str], measurement: str = MEASUREMENT, own: Iterable[tuple[str, str]] = ()) -> str:
+    return ",".join([measurement, *(f"{name}={value}" for name, value in [*zip(TAG_NAMES, tags), *own])])
 
 
 @dataclass
@@ -86,9 +113,12 @@ class SeriesIndex:
 
     @classmethod
     def of(cls, series_ids: Iterable[str]) -> SeriesIndex:
+        """The index of the cpu series among these (devops data has eight more measurements' in the table)."""
         index = cls()
         for name in series_ids:
             prefix, _field, day = name.split("#")
+            if not prefix.startswith(f"{MEASUREMENT},"):
+                continue
             hostname = prefix.split(",", 2)[1].removeprefix("hostname=")
             index.prefixes[hostname] = prefix
             index.days.setdefault(hostname, set()).add((dt.date.fromisoformat(day) - _EPOCH).days)

@@ -15,10 +15,11 @@ A clean setup deletes and recreates the database (deleted series stay in IoTDB's
 compaction, and the storage figure would count them). Storage is IoTDB's own accounting (SHOW REGIONS'
 TsFileSize after a FLUSH) or, with `data_dir`, the database's files on this machine.
 
-TSBS's cpu-only data (`--schema tsbs-cpu`, docs/tsbs.md), tree model only, in the layout of benchANT's
-TSBS IoTDB target: an aligned device per host root.<database>.cpu.host_<i>, INT32 fields, the host's
-tags as tags of its usage_user series; TSBS's DevOps query types in that target's SQL made exact
-(tsbs_queries.py).
+TSBS's cpu-only and devops data (`--schema tsbs-cpu`, `tsbs-devops`, docs/tsbs.md), tree model only, in
+the layout of benchANT's TSBS IoTDB target: an aligned device per host and measurement
+root.<database>.<measurement>.host_<i> (cpu-only's fields INT32, devops' as TSBS's serializers type
+them: INT64, mem's percentages DOUBLE; series.py), the host's tags and the measurement's own as tags of
+its first field; TSBS's DevOps query types over cpu in that target's SQL made exact (tsbs_queries.py).
 
 IoTDB identifies a point by its series and time (a later write at the same time overwrites), so
 there is no key column: --primary-key db (the default) and none are accepted and mean the same.
@@ -55,6 +56,7 @@ from iotdb_bench.simulator.modules.iotdb.schema import IotdbSchema
 from iotdb_bench.simulator.modules.iotdb.series import Series
 from iotdb_bench.simulator.modules.iotdb.writer import IotdbWriter
 from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 
 __all__ = ["Module"]
 
@@ -63,7 +65,7 @@ class Module(DatabaseModule):
     Options = IotdbOptions
     options: IotdbOptions
     capabilities = Capabilities(
-        tsbs_shapes=frozenset({"tsbs-cpu"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("IoTDB has no transactions to commit every S seconds"), query_languages=("iotdb",),
     )
     schema, writer, reader, records = played_by(IotdbSchema, IotdbWriter, IotdbReader, IotdbRecords)
@@ -71,7 +73,7 @@ class Module(DatabaseModule):
     def __init__(self, spec: RunSpec):
         super().__init__(spec)
         self.connection = IotdbConnection(self.options)  # the driver's session, shared by the roles
-        self.series = Series(spec, self.layout, self.options)  # measurements and device paths, shared too
+        self.series = Series(spec, self.layouts, self.options)  # measurements and device paths, shared too
 
     def validate(self) -> None:
         if self.spec.shape != "events" and not self.spec.tsbs:
@@ -112,10 +114,16 @@ class Module(DatabaseModule):
                    "log), after a FLUSH" if self.options.data_dir else
                    f"storage: IoTDB's own accounting after a FLUSH, the TsFileSize of database {database}'s data regions (SHOW REGIONS, "
                    "to three significant digits; the write-ahead log not counted), every table in it"]
-        if self.spec.tsbs:
+        if self.spec.shape == "tsbs-cpu":
             return [f"TSBS's cpu rows as the IoTDB target of benchANT's TSBS lays them out: an aligned device per host, "
                     f"root.{self.options.database}.cpu.host_<i>, its ten fields INT32 (points/s = 10 x inserts/s), the host's ten tags "
                     "as tags of its usage_user series; setup creates every host's device before the timed phase", *storage]
+        if self.spec.tsbs:
+            use_case = USE_CASES[self.spec.shape]
+            return [f"TSBS's devops rows as TSBS's IoTDB targets lay them out: an aligned device per host and measurement, "
+                    f"root.{self.options.database}.<measurement>.host_<i>, its fields INT64 (mem's percentages DOUBLE; points/s = "
+                    f"{use_case.fields_per_step} / {len(use_case.measurements)} x inserts/s), the host's ten tags and the measurement's own as tags of its first field; setup creates "
+                    "every device before the timed phase", *storage]
         notes = [
             f"IoTDB counts data points (rows x measurements, seed 003's unit): an event is one row with {values} measured "
             f"value{'s' if values > 1 else ''} ({', '.join(names[1:])}), so points/s = {values} x inserts/s; "

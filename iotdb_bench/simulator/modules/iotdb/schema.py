@@ -1,5 +1,6 @@
 """The iotdb module's schema and counting: the database, every device's aligned timeseries (tree) or
-the tables (table model), the write that makes the data regions, and counts of temperature points."""
+the tables (table model), the write that makes the data regions, and counts of temperature points (TSBS's
+shapes: of each measurement's first field)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
+
 from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, STORAGE_POLL_S, IotdbRole
+from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_index, host_tags
 
 log = logging.getLogger("iotdb")
@@ -46,18 +51,20 @@ class IotdbSchema(IotdbRole, SchemaRole):
                 existing = set(connection.column(f"SHOW DEVICES {database}.{table}.**", "Device"))
             wanted = [(device, path) for (name, device, _), path in series.run_devices().items() if name == table and path not in existing]
             for device, path in wanted:
-                connection.statement(f"CREATE ALIGNED TIMESERIES {path}({self._columns(device)})")
+                connection.statement(f"CREATE ALIGNED TIMESERIES {path}({self._columns(table, device)})")
             log.info("%s: %d devices created, %d existed", table, len(wanted), len(existing))
         connection.statement(f"INSERT INTO {database}.{SETUP_MARKER}(timestamp, ready) VALUES ({TIME_ORIGIN_MS}, true)")
 
-    def _columns(self, device: bytes) -> str:
-        """A device's measurements and types; a TSBS host's ten tags are tags of its first measurement
-        (usage_user), which SHOW TIMESERIES ... WHERE TAGS(...) finds hosts by."""
-        series = self.module.series
-        typed = [f"{name} {kind}" for name, kind in zip(series.measurement_names, series.type_names())]
+    def _columns(self, table: str, device: bytes) -> str:
+        """A device's measurements and types; a TSBS host's ten tags (and its measurement's own: diskio's
+        serial, ...) are tags of its first measurement (cpu's usage_user), which SHOW TIMESERIES ... WHERE
+        TAGS(...) finds hosts by."""
+        fields = self.module.series.fields[table]
+        typed = [f"{name} {kind}" for name, kind in zip(fields.names, fields.type_names())]
         if self.spec.tsbs:
-            tags = host_tags(self.spec.seed, host_index(device.decode()), 1)[0]
-            typed[0] += " tags(" + ", ".join(f"`{name}`={literal(value)}" for name, value in zip(TAG_NAMES, tags)) + ")"
+            host = host_index(device.decode())
+            tags = [*zip(TAG_NAMES, host_tags(self.spec.seed, host, 1)[0]), *own_tags(self.spec, table, host)]
+            typed[0] += " tags(" + ", ".join(f"`{name}`={literal(value)}" for name, value in tags) + ")"
         return ", ".join(typed)
 
     def _setup_table(self) -> None:
@@ -68,8 +75,8 @@ class IotdbSchema(IotdbRole, SchemaRole):
         connection.statement(f"CREATE DATABASE IF NOT EXISTS {database}{self._database_clause()}")
         connection.statement(f"USE {database}")
         for table in self.spec.table_names:
-            series = self.module.series
-            fields = ", ".join(f"{name} {kind} FIELD" for name, kind in zip(series.measurement_names, series.type_names()))
+            measured = self.module.series.fields[table]
+            fields = ", ".join(f"{name} {kind} FIELD" for name, kind in zip(measured.names, measured.type_names()))
             tags = "device_id STRING TAG" + (", sensor STRING TAG" if self.spec.sensors > 1 else "")
             connection.statement(f"CREATE TABLE IF NOT EXISTS {table} ({tags}, {fields})")
         connection.statement(f"CREATE TABLE IF NOT EXISTS {SETUP_MARKER} (ready BOOLEAN FIELD)")
@@ -109,14 +116,25 @@ class IotdbSchema(IotdbRole, SchemaRole):
 
     def count(self) -> int:
         connection = self.module.connection
-        if self.module.series.tree:
-            series = ", ".join(f"root.{self.options.database}.{table}.**" for table in self.spec.table_names)
-            values = connection.first_row(f"SELECT count({self.module.series.counted}) FROM {series} GROUP BY LEVEL = 1")
+        series = self.module.series
+        if series.tree and self.spec.tsbs:  # a measurement's first field, a point per row (first fields' names repeat: disk's and mem's total)
+            counts = [connection.first_row(f"SELECT count({series.counted(table)}) FROM root.{self.options.database}.{table}.** GROUP BY LEVEL = 1")
+                      for table in self.spec.table_names]
+            return sum(int(values[0]) for values in counts if values)
+        if series.tree:
+            paths = ", ".join(f"root.{self.options.database}.{table}.**" for table in self.spec.table_names)
+            values = connection.first_row(f"SELECT count(temperature) FROM {paths} GROUP BY LEVEL = 1")
         else:
             # count(temperature), not count(*): IoTDB 2.0.1 brings back the times (without values) of rows
             # of a dropped table once a table of the same name gets new rows, and count(*) counts them.
             values = [sum(connection.first_row(f"SELECT count(temperature) FROM {table}")[0] for table in self.spec.table_names)]
         return int(values[0]) if values else 0
+
+
+def own_tags(spec: RunSpec, measurement: str, host: int) -> list[tuple[str, str]]:
+    """A host's tags of its own for a measurement (diskio's serial, nginx's port and server, ...), TSBS's order."""
+    values = USE_CASES[spec.shape].measurement(measurement).tag_values(spec.seed, np.array([host]))
+    return [(name, found[0]) for name, found in values.items()]
 
 
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15}

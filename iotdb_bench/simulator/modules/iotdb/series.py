@@ -1,9 +1,10 @@
-"""The iotdb module's series: the measurements a row stores, their types, and the tree model's
-device paths (root.<database>.<table>.`<device id>`[.s<sensor>]; TSBS's hosts root.<database>.cpu.host_<i>),
-shared by every role."""
+"""The iotdb module's series: the measurements each table's rows store, their types, and the tree
+model's device paths (root.<database>.<table>.`<device id>`[.s<sensor>]; TSBS's hosts
+root.<database>.<measurement>.host_<i>), shared by every role."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,30 +12,30 @@ import numpy as np
 from iotdb_bench.simulator.modules.iotdb.options import IotdbOptions
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.events import EventBatch, device_ids
-from iotdb_bench.simulator.workload.shapes import Layout
+from iotdb_bench.simulator.workload.shapes import Column, Layout
+from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import entity_names
 
 # IoTDB's type of each kind of stored value, and the big-endian NumPy type of its tablet column.
-# TSBS's cpu fields are whole numbers in [0, 100]: INT32, as the IoTDB target of benchANT's TSBS stores them.
-_TYPES = {"sequence": ("INT64", ">i8"), "float": ("DOUBLE", ">f8"), "tsbs": ("INT32", ">i4")}
+# TSBS's cpu-only fields are whole numbers in [0, 100]: INT32, as the IoTDB target of benchANT's TSBS
+# stores them; the devops data's are typed as TSBS's serializers type them: an int64 INT64, a float64 DOUBLE.
+_TYPES = {"sequence": ("INT64", ">i8"), "float": ("DOUBLE", ">f8"), "tsbs": ("INT32", ">i4"), "int64": ("INT64", ">i8")}
 
 
-class Series:
-    def __init__(self, spec: RunSpec, layout: Layout, options: IotdbOptions):
-        self.spec, self.options = spec, options
-        self.tree = options.model == "tree"
-        self._paths: dict[tuple[str, bytes, int], str] = {}  # (table, device id, sensor) -> device path
-        # The stored measurements of a row: sequence_number (INT64), temperature and m1.. (DOUBLE); TSBS's
-        # shapes: their fields (INT32).
-        self.measurements = [column for column in layout.columns if column.kind in ("sequence", "float")]
-        self.measurement_names = [column.name for column in self.measurements]
-        self._kinds = ["tsbs" if spec.tsbs else column.kind for column in self.measurements]
-        # The measurement the count counts, one point per event.
-        self.counted = self.measurement_names[0] if spec.tsbs else "temperature"
+@dataclass(frozen=True)
+class Fields:
+    """The measurements one table's rows store (an aligned device's timeseries) and their kinds (_TYPES)."""
+
+    columns: tuple[Column, ...]
+    kinds: tuple[str, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [column.name for column in self.columns]
 
     def type_names(self) -> list[str]:
         """The measurements' types in IoTDB's SQL (CREATE TIMESERIES)."""
-        return [_TYPES[kind][0] for kind in self._kinds]
+        return [_TYPES[kind][0] for kind in self.kinds]
 
     def types(self) -> list[Any]:
         from iotdb.utils.IoTDBConstants import TSDataType
@@ -43,11 +44,26 @@ class Series:
 
     def big_endian(self, batch: EventBatch) -> list[np.ndarray]:
         """The measurements' columns as a tablet sends them (big-endian, in their IoTDB types)."""
-        return [column.values(batch).astype(_TYPES[kind][1]) for column, kind in zip(self.measurements, self._kinds)]
+        return [column.values(batch).astype(_TYPES[kind][1]) for column, kind in zip(self.columns, self.kinds)]
 
     def python_values(self, batch: EventBatch) -> list[tuple[Any, ...]]:
         """Each event's measurements as Python numbers of their IoTDB types (ints for INT32 and INT64)."""
         return list(zip(*(column.tolist() for column in self.big_endian(batch))))
+
+
+class Series:
+    def __init__(self, spec: RunSpec, layouts: dict[str, Layout], options: IotdbOptions):
+        self.spec, self.options = spec, options
+        self.tree = options.model == "tree"
+        self._paths: dict[tuple[str, bytes, int], str] = {}  # (table, device id, sensor) -> device path
+        # Each table's stored measurements: sequence_number (INT64), temperature and m1.. (DOUBLE); TSBS's
+        # shapes: their measurement's fields.
+        self.fields = {table: _fields(spec, table, layout) for table, layout in layouts.items()}
+        self.measurement_names = next(iter(self.fields.values())).names
+
+    def counted(self, table: str) -> str:
+        """The measurement a count counts, one point per row: a TSBS measurement's first field, else temperature."""
+        return self.fields[table].names[0] if self.spec.tsbs else "temperature"
 
     def path(self, table: str, device: bytes, sensor: int = 0) -> str:
         path = self._paths.get((table, device, sensor))
@@ -60,8 +76,9 @@ class Series:
         """Every device (with --sensors: every sensor; TSBS's shapes: every host) of the run, all workers,
         keyed by (table, device id, sensor), with its tree path."""
         tables = self.spec.table_names
-        if self.spec.tsbs:
-            return {(tables[0], bytes(host), 0): self.path(tables[0], bytes(host)) for host in entity_names("host", 0, self.spec.all_devices)}
+        if self.spec.tsbs:  # every measurement of every host
+            hosts = entity_names("host", 0, self.spec.all_devices)
+            return {(table, bytes(host), 0): self.path(table, bytes(host)) for table in tables for host in hosts}
         devices = {}
         for worker in range(self.spec.workers):
             for index, device in enumerate(device_ids(worker, self.spec.devices_of(worker))):
@@ -69,6 +86,16 @@ class Series:
                 for sensor in range(self.spec.sensors):
                     devices[(table, bytes(device), sensor)] = self.path(table, bytes(device), sensor)
         return devices
+
+
+def _fields(spec: RunSpec, table: str, layout: Layout) -> Fields:
+    columns = tuple(column for column in layout.columns if column.kind in ("sequence", "float"))
+    if not spec.tsbs:
+        return Fields(columns, tuple(column.kind for column in columns))
+    if spec.shape == "tsbs-cpu":
+        return Fields(columns, ("tsbs",) * len(columns))
+    integers = USE_CASES[spec.shape].measurement(table).integer_fields
+    return Fields(columns, tuple("int64" if integer else "float" for integer in integers))
 
 
 def device_of(path: str) -> str:

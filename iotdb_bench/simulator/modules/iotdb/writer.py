@@ -39,8 +39,10 @@ class IotdbWriter(IotdbRole, WriterRole):
         tables = self.table_of_each(batch)
         sensors = batch.sensor_index.tolist() if batch.sensor_index is not None else [0] * len(batch)
         paths = [series.path(table, device, sensor) for table, device, sensor in zip(tables, batch.device_id.tolist(), sensors)]
-        names, types = series.measurement_names, series.types()
-        return paths, batch.timestamp_ms.tolist(), [names] * len(batch), [types] * len(batch), series.python_values(batch)
+        names = {table: fields.names for table, fields in series.fields.items()}
+        types = {table: fields.types() for table, fields in series.fields.items()}
+        values = [row for _, row in self.rows_per_table(batch, lambda table, part: series.fields[table].python_values(part))]
+        return paths, batch.timestamp_ms.tolist(), [names[table] for table in tables], [types[table] for table in tables], values
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
         """One item per event, in the batch's order (a --duration run may stop between two)."""
@@ -49,15 +51,16 @@ class IotdbWriter(IotdbRole, WriterRole):
         if not series.tree:
             return [self._table_tablet(table, batch.select(slice(i, i + 1))) for i, table in enumerate(tables)]
         sensors = batch.sensor_index.tolist() if batch.sensor_index is not None else [0] * len(batch)
-        return [(series.path(table, device, sensor), timestamp, list(row))
-                for table, device, sensor, timestamp, row in zip(tables, batch.device_id.tolist(), sensors, batch.timestamp_ms.tolist(),
-                                                                 series.python_values(batch))]
+        rows = self.rows_per_table(batch, lambda table, part: series.fields[table].python_values(part))
+        return [(series.path(table, device, sensor), timestamp, table, list(row))
+                for (table, row), device, sensor, timestamp in zip(rows, batch.device_id.tolist(), sensors, batch.timestamp_ms.tolist())]
 
     def insert_single(self, item: Any) -> None:
         series, session = self.module.series, self.module.connection.session
         if series.tree:
-            path, timestamp, values = item
-            session.insert_aligned_record(path, timestamp, series.measurement_names, series.types(), values)
+            path, timestamp, table, values = item
+            fields = series.fields[table]
+            session.insert_aligned_record(path, timestamp, fields.names, fields.types(), values)
         else:
             session.insert_relational_tablet(item)
 
@@ -65,6 +68,7 @@ class IotdbWriter(IotdbRole, WriterRole):
         """One aligned tablet per device (with --sensors: per sensor) of `part`, each in time order, encoded
         once for the whole batch (tablets.tree_tablets)."""
         names = self.module.series
+        fields = names.fields[table]
         series = part.device_index if part.sensor_index is None else part.device_index * self.spec.sensors + part.sensor_index
         order = np.lexsort((part.timestamp_ms, series))  # by device, then time
         ordered = series[order]
@@ -72,21 +76,21 @@ class IotdbWriter(IotdbRole, WriterRole):
         ends = np.r_[starts[1:], len(order)]
         sensors = part.sensor_index[order[starts]].tolist() if part.sensor_index is not None else [0] * len(starts)
         paths = [names.path(table, bytes(device), sensor) for device, sensor in zip(part.device_id[order[starts]], sensors)]
-        return tree_tablets(paths, names.measurement_names, names.types(), part.timestamp_ms[order],
-                            [column[order] for column in names.big_endian(part)], starts.tolist(), ends.tolist())
+        return tree_tablets(paths, fields.names, fields.types(), part.timestamp_ms[order],
+                            [column[order] for column in fields.big_endian(part)], starts.tolist(), ends.tolist())
 
     def _table_tablet(self, table: str, part: EventBatch) -> Any:
         """One tablet of the table model holding every device of `part` (time order within a device is kept)."""
         from iotdb.utils.IoTDBConstants import TSDataType
         from iotdb.utils.Tablet import ColumnType
 
-        names = self.module.series
+        fields = self.module.series.fields[table]
         tags, tag_values = ["device_id"], [part.device_id]
         if part.sensor_index is not None:
             tags.append("sensor")
             tag_values.append(np.char.add(b"s", np.char.zfill(part.sensor_index.astype("S4"), 4)))
         return encoded_tablet_class()(
-            table, [*tags, *names.measurement_names], [TSDataType.STRING] * len(tags) + names.types(),
-            [*tag_values, *self.module.series.big_endian(part)], part.timestamp_ms.astype(">i8"),
-            column_types=[ColumnType.TAG] * len(tags) + [ColumnType.FIELD] * len(names.measurements),
+            table, [*tags, *fields.names], [TSDataType.STRING] * len(tags) + fields.types(),
+            [*tag_values, *fields.big_endian(part)], part.timestamp_ms.astype(">i8"),
+            column_types=[ColumnType.TAG] * len(tags) + [ColumnType.FIELD] * len(fields.columns),
         )
