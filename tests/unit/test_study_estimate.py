@@ -9,7 +9,7 @@ import textwrap
 from iotdb_bench.cli import study_file
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
-from iotdb_bench.cli.run.study_estimate import ASSUMED, BY_DATABASE, Measured, StudyEstimate, whole_table
+from iotdb_bench.cli.run.study_estimate import ASSUMED, BY_DATABASE, Measured, StudyEstimate, random_into_device_btree, whole_table
 from iotdb_bench.cli.run.study_plan import Passthrough, expand
 from iotdb_bench.simulator.spec import RunSpec
 from tests import factories
@@ -138,3 +138,28 @@ def test_a_database_far_from_the_rough_rates_has_its_own_and_fifty_workers_take_
     check = {"single-groupby-1-1-1": ASSUMED["tsbs_check_s"], "double-groupby-1": ASSUMED["tsbs_check_s"] + 2_592_000 / ASSUMED["tsbs_check_rows_per_s"]}
     checked = sum(200 * 50 * value / 2 for value in check.values())
     assert abs(query.seconds - (overhead + sum(200 * 25 * value for value in each.values()) + checked)) < 1e-6
+
+
+def test_random_devices_into_a_btree_keyed_by_device_slow_once_it_outgrows_memory(tmp_path):
+    """Seed 004's 100m-c: 100 million rows of random devices into PostgreSQL's or SQLite's table keyed by
+    (device, time): the first rows at the rough pace, the rest at a random page of the key each."""
+    text = STUDY.replace("num-inserts: 4000000", "num-inserts: 100000000")
+    path = tmp_path / "big.yaml"
+    path.write_text(textwrap.dedent(text).replace("devices: 100000}", "devices: 100000, order: random}"))
+    found = expand(study_file.load(path), load_config(None), CELL_COMMANDS, Passthrough(), str(path))
+    cells = {(cell.target, cell.workload): cell for cell in found.cells}
+    estimate = StudyEstimate(found.cells, found.invocations, {})
+    fits = ASSUMED["btree_in_memory_rows"]
+    overhead = ASSUMED["run_overhead_s"] + ASSUMED["worker_start_s"] + 100_000_000 / ASSUMED["check_events_per_s"]
+    slowed = fits / ASSUMED["batch"] + (100_000_000 - fits) / ASSUMED["btree_random_rows_per_s"]
+    assert estimate.of(cells[("sqlite", "insert")]).seconds == overhead + slowed  # key (device_id, timestamp)
+    # a key led by the time appends (the random devices land in the newest pages)
+    assert estimate.of(cells[("sqlite-time-first", "insert")]).seconds == overhead + 100_000_000 / ASSUMED["batch"]
+
+    def insert_spec(module, **extra):
+        return RunSpec(run_id="r", task="insert", target=module, module=module, workers=1, order="random", extra=extra)
+
+    assert random_into_device_btree(insert_spec("postgres", primary_key_constraint="PRIMARY KEY (device_id, timestamp)"))
+    assert not random_into_device_btree(insert_spec("postgres"))  # its generated id leads
+    assert not random_into_device_btree(insert_spec("clickhouse"))  # parts, merged later: not a B-tree
+    assert not random_into_device_btree(insert_spec("null"))

@@ -22,7 +22,11 @@ from iotdb_bench.simulator.workload import shapes
 # estimate says when it rests on them). A full-scan query reads every row (count, min/max, stats, newest per
 # device); the others read one device's hour or a few hosts' windows.
 ASSUMED = {"single": 2_000.0, "batch": 100_000.0, "run_overhead_s": 4.0, "query_s": 0.05, "full_scan_rows_per_s": 5_000_000.0,
-           "scan_rows_per_s": 200_000.0, "scan_device_s": 0.001, "check_events_per_s": 1_000_000.0,
+           "scan_rows_per_s": 200_000.0, "scan_device_s": 0.0001, "check_events_per_s": 1_000_000.0,
+           # a B-tree whose key leads with the device takes random devices' rows at this pace once it outgrows the
+           # memory that holds it (seed 004's 100m-c: PostgreSQL and SQLite took the first 20M rows at about 110,000/s
+           # and the next 80M at 15,000-37,000/s)
+           "btree_in_memory_rows": 20_000_000.0, "btree_random_rows_per_s": 30_000.0,
            # a scan whose every device is a pass over the whole table (PostgreSQL: 27M rows/s in such a pass)
            "whole_table_rows_per_s": 25_000_000.0,
            # each worker process started, connected and ended (seed 003's 50 workers: 14 to 23 s a run beyond 4 s)
@@ -42,7 +46,10 @@ BY_DATABASE: dict[str, dict[str, float]] = {
     "victoriametrics": {"batch_values": 450_000.0, "tsbs_query_s": 0.004},
     "clickhouse": {"batch": 5_000.0, "tsbs_query_s": 0.006},  # a part per batch of 1,000 rows
     "cassandra": {"batch_values": 15_000.0},
+    "berkeleydb": {"batch": 30_000.0},  # a transaction per batch through the Python binding (seed 004's 4m-c: 31,000/s)
 }
+# The modules whose tables are B-trees ordered by their key (the others: LSM trees, parts, a file per series...)
+BTREE_MODULES = {"postgres", "timescaledb", "sqlite", "mysql", "berkeleydb"}
 # TSBS query types that read every host's rows over a window of hours (the others: a few hosts, or each host's newest)
 FULL_SCAN_QUERIES = {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device",
                      "newest-per-device (loose index scan)"}
@@ -111,7 +118,8 @@ class StudyEstimate:
                     else ASSUMED["run_overhead_s"] + spec.workers * ASSUMED["worker_start_s"])
         if spec.task == "insert":
             rate, measured = self._insert_rate(cell, invocation, seen)
-            timed = spec.duration_s or shapes.timed_events(spec) / rate
+            events = shapes.timed_events(spec)
+            timed = spec.duration_s or (events / rate if measured else self._assumed_insert_s(spec, events, rate))
             # the count check, the record of expected answers and the prefill grow with the events
             per_run = timed + (shapes.timed_events(spec) + spec.prefill) / ASSUMED["check_events_per_s"] + spec.prefill / ASSUMED["batch"]
             if not seen.overhead_s:
@@ -140,6 +148,15 @@ class StudyEstimate:
         values = BY_DATABASE.get(spec.module, {}).get("batch_values")
         per_worker = values / shapes.values_per_row(spec) if values else assumed(spec.module, "batch")
         return per_worker * min(cell.workers, 2), False
+
+    @staticmethod
+    def _assumed_insert_s(spec: RunSpec, events: int, rate: float) -> float:
+        """Random devices into a B-tree keyed by device: each row a random page of the key, read and written, once the
+        tree outgrows memory (its rate measured in an earlier cell has that in it already)."""
+        fits = ASSUMED["btree_in_memory_rows"]
+        if events <= fits or not random_into_device_btree(spec):
+            return events / rate
+        return fits / rate + (events - fits) / min(rate, ASSUMED["btree_random_rows_per_s"])
 
     def _data(self, cell: CellPlan) -> tuple[int, int]:
         """Rows and devices of the data a query or scan reads: what its insert cell leaves in the tables."""
@@ -203,11 +220,21 @@ class StudyEstimate:
 
 def whole_table(spec: RunSpec) -> bool:
     """Whether the target's layout (its module's options) has a scan read the whole table for each device."""
+    return _scan_reads_whole_table(spec) is True
+
+
+def random_into_device_btree(spec: RunSpec) -> bool:
+    """Whether an insert sends rows of random devices into a B-tree whose key leads with the device."""
+    return spec.order == "random" and spec.module in BTREE_MODULES and _scan_reads_whole_table(spec) is False
+
+
+def _scan_reads_whole_table(spec: RunSpec) -> bool | None:
+    """The module's layout's answer, None where it has none (no scans: the layout says nothing of its key)."""
     try:
         module = module_class(spec.module)(spec)
-        return module.capabilities.scans is True and module.reader.scan_reads_whole_table()
+        return module.reader.scan_reads_whole_table() if module.capabilities.scans is True else None
     except Exception:  # a module that cannot be made here (its driver missing) was refused by the plan already
-        return False
+        return None
 
 
 def rough_words() -> str:
@@ -216,4 +243,6 @@ def rough_words() -> str:
             f"docs/studies.md), {ASSUMED['run_overhead_s']:g} s to start a run and {ASSUMED['worker_start_s']:g} s a worker, "
             f"{ASSUMED['full_scan_rows_per_s'] / 1e6:g}M rows/s per full-scan query, "
             f"{ASSUMED['scan_rows_per_s']:,.0f} rows/s and {ASSUMED['scan_device_s'] * 1000:g} ms a device scanned, "
-            f"a pass over the table per device where the key does not lead with the device")
+            f"a pass over the table per device where the key does not lead with the device, "
+            f"{ASSUMED['btree_random_rows_per_s']:,.0f} rows/s of random devices into a key led by the device beyond "
+            f"{ASSUMED['btree_in_memory_rows'] / 1e6:g}M rows")
