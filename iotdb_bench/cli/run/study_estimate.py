@@ -46,7 +46,9 @@ BY_DATABASE: dict[str, dict[str, float]] = {
     "victoriametrics": {"batch_values": 450_000.0, "tsbs_query_s": 0.004},
     "clickhouse": {"batch": 5_000.0, "tsbs_query_s": 0.006},  # a part per batch of 1,000 rows
     "cassandra": {"batch_values": 15_000.0},
-    "berkeleydb": {"batch": 30_000.0},  # a transaction per batch through the Python binding (seed 004's 4m-c: 31,000/s)
+    "berkeleydb": {"batch": 30_000.0},
+    # a device's rows by its key, page after page over the server's protocol (seed 004's 100m-c: 79,550 rows/s; 104,500 at 36M)
+    "postgres": {"scan_rows_per_s": 100_000.0},  # a transaction per batch through the Python binding (seed 004's 4m-c: 31,000/s)
 }
 # The modules whose tables are B-trees ordered by their key (the others: LSM trees, parts, a file per series...)
 BTREE_MODULES = {"postgres", "timescaledb", "sqlite", "mysql", "berkeleydb"}
@@ -180,7 +182,7 @@ class StudyEstimate:
         if seen.scan_rows_per_s:
             return rows / (sum(seen.scan_rows_per_s) / len(seen.scan_rows_per_s)), True
         per_device = ASSUMED["scan_device_s"] + (rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
-        return (devices * per_device + rows / ASSUMED["scan_rows_per_s"]) / spec.workers, False
+        return (devices * per_device + rows / assumed(spec.module, "scan_rows_per_s")) / spec.workers, False
 
     def _hours(self, cell: CellPlan) -> float:
         """The hours of data a query cell's insert cell wrote (TSBS's shapes: its time range), else 0."""
