@@ -49,7 +49,7 @@ def test_nothing_measured_the_assumed_rates_and_the_datas_size_decide(tmp_path):
     assert not insert.measured and insert.seconds == overhead + 4_000_000 / ASSUMED["batch"] + 4_000_000 / ASSUMED["check_events_per_s"]
     # the scan reads the insert cell's 4 million rows of 100,000 devices
     scan = estimate.of(cells["scan"])
-    assert scan.seconds == overhead + 100_000 * ASSUMED["scan_device_s"] + 4_000_000 / ASSUMED["scan_rows_per_s"]
+    assert scan.seconds == overhead + 100_000 * BY_DATABASE["sqlite"]["scan_device_s"] + 4_000_000 / ASSUMED["scan_rows_per_s"]
     queries = estimate.of(cells["queries"])
     assert queries.seconds == overhead + 10 * (4_000_000 / ASSUMED["full_scan_rows_per_s"] + ASSUMED["query_s"])
 
@@ -58,7 +58,7 @@ def test_a_scan_of_a_table_whose_key_leads_with_the_time_is_a_pass_over_it_per_d
     """No index leads with the device (the module's layout says so): each device reads every row."""
     found, cells = planned(tmp_path, target="sqlite-time-first")
     estimate = StudyEstimate(found.cells, found.invocations, {})
-    per_device = ASSUMED["scan_device_s"] + 4_000_000 / ASSUMED["whole_table_rows_per_s"]
+    per_device = BY_DATABASE["sqlite"]["scan_device_s"] + 4_000_000 / ASSUMED["whole_table_rows_per_s"]
     overhead = ASSUMED["run_overhead_s"] + ASSUMED["worker_start_s"]
     assert estimate.of(cells["scan"]).seconds == overhead + 100_000 * per_device + 4_000_000 / ASSUMED["scan_rows_per_s"]
     limited = estimate.of(cells["scan-limited"])  # 4.4 hours without the limit

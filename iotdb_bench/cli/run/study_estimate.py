@@ -22,7 +22,7 @@ from iotdb_bench.simulator.workload import shapes
 # estimate says when it rests on them). A full-scan query reads every row (count, min/max, stats, newest per
 # device); the others read one device's hour or a few hosts' windows.
 ASSUMED = {"single": 2_000.0, "batch": 100_000.0, "run_overhead_s": 4.0, "query_s": 0.05, "full_scan_rows_per_s": 5_000_000.0,
-           "scan_rows_per_s": 200_000.0, "scan_device_s": 0.0001, "check_events_per_s": 1_000_000.0,
+           "scan_rows_per_s": 200_000.0, "scan_device_s": 0.001, "check_events_per_s": 1_000_000.0,
            # a B-tree whose key leads with the device takes random devices' rows at this pace once it outgrows the
            # memory that holds it (seed 004's 100m-c: PostgreSQL and SQLite took the first 20M rows at about 110,000/s
            # and the next 80M at 15,000-37,000/s)
@@ -46,9 +46,12 @@ BY_DATABASE: dict[str, dict[str, float]] = {
     "victoriametrics": {"batch_values": 450_000.0, "tsbs_query_s": 0.004},
     "clickhouse": {"batch": 5_000.0, "tsbs_query_s": 0.006},  # a part per batch of 1,000 rows
     "cassandra": {"batch_values": 15_000.0},
-    "berkeleydb": {"batch": 30_000.0},
+    # a transaction per batch through the Python binding (seed 004's 4m-c: 31,000/s); embedded, a device's scan starts
+    # without a round trip to a server (seed 004's 4m-c scans of 100,000 devices: 21 s, SQLite 26 s)
+    "berkeleydb": {"batch": 30_000.0, "scan_device_s": 0.0001},
+    "sqlite": {"scan_device_s": 0.0001},
     # a device's rows by its key, page after page over the server's protocol (seed 004's 100m-c: 79,550 rows/s; 104,500 at 36M)
-    "postgres": {"scan_rows_per_s": 100_000.0},  # a transaction per batch through the Python binding (seed 004's 4m-c: 31,000/s)
+    "postgres": {"scan_rows_per_s": 100_000.0},
 }
 # The modules whose tables are B-trees ordered by their key (the others: LSM trees, parts, a file per series...)
 BTREE_MODULES = {"postgres", "timescaledb", "sqlite", "mysql", "berkeleydb"}
@@ -181,7 +184,7 @@ class StudyEstimate:
         a time per device and per row, and for a table read whole for each device, a pass per device."""
         if seen.scan_rows_per_s:
             return rows / (sum(seen.scan_rows_per_s) / len(seen.scan_rows_per_s)), True
-        per_device = ASSUMED["scan_device_s"] + (rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
+        per_device = assumed(spec.module, "scan_device_s") + (rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
         return (devices * per_device + rows / assumed(spec.module, "scan_rows_per_s")) / spec.workers, False
 
     def _hours(self, cell: CellPlan) -> float:
