@@ -55,6 +55,19 @@ TSBS_NOT_YET = "not yet: TSBS's use cases are written database by database (docs
 
 
 @dataclass(frozen=True)
+class Pace:
+    """How fast this database does what a study's --dry-run estimate times, where that is further than 2x from
+    the estimate's rough rates (cli/run/study_estimate.py), as measured here on 2 cores against the local servers
+    (docs/scale.md); None: the rough rate."""
+
+    batch_rows_per_s: float | None = None  # batched inserts per worker (up to 2)
+    batch_values_per_s: float | None = None  # the same, where it stores each value of a row as a point
+    tsbs_query_s: float | None = None  # a TSBS query type's execution under many workers, per core
+    scan_rows_per_s: float | None = None  # a device's rows read back in order
+    btree: bool = False  # its tables are B-trees ordered by their key: random keys slow once the tree outgrows memory
+
+
+@dataclass(frozen=True)
 class Capabilities:
     # What of the workload it can store (simulator/workload/shapes.py); a run asking for more is refused before it starts.
     shapes: frozenset[str] = frozenset({"events"})
@@ -86,6 +99,7 @@ class Capabilities:
     # True when it keeps several calls in flight (async drivers) and marks each call's start and end
     # through `hooks.begin_call` itself; the worker then times neither insert call.
     marks_own_calls: bool = False
+    pace: Pace = Pace()
 
     def tsbs_query(self, name: str) -> Ability:
         """Whether it answers the TSBS query type `name` (it stores data the type reads), or why not."""

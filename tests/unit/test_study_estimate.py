@@ -9,7 +9,7 @@ import textwrap
 from iotdb_bench.cli import study_file
 from iotdb_bench.cli.commands.study_cells import CELL_COMMANDS
 from iotdb_bench.cli.config import load_config
-from iotdb_bench.cli.run.study_estimate import ASSUMED, BY_DATABASE, Measured, StudyEstimate, random_into_device_btree, whole_table
+from iotdb_bench.cli.run.study_estimate import ASSUMED, EMBEDDED_SCAN_DEVICE_S, Measured, StudyEstimate, capabilities, random_into_device_btree, whole_table
 from iotdb_bench.cli.run.study_plan import Passthrough, expand
 from iotdb_bench.simulator.spec import RunSpec
 from tests import factories
@@ -49,7 +49,7 @@ def test_nothing_measured_the_assumed_rates_and_the_datas_size_decide(tmp_path):
     assert not insert.measured and insert.seconds == overhead + 4_000_000 / ASSUMED["batch"] + 4_000_000 / ASSUMED["check_events_per_s"]
     # the scan reads the insert cell's 4 million rows of 100,000 devices
     scan = estimate.of(cells["scan"])
-    assert scan.seconds == overhead + 100_000 * BY_DATABASE["sqlite"]["scan_device_s"] + 4_000_000 / ASSUMED["scan_rows_per_s"]
+    assert scan.seconds == overhead + 100_000 * EMBEDDED_SCAN_DEVICE_S + 4_000_000 / ASSUMED["scan_rows_per_s"]
     queries = estimate.of(cells["queries"])
     assert queries.seconds == overhead + 10 * (4_000_000 / ASSUMED["full_scan_rows_per_s"] + ASSUMED["query_s"])
 
@@ -58,7 +58,7 @@ def test_a_scan_of_a_table_whose_key_leads_with_the_time_is_a_pass_over_it_per_d
     """No index leads with the device (the module's layout says so): each device reads every row."""
     found, cells = planned(tmp_path, target="sqlite-time-first")
     estimate = StudyEstimate(found.cells, found.invocations, {})
-    per_device = BY_DATABASE["sqlite"]["scan_device_s"] + 4_000_000 / ASSUMED["whole_table_rows_per_s"]
+    per_device = EMBEDDED_SCAN_DEVICE_S + 4_000_000 / ASSUMED["whole_table_rows_per_s"]
     overhead = ASSUMED["run_overhead_s"] + ASSUMED["worker_start_s"]
     assert estimate.of(cells["scan"]).seconds == overhead + 100_000 * per_device + 4_000_000 / ASSUMED["scan_rows_per_s"]
     limited = estimate.of(cells["scan-limited"])  # 4.4 hours without the limit
@@ -126,14 +126,14 @@ def test_a_database_far_from_the_rough_rates_has_its_own_and_fifty_workers_take_
     estimate = StudyEstimate(found.cells, found.invocations, {})
     overhead = ASSUMED["run_overhead_s"] + 50 * ASSUMED["worker_start_s"]
     checks = 2_592_000 / ASSUMED["check_events_per_s"]
-    rows_per_s = {"timescaledb-local": 2 * ASSUMED["batch"], "influxdb-local": 2 * BY_DATABASE["influxdb"]["batch_values"] / 10,
-                  "questdb-local": 2 * BY_DATABASE["questdb"]["batch"]}
+    rows_per_s = {"timescaledb-local": 2 * ASSUMED["batch"], "influxdb-local": 2 * capabilities("influxdb").pace.batch_values_per_s / 10,
+                  "questdb-local": 2 * capabilities("questdb").pace.batch_rows_per_s}
     for target, rate in rows_per_s.items():
         assert estimate.of(cells[(target, "ingest")]).seconds == overhead + 2_592_000 / rate + checks, target
     # TSBS's types: each worker's 200 executions of each, 25 workers to a core, then the answers checked on the cores;
     # double-groupby-1 reads all hosts over 12 of the 7.2 hours written: the whole table, and its check recomputes it
     query = estimate.of(cells[("questdb-local", "single-groupby")])
-    alone = BY_DATABASE["questdb"]["tsbs_query_s"]
+    alone = capabilities("questdb").pace.tsbs_query_s
     each = {"single-groupby-1-1-1": alone, "double-groupby-1": alone + 2_592_000 / ASSUMED["tsbs_rows_per_s"]}
     check = {"single-groupby-1-1-1": ASSUMED["tsbs_check_s"], "double-groupby-1": ASSUMED["tsbs_check_s"] + 2_592_000 / ASSUMED["tsbs_check_rows_per_s"]}
     checked = sum(200 * 50 * value / 2 for value in check.values())

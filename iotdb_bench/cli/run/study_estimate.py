@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from iotdb_bench.cli.results.document import ResultsDocument
 from iotdb_bench.cli.results.study.document import CellPlan
 from iotdb_bench.cli.run.runner import Invocation
+from iotdb_bench.simulator.capabilities import Capabilities, Location
 from iotdb_bench.simulator.modules import module_class
 from iotdb_bench.simulator.spec import TSBS_QUERIES, TSBS_TIME_RANGE_MS, RunSpec
 from iotdb_bench.simulator.workload import shapes
@@ -35,35 +36,27 @@ ASSUMED = {"single": 2_000.0, "batch": 100_000.0, "run_overhead_s": 4.0, "query_
            # alone in docs/performance.md), and the check of its answer against the record (the values recomputed), CPU
            # seconds; a type over every host reads, and its check recomputes, that many rows a second (tsbs-devops's cells)
            "tsbs_query_s": 0.003, "tsbs_check_s": 0.005, "tsbs_rows_per_s": 1_000_000.0, "tsbs_check_rows_per_s": 2_000_000.0}
-# Where a database's own pace is further from those than the 2x the estimate aims at, its own, measured here:
-# batched inserts per worker (up to 2) in rows/s, or in values/s where the database stores each value as a point
-# (TSBS's cpu-only data beside TSBS's loaders, docs/performance.md; seed 003's cells, docs/scale.md), and a TSBS
-# query's execution under many workers, per core (seed 003's 50 workers: QuestDB's PG wire 23 ms, TimescaleDB 2.4).
-BY_DATABASE: dict[str, dict[str, float]] = {
-    "questdb": {"batch": 30_000.0, "tsbs_query_s": 0.02},  # ILP over HTTP: a commit per request
-    "influxdb": {"batch_values": 150_000.0, "tsbs_query_s": 0.008},
-    "iotdb": {"tsbs_query_s": 0.01},
-    "victoriametrics": {"batch_values": 450_000.0, "tsbs_query_s": 0.004},
-    "clickhouse": {"batch": 5_000.0, "tsbs_query_s": 0.006},  # a part per batch of 1,000 rows
-    "cassandra": {"batch_values": 15_000.0},
-    # a transaction per batch through the Python binding (seed 004's 4m-c: 31,000/s); embedded, a device's scan starts
-    # without a round trip to a server (seed 004's 4m-c scans of 100,000 devices: 21 s, SQLite 26 s)
-    "berkeleydb": {"batch": 30_000.0, "scan_device_s": 0.0001},
-    "sqlite": {"scan_device_s": 0.0001},
-    # a device's rows by its key, page after page over the server's protocol (seed 004's 100m-c: 79,550 rows/s; 104,500 at 36M)
-    "postgres": {"scan_rows_per_s": 100_000.0},
-}
-# The modules whose tables are B-trees ordered by their key (the others: LSM trees, parts, a file per series...)
-BTREE_MODULES = {"postgres", "timescaledb", "sqlite", "mysql", "berkeleydb"}
-# TSBS query types that read every host's rows over a window of hours (the others: a few hosts, or each host's newest)
+# A device's scan in an embedded database starts without a round trip to a server (seed 004's 4m-c scans of 100,000
+# devices: SQLite 26 s, Berkeley DB 21; PostgreSQL 126). A database's own paces, where they are further than 2x from
+# the rough rates above, its module declares (`Capabilities.pace`, simulator/capabilities.py).
+EMBEDDED_SCAN_DEVICE_S = 0.0001
 FULL_SCAN_QUERIES = {"count-events", "temperature-min-max", "temperature-stats", "temperature-stats-per-device", "newest-per-device",
                      "newest-per-device (loose index scan)"}
+# TSBS query types that read every host's rows over a window of hours (the others: a few hosts, or each host's newest)
 TSBS_ALL_HOSTS = {"double-groupby-1": 12, "double-groupby-5": 12, "double-groupby-all": 12, "high-cpu-all": 12}  # hours read
 TSBS_CHECK_ROWS_PER_S = {"high-cpu-all": 500_000.0}  # its answer is every row above the threshold, each compared
 
 
-def assumed(module: str, name: str) -> float:
-    return BY_DATABASE.get(module, {}).get(name, ASSUMED[name])
+def capabilities(module: str) -> Capabilities:
+    """The module's declared capabilities: its own pace where it differs from the rough rates, where it runs."""
+    try:
+        return module_class(module).capabilities
+    except Exception:  # a module that cannot be made here (its driver missing) was refused by the plan already
+        return Capabilities()
+
+
+def _or_rough(value: float | None, name: str) -> float:
+    return ASSUMED[name] if value is None else value
 
 
 @dataclass
@@ -150,8 +143,9 @@ class StudyEstimate:
         spec = invocation.base
         if not spec.batch:
             return ASSUMED["single"] * min(cell.workers, 2), False
-        values = BY_DATABASE.get(spec.module, {}).get("batch_values")
-        per_worker = values / shapes.values_per_row(spec) if values else assumed(spec.module, "batch")
+        own = capabilities(spec.module).pace
+        values = own.batch_values_per_s
+        per_worker = values / shapes.values_per_row(spec) if values else _or_rough(own.batch_rows_per_s, "batch")
         return per_worker * min(cell.workers, 2), False
 
     @staticmethod
@@ -184,8 +178,9 @@ class StudyEstimate:
         a time per device and per row, and for a table read whole for each device, a pass per device."""
         if seen.scan_rows_per_s:
             return rows / (sum(seen.scan_rows_per_s) / len(seen.scan_rows_per_s)), True
-        per_device = assumed(spec.module, "scan_device_s") + (rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
-        return (devices * per_device + rows / assumed(spec.module, "scan_rows_per_s")) / spec.workers, False
+        embedded = capabilities(spec.module).location is Location.embedded
+        per_device = (EMBEDDED_SCAN_DEVICE_S if embedded else ASSUMED["scan_device_s"]) + (rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
+        return (devices * per_device + rows / _or_rough(capabilities(spec.module).pace.scan_rows_per_s, "scan_rows_per_s")) / spec.workers, False
 
     def _hours(self, cell: CellPlan) -> float:
         """The hours of data a query cell's insert cell wrote (TSBS's shapes: its time range), else 0."""
@@ -213,7 +208,7 @@ class StudyEstimate:
                 each = seen.query_s[name]
             else:
                 if tsbs:
-                    alone = assumed(spec.module, "tsbs_query_s") + read / ASSUMED["tsbs_rows_per_s"]
+                    alone = _or_rough(capabilities(spec.module).pace.tsbs_query_s, "tsbs_query_s") + read / ASSUMED["tsbs_rows_per_s"]
                 elif name in FULL_SCAN_QUERIES:
                     alone = max(rows / ASSUMED["full_scan_rows_per_s"], ASSUMED["query_s"])
                 else:
@@ -230,7 +225,7 @@ def whole_table(spec: RunSpec) -> bool:
 
 def random_into_device_btree(spec: RunSpec) -> bool:
     """Whether an insert sends rows of random devices into a B-tree whose key leads with the device."""
-    return spec.order == "random" and spec.module in BTREE_MODULES and _scan_reads_whole_table(spec) is False
+    return spec.order == "random" and capabilities(spec.module).pace.btree and _scan_reads_whole_table(spec) is False
 
 
 def _scan_reads_whole_table(spec: RunSpec) -> bool | None:

@@ -49,7 +49,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from iotdb_bench.simulator.capabilities import Capabilities, Location, No
+from iotdb_bench.simulator.capabilities import Capabilities, Location, No, Pace
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.berkeleydb.environment import environment_file, reason, registered_processes
 from iotdb_bench.simulator.modules.berkeleydb.options import LAYOUT_FILE, BerkeleydbOptions
@@ -69,6 +69,7 @@ class Module(DatabaseModule):
     Options = BerkeleydbOptions
     options: BerkeleydbOptions
     capabilities = Capabilities(
+        pace=Pace(batch_rows_per_s=30_000.0, btree=True),  # a transaction per batch through the Python binding
         # The key is seed 004's (device, sensor, timestamp): the events shape, with any sensors and measurements.
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True,
         transactions=No("a writer chosen as a deadlock victim would lose the whole interval's events, which cannot be sent again; "

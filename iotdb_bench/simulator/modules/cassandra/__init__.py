@@ -42,7 +42,7 @@ import logging
 import socket
 from typing import Any
 
-from iotdb_bench.simulator.capabilities import Capabilities, PrepareNext
+from iotdb_bench.simulator.capabilities import Capabilities, Pace, PrepareNext
 from iotdb_bench.simulator.errors import described
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.cassandra.options import KEYED_SHAPE_KEYS, CassandraOptions
@@ -65,6 +65,7 @@ class Module(DatabaseModule):
     Options = CassandraOptions
     options: CassandraOptions
     capabilities = Capabilities(
+        pace=Pace(batch_values_per_s=15_000.0),  # each value a cell, a request per partition
         # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
         shapes=frozenset({"events", "light", "large"}), tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
         measurements=True, sensors=True, markers=True, drivers=("cassandra-driver",),

@@ -43,7 +43,7 @@ import functools
 import logging
 from typing import Any
 
-from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No, Pace
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.clickhouse.dialect import ServerDialect
@@ -68,6 +68,7 @@ class Module(DatabaseModule):
     Options = ClickhouseOptions
     options: ClickhouseOptions
     capabilities = Capabilities(
+        pace=Pace(batch_rows_per_s=5_000.0, tsbs_query_s=0.006),  # a part per batch of 1,000 rows
         shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True, markers=True,
         transactions=No("an INSERT is ClickHouse's unit of atomicity; there is no transaction to commit every S seconds"),
         query_languages=("sql/clickhouse", "sql"),

@@ -36,7 +36,7 @@ cut it into pages. The record of expected answers is kept in the measurement `io
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Pace, PrepareNext
 from iotdb_bench.simulator.modules.base import DatabaseModule, played_by
 from iotdb_bench.simulator.modules.influxdb import tsbs_iot_queries
 from iotdb_bench.simulator.modules.influxdb.connection import InfluxConnection, InfluxServerError
@@ -54,6 +54,7 @@ class Module(DatabaseModule):
     Options = InfluxdbOptions
     options: InfluxdbOptions
     capabilities = Capabilities(
+        pace=Pace(batch_values_per_s=150_000.0, tsbs_query_s=0.008),  # each value a point
         shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), tsbs_queries_refused=tsbs_iot_queries.REFUSED, primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True,
         sensors=True, markers=True,
         drivers=("influxdb-client",),

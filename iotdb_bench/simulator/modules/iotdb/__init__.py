@@ -46,7 +46,7 @@ table layout), table <database>.iotbench_expected.
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.capabilities import Capabilities, No
+from iotdb_bench.simulator.capabilities import Capabilities, No, Pace
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.iotdb.connection import IotdbConnection
 from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, IotdbOptions
@@ -65,6 +65,7 @@ class Module(DatabaseModule):
     Options = IotdbOptions
     options: IotdbOptions
     capabilities = Capabilities(
+        pace=Pace(tsbs_query_s=0.01),
         tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("IoTDB has no transactions to commit every S seconds"), query_languages=("iotdb",),
     )

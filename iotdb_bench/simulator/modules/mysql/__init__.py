@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Pace
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.mysql.options import MysqlOptions
 from iotdb_bench.simulator.modules.mysql.reader import MysqlReader
@@ -44,8 +44,10 @@ __all__ = ["Module", "MysqlOptions"]
 class Module(DatabaseModule):
     Options = MysqlOptions
     options: MysqlOptions
-    capabilities = Capabilities(shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), measurements=True, sensors=True, transactions=True,
-                                markers=True, drivers=("PyMySQL",), query_languages=("sql/mysql", "sql"))
+    capabilities = Capabilities(
+        pace=Pace(btree=True),
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), measurements=True, sensors=True, transactions=True,
+        markers=True, drivers=("PyMySQL",), query_languages=("sql/mysql", "sql"))
     schema, writer, reader, records = played_by(MysqlSchema, MysqlWriter, MysqlReader, MysqlRecords)
 
     def __init__(self, spec: RunSpec):

@@ -24,7 +24,7 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING, ClassVar
 
-from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, PrepareNext
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Pace, PrepareNext
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.postgres.options import BATCH_KINDS, PostgresOptions
@@ -45,6 +45,7 @@ class Module(DatabaseModule):
     Options: ClassVar[type[PostgresOptions]] = PostgresOptions
     options: PostgresOptions
     capabilities = Capabilities(
+        pace=Pace(scan_rows_per_s=100_000.0, btree=True),  # a device's pages over the protocol (seed 004's 100m-c: 79,550 rows/s)
         shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), measurements=True, sensors=True, transactions=True, markers=True, drivers=("psycopg", "psycopg-binary"),
         # COPY sends the rows before it waits for the server, which leaves time to prepare the next
         # batch (about 50 us per 1000 events against milliseconds of server work); the other batch

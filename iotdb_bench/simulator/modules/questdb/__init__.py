@@ -60,7 +60,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, No, Pace
 from iotdb_bench.simulator.errors import one_line
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.questdb.ilp_http import IlpOverHttp, IlpWriteFailed
@@ -88,6 +88,7 @@ class Module(DatabaseModule):
     Options = QuestdbOptions
     options: QuestdbOptions
     capabilities = Capabilities(
+        pace=Pace(batch_rows_per_s=30_000.0, tsbs_query_s=0.02),  # ILP over HTTP: a commit per request; its PG wire under 50 workers
         shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none, PrimaryKey.client}), measurements=True, sensors=True,
         markers=True, transactions=No("its writes (ILP over HTTP) have no transaction to commit every S seconds"),
         query_languages=("sql/questdb", "sql"),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location
+from iotdb_bench.simulator.capabilities import ALL_SHAPES, Capabilities, Location, Pace
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, connected, played_by
 from iotdb_bench.simulator.modules.sqlite.options import SqliteOptions
 from iotdb_bench.simulator.modules.sqlite.reader import SqliteReader
@@ -38,6 +38,7 @@ class Module(DatabaseModule):
     Options = SqliteOptions
     options: SqliteOptions
     capabilities = Capabilities(
+        pace=Pace(btree=True),
         shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), measurements=True, sensors=True, transactions=True, markers=True,
         # SQLite runs inside the worker processes: their CPU is the database's work too.
         location=Location.embedded, query_languages=("sql/sqlite", "sql"),

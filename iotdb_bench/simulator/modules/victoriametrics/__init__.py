@@ -60,7 +60,7 @@ blocks stay: a few kB each.
 
 from __future__ import annotations
 
-from iotdb_bench.simulator.capabilities import Capabilities, No
+from iotdb_bench.simulator.capabilities import Capabilities, No, Pace
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, played_by
 from iotdb_bench.simulator.modules.victoriametrics import tsbs_iot_queries, tsbs_queries
 from iotdb_bench.simulator.modules.victoriametrics.connection import VictoriaMetricsError, VmConnection
@@ -80,6 +80,7 @@ class Module(DatabaseModule):
     Options = VictoriametricsOptions
     options: VictoriametricsOptions
     capabilities = Capabilities(
+        pace=Pace(batch_values_per_s=450_000.0, tsbs_query_s=0.004),  # each value a point
         tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops", "tsbs-iot"}),
         tsbs_queries_refused=tsbs_queries.REFUSED + tsbs_iot_queries.REFUSED,
         primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
