@@ -119,7 +119,7 @@ class StudyEstimate:
             events = shapes.timed_events(spec)
             timed = spec.duration_s or (events / rate if measured else self._assumed_insert_s(spec, events, rate))
             # the count check, the record of expected answers and the prefill grow with the events
-            per_run = timed + (shapes.timed_events(spec) + spec.prefill) / ASSUMED["check_events_per_s"] + spec.prefill / ASSUMED["batch"]
+            per_run = timed + (events + spec.prefill) / ASSUMED["check_events_per_s"] + spec.prefill / ASSUMED["batch"]
             if not seen.overhead_s:
                 measured = False
         else:
@@ -178,9 +178,10 @@ class StudyEstimate:
         a time per device and per row, and for a table read whole for each device, a pass per device."""
         if seen.scan_rows_per_s:
             return rows / (sum(seen.scan_rows_per_s) / len(seen.scan_rows_per_s)), True
-        embedded = capabilities(spec.module).location is Location.embedded
-        per_device = (EMBEDDED_SCAN_DEVICE_S if embedded else ASSUMED["scan_device_s"]) + (rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
-        return (devices * per_device + rows / _or_rough(capabilities(spec.module).pace.scan_rows_per_s, "scan_rows_per_s")) / spec.workers, False
+        declared = capabilities(spec.module)
+        per_device = (EMBEDDED_SCAN_DEVICE_S if declared.location is Location.embedded else ASSUMED["scan_device_s"]) + (
+            rows / ASSUMED["whole_table_rows_per_s"] if whole else 0.0)
+        return (devices * per_device + rows / _or_rough(declared.pace.scan_rows_per_s, "scan_rows_per_s")) / spec.workers, False
 
     def _hours(self, cell: CellPlan) -> float:
         """The hours of data a query cell's insert cell wrote (TSBS's shapes: its time range), else 0."""
@@ -196,6 +197,7 @@ class StudyEstimate:
         same cores."""
         cores = cores or os.cpu_count() or 1
         queueing = max(1.0, spec.workers / cores)
+        tsbs_alone = _or_rough(capabilities(spec.module).pace.tsbs_query_s, "tsbs_query_s")
         seconds, measured = 0.0, True
         for name in spec.queries:
             tsbs = name in TSBS_QUERIES
@@ -208,7 +210,7 @@ class StudyEstimate:
                 each = seen.query_s[name]
             else:
                 if tsbs:
-                    alone = _or_rough(capabilities(spec.module).pace.tsbs_query_s, "tsbs_query_s") + read / ASSUMED["tsbs_rows_per_s"]
+                    alone = tsbs_alone + read / ASSUMED["tsbs_rows_per_s"]
                 elif name in FULL_SCAN_QUERIES:
                     alone = max(rows / ASSUMED["full_scan_rows_per_s"], ASSUMED["query_s"])
                 else:
