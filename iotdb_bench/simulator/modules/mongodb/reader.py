@@ -22,8 +22,7 @@ from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
 class MongodbReader(MongodbRole, ReaderRole):
     def queries(self) -> dict[str, Query]:
-        if not self.spec.tsbs:  # TSBS's measurements are collections of their own: its types read cpu (parameterised_queries)
-            self.one_table_queries()
+        self.one_table_queries()
         return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
