@@ -213,6 +213,32 @@ def test_a_stopped_collector_waits_only_for_a_scraper_that_comes_soon_and_has_no
     metrics.wait_for_final_scrape()  # nothing left to wait for
 
 
+def test_a_final_answer_sent_too_late_for_the_scrapers_timeout_does_not_count_as_read():
+    metrics = RunMetrics(_collector().state)
+    metrics.state.phase = "done"
+    metrics.arrived("1")  # a scraper every second: it gives up on an answer after 1 s
+    list(metrics.collect())
+    metrics._scrape.arrived -= 0.8  # the answer leaves 0.8 s after the request came: maybe dropped
+    metrics.sent()
+    assert not metrics.final_scraped.is_set()
+    metrics.arrived("1")  # the next scrape, answered at once
+    list(metrics.collect())
+    metrics.sent()
+    assert metrics.final_scraped.is_set()
+
+
+def test_a_scrape_that_names_no_timeout_counts_once_its_answer_is_sent():
+    metrics = RunMetrics(_collector().state)
+    metrics.state.phase = "done"
+    for header in (None, "not a number"):
+        metrics.final_scraped.clear()
+        metrics.arrived(header)
+        list(metrics.collect())
+        metrics._scrape.arrived -= 30.0
+        metrics.sent()
+        assert metrics.final_scraped.is_set(), header
+
+
 def test_every_metric_the_dashboard_asks_for_is_one_the_collector_serves():
     from tests.scraper import dashboard_queries
 

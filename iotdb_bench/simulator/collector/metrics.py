@@ -37,6 +37,9 @@ log = logging.getLogger("collector")
 # 5 s, Kubernetes after the pod's grace of 5 s): long enough for a 1-2 s scraper that a busy machine
 # makes a second or two late.
 FINAL_SCRAPE_WAIT_S = 4.0
+# The share of the scraper's timeout within which an answer sent counts as received: the time before
+# the request reached the collector and after the answer left it is not seen here.
+IN_TIME_SHARE = 0.5
 _BOUNDS = tuple(floatToGoString(bound) for bound in LATENCY_BUCKETS_S)
 _NO_FIGURES = LiveFigures()
 
@@ -132,10 +135,30 @@ class RunMetrics(Collector):
         self.scraped_at = [*self.scraped_at[-1:], time.monotonic()]
         self._scrape.final = phase in ("done", "failed")
 
+    def arrived(self, timeout_header: str | None) -> None:
+        """A scrape request has come in (from its request's thread), with the scraper's
+        X-Prometheus-Scrape-Timeout-Seconds (Prometheus and VictoriaMetrics send it) if any."""
+        self._scrape.final = False
+        self._scrape.arrived = time.monotonic()
+        try:
+            self._scrape.timeout_s = float(timeout_header) if timeout_header else None
+        except ValueError:
+            self._scrape.timeout_s = None
+
     def sent(self) -> None:
-        """A scrape's answer has gone out (from its request's thread)."""
-        if getattr(self._scrape, "final", False):
+        """A scrape's answer has gone out (from its request's thread). It counts as the final figures
+        read only if it left well within the scraper's timeout: a scraper drops an answer that comes
+        late (a 1 s scraper's timeout is 1 s), and the end of a run, when the collector assembles the
+        report, is when a busy machine makes answers late."""
+        if not getattr(self._scrape, "final", False):
+            return
+        timeout_s = getattr(self._scrape, "timeout_s", None)
+        took_s = time.monotonic() - getattr(self._scrape, "arrived", time.monotonic())
+        if timeout_s is None or took_s <= IN_TIME_SHARE * timeout_s:
             self.final_scraped.set()
+        else:
+            log.info("the final figures took %.2f s to answer, late for the scraper's %g s timeout: waiting for the next scrape",
+                     took_s, timeout_s)
 
     def next_scrape_in(self) -> float | None:
         """Seconds until the scraper is expected again (from its last two scrapes; 0 after a single
@@ -192,6 +215,7 @@ def serve_metrics(state: RunState, host: str, port: int) -> tuple[RunMetrics, in
     exposition = make_wsgi_app(registry)
 
     def app(environ, start_response):
+        metrics.arrived(environ.get("HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS"))
         return _ThenNote(exposition(environ, start_response), metrics.sent)
 
     server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_Quiet)
