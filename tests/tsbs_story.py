@@ -171,9 +171,10 @@ IOT_CHANGES = (
     "UPDATE readings SET fuel_consumption = 1000 WHERE tags_id = 3 AND time = (SELECT min(time) FROM readings WHERE tags_id = 3 AND velocity > 1)",
 )
 # A smaller IoT story, for the servers that take the story's 337,000 rows slowly (a document store's
-# indexing): 4 trucks (in 3 fleets), the same 26 hours.
-SMALL_IOT_DATA = TsbsData(shape="tsbs-iot", seed=1, hosts=4, start_ms=TSBS_START_MS, interval_ms=10_000, steps=IOT_HOURS * 360)
-SMALL_IOT_INSERT = ["--schema", "tsbs-iot", "--devices", str(SMALL_IOT_DATA.hosts), "--time-range", f"{IOT_HOURS}h", "-w", "2", "-r", "1"]
+# indexing): 3 trucks (in 2 fleets), 20 hours (the fewest rows with a driving session).
+SMALL_IOT_HOURS = 20
+SMALL_IOT_DATA = TsbsData(shape="tsbs-iot", seed=1, hosts=3, start_ms=TSBS_START_MS, interval_ms=10_000, steps=SMALL_IOT_HOURS * 360)
+SMALL_IOT_INSERT = ["--schema", "tsbs-iot", "--devices", str(SMALL_IOT_DATA.hosts), "--time-range", f"{SMALL_IOT_HOURS}h", "-w", "2", "-r", "1"]
 SMALL_IOT_QUERY_SEED = 22  # its executions of high-load, last-loc and single-last-loc on the small story read a changed row
 
 
