@@ -16,8 +16,7 @@ import pytest
 from iotdb_bench.simulator.spec import TSBS_TABLES
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
-from tests.conftest import run_cli
-from tests.modules.test_elasticsearch import CONFIG, SERVERS, get, reachable
+from tests.modules.test_elasticsearch import SERVERS, bulk_story_cli, get
 from tests.tsbs_story import DEVOPS_STORY, HOSTS, assert_every_type_answers_ok, assert_inserted, check_changed_rows_are_found
 
 pytestmark = [pytest.mark.elasticsearch, pytest.mark.slow]
@@ -29,13 +28,7 @@ CHANGED_VALUE = 101  # cpu's fields are longs: a whole number no walk of [0, 100
 @pytest.fixture(scope="module", params=sorted(SERVERS))
 def devops(request, tmp_path_factory):
     """(the server's URL, `run(task, *args)`: the CLI on it) once the devops story's data is inserted."""
-    url = reachable(request.param)
-    folder = tmp_path_factory.mktemp(f"tsbs-devops-{request.param}")
-    (folder / "config.yaml").write_text(CONFIG.format(url=url) + "    translog_durability: async\n")
-
-    def run(task: str, *args: str):
-        return run_cli([task, "--config", "config.yaml", "--target", "search", "--platform", "local", *args], folder)
-
+    url, run = bulk_story_cli(request.param, tmp_path_factory.mktemp(f"tsbs-devops-{request.param}"))
     assert_inserted(run("insert", *DEVOPS_STORY.insert, "--batch", "5000"), DEVOPS_STORY)
     yield url, run
     httpx.delete(f"{url}/{','.join(INDICES)}", params={"ignore_unavailable": "true"}, timeout=60)

@@ -16,8 +16,7 @@ import pytest
 from iotdb_bench.simulator.spec import TSBS_TABLES
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.iot import TAGS, truck_tags
-from tests.conftest import run_cli
-from tests.modules.test_elasticsearch import CONFIG, SERVERS, get, reachable
+from tests.modules.test_elasticsearch import SERVERS, bulk_story_cli, get
 from tests.tsbs_story import (
     QUERY_RUNS,
     SMALL_IOT_DATA,
@@ -37,13 +36,7 @@ INDICES = TSBS_TABLES["tsbs-iot"]
 @pytest.fixture(scope="module", params=sorted(SERVERS))
 def iot(request, tmp_path_factory):
     """(the server's URL, `run(task, *args)`: the CLI on it) once the small IoT story's data is inserted."""
-    url = reachable(request.param)
-    folder = tmp_path_factory.mktemp(f"tsbs-iot-{request.param}")
-    (folder / "config.yaml").write_text(CONFIG.format(url=url) + "    translog_durability: async\n")
-
-    def run(task: str, *args: str):
-        return run_cli([task, "--config", "config.yaml", "--target", "search", "--platform", "local", *args], folder)
-
+    url, run = bulk_story_cli(request.param, tmp_path_factory.mktemp(f"tsbs-iot-{request.param}"))
     assert_iot_inserted(run("insert", *SMALL_IOT_INSERT, "--batch", "5000"), SMALL_IOT_DATA)
     yield url, run
     httpx.delete(f"{url}/{','.join(INDICES)}", params={"ignore_unavailable": "true"}, timeout=60)

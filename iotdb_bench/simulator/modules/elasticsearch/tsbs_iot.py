@@ -15,8 +15,9 @@ several shards); per truck or per truck and epoch-aligned 10-minute period (a co
 `date_histogram` source) the rows (doc_count), and `sum` and `value_count` of one field: a mean is
 compared as sum against count (a null field is no value, as SQL's avg skips it); the newest row is a
 `top_hits` of size 1, newest first. What SQL does with window functions over the periods (TSBS's
-lag/lead: a session's changes, a breakdown's turn) is done here over the periods fetched, in time
-order, as are the HAVING tests and the groups by the trucks' tags.
+lag/lead: a breakdown's turn; a session's changes, with the checker's own daily_sessions of
+simulator/queries/tsbs_iot.py) is done here over the periods fetched, in time order, as are the
+HAVING tests and the groups by the trucks' tags.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ from iotdb_bench.simulator.queries.tsbs_iot import (
     LONG_DRIVING_PERIODS,
     LOW_FUEL,
     PERIODS_PER_DAY,
-    SESSION_VELOCITY,
     STATIONARY_VELOCITY,
     IotQuery,
+    daily_sessions,
 )
 from iotdb_bench.simulator.workload.tsbs.iot import TAGS
 
@@ -177,23 +178,8 @@ class IotSearches:
 
     def _driving_sessions(self) -> Rows:
         trucks = self._trucks()
-        answer: Rows = []
-        for name, periods in self._periods(READINGS, "velocity").items():
-            if name not in trucks:
-                continue
-            # TSBS's driving per period (null without a velocity), the periods where it differs from the
-            # one before (driving <> lag(driving): false when either is null), a session to the next change.
-            status = [(period, total > SESSION_VELOCITY * count if count else None) for period, _, total, count in periods]
-            changes = [(period, driving) for (_, before), (period, driving) in itertools.pairwise(status)
-                       if driving is not None and before is not None and driving != before]
-            lengths: dict[int, list[float]] = {}
-            for (start, driving), after in zip(changes, [*changes[1:], None]):
-                if driving:
-                    day = lengths.setdefault(start - start % DAY_MS, [])
-                    if after is not None:
-                        day.append((after[0] - start) / 1000)
-            answer += [(name, day, sum(found) / len(found) if found else None) for day, found in lengths.items()]
-        return answer
+        return [(name, day, seconds) for name, periods in self._periods(READINGS, "velocity").items() if name in trucks
+                for day, seconds in daily_sessions(periods)]
 
     def _load(self) -> Rows:
         trucks = self._trucks()
