@@ -81,6 +81,12 @@ def get(url: str, path: str, **params) -> dict:
     return response.json()
 
 
+def post_search(url: str, index: str, body: dict) -> dict:
+    response = httpx.post(f"{url}/{index}/_search", json=body, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
 def documents(url: str, index: str) -> list[dict]:
     """Every document of an index (after a refresh), with its _id."""
     httpx.post(f"{url}/{index}/_refresh", timeout=30).raise_for_status()

@@ -16,7 +16,7 @@ import pytest
 from iotdb_bench.simulator.spec import TSBS_TABLES
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.iot import TAGS, truck_tags
-from tests.modules.test_elasticsearch import SERVERS, bulk_story_cli, get
+from tests.modules.test_elasticsearch import SERVERS, bulk_story_cli, get, post_search
 from tests.tsbs_story import (
     QUERY_RUNS,
     SMALL_IOT_DATA,
@@ -42,12 +42,6 @@ def iot(request, tmp_path_factory):
     httpx.delete(f"{url}/{','.join(INDICES)}", params={"ignore_unavailable": "true"}, timeout=60)
 
 
-def search(url: str, index: str, body: dict) -> dict:
-    response = httpx.post(f"{url}/{index}/_search", json=body, timeout=30)
-    response.raise_for_status()
-    return response.json()
-
-
 def count(url: str, index: str, query: dict) -> int:
     return int(httpx.post(f"{url}/{index}/_count", json={"query": query}, timeout=30).json()["count"])
 
@@ -69,9 +63,9 @@ def test_readings_and_diagnostics_with_tsbs_nulls_and_every_iot_type_answered_ri
     assert mapping["properties"]["status"] == {"type": "long"}  # TSBS's int64
     loadless = count(url, "diagnostics", {"bool": {"must_not": {"exists": {"field": "current_load"}}}})
     assert 0.02 < loadless / SMALL_IOT_DATA.rows_per_measurement()[1] < 0.05
-    [row] = search(url, "diagnostics", {"size": 1, "query": {"bool": {"must_not": {"exists": {"field": "current_load"}}}}})["hits"]["hits"]
+    [row] = post_search(url, "diagnostics", {"size": 1, "query": {"bool": {"must_not": {"exists": {"field": "current_load"}}}}})["hits"]["hits"]
     assert "current_load" not in row["_source"] and {"time", "fuel_state", "status"} <= set(row["_source"])
-    [first] = search(url, "readings", {"size": 1, "sort": [{"time": "asc"}], "query": {"bool": {"filter": [
+    [first] = post_search(url, "readings", {"size": 1, "sort": [{"time": "asc"}], "query": {"bool": {"filter": [
         {"term": {"name": "truck_0"}}, {"exists": {"field": "fleet"}}, {"exists": {"field": "velocity"}}]}}})["hits"]["hits"]
     assert list(first["_source"])[:9] == ["time", *(name for name, _ in TAGS)]
     assert [first["_source"].get(name) for name, _ in TAGS] == list(truck_tags(SMALL_IOT_DATA.seed, 0, 1)[0])
@@ -88,7 +82,7 @@ def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wr
                ("readings", "fuel_consumption", 1000, "truck_2", "asc", {"range": {"velocity": {"gt": 1}}}))
     for index, field, value, truck, order, moving in changes:
         query = {"bool": {"filter": [{"term": {"name": truck}}, *([moving] if moving else [])]}}
-        [hit] = search(url, index, {"size": 1, "sort": [{"time": order}], "query": query})["hits"]["hits"]
+        [hit] = post_search(url, index, {"size": 1, "sort": [{"time": order}], "query": query})["hits"]["hits"]
         httpx.post(f"{url}/{index}/_update/{hit['_id']}", json={"doc": {field: value}}, params={"refresh": "true"},
                    timeout=30).raise_for_status()
     # The seed's executions read every changed row: the newest rows through each of the three types that read them.
