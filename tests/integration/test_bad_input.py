@@ -41,8 +41,8 @@ def assert_one_line_error(result, code, *fragments):
         # TSBS's shapes and query types (docs/tsbs.md)
         (["insert", "--target", "arangodb", "--schema", "tsbs-cpu"], ["module 'arangodb' does not support --schema tsbs-cpu: not yet: "]),
         (["query", "--target", "berkeleydb", "--queries", "double-groupby-all"], ["module 'berkeleydb' does not answer TSBS's double-groupby-all: not yet"]),
-        (["insert", "--target", "elasticsearch-local", "--schema", "tsbs-iot"],
-         ["module 'elasticsearch' does not support --schema tsbs-iot: not yet: it stores TSBS's tsbs-cpu, tsbs-devops only"]),
+        (["insert", "--target", "mongodb-local", "--schema", "tsbs-iot"],
+         ["module 'mongodb' does not support --schema tsbs-iot: not yet: it stores TSBS's tsbs-cpu, tsbs-devops only"]),
         (["query", "--target", "influxdb-local", "--queries", "avg-daily-driving-session"],
          ["module 'influxdb' does not answer TSBS's avg-daily-driving-session: a session counts on the day it starts"]),
         (["query", "--target", "iotdb-local", "--queries", "last-loc"], ["module 'iotdb' does not answer TSBS's last-loc: not yet: it stores TSBS's tsbs-cpu, tsbs-devops only"]),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -16,7 +18,7 @@ from iotdb_bench.simulator.modules.elasticsearch import SearchServerError
 from iotdb_bench.simulator.retry import RetriesExhausted
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.events import EventGenerator
-from tests.conftest import WORKLOAD_OPTIONS, assert_verified, downsample_minutes, rows_per_query, verified_workload_run
+from tests.conftest import WORKLOAD_OPTIONS, CliResult, assert_verified, downsample_minutes, rows_per_query, run_cli, verified_workload_run
 from tests.read_side import assert_scan_ok, check_read_side
 
 pytestmark = pytest.mark.elasticsearch
@@ -49,6 +51,18 @@ def reachable(server: str) -> str:
     return url
 
 
+def bulk_story_cli(server: str, folder: Path) -> tuple[str, Callable[..., CliResult]]:
+    """(the URL of one of SERVERS, `run(task, *args)`: the CLI on it from `folder`) for a TSBS story: the
+    translog synced asynchronously (the layout and the answers are tested there, durability here)."""
+    url = reachable(server)
+    (folder / "config.yaml").write_text(CONFIG.format(url=url) + "    translog_durability: async\n")
+
+    def run(task: str, *args: str) -> CliResult:
+        return run_cli([task, "--config", "config.yaml", "--target", "search", "--platform", "local", *args], folder)
+
+    return url, run
+
+
 @pytest.fixture(params=sorted(SERVERS))
 def search(request, tmp_path):
     """The URL of one real server, with a config file for it in the test folder."""
@@ -63,6 +77,12 @@ def run(cli, *args):
 
 def get(url: str, path: str, **params) -> dict:
     response = httpx.get(f"{url}{path}", params=params, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
+def post_search(url: str, index: str, body: dict) -> dict:
+    response = httpx.post(f"{url}/{index}/_search", json=body, timeout=30)
     response.raise_for_status()
     return response.json()
 

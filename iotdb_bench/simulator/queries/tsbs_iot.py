@@ -105,6 +105,24 @@ def _value(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
+def daily_sessions(periods: list[tuple[int, int, float, int]]) -> list[tuple[int, float | None]]:
+    """avg-daily-driving-session of one truck, from its 10-minute periods with rows in time order (start,
+    rows, sum and count of its velocities): per day a driving session starts in, the mean length in
+    seconds of those that end (None: none does). A period drives when its mean velocity is above 5 (null
+    without a velocity); a session runs from a change (driving <> lag(driving): false when either is
+    null) to the next one (TSBS's lead)."""
+    status = [(period, None if not count else total > SESSION_VELOCITY * count) for period, _, total, count in periods]
+    changes = [(period, driving) for (period, driving), (_, before) in zip(status[1:], status[:-1])
+               if driving is not None and before is not None and driving != before]
+    lengths: dict[int, list[float]] = {}
+    for (start, driving), after in zip(changes, [*changes[1:], None]):
+        if driving:
+            day = lengths.setdefault(start - start % DAY_MS, [])
+            if after is not None:
+                day.append((after[0] - start) / 1000)
+    return [(day, sum(found) / len(found) if found else None) for day, found in lengths.items()]
+
+
 @dataclass
 class _Periods:
     """Per 10-minute period (epoch ms) and truck: rows there, and the sum and count of one field's non-null values."""
@@ -281,16 +299,7 @@ class IotAnswers:
         velocity = self._aggregates().velocity
         answer = []
         for truck, tags in enumerate(self.tags):
-            status = [(period, None if not count else total > SESSION_VELOCITY * count) for period, _, total, count in velocity.of_truck(truck)]
-            changes = [(period, driving) for (period, driving), (_, before) in zip(status[1:], status[:-1])
-                       if driving is not None and before is not None and driving != before]
-            lengths: dict[int, list[float]] = {}
-            for (start, driving), after in zip(changes, [*changes[1:], None]):
-                if driving:
-                    day = lengths.setdefault(start - start % DAY_MS, [])
-                    if after is not None:
-                        day.append((after[0] - start) / 1000)
-            answer += [(tags[0], day, sum(found) / len(found) if found else None) for day, found in lengths.items()]
+            answer += [(tags[0], day, seconds) for day, seconds in daily_sessions(velocity.of_truck(truck))]
         return answer
 
     def _load(self) -> list[tuple]:

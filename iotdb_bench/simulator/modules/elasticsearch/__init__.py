@@ -23,7 +23,9 @@ timestamp). The record of expected answers is a document in an index of its own,
 
 TSBS's cpu-only and devops data (`--schema tsbs-cpu`, `tsbs-devops`) is an index per measurement, a
 document per row with the host's tags and the measurement's own (tsbs_layout.py), and TSBS's 15 DevOps
-query types are exact searches of the `cpu` index (tsbs_queries.py).
+query types are exact searches of the `cpu` index (tsbs_queries.py). TSBS's iot data (`--schema tsbs-iot`):
+the `readings` and `diagnostics` indices, TSBS's null tags and fields absent from the documents, and
+its 13 IoT query types exact searches of them, the trucks' tags joined by name (tsbs_iot.py).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from iotdb_bench.simulator.modules.elasticsearch.reader import SearchReader
 from iotdb_bench.simulator.modules.elasticsearch.records import SearchRecords
 from iotdb_bench.simulator.modules.elasticsearch.schema import STORAGE_NOTE, SearchSchema
 from iotdb_bench.simulator.modules.elasticsearch.writer import Rejected, SearchWriter
-from iotdb_bench.simulator.spec import PrimaryKey, RunSpec
+from iotdb_bench.simulator.spec import TSBS_TABLES, PrimaryKey, RunSpec
 
 __all__ = ["Module", "Rejected", "SearchServerError"]
 
@@ -45,7 +47,7 @@ class Module(DatabaseModule):
     Options = ElasticsearchOptions
     options: ElasticsearchOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset(TSBS_TABLES), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True, sensors=True, markers=True,
         drivers=("httpx",),
         # The next batch is generated and encoded once a _bulk request is on the wire (about 0.2 ms
         # per 1000 events against milliseconds of server work), without a helper thread's hand-offs.

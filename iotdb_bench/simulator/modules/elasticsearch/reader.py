@@ -1,6 +1,6 @@
 """The elasticsearch module's read side: the six queries as aggregations (per device: a composite
 aggregation paged with after_key; device-downsample: a 1-minute date_histogram) and TSBS's DevOps
-query types (tsbs_queries.py), each bounded as a whole by --query-timeout; a query file's _search
+and IoT query types (tsbs_queries.py, tsbs_iot.py), each bounded as a whole by --query-timeout; a query file's _search
 bodies (text_answers.py); scans through the scroll API; the visibility probe's _count of a marker."""
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_
 from iotdb_bench.simulator.modules.base import DatabaseModule, ModuleError, Query, ReaderRole
 from iotdb_bench.simulator.modules.elasticsearch import text_answers
 from iotdb_bench.simulator.modules.elasticsearch.options import MAX_PAGE, SCROLL_KEEP_ALIVE, SearchRole
+from iotdb_bench.simulator.modules.elasticsearch.tsbs_iot import IotSearches
 from iotdb_bench.simulator.modules.elasticsearch.tsbs_queries import CPU_INDEX, TsbsSearches, composite_buckets
 from iotdb_bench.simulator.queries.parameters import Parameters
-from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
+from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
+from iotdb_bench.simulator.queries.tsbs_iot import IOT
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -122,15 +124,19 @@ class SearchReader(SearchRole, ReaderRole):
         return composite_buckets(self._search, [{"device_id": {"terms": {"field": "device_id"}}}], sub_aggregations, page)
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types over the `cpu` index (tsbs_queries.py; devops data's other indices are not
-        read), each bounded as a whole by --query-timeout."""
+        """TSBS's query types of the data's use case, each bounded as a whole by --query-timeout: the DevOps
+        ones over the `cpu` index (tsbs_queries.py; devops data's other indices are not read), the IoT
+        ones over `readings` and `diagnostics` (tsbs_iot.py)."""
         if not self.spec.tsbs:
             return {}
+        if self.spec.shape == "tsbs-iot":
+            iot = IotSearches(self._search, self.options.query_page_size)
+            return {name: functools.partial(self._tsbs_query, functools.partial(iot.query, kind)) for name, kind in IOT.items()}
         searches = TsbsSearches(functools.partial(self._search, indices=CPU_INDEX), self.options.query_page_size)
-        return {name: functools.partial(self._tsbs_query, searches, kind) for name, kind in DEVOPS.items()}
+        return {name: functools.partial(self._tsbs_query, functools.partial(searches.query, kind)) for name, kind in DEVOPS.items()}
 
-    def _tsbs_query(self, searches: TsbsSearches, kind: DevopsQuery, parameters: Parameters) -> Query:
-        return self._with_deadline(searches.query(kind, parameters))
+    def _tsbs_query(self, query: Callable[[Parameters], Query], parameters: Parameters) -> Query:
+        return self._with_deadline(query(parameters))
 
     def _downsample(self) -> Answer:
         """device-downsample: the device's readings of the hour in 1-minute date_histogram buckets."""
