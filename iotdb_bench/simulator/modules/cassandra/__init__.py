@@ -67,7 +67,7 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         pace=Pace(batch_values_per_s=15_000.0),  # each value a cell, a request per partition
         # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
-        shapes=frozenset({"events", "light", "large"}), tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
+        shapes=frozenset({"events", "light", "large"}), tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops", "tsbs-iot"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
         measurements=True, sensors=True, markers=True, drivers=("cassandra-driver",),
         # Batch requests are marked here, one latency per CQL request, in both sync and async mode.
         marks_own_calls=True, query_languages=("cql",),
