@@ -219,7 +219,7 @@ class IotQueries:
         for truck in trucks:
             periods = sorted(set(velocity[truck]) | set(rows[truck]))
             status = [(period, cell[0] > SESSION_VELOCITY * cell[1] if (cell := velocity[truck].get(period)) else None) for period in periods]
-            changes = [(period, driving) for (period, driving), (_, before) in itertools.pairwise(status)
+            changes = [(period, driving) for (_, before), (period, driving) in itertools.pairwise(status)
                        if driving is not None and before is not None and driving != before]
             lengths: dict[int, list[float]] = {}
             for (start, driving), after in zip(changes, [*changes[1:], None]):
