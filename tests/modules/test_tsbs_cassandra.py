@@ -8,6 +8,7 @@ the IoT story, smaller than the others' (its section says why), has a keyspace o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -58,18 +59,26 @@ FIELDS = 10
 CHANGED_VALUE = 101  # TSBS's values are whole numbers: series_bigint holds no 100.5
 
 
+@contextlib.contextmanager
+def inserted(tmp_path_factory, name: str, insert: list[str]):
+    """(session, keyspace, a folder to run the CLI in, the insert's result) in a throwaway keyspace of its own."""
+    cluster, session = live_session()
+    keyspace = f"iotbench_{name}_{os.getpid()}"
+    folder = tmp_path_factory.mktemp(name)
+    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, keyspace=keyspace))
+    try:
+        yield session, keyspace, folder, run(folder)("insert", *insert)
+    finally:
+        session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
+        cluster.shutdown()
+
+
 @pytest.fixture(scope="module")
 def cassandra(tmp_path_factory):
     """(session, keyspace, a folder to run the CLI in, the insert's report) once the story's data is inserted."""
-    cluster, session = live_session()
-    keyspace = f"iotbench_tsbs_{os.getpid()}"
-    folder = tmp_path_factory.mktemp("tsbs-cassandra")
-    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, keyspace=keyspace))
-    result = run_cli(["insert", "--config", "config.yaml", "--target", "cassandra", "--platform", "local", *INSERT], folder)
-    assert_inserted(result)
-    yield session, keyspace, folder, result.results()["runs"][0]["report"]
-    session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
-    cluster.shutdown()
+    with inserted(tmp_path_factory, "tsbs", INSERT) as (session, keyspace, folder, result):
+        assert_inserted(result)
+        yield session, keyspace, folder, result.results()["runs"][0]["report"]
 
 
 def run(folder):
@@ -199,14 +208,9 @@ IOT_STORY_INSERT = ["--schema", "tsbs-iot", "--devices", "4", "--time-range", "2
 @pytest.fixture(scope="module")
 def iot(tmp_path_factory):
     """(session, keyspace, a folder to run the CLI in) once the IoT story's data is inserted, in a keyspace of its own."""
-    cluster, session = live_session()
-    keyspace = f"iotbench_tsbs_iot_{os.getpid()}"
-    folder = tmp_path_factory.mktemp("tsbs-cassandra-iot")
-    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, keyspace=keyspace))
-    assert_iot_inserted(run(folder)("insert", *IOT_STORY_INSERT), IOT_STORY)
-    yield session, keyspace, folder
-    session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
-    cluster.shutdown()
+    with inserted(tmp_path_factory, "tsbs_iot", IOT_STORY_INSERT) as (session, keyspace, folder, result):
+        assert_iot_inserted(result, IOT_STORY)
+        yield session, keyspace, folder
 
 
 def iot_series(session, keyspace: str) -> dict[str, list[str]]:

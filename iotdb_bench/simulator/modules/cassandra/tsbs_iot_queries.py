@@ -219,14 +219,16 @@ class IotQueries:
         for truck in trucks:
             periods = sorted(set(velocity[truck]) | set(rows[truck]))
             status = [(period, cell[0] > SESSION_VELOCITY * cell[1] if (cell := velocity[truck].get(period)) else None) for period in periods]
-            changes = [(period, driving) for (_, before), (period, driving) in itertools.pairwise(status)
-                       if driving is not None and before is not None and driving != before]
-            lengths: dict[int, list[float]] = {}
-            for (start, driving), after in zip(changes, [*changes[1:], None]):
-                if driving:
-                    day = lengths.setdefault(start - start % DAY_MS, [])
-                    if after is not None:
-                        day.append((after[0] - start) / 1000)
+            lengths: dict[int, list[float]] = {}  # per day a session starts, the lengths of those that end
+            before, start = None, None  # the period before's status (TSBS's lag), the running session's start
+            for period, driving in status:
+                if driving is not None and before is not None and driving != before:  # a change ends the session running
+                    if start is not None:
+                        lengths[start - start % DAY_MS].append((period - start) / 1000)
+                    start = period if driving else None
+                    if driving:
+                        lengths.setdefault(period - period % DAY_MS, [])
+                before = driving
             answer += [(truck, day, sum(found) / len(found) if found else None) for day, found in lengths.items()]
         return answer
 

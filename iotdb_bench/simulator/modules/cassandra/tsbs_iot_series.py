@@ -87,7 +87,7 @@ def count_rows(session: Any, keyspace: str, consistency: Any, timeout: float) ->
         listing = SimpleStatement(f"SELECT DISTINCT series_id FROM {keyspace}.{table}", consistency_level=consistency, fetch_size=5000)
         for (name,) in session.execute(listing, timeout=timeout):
             prefix, field_name, day = name.split("#")
-            if field_name in ROW_FIELDS[prefix.split(",", 1)[0]]:
+            if field_name in ROW_FIELDS.get(prefix.split(",", 1)[0], ()):  # an IoT measurement's two first fields
                 pairs[(prefix, day)].append(name)
     times = {table: session.prepare(f"SELECT toUnixTimestamp(time) FROM {keyspace}.{table} WHERE series_id = ?") for table in TABLES}
     for statement in times.values():
