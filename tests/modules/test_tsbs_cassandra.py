@@ -1,23 +1,30 @@
-"""TSBS's cpu-only and devops data and DevOps query types on the real Cassandra 5 (tests/tsbs_story.py):
+"""TSBS's cpu-only, devops and iot data and its DevOps and IoT query types on the real Cassandra 5 (tests/tsbs_story.py):
 TSBS's Cassandra layout (a partition per series and day in `series_bigint`, devops' float fields in
 `series_double`), TSBS's rows and points, every type answered `ok`, changed points found; and the
 storage figure, read from the server's data folder (the server runs on this machine) and from
 Cassandra's own accounting. One throwaway keyspace: the devops story replaces the cpu-only story's
-tables once its tests are done (Cassandra's schema changes are slow; a keyspace of its own would be one more)."""
+tables once its tests are done (Cassandra's schema changes are slow; a keyspace of its own would be one more);
+the IoT story, smaller than the others' (its section says why), has a keyspace of its own: its tables have the same names."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
+import numpy as np
 import pytest
 
 from iotdb_bench.simulator.modules.cassandra import Module, storage
+from iotdb_bench.simulator.modules.cassandra.tsbs_iot_series import IotIndex
 from iotdb_bench.simulator.modules.cassandra.tsbs_series import DOUBLES, TABLE, SeriesIndex
-from iotdb_bench.simulator.spec import RunSpec
+from iotdb_bench.simulator.spec import TSBS_START_MS, RunSpec
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
+from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
 from iotdb_bench.simulator.workload.tsbs.hosts import host_tags
+from iotdb_bench.simulator.workload.tsbs.iot import IOT, truck_tags
+from iotdb_bench.simulator.workload.tsbs.iot_rows import IotRows
 from tests.conftest import run_cli
 from tests.modules.test_cassandra import HOST, PORT, live_session
 from tests.tsbs_story import (
@@ -28,9 +35,12 @@ from tests.tsbs_story import (
     INSERT,
     TSBS_POINTS,
     Story,
+    assert_every_iot_type_answers_ok,
     assert_every_type_answers_ok,
     assert_inserted,
+    assert_iot_inserted,
     check_changed_rows_are_found,
+    check_iot_changes_found,
 )
 
 pytestmark = [pytest.mark.cassandra, pytest.mark.slow]
@@ -49,18 +59,26 @@ FIELDS = 10
 CHANGED_VALUE = 101  # TSBS's values are whole numbers: series_bigint holds no 100.5
 
 
+@contextlib.contextmanager
+def inserted(tmp_path_factory, name: str, insert: list[str]):
+    """(session, keyspace, a folder to run the CLI in, the insert's result) in a throwaway keyspace of its own."""
+    cluster, session = live_session()
+    keyspace = f"iotbench_{name}_{os.getpid()}"
+    folder = tmp_path_factory.mktemp(name)
+    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, keyspace=keyspace))
+    try:
+        yield session, keyspace, folder, run(folder)("insert", *insert)
+    finally:
+        session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
+        cluster.shutdown()
+
+
 @pytest.fixture(scope="module")
 def cassandra(tmp_path_factory):
     """(session, keyspace, a folder to run the CLI in, the insert's report) once the story's data is inserted."""
-    cluster, session = live_session()
-    keyspace = f"iotbench_tsbs_{os.getpid()}"
-    folder = tmp_path_factory.mktemp("tsbs-cassandra")
-    (folder / "config.yaml").write_text(CONFIG.format(host=HOST, port=PORT, keyspace=keyspace))
-    result = run_cli(["insert", "--config", "config.yaml", "--target", "cassandra", "--platform", "local", *INSERT], folder)
-    assert_inserted(result)
-    yield session, keyspace, folder, result.results()["runs"][0]["report"]
-    session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
-    cluster.shutdown()
+    with inserted(tmp_path_factory, "tsbs", INSERT) as (session, keyspace, folder, result):
+        assert_inserted(result)
+        yield session, keyspace, folder, result.results()["runs"][0]["report"]
 
 
 def run(folder):
@@ -178,3 +196,76 @@ def test_devops_measurements_as_tsbs_loads_them_and_the_devops_types_over_its_cp
     assert any(value != int(value) for value in fractions)
     assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
     check_changed_rows_are_found(run(folder), change_usage_user(session, keyspace, DEVOPS_STORY), CHANGED_VALUE, story=DEVOPS_STORY)
+
+
+# -- IoT: a smaller story than tests/tsbs_story.py's (Cassandra writes each value as a point: its 3.3 million
+# would take minutes here). Four trucks over 26 hours (two days) at 10-minute steps: a row per period,
+# so TSBS's null fields leave periods without a velocity or a status, and every tag is nulled in some row.
+IOT_STORY = TsbsData(shape="tsbs-iot", seed=1, hosts=4, start_ms=TSBS_START_MS, interval_ms=600_000, steps=26 * 6)
+IOT_STORY_INSERT = ["--schema", "tsbs-iot", "--devices", "4", "--time-range", "26h", "--interval", "10m", "-w", "2", "-r", "1", "--batch", "200"]
+
+
+@pytest.fixture(scope="module")
+def iot(tmp_path_factory):
+    """(session, keyspace, a folder to run the CLI in) once the IoT story's data is inserted, in a keyspace of its own."""
+    with inserted(tmp_path_factory, "tsbs_iot", IOT_STORY_INSERT) as (session, keyspace, folder, result):
+        assert_iot_inserted(result, IOT_STORY)
+        yield session, keyspace, folder
+
+
+def iot_series(session, keyspace: str) -> dict[str, list[str]]:
+    return {table: [row.series_id for row in session.execute(f"SELECT DISTINCT series_id FROM {keyspace}.{table}")] for table in (TABLE, DOUBLES)}
+
+
+def test_iot_series_with_tsbs_nulls_and_every_iot_type_answered_right(iot):
+    session, keyspace, folder = iot
+    series = iot_series(session, keyspace)
+    # status, TSBS's one int64 field, in series_bigint; the nine float64 fields in series_double.
+    assert {name.split("#")[1] for name in series[TABLE]} == {"status"}
+    assert {name.split("#")[1] for name in series[DOUBLES]} == {
+        "latitude", "longitude", "elevation", "velocity", "heading", "grade", "fuel_consumption", "fuel_state", "current_load"}
+    prefixes = {name.split("#")[0] for names in series.values() for name in names}
+    # truck_0's own series: the eight tags in TSBS's order, the capacities as their shortest text ...
+    name, fleet, driver, model, version, load, fuel, nominal = truck_tags(IOT_STORY.seed, 0, 1)[0]
+    assert (f"readings,name={name},fleet={fleet},driver={driver},model={model},device_version={version},"
+            f"load_capacity={load:g},fuel_capacity={fuel:g},nominal_fuel_consumption={nominal:g}") in prefixes
+    # ... and TSBS's null tags left out of their rows' series ids: nameless rows (no truck's), rows without a fleet.
+    tags = [dict(pair.split("=") for pair in prefix.split(",")[1:]) for prefix in prefixes]
+    assert any("name" not in each for each in tags) and any("name" in each and "fleet" not in each for each in tags)
+    assert all(len(each) >= len(IOT.tags) - 1 for each in tags)
+    # TSBS's null fields are no point: the points stored are the fields written less the rows' null ones.
+    rows = IotRows(IOT_STORY.seed, IOT_STORY.hosts)
+    nulls = 0
+    for measurement, one in enumerate(IOT.measurements):
+        positions = rows.position(np.arange(IOT_STORY.steps)[:, None], measurement, np.arange(IOT_STORY.hosts)[None, :]).ravel()
+        nulls += int(np.count_nonzero(rows.null_field(positions[rows.exists(positions)], len(one.field_names)) >= 0))
+    points = sum(session.execute(f"SELECT count(*) FROM {keyspace}.{table}", timeout=120).one()[0] for table in (TABLE, DOUBLES))
+    assert nulls > 0 and points == IOT_STORY.points - nulls
+    # A mixed run's queries read the series the run writes: every truck's stored series are among those planned.
+    stored, planned = IotIndex.of(series[TABLE] + series[DOUBLES]), IotIndex.planned(IOT_STORY.seed, IOT_STORY.hosts, IOT_STORY.start_ms, IOT_STORY.end_ms)
+    assert stored.trucks == planned.trucks == [f"truck_{truck}" for truck in range(IOT_STORY.hosts)]
+    assert all(set(found) <= set(planned.series[key]) for key, found in stored.series.items())
+    assert_every_iot_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), data=IOT_STORY)  # no --queries: the data's own, all 13
+
+
+def change_iot_rows(session, keyspace: str) -> None:
+    """tests/tsbs_story.py's IOT_CHANGES in TSBS's Cassandra layout: the row found among the truck's series (each
+    of its prefixes), the point upserted in that row's series: truck_0's newest load, truck_1's newest
+    longitude, truck_2's first fuel consumption at a velocity above 1."""
+    series = iot_series(session, keyspace)[DOUBLES]
+    changes = (("truck_0", ("fuel_state", "current_load"), max, None, "current_load", 1_000_000.0),
+               ("truck_1", ("latitude", "longitude"), max, None, "longitude", 200.0),
+               ("truck_2", ("velocity",), min, 1.0, "fuel_consumption", 1000.0))
+    for truck, fields, pick, above, changed, value in changes:
+        mine = [name for name in series if f",name={truck}," in name and name.split("#")[1] in fields]
+        points = [(row.time, name) for name in mine for row in session.execute(f"SELECT time, value FROM {keyspace}.{DOUBLES} WHERE series_id = %s", (name,))
+                  if above is None or row.value > above]
+        at, found = pick(points)
+        prefix, _, day = found.split("#")
+        session.execute(f"UPDATE {keyspace}.{DOUBLES} SET value = %s WHERE series_id = %s AND time = %s", (value, f"{prefix}#{changed}#{day}", at))
+
+
+def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wrong(iot):
+    session, keyspace, folder = iot
+    change_iot_rows(session, keyspace)
+    check_iot_changes_found(run(folder), IOT_STORY)

@@ -28,10 +28,11 @@ minute on the client, inside the timed query. Scans read one partition at a time
 timestamp order (the reverse of the clustering order), paged with the driver's fetch size. The
 record of expected answers is a table of its own in the keyspace, `iotbench_expected`.
 
-TSBS's cpu-only and devops data (`--schema tsbs-cpu`, `tsbs-devops`) go into TSBS's Cassandra layout, a
-partition per series (measurement, host and field) and day in series_bigint or series_double
-(tsbs_series.py, tsbs_writes.py), and TSBS's 15 DevOps query types run on their cpu series as TSBS's
-query runner does, a request per partition, merged on the client inside the timed query (tsbs_queries.py).
+TSBS's cpu-only, devops and iot data (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`) go into TSBS's
+Cassandra layout, a partition per series (measurement, host or truck tags, and field) and day in
+series_bigint or series_double (tsbs_series.py, tsbs_writes.py, tsbs_iot_series.py), and TSBS's 15 DevOps
+query types run on their cpu series as TSBS's query runner does, a request per partition, merged on the
+client inside the timed query (tsbs_queries.py); the 13 IoT types the same way (tsbs_iot_queries.py).
 The storage figure is the tables' flushed SSTables (storage.py).
 """
 
@@ -67,7 +68,7 @@ class Module(DatabaseModule):
     capabilities = Capabilities(
         pace=Pace(batch_values_per_s=15_000.0),  # each value a cell, a request per partition
         # Every CQL table needs a primary key, so seed 002's keyless slim table cannot be made here.
-        shapes=frozenset({"events", "light", "large"}), tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
+        shapes=frozenset({"events", "light", "large"}), tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops", "tsbs-iot"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}),
         measurements=True, sensors=True, markers=True, drivers=("cassandra-driver",),
         # Batch requests are marked here, one latency per CQL request, in both sync and async mode.
         marks_own_calls=True, query_languages=("cql",),

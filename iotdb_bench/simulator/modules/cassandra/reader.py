@@ -1,6 +1,6 @@
 """The cassandra module's read side: the six queries (device-downsample grouped by `floor(timestamp,
-1m)` on the server, or bucketed on the client for YugabyteDB YCQL), TSBS's DevOps query types on
-TSBS's layout (tsbs_queries.py), the scan of one partition at a time in ascending time order, and the
+1m)` on the server, or bucketed on the client for YugabyteDB YCQL), TSBS's DevOps and IoT query types
+on TSBS's layout (tsbs_queries.py, tsbs_iot_queries.py), the scan of one partition at a time in ascending time order, and the
 visibility probe's look-up of one row by its whole key."""
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from iotdb_bench.simulator.checks.answers import Answer, epoch_ms, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import DatabaseModule, Query, ReaderRole
 from iotdb_bench.simulator.modules.cassandra.options import DOWNSAMPLE_END_MS, QUERY_FETCH_SIZE, CassandraRole
+from iotdb_bench.simulator.modules.cassandra.tsbs_iot_queries import IotQueries
+from iotdb_bench.simulator.modules.cassandra.tsbs_iot_series import IotIndex
 from iotdb_bench.simulator.modules.cassandra.tsbs_queries import TsbsQueries
 from iotdb_bench.simulator.modules.cassandra.tsbs_series import SeriesIndex
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
+from iotdb_bench.simulator.queries.tsbs_iot import IOT, IotQuery
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 from iotdb_bench.simulator.workload.events import EventBatch
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
@@ -29,31 +32,49 @@ class CassandraReader(CassandraRole, ReaderRole):
         super().__init__(module)
         self._scans: dict[str, Any] = {}  # table -> prepared scan of one device
         self._tsbs_queries: TsbsQueries | None = None
+        self._iot_queries: IotQueries | None = None
 
     def forget_statements(self) -> None:
         """The session closed: its prepared statements go with it."""
         self._scans = {}
         self._tsbs_queries = None
+        self._iot_queries = None
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types over TSBS's layout (tsbs_queries.py)."""
+        """TSBS's DevOps or IoT query types over TSBS's layout (tsbs_queries.py, tsbs_iot_queries.py)."""
         if not self.spec.tsbs:
             return {}
+        if self.spec.shape == "tsbs-iot":
+            return {name: functools.partial(self._iot_query, kind) for name, kind in IOT.items()}
         return {name: functools.partial(self._tsbs_query, kind) for name, kind in DEVOPS.items()}
 
     def _tsbs_query(self, kind: DevopsQuery, parameters: Parameters) -> Query:
         return self._tsbs.query(kind, parameters)
 
+    def _iot_query(self, kind: IotQuery, parameters: Parameters) -> Query:
+        return self._iot.query(kind, parameters)
+
+    def _planned(self) -> TsbsData | None:
+        """A mixed run's query client reads the series the run is writing (None: the database's)."""
+        return TsbsData.of(self.spec) if self.spec.task == "insert" else None
+
     @property
     def _tsbs(self) -> TsbsQueries:
         if self._tsbs_queries is None:
-            planned = None
-            if self.spec.task == "insert":  # a mixed run's query client: the series the run is writing
-                data = TsbsData.of(self.spec)
-                planned = SeriesIndex.planned(data.seed, data.hosts, data.start_ms, data.end_ms)
+            data = self._planned()
+            planned = SeriesIndex.planned(data.seed, data.hosts, data.start_ms, data.end_ms) if data else None
             self._tsbs_queries = TsbsQueries(self.module.session, self.options.keyspace, self.options.query_concurrency,
                                              self.options.count_timeout, planned)
         return self._tsbs_queries
+
+    @property
+    def _iot(self) -> IotQueries:
+        if self._iot_queries is None:
+            data = self._planned()
+            planned = IotIndex.planned(data.seed, data.hosts, data.start_ms, data.end_ms) if data else None
+            self._iot_queries = IotQueries(self.module.session, self.options.keyspace, self.options.query_concurrency,
+                                           self.options.count_timeout, planned)
+        return self._iot_queries
 
     def marker_visible(self, marker: EventBatch) -> bool:
         """The marker's row by its whole key, at the run's consistency level (ONE on a cluster may miss it)."""

@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 
 from iotdb_bench.simulator.modules.base import SchemaRole
-from iotdb_bench.simulator.modules.cassandra import storage, tsbs_series
+from iotdb_bench.simulator.modules.cassandra import storage, tsbs_iot_series, tsbs_series
 from iotdb_bench.simulator.modules.cassandra.options import COLUMN_TYPES, DDL_TIMEOUT_S, CassandraRole
 from iotdb_bench.simulator.spec import PrimaryKey
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
@@ -57,11 +57,14 @@ class CassandraSchema(CassandraRole, SchemaRole):
 
     def count(self) -> int:
         """Rows stored; in TSBS's layout a row is a point in each of its fields' series, so the points of each
-        measurement's first field (counted per partition on the server: `GROUP BY series_id`)."""
+        measurement's first field (counted per partition on the server: `GROUP BY series_id`); IoT's rows,
+        which may lack any one field, from the times of two (tsbs_iot_series.py)."""
         from cassandra import ConsistencyLevel
         from cassandra.query import SimpleStatement
 
         consistency = ConsistencyLevel.name_to_value[self.options.count_consistency_level]
+        if self.spec.shape == "tsbs-iot":
+            return tsbs_iot_series.count_rows(self.module.session, self.options.keyspace, consistency, self.options.count_timeout)
         if self.spec.tsbs:  # every measurement's first field is an integer: its series are in series_bigint
             firsts = {f"{one.name}#{one.field_names[0]}" for one in USE_CASES[self.spec.shape].measurements}
             statement = SimpleStatement(f"SELECT series_id, count(*) FROM {self.options.keyspace}.{tsbs_series.TABLE} GROUP BY series_id",

@@ -90,12 +90,7 @@ class TsbsQueries:
         return self._index
 
     def _run(self, statement: Any, arguments: list[tuple[Any, ...]]) -> list[list[Any]]:
-        """Each argument tuple's rows (every page), the requests `concurrency` at a time."""
-        from cassandra.concurrent import execute_concurrent_with_args
-
-        results = execute_concurrent_with_args(self.session, statement, arguments, concurrency=self.concurrency,
-                                               raise_on_first_error=True, execution_profile=QUERY_PROFILE)
-        return [list(rows) for _ok, rows in results]
+        return fetch_all(self.session, [(statement, one) for one in arguments], self.concurrency)
 
     # -- the families ------------------------------------------------------------------------
     def _max_per_bucket(self, index: SeriesIndex, hosts: list[str], fields: Sequence[str], window: Window, unit: str) -> Answer:
@@ -187,6 +182,15 @@ class TsbsQueries:
             pending = short
         latest = sorted(maxima, reverse=True)[:LATEST_MINUTES]
         return Answer([(minute, maxima[minute]) for minute in latest], with_times(0))
+
+
+def fetch_all(session: Any, requests: list[tuple[Any, tuple[Any, ...]]], concurrency: int) -> list[list[Any]]:
+    """Each (statement, arguments) request's rows (every page), `concurrency` requests at a time, each
+    bound by --query-timeout (QUERY_PROFILE)."""
+    from cassandra.concurrent import execute_concurrent
+
+    results = execute_concurrent(session, requests, concurrency=concurrency, raise_on_first_error=True, execution_profile=QUERY_PROFILE)
+    return [list(rows) for _ok, rows in results]
 
 
 def _known(index: SeriesIndex, hosts: Iterable[str]) -> list[str]:

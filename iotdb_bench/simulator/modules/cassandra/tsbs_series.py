@@ -8,11 +8,17 @@ float64 field's in `series_double`; the cpu values are whole numbers, so the cpu
 
 `series_id` is TSBS's: the measurement, the host's ten tags and the measurement's own (diskio's
 serial, ...) in TSBS's order, the field, the UTC day
-(`cpu,hostname=host_0,region=eu-west-1,...,service_environment=test#usage_user#2016-01-01`). Two
+(`cpu,hostname=host_0,region=eu-west-1,...,service_environment=test#usage_user#2016-01-01`). IoT's
+trucks (tsbs_iot_series.py) the same way: `readings,name=truck_0,fleet=East,...,load_capacity=2000,
+fuel_capacity=200,nominal_fuel_consumption=15#velocity#2016-01-01`. Two
 departures, both for CQL's sake: TSBS's `timestamp_ns bigint` is a CQL `timestamp` (milliseconds, the
 tool's times), which CQL groups by `floor(time, 1m)` on the server; and no `WITH COMPACT STORAGE`,
 deprecated since Cassandra 4.0 (its `compact_tables_enabled` guardrail may forbid it) and invisible
 to CQL. TSBS's three other tables (float, boolean, blob) would stay empty with this data and are not made.
+TSBS's serializer takes only string tags and no null ones (it panics on IoT's capacities and null
+tags): here a capacity is written as its shortest text (`2000`), a null tag is left out of its row's
+series id, as TSBS's influx serializer leaves it out of the line (the row is then in a series of its
+own), and a null field is no point at all.
 
 A query finds its partitions as TSBS's query runner does, from a client-side index of the cpu series
 (`SELECT DISTINCT series_id`): the hosts' tags from their names, the days each host has; a mixed
@@ -24,11 +30,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
-from iotdb_bench.simulator.workload.tsbs.usecases import Measurement, UseCase
+from iotdb_bench.simulator.workload.tsbs.usecases import UseCase
 
 TABLE = "series_bigint"  # the integers' table, where the cpu series are
 DOUBLES = "series_double"
@@ -67,6 +74,11 @@ def series_id(prefix: str, field_name: str, day: int) -> str:
     return f"{prefix}#{field_name}#{day_name(day)}"
 
 
+def day_of(name: str) -> int:
+    """The day (since the epoch) of TSBS's bucket name."""
+    return (dt.date.fromisoformat(name) - _EPOCH).days
+
+
 def measurement_and_field(name: str) -> str:
     """`cpu#usage_user` of a series id."""
     prefix, field_name, _day = name.split("#")
@@ -74,24 +86,27 @@ def measurement_and_field(name: str) -> str:
 
 
 class SeriesPrefixes:
-    """The series prefix (measurement, the host's tags, the measurement's own) of each measurement and
-    host the writer meets, from the seed's tags."""
+    """The series prefix (measurement, the entity's tags, the measurement's own) of each measurement,
+    entity and null tag (-1: none) the writer meets, from the seed's tags."""
 
-    def __init__(self, seed: int, measurements: tuple[Measurement, ...]):
-        self.seed, self.measurements = seed, measurements
-        self._known: dict[tuple[int, int], str] = {}
+    def __init__(self, seed: int, use_case: UseCase):
+        self.seed, self.use_case = seed, use_case
+        self._known: dict[tuple[int, int, int], str] = {}
 
-    def of(self, measurement: int, host: int) -> str:
-        if (measurement, host) not in self._known:
-            [tags] = host_tags(self.seed, host, 1)
-            one = self.measurements[measurement]
+    def of(self, measurement: int, host: int, null_tag: int = -1) -> str:
+        key = (measurement, host, null_tag)
+        if key not in self._known:
+            [tags] = self.use_case.tag_rows(self.seed, host, 1)
+            one = self.use_case.measurements[measurement]
             own = [(name, values[0]) for name, values in one.tag_values(self.seed, np.array([host])).items()]
-            self._known[(measurement, host)] = prefix_of(tags, one.name, own)
-        return self._known[(measurement, host)]
+            named = [(name, value) for position, ((name, _), value) in enumerate(zip(self.use_case.tags, tags)) if position != null_tag]
+            self._known[key] = prefix_of(named, one.name, own)
+        return self._known[key]
 
 
-def prefix_of(tags: Iterable[str], measurement: str = MEASUREMENT, own: Iterable[tuple[str, str]] = ()) -> str:
-    return ",".join([measurement, *(f"{name}={value}" for name, value in [*zip(TAG_NAMES, tags), *own])])
+def prefix_of(tags: Iterable[tuple[str, Any]], measurement: str = MEASUREMENT, own: Iterable[tuple[str, str]] = ()) -> str:
+    """`measurement,name=value,...`; a number as its shortest text (IoT's capacities: 2000)."""
+    return ",".join([measurement, *(f"{name}={value if isinstance(value, str) else format(value, 'g')}" for name, value in [*tags, *own])])
 
 
 @dataclass
@@ -107,7 +122,7 @@ class SeriesIndex:
         index = cls()
         days = set(days_between(start_ms, end_ms))
         for tags in host_tags(seed, 0, hosts):
-            index.prefixes[tags[0]] = prefix_of(tags)
+            index.prefixes[tags[0]] = prefix_of(zip(TAG_NAMES, tags))
             index.days[tags[0]] = days
         return index
 
@@ -121,7 +136,7 @@ class SeriesIndex:
                 continue
             hostname = prefix.split(",", 2)[1].removeprefix("hostname=")
             index.prefixes[hostname] = prefix
-            index.days.setdefault(hostname, set()).add((dt.date.fromisoformat(day) - _EPOCH).days)
+            index.days.setdefault(hostname, set()).add(day_of(day))
         return index
 
     @property
