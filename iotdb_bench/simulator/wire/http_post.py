@@ -4,7 +4,8 @@ keep-alive connection of the standard library's http.client.
 A rich client (httpx, influxdb-client's urllib3 stack) builds URL, header and response objects for
 every request: for a batch of 1000 events that was about 1 ms of client CPU per request, as much as
 the server's own work at some databases (benchmarks/fast_paths.py), and a query through httpx cost
-about 2 ms more per execution than TSBS's runner (docs/performance.md, "Side by side with TSBS").
+about 1.7 ms of client CPU per execution (docs/performance.md, "VictoriaMetrics' and InfluxDB's queries
+through http.client").
 The body is sent as given, the answer read whole; a request without an answer raises PostFailed with
 a one-line reason, and so does a refused one through `post` and `get` (`send` hands back any status
 with its answer)."""

@@ -1,9 +1,9 @@
 """The influxdb module's connection: the clients of the v2 API (a second one for the queries with
---query-timeout), the 1.x query API (InfluxQL; InfluxDB 1.8 has no other), and the wording of their errors. Writes go to
-the v2 write endpoint, InfluxQL statements to /query, each through one keep-alive connection of the
-standard library's client (simulator/wire/http_post.py): influxdb-client's urllib3 stack cost about
-0.7 ms of client CPU per request, more than building the batch's line protocol, and httpx about 2 ms
-per query (docs/performance.md, "Side by side with TSBS"); httpx streams the chunked raw reads."""
+--query-timeout), the 1.x query API (InfluxQL), and the wording of their errors. Writes go to the v2
+write endpoint, InfluxQL statements to /query, each through one keep-alive connection of the standard
+library's client (simulator/wire/http_post.py): influxdb-client's urllib3 stack cost about 0.7 ms of
+client CPU per request, more than building the batch's line protocol, and httpx about 1.7 ms per query
+(docs/performance.md); httpx streams the chunked raw reads."""
 
 from __future__ import annotations
 
