@@ -1,6 +1,6 @@
-"""The victoriametrics module's connection: an httpx client for every call but the timed writes,
-which go through the standard library's client (simulator/wire/http_post.py); MetricsQL queries and
-the streamed export, each refusal a VictoriaMetricsError naming the call."""
+"""The victoriametrics module's connection: an httpx client for every call but the timed ones (writes
+and MetricsQL queries), which go through the standard library's client (simulator/wire/http_post.py);
+the streamed export; each refusal a VictoriaMetricsError naming the call."""
 
 from __future__ import annotations
 
@@ -75,14 +75,17 @@ class VmConnection:
         self.request("flushing", "GET", "/internal/force_flush")
 
     def write(self, body: bytes, ingestion: Literal["import", "influx"]) -> None:
-        # The timed call: through the standard library's client (simulator/wire/http_post.py), a
-        # tenth of httpx's client CPU per request; the other calls keep httpx.
-        if self._poster is None:
-            self._poster = HttpPoster(str(self.options.url), self.options.timeout)
         try:
-            self._poster.post(ENDPOINTS[ingestion], body, {"precision": "ms"} if ingestion == "influx" else None)
+            self._timed().post(ENDPOINTS[ingestion], body, {"precision": "ms"} if ingestion == "influx" else None)
         except PostFailed as error:
             raise VictoriaMetricsError(f"write {error}") from None
+
+    def _timed(self) -> HttpPoster:
+        """The client of the timed calls (writes, queries): the standard library's, a tenth of httpx's
+        client CPU per request; the other calls keep httpx."""
+        if self._poster is None:
+            self._poster = HttpPoster(str(self.options.url), self.options.timeout)
+        return self._poster
 
     def export(self, selector: str, rows_per_line: int, since_ms: int = TIME_ORIGIN_MS) -> Iterator[dict[str, Any]]:
         """/api/v1/export of the series `selector` selects, streamed: one JSON line (one series' samples,
@@ -129,11 +132,14 @@ class VmConnection:
         if limit:  # the server stops the query; the client gives up waiting at the same time
             params["timeout"] = f"{max(1, round(limit * 1000))}ms"
         started = time.perf_counter()
-        response = self.request("MetricsQL query", "GET", path, params=params, **({"timeout": limit} if limit else {}))
-        # httpx limits each socket operation, not the call: an answer that came in late is late all the same.
+        try:
+            body = self._timed().get(path, params, limit or None)
+        except PostFailed as error:
+            raise VictoriaMetricsError(f"MetricsQL query {error}") from None
+        # The client limits each wait for the socket, not the call: an answer that came in late is late all the same.
         if limit and time.perf_counter() - started > limit:
             raise VictoriaMetricsError("MetricsQL query timed out")
-        answer = response.json()
+        answer = json.loads(body)
         if answer.get("status") != "success":
             raise VictoriaMetricsError(f"MetricsQL query failed: {one_line(answer.get('error') or answer, limit=300)}")
         result: list[dict[str, Any]] = answer["data"]["result"]
