@@ -51,6 +51,7 @@ from iotdb_bench.simulator.workload.tsbs.usecases import Measurement
 Row = tuple[Any, ...]
 Fetch = Callable[[str], tuple[list[str], list[list[Any]]]]  # a statement's column names and rows (IotdbConnection.fetch_named)
 Tags = dict[str, str]
+Periods = dict[str, list[tuple[int, int, Any, int]]]  # device -> its periods with rows: (period, rows, sum, count)
 # The types that read diagnostics; the others read readings.
 _OF_DIAGNOSTICS = ("low-fuel", "high-load", "avg-load", "daily-activity", "breakdown-frequency")
 
@@ -65,25 +66,34 @@ def execute(query: IotQuery, parameters: Parameters, database: str, fetch: Fetch
     devices = ", ".join(trucks) if query.fleet or query.trucks else f"root.{database}.{measurement.name}.*"
     if name in ("last-loc", "single-last-loc", "low-fuel", "high-load"):
         return _newest_rows(name, trucks, _newest(fetch(f"SELECT LAST * FROM {devices}")[1]))
-    if name in ("stationary-trucks", "long-driving-sessions", "long-daily-sessions"):
-        window: Window = parameters["window"]
-        between = f"WHERE time >= {window.start_ms} AND time < {window.end_ms}"
-        if name == "stationary-trucks":
-            found = _per_device(fetch(f"SELECT sum(velocity), count(velocity) FROM {devices} {between} ALIGN BY DEVICE")[1])
-            return [_name_driver(trucks[device]) for device, (total, count) in found.items()
-                    if device in trucks and count and total < STATIONARY_VELOCITY * count]
-        more_than = LONG_DRIVING_PERIODS if name == "long-driving-sessions" else LONG_DAILY_PERIODS
-        periods = _periods(fetch, "sum(velocity), count(velocity)", devices, (window.start_ms, window.end_ms), between)
-        return [_name_driver(trucks[device]) for device, found in periods.items() if device in trucks
-                and sum(1 for _, (total, count) in found if count and total > DRIVING_VELOCITY * count) > more_than]
+    if query.window_ms:
+        return _in_window(name, parameters["window"], trucks, devices, fetch)
     if name == "avg-vs-projected-fuel-consumption":
         moving = _per_device(fetch(f"SELECT count(velocity), sum(fuel_consumption), count(fuel_consumption) FROM {devices} "
                                    f"WHERE velocity > {DRIVING_VELOCITY} ALIGN BY DEVICE")[1])
         return _fuel_consumption(trucks, moving)
     if name == "avg-load":
         loads = _per_device(fetch(f"SELECT sum(current_load), count(current_load) FROM {devices} ALIGN BY DEVICE")[1])
-        rows = _per_device(fetch(f"SELECT count_time(*) FROM {devices} ALIGN BY DEVICE")[1])
-        return _load(trucks, loads, rows)
+        return _load(trucks, loads, _per_device(fetch(f"SELECT count_time(*) FROM {devices} ALIGN BY DEVICE")[1]))
+    return _over_periods(name, measurement, trucks, devices, fetch)
+
+
+def _in_window(name: str, window: Window, trucks: dict[str, Tags], devices: str, fetch: Fetch) -> list[Row]:
+    """stationary-trucks, long-driving-sessions and long-daily-sessions: the fleet's mean velocities in the window."""
+    between = f"WHERE time >= {window.start_ms} AND time < {window.end_ms}"
+    if name == "stationary-trucks":
+        found = _per_device(fetch(f"SELECT sum(velocity), count(velocity) FROM {devices} {between} ALIGN BY DEVICE")[1])
+        return [_name_driver(trucks[device]) for device, (total, count) in found.items()
+                if device in trucks and count and total < STATIONARY_VELOCITY * count]
+    more_than = LONG_DRIVING_PERIODS if name == "long-driving-sessions" else LONG_DAILY_PERIODS
+    periods = _periods(fetch, "sum(velocity), count(velocity)", devices, (window.start_ms, window.end_ms), between)
+    return [_name_driver(trucks[device]) for device, found in periods.items() if device in trucks
+            and sum(1 for _, (total, count) in found if count and total > DRIVING_VELOCITY * count) > more_than]
+
+
+def _over_periods(name: str, measurement: Measurement, trucks: dict[str, Tags], devices: str, fetch: Fetch) -> list[Row]:
+    """The types over every truck's 10-minute periods of all the data: velocity's (avg-daily-driving-duration and
+    -session) or status' (daily-activity, breakdown-frequency)."""
     span = _data_range(fetch, measurement.field_names, devices)
     if span is None:
         return []
@@ -91,10 +101,10 @@ def execute(query: IotQuery, parameters: Parameters, database: str, fetch: Fetch
     stats = _periods(fetch, f"sum({field}), count({field})", devices, span)
     if name == "avg-daily-driving-duration":
         return _driving_duration(trucks, stats)
-    rows = {device: dict(found) for device, found in _periods(fetch, "count_time(*)", devices, span).items()}
-    # Per truck its periods with rows, in time order: (period, rows, sum, count), TSBS's GROUP BY tags_id, ten_minutes.
-    periods = {device: [(period, rows[device][period][0], total, count) for period, (total, count) in found if rows[device][period][0]]
-               for device, found in stats.items() if device in trucks}
+    counted = {device: dict(found) for device, found in _periods(fetch, "count_time(*)", devices, span).items()}
+    # Per truck its periods with rows, in time order: TSBS's GROUP BY tags_id, ten_minutes.
+    periods: Periods = {device: [(period, counted[device][period][0], total, count) for period, (total, count) in found if counted[device][period][0]]
+                        for device, found in stats.items() if device in trucks}
     if name == "avg-daily-driving-session":
         return _driving_sessions(trucks, periods)
     if name == "daily-activity":
@@ -231,9 +241,6 @@ def _driving_duration(trucks: dict[str, Tags], stats: dict[str, list[tuple[int, 
             hours = [periods // 6 for periods in days.values()]
             answer.append((tags.get("fleet"), tags["name"], tags.get("driver"), sum(hours) / len(hours)))
     return answer
-
-
-Periods = dict[str, list[tuple[int, int, Any, int]]]  # device -> its periods with rows: (period, rows, sum, count)
 
 
 def _driving_sessions(trucks: dict[str, Tags], periods: Periods) -> list[Row]:
