@@ -59,12 +59,12 @@ class Fields:
         return [TSDataType[name] for name in self.type_names()]
 
     def big_endian(self, batch: EventBatch) -> list[np.ndarray]:
-        """The measurements' columns as a tablet sends them (big-endian, in their IoTDB types; a null, NaN, as 0
-        in an integer column: its place is marked in the tablet's bitmap, `nulls`)."""
+        """The measurements' columns as a tablet sends them (big-endian, in their IoTDB types; a null, NaN, as 0,
+        as the driver's Tablet writes it: its place is marked in the tablet's bitmap, `nulls`)."""
         columns = []
         for column, kind in zip(self.columns, self.kinds):
             values = column.values(batch)
-            if column.nullable and kind != "float":
+            if column.nullable:
                 values = np.where(np.isnan(values), 0.0, values)
             columns.append(values.astype(_TYPES[kind][1]))
         return columns
