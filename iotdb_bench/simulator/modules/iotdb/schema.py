@@ -47,9 +47,9 @@ class IotdbSchema(IotdbRole, SchemaRole):
             connection.statement(f"CREATE DATABASE {database}{self._database_clause()}")
         for table in self.spec.table_names:
             existing: set[str] = set()
-            if not self.spec.clean:
-                existing = set(connection.column(f"SHOW DEVICES {database}.{table}.**", "Device"))
-            wanted = [device for device in series.run_devices() if device.table == table and device.path not in existing]
+            if not self.spec.clean:  # SHOW DEVICES back-quotes only the names that need it (w000000-d000001, not truck_0)
+                existing = {path.replace("`", "") for path in connection.column(f"SHOW DEVICES {database}.{table}.**", "Device")}
+            wanted = [device for device in series.run_devices() if device.table == table and device.path.replace("`", "") not in existing]
             for device in wanted:
                 connection.statement(f"CREATE ALIGNED TIMESERIES {device.path}({self._columns(device)})")
             log.info("%s: %d devices created, %d existed", table, len(wanted), len(existing))
@@ -121,7 +121,7 @@ class IotdbSchema(IotdbRole, SchemaRole):
     def count(self) -> int:
         connection = self.module.connection
         series = self.module.series
-        if self.spec.shape == "tsbs-iot":  # a row's times, named or not: every field of a row may be null but one
+        if self.spec.shape == "tsbs-iot":  # the rows' times on the named and unnamed devices, whichever fields are null
             return sum(int(count) for table in self.spec.table_names
                        for count in connection.column(f"SELECT count_time(*) FROM root.{self.options.database}.{table}.** ALIGN BY DEVICE",
                                                       "count_time(*)"))
