@@ -244,19 +244,24 @@ def _driving_duration(trucks: dict[str, Tags], stats: dict[str, list[tuple[int, 
 
 
 def _driving_sessions(trucks: dict[str, Tags], periods: Periods) -> list[Row]:
-    """Per truck and day the mean length of its driving sessions: TSBS's periods whose driving (mean velocity above
-    5, null without a velocity) differs from the period before's, each lasting to the next such change."""
+    """Per truck and day the mean length of its driving sessions, in one pass over its periods: a change is a period
+    whose driving (mean velocity above 5; null without a velocity) differs from the period before's (TSBS's
+    `driving <> lag(driving)`, false where either is null); a session starts at a change to driving and lasts to
+    the next change (`lead`), and one that no change ends has no length (its day's mean is null without others)."""
     answer = []
     for device, found in periods.items():
-        status = [(period, None if not count else total > SESSION_VELOCITY * count) for period, _, total, count in found]
-        changes = [(period, driving) for (period, driving), (_, before) in zip(status[1:], status[:-1])
-                   if driving is not None and before is not None and driving != before]
         lengths: dict[int, list[float]] = {}
-        for (start, driving), after in zip(changes, [*changes[1:], None]):
-            if driving:
-                day = lengths.setdefault(start - start % DAY_MS, [])
-                if after is not None:
-                    day.append((after[0] - start) / 1000)
+        before: bool | None = None
+        session: int | None = None  # the start of the driving session the next change ends
+        for period, _, total, count in found:
+            driving = None if not count else bool(total > SESSION_VELOCITY * count)
+            if driving is not None and before is not None and driving != before:
+                if session is not None:
+                    lengths[session - session % DAY_MS].append((period - session) / 1000)
+                session = period if driving else None
+                if driving:
+                    lengths.setdefault(period - period % DAY_MS, [])
+            before = driving
         answer += [(trucks[device]["name"], day, sum(seconds) / len(seconds) if seconds else None) for day, seconds in lengths.items()]
     return answer
 
