@@ -238,7 +238,8 @@ def test_iot_rows_changed_behind_the_tools_back_make_the_queries_reading_them_wr
 
 def test_iot_tablets_are_the_drivers_with_tsbs_nulls_and_nameless_rows_apart():
     """A batch of IoT rows as tablets: per truck, measurement and whether TSBS kept its name, the rows in time order,
-    their bytes (values, then the null bitmaps) those of the driver's own Tablet made from the rows with None for nulls."""
+    their bytes (values, then the null bitmaps) those of the driver's own Tablet made from the rows with None for nulls;
+    as records (tree_batch=records), each row's device and its nulls as None."""
     from iotdb.utils.Tablet import Tablet
 
     spec = RunSpec(run_id="tablets", task="insert", target="iotdb", module="iotdb", workers=1, batch=4000, shape="tsbs-iot",
@@ -264,3 +265,11 @@ def test_iot_tablets_are_the_drivers_with_tsbs_nulls_and_nameless_rows_apart():
         assert (tablet.get_binary_timestamps(), tablet.get_binary_values()) == (expected.get_binary_timestamps(), expected.get_binary_values())
         with_nulls += any(value is None for row in values for value in row)
     assert with_nulls  # bitmaps were compared
+    # tree_batch=records: a record per row, in the batch's order, its nulls None (lists: the driver leaves them out).
+    records = module_class("iotdb")(spec.model_copy(update={"extra": {**spec.extra, "tree_batch": "records"}})).writer.prepare_batch(batch)
+    paths, times, _, _, rows = records
+    assert times == batch.timestamp_ms.tolist()
+    assert ["unnamed." in path for path in paths] == (batch.null_tag == 0).tolist()
+    widths = [len(one.field_names) for one in IOT_USE_CASE.measurements]
+    nulls = [[value != value for value in column[: widths[m]]] for m, column in zip(batch.table_index.tolist(), zip(*(batch.measurement(i).tolist() for i in range(7))))]
+    assert [[value is None for value in row] for row in rows] == nulls and all(isinstance(row, list) for row in rows)

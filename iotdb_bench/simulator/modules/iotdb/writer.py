@@ -34,7 +34,7 @@ class IotdbWriter(IotdbRole, WriterRole):
             for tablet in prepared:
                 session.insert_relational_tablet(tablet)
 
-    def _records(self, batch: EventBatch) -> tuple[list[str], list[int], list[list[str]], list[list[Any]], list[tuple[Any, ...]]]:
+    def _records(self, batch: EventBatch) -> tuple[list[str], list[int], list[list[str]], list[list[Any]], list[list[Any]]]:
         """insert_aligned_records' arguments: one record per event, in the batch's order (a batch of TSBS's
         order is one timestamp across many hosts: a record each, where tablets would be one row each)."""
         series = self.module.series
@@ -42,7 +42,8 @@ class IotdbWriter(IotdbRole, WriterRole):
         paths = self._paths(batch, tables)
         names = {table: fields.names for table, fields in series.fields.items()}
         types = {table: fields.types() for table, fields in series.fields.items()}
-        values = [row for _, row in self.rows_per_table(batch, lambda table, part: series.fields[table].python_values(part))]
+        # Lists: the driver looks for a null (None, left out of the record) in lists only.
+        values = [list(row) for _, row in self.rows_per_table(batch, lambda table, part: series.fields[table].python_values(part))]
         return paths, batch.timestamp_ms.tolist(), [names[table] for table in tables], [types[table] for table in tables], values
 
     def prepare_single(self, batch: EventBatch) -> list[Any]:
