@@ -20,6 +20,11 @@ the layout of benchANT's TSBS IoTDB target: an aligned device per host and measu
 root.<database>.<measurement>.host_<i> (cpu-only's fields INT32, devops' as TSBS's serializers type
 them: INT64, mem's percentages DOUBLE; series.py), the host's tags and the measurement's own as tags of
 its first field; TSBS's DevOps query types over cpu in that target's SQL made exact (tsbs_queries.py).
+TSBS's IoT data (`--schema tsbs-iot`) the same way: an aligned device per truck and measurement,
+root.<database>.readings.truck_<i> and root.<database>.diagnostics.truck_<i>, the truck's eight tags as tags
+of its first field, TSBS's null fields as nulls (the tablets' bitmaps), and the rows TSBS writes without the
+truck's name (which its loaders tie to no truck) in root.<database>.<measurement>.unnamed.truck_<i>, out of
+every query's reach; the 13 IoT query types as IoTDB's statements put together on the client (tsbs_iot.py).
 
 IoTDB identifies a point by its series and time (a later write at the same time overwrites), so
 there is no key column: --primary-key db (the default) and none are accepted and mean the same.
@@ -66,7 +71,7 @@ class Module(DatabaseModule):
     options: IotdbOptions
     capabilities = Capabilities(
         pace=Pace(tsbs_query_s=0.01),
-        tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
+        tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops", "tsbs-iot"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.none}), measurements=True, sensors=True,
         transactions=No("IoTDB has no transactions to commit every S seconds"), query_languages=("iotdb",),
     )
     schema, writer, reader, records = played_by(IotdbSchema, IotdbWriter, IotdbReader, IotdbRecords)
@@ -119,6 +124,12 @@ class Module(DatabaseModule):
             return [f"TSBS's cpu rows as the IoTDB target of benchANT's TSBS lays them out: an aligned device per host, "
                     f"root.{self.options.database}.cpu.host_<i>, its ten fields INT32 (points/s = 10 x inserts/s), the host's ten tags "
                     "as tags of its usage_user series; setup creates every host's device before the timed phase", *storage]
+        if self.spec.shape == "tsbs-iot":
+            return [f"TSBS's IoT rows: an aligned device per truck and measurement, root.{self.options.database}.readings.truck_<i> "
+                    "(seven DOUBLE fields) and .diagnostics.truck_<i> (fuel_state and current_load DOUBLE, status INT64), TSBS's null "
+                    "fields as nulls, the truck's eight tags as tags of its first field; the rows TSBS writes without the truck's name "
+                    f"in root.{self.options.database}.<measurement>.unnamed.truck_<i>, which no query reads (TSBS ties them to no truck); "
+                    "setup creates every device before the timed phase", *storage]
         if self.spec.tsbs:
             use_case = USE_CASES[self.spec.shape]
             return [f"TSBS's devops rows as TSBS's IoTDB targets lay them out: an aligned device per host and measurement, "

@@ -1,6 +1,7 @@
 """The iotdb module's read side: the six queries in either model (tree: GROUP BY LEVEL, ALIGN BY
 DEVICE, SELECT LAST and GROUP BY time on the device; table: SQL with last_by and date_bin), TSBS's
-DevOps query types (tree model, tsbs_queries.py), a query file's texts (tree model, text_answers.py),
+DevOps query types (tree model, tsbs_queries.py) and IoT ones (tsbs_iot.py), a query file's texts (tree
+model, text_answers.py),
 and scans of one device's points in time order, fetched a page at a time as DataFrames."""
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import numpy as np
 from iotdb_bench.simulator.checks.answers import Answer, with_times
 from iotdb_bench.simulator.checks.expected import DOWNSAMPLE_DEVICE, DOWNSAMPLE_MINUTES, DOWNSAMPLE_START_MS, MINUTE_MS
 from iotdb_bench.simulator.modules.base import Query, ReaderRole
-from iotdb_bench.simulator.modules.iotdb import text_answers, tsbs_queries
+from iotdb_bench.simulator.modules.iotdb import text_answers, tsbs_iot, tsbs_queries
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.modules.iotdb.options import IotdbRole
 from iotdb_bench.simulator.modules.iotdb.series import device_of
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
+from iotdb_bench.simulator.queries.tsbs_iot import IOT, IotQuery
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
 if TYPE_CHECKING:
@@ -66,10 +68,20 @@ class IotdbReader(IotdbRole, ReaderRole):
         }
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types in IoTDB's SQL on TSBS's layout (tsbs_queries.py)."""
+        """TSBS's DevOps query types in IoTDB's SQL on TSBS's layout (tsbs_queries.py), or on IoT data its IoT
+        types (tsbs_iot.py)."""
         if not self.spec.tsbs:
             return {}
+        if self.spec.shape == "tsbs-iot":
+            return {name: self._iot_query(query) for name, query in IOT.items()}
         return {name: self._tsbs_query(query) for name, query in DEVOPS.items()}
+
+    def _iot_query(self, query: IotQuery) -> Callable[[Parameters], Query]:
+        """An execution's statements and the client's part of the answer, all timed (tsbs_iot.py)."""
+        def fetch(statement: str) -> tuple[list[str], list[list[Any]]]:
+            return self.module.connection.fetch_named(statement, timeout_s=self.spec.query_timeout)
+
+        return lambda parameters: lambda: Answer(tsbs_iot.execute(query, parameters, self.options.database, fetch))
 
     def _tsbs_query(self, query: DevopsQuery) -> Callable[[Parameters], Query]:
         convert = tsbs_queries.conversion(query)

@@ -14,10 +14,10 @@ import numpy as np
 from iotdb_bench.simulator.modules.base import ModuleError, SchemaRole
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.modules.iotdb.options import SETUP_MARKER, STORAGE_POLL_S, IotdbRole
+from iotdb_bench.simulator.modules.iotdb.series import Device
 from iotdb_bench.simulator.spec import RunSpec
 from iotdb_bench.simulator.workload.events import TIME_ORIGIN_MS
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
-from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_index, host_tags
 
 log = logging.getLogger("iotdb")
 
@@ -47,24 +47,28 @@ class IotdbSchema(IotdbRole, SchemaRole):
             connection.statement(f"CREATE DATABASE {database}{self._database_clause()}")
         for table in self.spec.table_names:
             existing: set[str] = set()
-            if not self.spec.clean:
-                existing = set(connection.column(f"SHOW DEVICES {database}.{table}.**", "Device"))
-            wanted = [(device, path) for (name, device, _), path in series.run_devices().items() if name == table and path not in existing]
-            for device, path in wanted:
-                connection.statement(f"CREATE ALIGNED TIMESERIES {path}({self._columns(table, device)})")
+            if not self.spec.clean:  # SHOW DEVICES back-quotes only the names that need it (w000000-d000001, not truck_0)
+                existing = {path.replace("`", "") for path in connection.column(f"SHOW DEVICES {database}.{table}.**", "Device")}
+            wanted = [device for device in series.run_devices() if device.table == table and device.path.replace("`", "") not in existing]
+            for device in wanted:
+                connection.statement(f"CREATE ALIGNED TIMESERIES {device.path}({self._columns(device)})")
             log.info("%s: %d devices created, %d existed", table, len(wanted), len(existing))
         connection.statement(f"INSERT INTO {database}.{SETUP_MARKER}(timestamp, ready) VALUES ({TIME_ORIGIN_MS}, true)")
 
-    def _columns(self, table: str, device: bytes) -> str:
+    def _columns(self, device: Device) -> str:
         """A device's measurements and types; a TSBS host's ten tags (and its measurement's own: diskio's
-        serial, ...) are tags of its first measurement (cpu's usage_user), which SHOW TIMESERIES ... WHERE
-        TAGS(...) finds hosts by."""
-        fields = self.module.series.fields[table]
+        serial, ...) or a truck's eight (its capacities as text: 2000.0) are tags of its first measurement
+        (cpu's usage_user, readings' latitude, diagnostics' fuel_state), which SHOW TIMESERIES ... WHERE
+        TAGS(...) finds hosts and trucks by. A truck's unnamed device has its tags but the name."""
+        fields = self.module.series.fields[device.table]
         typed = [f"{name} {kind}" for name, kind in zip(fields.names, fields.type_names())]
         if self.spec.tsbs:
-            host = host_index(device.decode())
-            tags = [*zip(TAG_NAMES, host_tags(self.spec.seed, host, 1)[0]), *own_tags(self.spec, table, host)]
-            typed[0] += " tags(" + ", ".join(f"`{name}`={literal(value)}" for name, value in tags) + ")"
+            use_case = USE_CASES[self.spec.shape]
+            entity = use_case.entity_index(device.device.decode())
+            tags = [*zip((name for name, _ in use_case.tags), use_case.tag_rows(self.spec.seed, entity, 1)[0]),
+                    *own_tags(self.spec, device.table, entity)]
+            tags = [(name, value) for name, value in tags if device.named or name != "name"]
+            typed[0] += " tags(" + ", ".join(f"`{name}`={literal(str(value))}" for name, value in tags) + ")"
         return ", ".join(typed)
 
     def _setup_table(self) -> None:
@@ -117,6 +121,10 @@ class IotdbSchema(IotdbRole, SchemaRole):
     def count(self) -> int:
         connection = self.module.connection
         series = self.module.series
+        if self.spec.shape == "tsbs-iot":  # the rows' times on the named and unnamed devices, whichever fields are null
+            return sum(int(count) for table in self.spec.table_names
+                       for count in connection.column(f"SELECT count_time(*) FROM root.{self.options.database}.{table}.** ALIGN BY DEVICE",
+                                                      "count_time(*)"))
         if series.tree and self.spec.tsbs:  # a measurement's first field, a point per row (first fields' names repeat: disk's and mem's total)
             counts = [connection.first_row(f"SELECT count({series.counted(table)}) FROM root.{self.options.database}.{table}.** GROUP BY LEVEL = 1")
                       for table in self.spec.table_names]

@@ -1,6 +1,6 @@
 """Tablets encoded once, when they are made (in prepare_batch, outside the timed call): the tree model's
-aligned tablets, one per device, all of a batch's cut from its columns at once (`tree_tablets`), and
-the table model's (`encoded_tablet_class`)."""
+aligned tablets, one per device, all of a batch's cut from its columns at once, with the null bitmaps
+of TSBS's IoT null fields (`tree_tablets`), and the table model's (`encoded_tablet_class`)."""
 
 from __future__ import annotations
 
@@ -58,15 +58,28 @@ class TreeTablet:
 
 
 def tree_tablets(paths: Sequence[str], measurements: list[str], types: list[Any], timestamps: np.ndarray, columns: list[np.ndarray],
-                 starts: Sequence[int], ends: Sequence[int]) -> list[TreeTablet]:
+                 starts: Sequence[int], ends: Sequence[int], nulls: Sequence[np.ndarray | None] = ()) -> list[TreeTablet]:
     """The tablets of a batch's rows grouped by device: rows starts[i]:ends[i] of the (sorted) `timestamps` and
-    big-endian `columns` are device paths[i]'s, in time order. Each tablet's bytes are slices of the columns'."""
+    big-endian `columns` are device paths[i]'s, in time order; `nulls` (per column, rows in the same order, or
+    None) the values to write as nulls. Each tablet's bytes are slices of the columns', then its bitmaps."""
     times = timestamps.astype(">i8").tobytes()
     encoded = [(column.tobytes(), column.dtype.itemsize) for column in columns]
     dtypes = [column.dtype for column in columns]
     return [TreeTablet(path, measurements, types, dtypes, times[start * 8 : end * 8],
-                       b"".join(data[start * width : end * width] for data, width in encoded))
+                       b"".join(data[start * width : end * width] for data, width in encoded) + _bitmaps(nulls, start, end))
             for path, start, end in zip(paths, starts, ends)]
+
+
+def _bitmaps(nulls: Sequence[np.ndarray | None], start: int, end: int) -> bytes:
+    """The bitmaps of rows start:end as the driver's Tablet writes them after the values (none when no value is
+    null): per column a flag, and where it is set rows // 8 + 1 bytes, bit i (least significant first) marking
+    row i null."""
+    parts = [None if column is None or not column[start:end].any() else column[start:end] for column in nulls]
+    if all(part is None for part in parts):
+        return b""
+    size = (end - start) // 8 + 1
+    return b"".join(b"\x00" if part is None else b"\x01" + np.packbits(part, bitorder="little").tobytes().ljust(size, b"\x00")
+                    for part in parts)
 
 
 @functools.cache
