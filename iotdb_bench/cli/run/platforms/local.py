@@ -40,20 +40,32 @@ _PR_SET_PDEATHSIG = 1
 
 
 def free_port() -> int:
-    """A port nobody listens on, for the collector to bind a moment later: below the kernel's range of
-    ephemeral ports where it can, since any outgoing connection of the machine may take a port of that
-    range as its own in the meantime (bind(0) answers from it)."""
+    """A port nobody listens on, for a server to bind a moment later (reserve_port's, let go at once)."""
+    with reserve_port() as reservation:
+        return reservation.getsockname()[1]
+
+
+def reserve_port() -> socket.socket:
+    """A socket bound to a port nobody has bound, held until the collector listens on that port: below
+    the kernel's range of ephemeral ports where it can, since any outgoing connection of the machine may
+    take a port of that range as its own in the meantime (bind(0) answers from it). Bound without
+    SO_REUSEADDR, so that another run's choice meanwhile is refused it (two runs started together drew
+    the same port, and the second collector failed to bind), then marked reusable, so that the
+    collector's server (which binds with SO_REUSEADDR) can bind it while it is held: it never listens."""
     low = _ephemeral_ports_start()
     for port in random.sample(range(FIRST_CHOSEN_PORT, low), min(50, max(0, low - FIRST_CHOSEN_PORT))):
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        reservation = socket.socket()
+        try:
+            reservation.bind(("127.0.0.1", port))
+        except OSError:
+            reservation.close()
+            continue
+        reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        return reservation
+    reservation = socket.socket()
+    reservation.bind(("127.0.0.1", 0))
+    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    return reservation
 
 
 def _ephemeral_ports_start() -> int:
@@ -164,7 +176,8 @@ class LocalPlatform:
         with tempfile.TemporaryDirectory(prefix="iotdb-bench-") as folder:
             spec_path = Path(folder) / "spec.json"
             spec.dump(spec_path)
-            port = free_port()
+            reservation = reserve_port()
+            port = reservation.getsockname()[1]
             url = f"http://127.0.0.1:{port}"
             sampler.start()
             try:
@@ -185,12 +198,14 @@ class LocalPlatform:
 
                 http = CollectorClient(url)
                 wait_for_collector(http, deadline, check_processes)
+                reservation.close()  # the collector listens on the port now
                 try:
                     report = follow_run(http, deadline, marking(on_status, sampler, spec.workers), check_processes,
                                         heartbeat_timeout=spec.heartbeat_timeout)
                 except RunFailed as failure:
                     raise RunFailed(f"{failure}{self._log_hint(children)}") from None
             finally:
+                reservation.close()
                 sampler.stop()
                 stop_all(children)
             window = timed_window(report)
