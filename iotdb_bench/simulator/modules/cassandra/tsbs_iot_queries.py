@@ -25,7 +25,6 @@ Null fields are absent points: CQL's aggregates and the client's leave them out 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,19 +34,17 @@ from iotdb_bench.simulator.modules.cassandra.tsbs_queries import fetch_all
 from iotdb_bench.simulator.modules.cassandra.tsbs_series import days_between
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_iot import (
-    ACTIVE_STATUS,
     DAY_MS,
     DRIVING_VELOCITY,
     HIGH_LOAD,
     LONG_DAILY_PERIODS,
     LONG_DRIVING_PERIODS,
     LOW_FUEL,
-    PERIODS_PER_DAY,
-    SESSION_VELOCITY,
     STATIONARY_VELOCITY,
     TEN_MINUTES_MS,
     IotQuery,
 )
+from iotdb_bench.simulator.queries.tsbs_iot_periods import Period, breakdown_frequency, daily_activity, daily_sessions
 from iotdb_bench.simulator.workload.tsbs.iot import FLEETS
 
 ALL_TIME = Window(-(1 << 62), 1 << 62)
@@ -212,25 +209,11 @@ class IotQueries:
         return answer
 
     def _driving_sessions(self, index: IotIndex, trucks: list[str]) -> list[tuple[Any, ...]]:
-        """Per truck and day, the mean length of its sessions: from a period whose mean velocity goes above 5
-        to the next change (a period with readings but no velocity is neither, and no change)."""
+        """Per truck and day, the mean length of its sessions; a period with readings but no velocity (known from
+        latitude's periods) is neither driving nor not, and no change."""
         velocity, rows = self._periods(index, trucks, "velocity"), self._periods(index, trucks, "latitude")
-        answer = []
-        for truck in trucks:
-            periods = sorted(set(velocity[truck]) | set(rows[truck]))
-            status = [(period, cell[0] > SESSION_VELOCITY * cell[1] if (cell := velocity[truck].get(period)) else None) for period in periods]
-            lengths: dict[int, list[float]] = {}  # per day a session starts, the lengths of those that end
-            before, start = None, None  # the period before's status (TSBS's lag), the running session's start
-            for period, driving in status:
-                if driving is not None and before is not None and driving != before:  # a change ends the session running
-                    if start is not None:
-                        lengths[start - start % DAY_MS].append((period - start) / 1000)
-                    start = period if driving else None
-                    if driving:
-                        lengths.setdefault(period - period % DAY_MS, [])
-                before = driving
-            answer += [(truck, day, sum(found) / len(found) if found else None) for day, found in lengths.items()]
-        return answer
+        return [(truck, day, seconds) for truck in trucks
+                for day, seconds in daily_sessions([(period, 0, *velocity[truck].get(period, (0, 0))) for period in set(velocity[truck]) | set(rows[truck])])]
 
     def _load(self, index: IotIndex, trucks: list[str]) -> list[tuple[Any, ...]]:
         """Per fleet, model and capacity, the mean over the trucks with diagnostics of their mean load's share of it."""
@@ -246,8 +229,8 @@ class IotQueries:
                 shares.append(total / count / capacity)
         return [(*group, sum(shares) / len(shares) if shares else None) for group, shares in groups.items()]
 
-    def _status_periods(self, index: IotIndex, trucks: list[str]) -> dict[str, dict[int, list[int]]]:
-        """Per truck and 10-minute period with diagnostics: [rows, statuses' sum, statuses]."""
+    def _status_periods(self, index: IotIndex, trucks: list[str]) -> dict[str, list[Period]]:
+        """Per truck its 10-minute periods with diagnostics: (start, rows, statuses' sum, statuses)."""
         status = self._fetch("points", "status", self._of(index, trucks, "status"))
         fuel = self._fetch("times", "fuel_state", self._of(index, trucks, "fuel_state"))
         periods: dict[str, dict[int, list[int]]] = {}
@@ -259,29 +242,14 @@ class IotQueries:
                 cell = cells[time - time % TEN_MINUTES_MS]
                 cell[1] += value
                 cell[2] += 1
-        return periods
+        return {truck: [(period, rows, total, count) for period, (rows, total, count) in cells.items()] for truck, cells in periods.items()}
 
     def _activity(self, index: IotIndex, trucks: list[str]) -> list[tuple[Any, ...]]:
-        days: dict[tuple[Any, ...], int] = {}
-        for truck, periods in self._status_periods(index, trucks).items():
-            tags = index.tags[truck]
-            for period, (rows, total, count) in periods.items():
-                if count and total < ACTIVE_STATUS * count:
-                    key = (tags.get("fleet"), tags.get("model"), period - period % DAY_MS)
-                    days[key] = days.get(key, 0) + rows
-        return [(*key, rows / PERIODS_PER_DAY) for key, rows in days.items()]
+        return daily_activity((index.tags[truck].get("fleet"), index.tags[truck].get("model"), periods)
+                              for truck, periods in self._status_periods(index, trucks).items())
 
     def _breakdowns(self, index: IotIndex, trucks: list[str]) -> list[tuple[Any, ...]]:
-        """Per model, the periods not broken down (a null status among them) followed by one that is (TSBS's
-        integer count(status = 0) / count(*) >= 0.5: no null status)."""
-        models: dict[Any, int] = {}
-        for truck, periods in self._status_periods(index, trucks).items():
-            broken = [count == rows for _, (rows, _, count) in sorted(periods.items())]
-            turns = sum(1 for now, then in itertools.pairwise(broken) if not now and then)
-            if turns:
-                model = index.tags[truck].get("model")
-                models[model] = models.get(model, 0) + turns
-        return list(models.items())
+        return breakdown_frequency((index.tags[truck].get("model"), periods) for truck, periods in self._status_periods(index, trucks).items())
 
 
 def _driving(periods: Periods, above: float) -> list[int]:

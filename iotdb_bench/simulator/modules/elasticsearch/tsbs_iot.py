@@ -15,15 +15,13 @@ several shards); per truck or per truck and epoch-aligned 10-minute period (a co
 `date_histogram` source) the rows (doc_count), and `sum` and `value_count` of one field: a mean is
 compared as sum against count (a null field is no value, as SQL's avg skips it); the newest row is a
 `top_hits` of size 1, newest first. What SQL does with window functions over the periods (TSBS's
-lag/lead: a breakdown's turn; a session's changes, with the checker's own daily_sessions of
-simulator/queries/tsbs_iot.py) is done here over the periods fetched, in time order, as are the
+lag/lead: a breakdown's turn; a session's changes: simulator/queries/tsbs_iot_periods.py) is done here over the periods fetched, in time order, as are the
 HAVING tests and the groups by the trucks' tags.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -31,18 +29,16 @@ from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.modules.elasticsearch.tsbs_queries import composite_buckets
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_iot import (
-    ACTIVE_STATUS,
     DAY_MS,
     DRIVING_VELOCITY,
     HIGH_LOAD,
     LONG_DAILY_PERIODS,
     LONG_DRIVING_PERIODS,
     LOW_FUEL,
-    PERIODS_PER_DAY,
     STATIONARY_VELOCITY,
     IotQuery,
-    daily_sessions,
 )
+from iotdb_bench.simulator.queries.tsbs_iot_periods import breakdown_frequency, daily_activity, daily_sessions
 from iotdb_bench.simulator.workload.tsbs.iot import TAGS
 
 READINGS, DIAGNOSTICS = "readings", "diagnostics"
@@ -194,25 +190,13 @@ class IotSearches:
 
     def _activity(self) -> Rows:
         trucks = self._trucks()
-        days: dict[tuple[str, str, int], int] = {}
-        for name, periods in self._periods(DIAGNOSTICS, "status").items():
-            if name in trucks:
-                for period, rows, total, count in periods:
-                    if count and total < ACTIVE_STATUS * count:
-                        key = (trucks[name]["fleet"], trucks[name]["model"], period - period % DAY_MS)
-                        days[key] = days.get(key, 0) + rows
-        return [(*key, rows / PERIODS_PER_DAY) for key, rows in days.items()]
+        return daily_activity((trucks[name]["fleet"], trucks[name]["model"], periods)
+                              for name, periods in self._periods(DIAGNOSTICS, "status").items() if name in trucks)
 
     def _breakdowns(self) -> Rows:
         trucks = self._trucks()
-        models: dict[str, int] = {}
-        for name, periods in self._periods(DIAGNOSTICS, "status").items():
-            # TSBS's count(status = 0) / count(*) >= 0.5 in integers: a period whose every row has a status.
-            broken = [count == rows for _, rows, _, count in periods]
-            turns = sum(1 for now, then in itertools.pairwise(broken) if not now and then)
-            if turns and name in trucks:
-                models[trucks[name]["model"]] = models.get(trucks[name]["model"], 0) + turns
-        return list(models.items())
+        return breakdown_frequency((trucks[name]["model"], periods) for name, periods in self._periods(DIAGNOSTICS, "status").items()
+                                   if name in trucks)
 
 
 def _sum_and_count(field: str) -> dict[str, Any]:

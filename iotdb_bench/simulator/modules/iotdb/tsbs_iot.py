@@ -24,7 +24,6 @@ TSBS's text counts them.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,19 +31,17 @@ from typing import Any
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_iot import (
-    ACTIVE_STATUS,
     DAY_MS,
     DRIVING_VELOCITY,
     HIGH_LOAD,
     LONG_DAILY_PERIODS,
     LONG_DRIVING_PERIODS,
     LOW_FUEL,
-    PERIODS_PER_DAY,
-    SESSION_VELOCITY,
     STATIONARY_VELOCITY,
     TEN_MINUTES_MS,
     IotQuery,
 )
+from iotdb_bench.simulator.queries.tsbs_iot_periods import breakdown_frequency, daily_activity, daily_sessions
 from iotdb_bench.simulator.workload.tsbs.iot import DIAGNOSTICS, READINGS
 from iotdb_bench.simulator.workload.tsbs.usecases import Measurement
 
@@ -106,10 +103,10 @@ def _over_periods(name: str, measurement: Measurement, trucks: dict[str, Tags], 
     periods: Periods = {device: [(period, counted[device][period][0], total, count) for period, (total, count) in found if counted[device][period][0]]
                         for device, found in stats.items() if device in trucks}
     if name == "avg-daily-driving-session":
-        return _driving_sessions(trucks, periods)
+        return [(trucks[device]["name"], day, seconds) for device, found in periods.items() for day, seconds in daily_sessions(found)]
     if name == "daily-activity":
-        return _activity(trucks, periods)
-    return _breakdowns(trucks, periods)
+        return daily_activity((trucks[device].get("fleet"), trucks[device].get("model"), found) for device, found in periods.items())
+    return breakdown_frequency((trucks[device].get("model"), found) for device, found in periods.items())
 
 
 # -- the trucks and their tags -----------------------------------------------------------------------
@@ -241,51 +238,3 @@ def _driving_duration(trucks: dict[str, Tags], stats: dict[str, list[tuple[int, 
             hours = [periods // 6 for periods in days.values()]
             answer.append((tags.get("fleet"), tags["name"], tags.get("driver"), sum(hours) / len(hours)))
     return answer
-
-
-def _driving_sessions(trucks: dict[str, Tags], periods: Periods) -> list[Row]:
-    """Per truck and day the mean length of its driving sessions, in one pass over its periods: a change is a period
-    whose driving (mean velocity above 5; null without a velocity) differs from the period before's (TSBS's
-    `driving <> lag(driving)`, false where either is null); a session starts at a change to driving and lasts to
-    the next change (`lead`), and one that no change ends has no length (its day's mean is null without others)."""
-    answer = []
-    for device, found in periods.items():
-        lengths: dict[int, list[float]] = {}
-        before: bool | None = None
-        session: int | None = None  # the start of the driving session the next change ends
-        for period, _, total, count in found:
-            driving = None if not count else bool(total > SESSION_VELOCITY * count)
-            if driving is not None and before is not None and driving != before:
-                if session is not None:
-                    lengths[session - session % DAY_MS].append((period - session) / 1000)
-                session = period if driving else None
-                if driving:
-                    lengths.setdefault(period - period % DAY_MS, [])
-            before = driving
-        answer += [(trucks[device]["name"], day, sum(seconds) / len(seconds) if seconds else None) for day, seconds in lengths.items()]
-    return answer
-
-
-def _activity(trucks: dict[str, Tags], periods: Periods) -> list[Row]:
-    """Per fleet, model and day the rows of the periods whose mean status is below 1, / 144."""
-    days: dict[tuple[Any, Any, int], int] = {}
-    for device, found in periods.items():
-        tags = trucks[device]
-        for period, rows, total, count in found:
-            if count and total < ACTIVE_STATUS * count:
-                key = (tags.get("fleet"), tags.get("model"), period - period % DAY_MS)
-                days[key] = days.get(key, 0) + rows
-    return [(*key, rows / PERIODS_PER_DAY) for key, rows in days.items()]
-
-
-def _breakdowns(trucks: dict[str, Tags], periods: Periods) -> list[Row]:
-    """Per model how often a truck's period is broken down (every status there: TSBS's integer test) after one that was not."""
-    models: dict[Any, int] = {}
-    for device, found in periods.items():
-        broken = [count == rows for _, rows, _, count in found]
-        turns = sum(1 for now, then in itertools.pairwise(broken) if not now and then)
-        if turns:
-            model = trucks[device].get("model")
-            models[model] = models.get(model, 0) + turns
-    return list(models.items())
-
