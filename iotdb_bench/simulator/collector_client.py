@@ -27,6 +27,11 @@ NOT_YET_THERE = (404, 502, 503, 504)
 # What sending on a keep-alive connection the server has already closed looks like.
 STALE_CONNECTION = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, http.client.RemoteDisconnected)
 
+# Every request names its run: a collector refuses another run's (simulator/collector/service.py), so a
+# worker or CLI that reached the wrong collector (two local runs that drew one port, a worker of an
+# earlier release still running beside a new one) fails instead of mixing its figures into that run.
+RUN_HEADER = "X-Iotbench-Run"
+
 log = logging.getLogger("collector-client")
 
 
@@ -43,12 +48,14 @@ class StaleConnection(CollectorError):
 
 
 class CollectorClient:
-    def __init__(self, url: str, worker: int | None = None, get_attempts: int = 1):
+    def __init__(self, url: str, worker: int | None = None, get_attempts: int = 1, run_id: str | None = None):
         """`worker`: the index a worker registers with (None for the CLI). `get_attempts`: how often a
-        GET whose connection broke is tried (a port-forward's relayed connection can drop)."""
+        GET whose connection broke is tried (a port-forward's relayed connection can drop). `run_id`:
+        the run this client belongs to, sent with every request (None: not checked)."""
         parts = urlsplit(url)
         self.host, self.port, self.worker = parts.hostname or "127.0.0.1", parts.port or 80, worker
         self.get_attempts = get_attempts
+        self._headers = {RUN_HEADER: run_id} if run_id else {}
         self._local = threading.local()
 
     def post(self, path: str, payload: BaseModel) -> bytes:
@@ -83,7 +90,8 @@ class CollectorClient:
         if connection is None:
             connection = self._local.connection = http.client.HTTPConnection(self.host, self.port, timeout=30.0)
         try:
-            connection.request(method, path, body, {"content-type": "application/json"} if body is not None else {})
+            headers = {**self._headers, "content-type": "application/json"} if body is not None else self._headers
+            connection.request(method, path, body, headers)
             response = connection.getresponse()
             answer = response.status, response.read()
             if response.status in NOT_YET_THERE:

@@ -20,12 +20,13 @@ import pytest
 from iotdb_bench.cli.run.platforms.local import free_port
 from iotdb_bench.simulator.collector_client import CollectorClient, CollectorError
 from iotdb_bench.simulator.measurement.stats import new_histogram
-from iotdb_bench.simulator.protocol import WorkerFailure, WorkerProgress, WorkerResult
+from iotdb_bench.simulator.protocol import Status, WorkerFailure, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec
 from tests.conftest import REPO_ROOT
 
 WORKERS = 200
+RUN_ID = "many"
 SERIES_S = 5
 CALLS = 50
 
@@ -34,7 +35,7 @@ class CountingClient(CollectorClient):
     """The workers' client, counting how often it asked to start."""
 
     def __init__(self, url: str, worker: int):
-        super().__init__(url, worker)
+        super().__init__(url, worker, run_id=RUN_ID)
         self.ready_asks = 0
 
     def post(self, path: str, payload) -> bytes:
@@ -51,7 +52,7 @@ def collector(tmp_path) -> Iterator:
 
     def start(workers: int, open_files: int | None = None) -> str:
         spec_path = tmp_path / "spec.json"
-        RunSpec(run_id="many", task="insert", target="null", module="null", workers=workers, num_inserts=CALLS * 10, batch=10).dump(spec_path)
+        RunSpec(run_id=RUN_ID, task="insert", target="null", module="null", workers=workers, num_inserts=CALLS * 10, batch=10).dump(spec_path)
         port = free_port()
         processes.append(subprocess.Popen(
             [sys.executable, "-m", "iotdb_bench.simulator", "collector", "--spec", str(spec_path), "--port", str(port)],
@@ -131,6 +132,23 @@ def test_200_concurrent_workers_register_start_together_and_every_result_is_in_t
     assert figures.latency.calls == WORKERS * CALLS  # every histogram merged
     assert figures.per_second == [sum(index + second for index in range(WORKERS)) for second in range(SERIES_S)]
     assert report.worker_series and all(worker.per_second == [worker.worker + s for s in range(SERIES_S)] for worker in report.workers)
+
+
+def test_another_runs_worker_is_refused_and_counts_for_nothing(collector):
+    """Two local runs that drew one port, or a worker of an earlier release: a worker of another run
+    that reaches this collector fails at once with the reason, and nothing it sends is counted."""
+    url = collector(1)
+    stray = CollectorClient(url, 0, run_id="run-other")
+    with pytest.raises(CollectorError) as refused:
+        stray.register()
+    assert refused.value.status == 409
+    assert "this collector serves run many, not run run-other" in str(refused.value)
+    with pytest.raises(CollectorError):
+        stray.post("/result", WorkerResult(worker=0, started_at=time.time(), finished_at=time.time(), events=3000, calls=3))
+    status = Status.model_validate_json(CollectorClient(url, run_id=RUN_ID).get("/status")[1])
+    assert (status.registered, status.finished, status.events) == (0, 0, 0)
+    simulated_worker(url, 0, {})  # this run's own worker, sending its run id, is taken
+    assert report_of(url).figures.latency.calls == CALLS
 
 
 def test_a_failure_answers_the_workers_waiting_at_the_barrier_at_once(collector):

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from fastapi import FastAPI, HTTPException
+from fastapi import Depends, FastAPI, Header, HTTPException
 from hdrh.histogram import HdrHistogram
 
 from iotdb_bench.simulator.collector import open_files, record_keeping
@@ -26,6 +26,7 @@ from iotdb_bench.simulator.collector.metrics import RunMetrics, serve_metrics
 from iotdb_bench.simulator.collector.report_assembly import assemble_report, settled_counters
 from iotdb_bench.simulator.collector.run_state import RunState
 from iotdb_bench.simulator.collector.visibility import VisibilityProbe
+from iotdb_bench.simulator.collector_client import RUN_HEADER
 from iotdb_bench.simulator.errors import described
 from iotdb_bench.simulator.measurement import conditions
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
@@ -289,7 +290,15 @@ def process_cpu_s() -> float:
 
 def create_app(spec: RunSpec) -> FastAPI:
     collector = Collector(spec)
-    app = FastAPI(title="iotdb-bench collector", version="1")
+
+    async def of_this_run(run: str | None = Header(None, alias=RUN_HEADER)) -> None:
+        """A request that names another run reached the wrong collector: refused before it counts
+        (a request without the header, a probe's or an older client's, is let through)."""
+        if run is not None and run != spec.run_id:
+            raise HTTPException(status_code=409, detail=f"this collector serves run {spec.run_id}, not run {run}: "
+                                                        "another run's collector answers on this address")
+
+    app = FastAPI(title="iotdb-bench collector", version="1", dependencies=[Depends(of_this_run)])
     app.state.collector = collector
     threading.Thread(target=collector.prepare, daemon=True).start()
     # The protocol's endpoints are coroutines: each does a moment's work under the state's lock, and

@@ -120,7 +120,7 @@ class Conductor:
         started = time.monotonic()
         for job in (planned.collector_job, planned.worker_job):
             self.api.merge_patch(self._job_path(job), {"spec": {"suspend": False}})
-        http = CollectorClient(planned.collector_url, get_attempts=3)
+        http = CollectorClient(planned.collector_url, get_attempts=3, run_id=planned.run_id)
         jobs_checked = 0.0
         last: Status | None = None
         while True:

@@ -132,7 +132,7 @@ class ProgressReporter(threading.Thread):
 class Worker:
     def __init__(self, spec: RunSpec, index: int, collector_url: str):
         self.spec, self.index = spec, index
-        self.client = CollectorClient(collector_url, index)
+        self.client = CollectorClient(collector_url, index, run_id=spec.run_id)
         self.prefilled = 0
         # The position after the last event stored: the next run that continues the streams starts there.
         self.stream_end = spec.stream_offset

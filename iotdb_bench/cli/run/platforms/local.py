@@ -196,7 +196,7 @@ class LocalPlatform:
                 def check_processes() -> str | None:
                     return next(filter(None, (child.failure() for child in children)), None)
 
-                http = CollectorClient(url)
+                http = CollectorClient(url, run_id=spec.run_id)
                 wait_for_collector(http, deadline, check_processes)
                 reservation.close()  # the collector listens on the port now
                 try:
