@@ -10,7 +10,9 @@ import pytest
 
 from iotdb_bench.cli.results.tables import catalogue
 from iotdb_bench.simulator.collector.visibility import PROBE_INDEX
+from iotdb_bench.simulator.spec import TSBS_IOT_QUERIES
 from tests.csv_checks import assert_round_trip, names, read_csv
+from tests.tsbs_story import SMALL_IOT_DATA, SMALL_IOT_HOURS
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +50,20 @@ def test_query_clients_of_a_count_run_stop_with_the_inserts_and_markers_count_ex
     assert "Queries under ingest" in result.stdout and "Visibility lag" in result.stdout
     assert (result.results_folders()[-1] / "visibility-lag.png").is_file()
     assert "Visibility lag" in (result.results_folders()[-1] / "report.html").read_text()
+
+
+def test_tsbs_iot_types_run_under_ingest_by_default_beside_the_trucks_being_written(cli):
+    """A mixed run of TSBS's IoT data: without --queries the clients run the use case's 13 types,
+    their parameters drawn from the trucks and times being written; none fails on the data in flux."""
+    result = insert(cli, "--schema", "tsbs-iot", "--devices", str(SMALL_IOT_DATA.hosts), "--time-range", f"{SMALL_IOT_HOURS}h",
+                    "-w", "1", "--batch", "500", "--query-workers", "1")
+    [report] = result.verified_reports([SMALL_IOT_DATA.rows])
+    mixed = report["queries_under_ingest"]
+    assert set(mixed) == set(TSBS_IOT_QUERIES)
+    for name, figures in mixed.items():
+        assert not figures["errors"], (name, figures["errors"])
+        assert figures["idle"]["calls"] == 3, name
+    assert sum(figures["under_ingest"]["calls"] for figures in mixed.values()) > 0
 
 
 def test_open_loop_queries_follow_the_rate_of_all_clients_together(cli):
