@@ -43,6 +43,7 @@ from pathlib import Path
 from _common import REPO_ROOT, emit_json, median, print_table, run_tool
 
 from iotdb_bench.simulator.durations import duration_ms, timestamp_ms
+from iotdb_bench.simulator.errors import described
 
 LOAD_GOAL, QUERY_GOAL = 1.0, 1.05
 START = "2016-01-01T00:00:00Z"
@@ -394,11 +395,14 @@ def main() -> None:
             try:
                 loads += [] if args.no_loads else measure_loads(bin_, DATABASES[name], args, Path(temporary))
                 queries += [] if args.no_queries else measure_queries(bin_, DATABASES[name], args, Path(temporary))
-            except SystemExit as stop:  # one database's failure does not lose the others' figures
-                failed[name] = str(stop.code)
-                print(f"{name}: FAILED: {stop.code}", flush=True)
+            except (SystemExit, Exception) as stop:  # one database's failure does not lose the others' figures
+                failed[name] = str(stop.code) if isinstance(stop, SystemExit) else described(stop)
+                print(f"{name}: FAILED: {failed[name]}", flush=True)
             finally:
-                DATABASES[name].clean(ready=False)
+                try:
+                    DATABASES[name].clean(ready=False)
+                except Exception as error:  # a server that is down has nothing to clean
+                    print(f"{name}: not cleaned: {described(error)}", flush=True)
             load_average.append(os.getloadavg()[0])
 
     if loads:
