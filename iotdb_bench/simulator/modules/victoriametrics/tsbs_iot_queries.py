@@ -54,6 +54,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from iotdb_bench.simulator.modules.victoriametrics.durations import metricsql_ms
 from iotdb_bench.simulator.queries.parameters import Window
 from iotdb_bench.simulator.queries.tsbs_iot import (
     DAY_MS,
@@ -100,8 +101,8 @@ def stationary_trucks(fleet: str, window: Window, oldest_ms: int, newest_ms: int
     """The instant query's parameters: the trucks of `fleet` whose mean velocity in the window is below
     1, over data from `oldest_ms` that reaches `newest_ms` at the latest."""
     at_ms, length_ms = window.end_ms - 1, window.end_ms - window.start_ms
-    mean = _mean_by_truck("readings_velocity", f"[{length_ms}ms]")
-    every = f"[{newest_ms - oldest_ms + DAY_MS}ms] offset -{newest_ms - at_ms}ms"
+    mean = _mean_by_truck("readings_velocity", f"[{metricsql_ms(length_ms)}]")
+    every = f"[{metricsql_ms(newest_ms - oldest_ms + DAY_MS)}] offset {metricsql_ms(at_ms - newest_ms)}"
     drivers = f'group by (name, driver) (count_over_time({{__name__=~"readings_.+", name!="", driver!="", fleet="{fleet}"}}{every}))'
     return {"query": f"({mean} < {STATIONARY_VELOCITY}) * on (name) group_left (driver) {drivers}", "time": f"{at_ms / 1000:.3f}", "nocache": "1"}
 
@@ -113,19 +114,19 @@ def long_sessions(query: str, fleet: str, window: Window, oldest_ms: int, newest
     first, last = -(-window.start_ms // period) * period, window.end_ms // period * period  # the whole periods: [first, last)
 
     def driving(start_ms: int, end_ms: int) -> str:  # 1 or 0 per truck with velocities in [start, end), read at `at_ms`
-        shift = f" offset {at_ms - (end_ms - 1)}ms" if end_ms - 1 != at_ms else ""
-        return f'{_mean_by_truck("readings_velocity", f"[{end_ms - start_ms}ms]{shift}")} > bool {DRIVING_VELOCITY}'
+        shift = f" offset {metricsql_ms(at_ms - (end_ms - 1))}" if end_ms - 1 != at_ms else ""
+        return f'{_mean_by_truck("readings_velocity", f"[{metricsql_ms(end_ms - start_ms)}]{shift}")} > bool {DRIVING_VELOCITY}'
 
     parts = {}
     if first < last:  # a subquery whose steps are the whole periods' starts, each period's mean over [p, p + 10 min)
-        whole = f'{_mean_by_truck("readings_velocity", f"[{period}ms] offset -{period - 1}ms")} > bool {DRIVING_VELOCITY}'
-        parts["whole"] = f"sum_over_time(({whole})[{last - first}ms:{period}ms] offset {at_ms - (last - period)}ms)"
+        whole = f'{_mean_by_truck("readings_velocity", f"[{metricsql_ms(period)}] offset {metricsql_ms(1 - period)}")} > bool {DRIVING_VELOCITY}'
+        parts["whole"] = f"sum_over_time(({whole})[{metricsql_ms(last - first)}:{metricsql_ms(period)}] offset {metricsql_ms(at_ms - (last - period))})"
     if window.start_ms < min(first, window.end_ms):
         parts["first"] = driving(window.start_ms, min(first, window.end_ms))
     if max(last, window.start_ms) < window.end_ms and last >= first:
         parts["last"] = driving(max(last, window.start_ms), window.end_ms)
     counted = "sum by (name) (union(" + ", ".join(f'label_set({expression}, "{COLUMN_LABEL}", "{name}")' for name, expression in parts.items()) + "))"
-    every = f"[{newest_ms - oldest_ms + DAY_MS}ms] offset -{newest_ms - at_ms}ms"
+    every = f"[{metricsql_ms(newest_ms - oldest_ms + DAY_MS)}] offset {metricsql_ms(at_ms - newest_ms)}"
     drivers = f'group by (name, driver) (count_over_time({{__name__=~"readings_.+", name!="", driver!="", fleet="{fleet}"}}{every}))'
     more_than = LONG_DRIVING_PERIODS if query == "long-driving-sessions" else LONG_DAILY_PERIODS
     return {"query": f"({counted} > {more_than}) * on (name) group_left (driver) {drivers}", "time": f"{at_ms / 1000:.3f}", "nocache": "1"}

@@ -15,6 +15,7 @@ the epoch-aligned bucket b of length B:
 - the window's partial first and last buckets in one instant query: each its own expression, its
   lookbehind the bucket's part inside the window and its offset ending it there, labelled with its
   bucket (`label_set(..., "iotbench_bucket", "<b>")`).
+Durations are written so that VictoriaMetrics reads them to the millisecond (durations.py).
 So an execution is one or two requests (one when the window is whole buckets), both with `nocache=1`:
 VictoriaMetrics would otherwise shift the times of answers of more than 50 points to fit its cache,
 and serve cached answers that a later change to the data does not reach.
@@ -31,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iotdb_bench.simulator.modules.victoriametrics.durations import metricsql_ms
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import HOUR_MS, MINUTE_MS, DevopsQuery
 
@@ -67,7 +69,7 @@ def requests(query: DevopsQuery, parameters: Parameters) -> Requests:
     aggregate, rollup, by = ("avg", "avg_over_time", "__name__, hostname") if query.family == "double-groupby" else ("max", "max_over_time", "__name__")
 
     def expression(lookbehind_ms: int, offset_ms: int) -> str:
-        return f"{aggregate}({rollup}({selector}[{lookbehind_ms}ms] offset {offset_ms}ms)) by ({by})"
+        return f"{aggregate}({rollup}({selector}[{metricsql_ms(lookbehind_ms)}] offset {metricsql_ms(offset_ms)})) by ({by})"
 
     first = window.start_ms - window.start_ms % bucket
     parts = [(start, max(start, window.start_ms), min(start + bucket, window.end_ms)) for start in range(first, window.end_ms, bucket)]
