@@ -51,7 +51,7 @@ class Module(DatabaseModule):
     Options = MongodbOptions
     options: MongodbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops", "tsbs-iot"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True,
         sensors=True, transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
         query_languages=("mongodb",),
     )
