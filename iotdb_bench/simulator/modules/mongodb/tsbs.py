@@ -1,4 +1,4 @@
-"""TSBS's cpu-only and devops data and its 15 DevOps query types in MongoDB, after TSBS's mongo target
+"""TSBS's data (cpu-only, devops, iot) and its 15 DevOps query types in MongoDB, after TSBS's mongo target
 (pkg/targets/mongo/, cmd/tsbs_load_mongo/, cmd/tsbs_generate_queries/databases/mongo/).
 
 TSBS stores a row as one document, `{measurement, timestamp_ns, tags: {...}, fields: {...}}`, the
@@ -18,7 +18,11 @@ and the bucketing by host and hour is MongoDB's own: a time series collection (t
 naive layout. `time` is a BSON date instead of TSBS's `timestamp_ns` (a time series collection's time
 field must be one). The index is TSBS's (its naive layout's, without the measurement): tags.hostname, time.
 
-The queries read `cpu` alone. They are TSBS's naive pipelines ($match, $group on the time bucket, $sort) for all 15 types,
+IoT's trucks (`readings`, `diagnostics`) are the same documents, `tags` the truck's eight (its capacities
+doubles: TSBS's serializer takes string tags only) and TSBS's null tag and null field left out of the
+document, as that serializer leaves them out; the index is on tags.name, time. Their queries: tsbs_iot.py.
+
+The DevOps queries read `cpu` alone. They are TSBS's naive pipelines ($match, $group on the time bucket, $sort) for all 15 types,
 with `$dateTrunc` (MongoDB 5.0+) for TSBS's `$subtract`/`$mod` arithmetic on nanoseconds, and
 MongoDB's documented "last point" pattern ($sort on host and time, $group with $first) for lastpoint.
 Only a wire-protocol fake runs where this is tested (tests/modules/test_tsbs_mongodb_wire_fake.py):
