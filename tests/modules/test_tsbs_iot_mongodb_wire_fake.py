@@ -15,7 +15,7 @@ from bson.datetime_ms import DatetimeMS
 from iotdb_bench.simulator.spec import TSBS_TABLES
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.iot import TAGS, truck_tags
-from tests.modules.test_tsbs_mongodb_wire_fake import inserted
+from tests.modules.test_tsbs_mongodb_wire_fake import inserted, made
 from tests.tsbs_story import (
     QUERY_RUNS,
     SMALL_IOT_DATA,
@@ -43,8 +43,7 @@ def mongo(tmp_path_factory):
 
 def test_tsbs_iot_mongodb_wire_fake_collections_of_documents_with_tsbs_nulls_absent(mongo):
     state, _ = mongo
-    creates = {c.body["create"]: c.body for c in state.of("create")}
-    indexes = {c.body["createIndexes"]: [list(i["key"].items()) for i in c.body["indexes"]] for c in state.of("createIndexes")}
+    creates, indexes = made(state)
     full_tags = dict(zip(TAG_NAMES, truck_tags(SMALL_IOT_DATA.seed, 0, 1)[0]))
     for name, rows in zip(COLLECTIONS, SMALL_IOT_DATA.rows_per_measurement(), strict=True):
         assert creates[name]["timeseries"] == {"timeField": "time", "metaField": "tags", "granularity": "seconds"}
