@@ -92,3 +92,14 @@ def test_tsbs_iot_mongodb_wire_fake_every_type_answered_and_changed_documents_fo
     readers = {name for name, _ in iot_readers_of_the_changes(QUERY_RUNS, SMALL_IOT_DATA, SMALL_IOT_QUERY_SEED)}
     assert {"high-load", "last-loc", "single-last-loc"} <= readers
     check_iot_changes_found(run, SMALL_IOT_DATA, SMALL_IOT_QUERY_SEED)
+
+
+def test_tsbs_iot_mongodb_wire_fake_plain_collections(tmp_path):
+    """collection_type=plain: TSBS's naive layout as it is (no time series options), the same documents and answers."""
+    data = SMALL_IOT_DATA.model_copy(update={"steps": 2 * 360})
+    insert = ["--schema", "tsbs-iot", "--devices", str(data.hosts), "--time-range", "2h", "-w", "1", "-r", "1", "--extra-option", "collection_type=plain"]
+    with inserted(tmp_path, insert, lambda result: assert_iot_inserted(result, data)) as (state, run):
+        creates, indexes = made(state)
+        assert all("timeseries" not in creates[name] and indexes[name] == [[("tags.name", 1), ("time", 1)]] for name in COLLECTIONS)
+        rows = run("query", "--queries", "last-loc,avg-load,daily-activity", "-w", "1", "-r", "1", "--seed", str(SMALL_IOT_QUERY_SEED)).query_rows()
+        assert rows["avg-load"] and rows["daily-activity"]
