@@ -10,10 +10,13 @@ for the tests to check, and documents are stored so counts and queries run end t
 
 Aggregation pipelines are evaluated by a small interpreter over the stored documents: the stages
 and accumulators the module's pipelines and pymongo's count_documents use ($match on equality,
-$in and $gte/$gt/$lte/$lt, $group with $sum/$min/$max/$avg/$first/$last and a $dateTrunc key or a
-document of keys, $sort, $limit, $count, $collStats; field paths with dots). It is an interpreter of
-the documented semantics, not MongoDB: it says nothing about MongoDB's speed, and what it does not
-know fails loudly (an error reply naming the stage).
+$in and $gte/$gt/$lte/$lt, $group with $sum/$min/$max/$avg/$first/$last and a key that is a field,
+a $dateTrunc (unit second, minute or hour; binSize from MongoDB's reference date
+2000-01-01T00:00:00Z) or a document of keys (a field that is missing is left out of it, as
+MongoDB leaves it out of an expression object), $sort, $limit, $count, $collStats; the expressions
+$cond (its array form) and $isNumber; field paths with dots). It is an interpreter of the documented
+semantics, not MongoDB: it says nothing about MongoDB's speed, and what it does not know fails loudly
+(an error reply naming the stage, the accumulator or the expression).
 """
 
 from __future__ import annotations
@@ -263,6 +266,7 @@ def evaluate(collection: Collection, pipeline: list[dict], namespace: str) -> li
 
 _COMPARISONS = {"$gte": lambda a, b: a >= b, "$gt": lambda a, b: a > b, "$lte": lambda a, b: a <= b, "$lt": lambda a, b: a < b}
 _UNITS_MS = {"second": 1000, "minute": 60_000, "hour": 3_600_000}
+REFERENCE_MS = 946_684_800_000  # 2000-01-01T00:00:00Z: where $dateTrunc's bins of binSize units start (but weeks')
 
 
 def _ordered(value: Any) -> Any:
@@ -312,14 +316,24 @@ def _projected(row: dict, projection: dict | None) -> dict:
 
 
 def _value(expression: Any, row: dict) -> Any:
+    """An expression's value in a row (None: missing or null; the stored documents hold no nulls)."""
     if isinstance(expression, dict) and set(expression) == {"$dateTrunc"}:
         argument = expression["$dateTrunc"]
-        if set(argument) != {"date", "unit"} or argument["unit"] not in _UNITS_MS:
+        if not {"date", "unit"} <= set(argument) <= {"date", "unit", "binSize"} or argument["unit"] not in _UNITS_MS:
             raise CommandFailed(2, "BadValue", f"the wire fake cannot evaluate $dateTrunc with {argument}")
-        ms, unit = int(_value(argument["date"], row)), _UNITS_MS[argument["unit"]]
-        return bson.datetime_ms.DatetimeMS(ms - ms % unit)
+        ms, unit = int(_value(argument["date"], row)), _UNITS_MS[argument["unit"]] * argument.get("binSize", 1)
+        return bson.datetime_ms.DatetimeMS(ms - (ms - REFERENCE_MS) % unit)
+    if isinstance(expression, dict) and set(expression) == {"$cond"} and isinstance(expression["$cond"], list):
+        condition, then, otherwise = expression["$cond"]
+        return _value(then if _value(condition, row) else otherwise, row)
+    if isinstance(expression, dict) and set(expression) == {"$isNumber"}:
+        value = _value(expression["$isNumber"], row)
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
     if isinstance(expression, dict) and not any(key.startswith("$") for key in expression):  # a document of expressions
-        return {key: _value(part, row) for key, part in expression.items()}
+        values = {key: _value(part, row) for key, part in expression.items()}
+        return {key: value for key, value in values.items() if value is not None}  # a missing field is left out
+    if isinstance(expression, dict):
+        raise CommandFailed(168, "InvalidPipelineOperator", f"the wire fake cannot evaluate the expression {expression}")
     return _get(row, expression[1:]) if isinstance(expression, str) and expression.startswith("$") else expression
 
 

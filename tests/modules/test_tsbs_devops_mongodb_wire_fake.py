@@ -16,7 +16,7 @@ from bson.datetime_ms import DatetimeMS
 from iotdb_bench.simulator.spec import TSBS_DEVOPS_QUERIES, TSBS_TABLES
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
-from tests.modules.test_tsbs_mongodb_wire_fake import inserted
+from tests.modules.test_tsbs_mongodb_wire_fake import inserted, made
 from tests.tsbs_story import DEVOPS_STORY, HOSTS, ROWS, assert_inserted, check_changed_rows_are_found
 
 pytestmark = [pytest.mark.mongodb, pytest.mark.slow]
@@ -34,8 +34,7 @@ def mongo(tmp_path_factory):
 
 def test_tsbs_devops_mongodb_wire_fake_a_collection_per_measurement_of_tsbs_documents(mongo):
     state, _ = mongo
-    creates = {c.body["create"]: c.body for c in state.of("create")}
-    indexes = {c.body["createIndexes"]: [list(i["key"].items()) for i in c.body["indexes"]] for c in state.of("createIndexes")}
+    creates, indexes = made(state)
     per_collection = DEVOPS_STORY.tsbs_rows // len(COLLECTIONS)
     for name in COLLECTIONS:
         measurement = USE_CASES["tsbs-devops"].measurement(name)

@@ -56,6 +56,13 @@ def inserted(folder: Path, insert: list[str], check: Callable[[CliResult], None]
         yield state, run
 
 
+def made(state: FakeMongoState) -> tuple[dict[str, dict], dict[str, list[list[tuple[str, int]]]]]:
+    """What the module made: each collection's create command, and the keys of each collection's indexes."""
+    creates = {c.body["create"]: c.body for c in state.of("create")}
+    indexes = {c.body["createIndexes"]: [list(i["key"].items()) for i in c.body["indexes"]] for c in state.of("createIndexes")}
+    return creates, indexes
+
+
 @pytest.fixture(scope="module")
 def mongo(tmp_path_factory):
     """(the fake's state, `run(task, *args)`: the CLI against it) once the story's data is inserted."""
@@ -65,10 +72,9 @@ def mongo(tmp_path_factory):
 
 def test_tsbs_mongodb_wire_fake_time_series_collection_of_tsbs_documents_and_index(mongo):
     state, _ = mongo
-    [create] = [c.body for c in state.of("create") if c.body["create"] == "cpu"]
-    assert create["timeseries"] == {"timeField": "time", "metaField": "tags", "granularity": "seconds"}
-    [index] = [i for c in state.of("createIndexes") if c.body["createIndexes"] == "cpu" for i in c.body["indexes"]]
-    assert list(index["key"].items()) == [("tags.hostname", 1), ("time", 1)]
+    creates, indexes = made(state)
+    assert creates["cpu"]["timeseries"] == {"timeField": "time", "metaField": "tags", "granularity": "seconds"}
+    assert indexes["cpu"] == [[("tags.hostname", 1), ("time", 1)]]
     documents = state.documents("bench.cpu")
     assert len(documents) == TSBS_ROWS
     first = min((d for d in documents if d["tags"]["hostname"] == "host_0"), key=lambda d: int(d["time"]))

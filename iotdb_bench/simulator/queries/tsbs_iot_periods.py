@@ -1,8 +1,8 @@
 """What the IoT query types need that a database without window functions cannot say (TSBS's lag() and
 lead() over a truck's 10-minute periods, the grouping of those periods by day), computed on the client
-from the exact per-period figures a module fetched: Cassandra's, IoTDB's and Elasticsearch's readers
-(modules/*/tsbs_iot*.py) share it. The checker (tsbs_iot.py) keeps its own computation, so that an answer
-built here is still judged by code that did not build it.
+from the exact per-period figures a module fetched: Cassandra's and IoTDB's readers (modules/*/tsbs_iot*.py),
+and Elasticsearch's and MongoDB's through tsbs_iot_documents.py, share it. The checker (tsbs_iot.py) keeps
+its own computation, so that an answer built here is still judged by code that did not build it.
 
 A period is (start in epoch ms, rows in it, sum and count of one field's non-null values there); a
 truck's periods are those with rows, in any order."""

@@ -20,9 +20,11 @@ device-downsample groups on `$dateTrunc`, MongoDB 5.0+); the count check is `cou
 Scans are `find` per device sorted by timestamp, read a driver batch (`--page-size`) at a time. The
 record of expected answers is a document of the collection `iotbench_expected`.
 
-TSBS's cpu-only and devops data (`--schema tsbs-cpu`, `tsbs-devops`) is TSBS's mongo target's documents
-in a collection per measurement (`cpu`; devops: nine) bucketed by host, with TSBS's 15 DevOps query
-types as pipelines over `cpu` (tsbs.py); only a wire-protocol fake tests them here.
+TSBS's cpu-only, devops and iot data (`--schema tsbs-cpu`, `tsbs-devops`, `tsbs-iot`) is TSBS's mongo
+target's documents in a collection per measurement (`cpu`; devops: nine; iot: `readings`,
+`diagnostics`) bucketed by the tags, with TSBS's 15 DevOps query types as pipelines over `cpu`
+(tsbs.py) and its 13 IoT types over the trucks' collections (tsbs_iot.py); only a wire-protocol fake
+tests them here.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class Module(DatabaseModule):
     Options = MongodbOptions
     options: MongodbOptions
     capabilities = Capabilities(
-        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True,
+        shapes=ALL_SHAPES, tsbs_shapes=frozenset({"tsbs-cpu", "tsbs-devops", "tsbs-iot"}), primary_keys=frozenset({PrimaryKey.db, PrimaryKey.client}), measurements=True,
         sensors=True, transactions=No("single inserts here are separate writes (multi-document transactions need a replica set)"), drivers=("pymongo",),
         query_languages=("mongodb",),
     )

@@ -1,4 +1,4 @@
-"""The mongodb module's read side: the aggregation pipelines of queries.py, TSBS's (tsbs.py) and a query
+"""The mongodb module's read side: the aggregation pipelines of queries.py, TSBS's (tsbs.py, tsbs_iot.py) and a query
 file's (text_answers.py), bounded by `maxTimeMS` for a query run, and scans as `find` per device sorted
 by timestamp, a driver batch at a time."""
 
@@ -15,8 +15,10 @@ from iotdb_bench.simulator.modules.base import Query, ReaderRole
 from iotdb_bench.simulator.modules.mongodb import text_answers, tsbs
 from iotdb_bench.simulator.modules.mongodb.options import MongodbRole
 from iotdb_bench.simulator.modules.mongodb.queries import ANSWER_FIELDS, TIME_FIELDS, pipelines
+from iotdb_bench.simulator.modules.mongodb.tsbs_iot import IotPipelines
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS, DevopsQuery
+from iotdb_bench.simulator.queries.tsbs_iot import IOT
 from iotdb_bench.simulator.spec import SINGLE_TABLE_NAME
 
 
@@ -26,9 +28,13 @@ class MongodbReader(MongodbRole, ReaderRole):
         return {name: self._query(name, pipeline) for name, pipeline in pipelines().items()}
 
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
-        """TSBS's DevOps query types as aggregation pipelines over the `cpu` collection (tsbs.py)."""
+        """TSBS's DevOps query types as aggregation pipelines over the `cpu` collection (tsbs.py), the IoT ones
+        over `readings` and `diagnostics` (tsbs_iot.py)."""
         if not self.spec.tsbs:
             return {}
+        if self.spec.shape == "tsbs-iot":
+            iot = IotPipelines(self._aggregate)
+            return {name: functools.partial(iot.query, kind) for name, kind in IOT.items()}
         return {name: functools.partial(self._tsbs_query, kind) for name, kind in DEVOPS.items()}
 
     def _tsbs_query(self, kind: DevopsQuery, parameters: Parameters) -> Query:

@@ -1,5 +1,5 @@
 """The mongodb module's schema and counting: one collection per table (a time series collection
-bucketed by device, or a plain one; TSBS's shapes: by host, tsbs.py), the query and shape indexes,
+bucketed by device, or a plain one; TSBS's shapes: by host or truck, tsbs.py), the query and shape indexes,
 `count_documents`, and storage from `$collStats`."""
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ class MongodbSchema(MongodbRole, SchemaRole):
                 else:
                     db.create_collection(name, check_exists=False)
             indexes = list(INDEXES) if self.options.create_indices else []
-            indexes += [tsbs.INDEX] if self.spec.tsbs else [[(field, 1)] for field in self.layout.indexed]  # light: val1
+            indexes += [tsbs.index(self.spec.shape)] if self.spec.tsbs else [[(field, 1)] for field in self.layout.indexed]  # light: val1
             for keys in indexes:
                 collections[name].create_index(keys, name=f"{name}_{'_'.join(field for field, _ in keys)}")
 
     def _timeseries_options(self) -> dict[str, Any]:
-        """Buckets per device (per host: its tags, for TSBS's shapes); seed 002's shapes have no device to bucket by."""
+        """Buckets per device (per host or truck: its tags, for TSBS's shapes); seed 002's shapes have no device to bucket by."""
         if self.spec.tsbs:
             return {"timeField": tsbs.TIME_FIELD, "metaField": tsbs.META_FIELD, "granularity": self.options.granularity}
         timeseries = {"timeField": TIME_FIELD, "granularity": self.options.granularity}

@@ -1,4 +1,4 @@
-"""TSBS's cpu-only and devops data and its 15 DevOps query types in MongoDB, after TSBS's mongo target
+"""TSBS's data (cpu-only, devops, iot) and its 15 DevOps query types in MongoDB, after TSBS's mongo target
 (pkg/targets/mongo/, cmd/tsbs_load_mongo/, cmd/tsbs_generate_queries/databases/mongo/).
 
 TSBS stores a row as one document, `{measurement, timestamp_ns, tags: {...}, fields: {...}}`, the
@@ -18,7 +18,11 @@ and the bucketing by host and hour is MongoDB's own: a time series collection (t
 naive layout. `time` is a BSON date instead of TSBS's `timestamp_ns` (a time series collection's time
 field must be one). The index is TSBS's (its naive layout's, without the measurement): tags.hostname, time.
 
-The queries read `cpu` alone. They are TSBS's naive pipelines ($match, $group on the time bucket, $sort) for all 15 types,
+IoT's trucks (`readings`, `diagnostics`) are the same documents, `tags` the truck's eight (its capacities
+doubles: TSBS's serializer takes string tags only) and TSBS's null tag and null field left out of the
+document, as that serializer leaves them out; the index is on tags.name, time. Their queries: tsbs_iot.py.
+
+The DevOps queries read `cpu` alone. They are TSBS's naive pipelines ($match, $group on the time bucket, $sort) for all 15 types,
 with `$dateTrunc` (MongoDB 5.0+) for TSBS's `$subtract`/`$mod` arithmetic on nanoseconds, and
 MongoDB's documented "last point" pattern ($sort on host and time, $group with $first) for lastpoint.
 Only a wire-protocol fake runs where this is tested (tests/modules/test_tsbs_mongodb_wire_fake.py):
@@ -27,6 +31,7 @@ the requests' shapes are checked there, not a real MongoDB's answers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,25 +42,30 @@ from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
 from iotdb_bench.simulator.workload.events import EventBatch
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
-from iotdb_bench.simulator.workload.tsbs.hosts import TAG_NAMES, host_tags
 from iotdb_bench.simulator.workload.tsbs.usecases import CPU_FIELDS
 
 TIME_FIELD, META_FIELD, FIELDS = "time", "tags", "fields"
 HOSTNAME = f"{META_FIELD}.hostname"
-INDEX = [(HOSTNAME, 1), (TIME_FIELD, 1)]  # TSBS's (measurement, tags.hostname, timestamp_ns) without the measurement
+
+
+def index(shape: str) -> list[tuple[str, int]]:
+    """TSBS's index (its naive layout's, without the measurement): the entity's name tag, then time."""
+    return [(f"{META_FIELD}.{USE_CASES[shape].tags[0][0]}", 1), (TIME_FIELD, 1)]  # tags.hostname; IoT: tags.name
 
 
 class TsbsDocuments:
     """A batch's rows of one measurement (its collection) as BSON documents."""
 
     def __init__(self, seed: int, hosts: int, shape: str):
-        self.measurements = {one.name: one for one in USE_CASES[shape].measurements}
-        host = [dict(zip(TAG_NAMES, tags)) for tags in host_tags(seed, 0, hosts)]
-        # Each measurement's tags of each host: the host's, then the measurement's own (TSBS's point's tags).
+        use_case = USE_CASES[shape]
+        self.measurements = {one.name: one for one in use_case.measurements}
+        self._tag_names = tuple(name for name, _ in use_case.tags)
+        entity = [dict(zip(self._tag_names, tags)) for tags in use_case.tag_rows(seed, 0, hosts)]  # IoT's capacities: doubles
+        # Each measurement's tags of each entity: the entity's, then the measurement's own (TSBS's point's tags).
         self._tags = {}
         for name, measurement in self.measurements.items():
             own = measurement.tag_values(seed, np.arange(hosts))
-            self._tags[name] = [{**host[index], **{tag: values[index] for tag, values in own.items()}} for index in range(hosts)]
+            self._tags[name] = [{**entity[index], **{tag: values[index] for tag, values in own.items()}} for index in range(hosts)]
 
     def encoded(self, collection: str, batch: EventBatch) -> list[bytes]:
         from bson import encode
@@ -64,8 +74,16 @@ class TsbsDocuments:
         assert batch.host is not None and batch.more is not None  # a TSBS shape's batch
         fields, tags = self.measurements[collection].field_names, self._tags[collection]
         values = zip(batch.temperature.tolist(), *(column.tolist() for column in batch.more[: len(fields) - 1]))
-        return [encode({TIME_FIELD: DatetimeMS(time), META_FIELD: tags[host], FIELDS: dict(zip(fields, row))})
-                for time, host, row in zip(batch.timestamp_ms.tolist(), batch.host.tolist(), values)]
+        if batch.null_tag is None:  # DevOps: no nulls
+            return [encode({TIME_FIELD: DatetimeMS(time), META_FIELD: tags[host], FIELDS: dict(zip(fields, row))})
+                    for time, host, row in zip(batch.timestamp_ms.tolist(), batch.host.tolist(), values)]
+        # IoT: TSBS's null tag and null field (NaN) are left out of the row's document, as its serializer leaves them out.
+        return [encode({TIME_FIELD: DatetimeMS(time), META_FIELD: tags[host] if null_tag < 0 else self._without(tags[host], null_tag),
+                        FIELDS: {name: value for name, value in zip(fields, row) if not math.isnan(value)}})
+                for time, host, null_tag, row in zip(batch.timestamp_ms.tolist(), batch.host.tolist(), batch.null_tag.tolist(), values)]
+
+    def _without(self, tags: dict[str, Any], null_tag: int) -> dict[str, Any]:
+        return {name: value for name, value in tags.items() if name != self._tag_names[null_tag]}
 
 
 def pipeline(kind: DevopsQuery, parameters: Parameters) -> list[dict[str, Any]]:
