@@ -92,14 +92,15 @@ def test_a_window_inside_buckets_is_a_range_query_and_an_instant_query_of_its_ed
     at its part's end, evaluated at the last one's start."""
     start, end = START + 5 * MINUTE_MS + 7_118, START + HOUR_MS + 5 * MINUTE_MS + 7_118
     planned = requests(DEVOPS["single-groupby-1-1-1"], execution("single-groupby-1-1-1", start, end))
-    assert planned.whole == ("max(max_over_time(cpu_usage_user{hostname='host_3'}[60000ms] offset -59999ms)) by (__name__)",
+    assert planned.whole == ("max(max_over_time(cpu_usage_user{hostname='host_3'}[60s] offset -59999.5ms)) by (__name__)",
                              START + 6 * MINUTE_MS, START + HOUR_MS + 4 * MINUTE_MS, MINUTE_MS)
     expression, at = planned.partial
     first, last = START + 5 * MINUTE_MS, START + HOUR_MS + 5 * MINUTE_MS
     assert at == last
     # [start, first + 1 min): 52,882 ms ending at first + 59,999 ms; [last, end): 7,118 ms ending at end - 1.
-    assert f"[{first + MINUTE_MS - start}ms] offset {at - (first + MINUTE_MS - 1)}ms" in expression
-    assert f"[{end - last}ms] offset {at - (end - 1)}ms" in expression
+    # Each length with half a millisecond more (less when negative), which VictoriaMetrics' reading of a duration truncates.
+    assert f"[{first + MINUTE_MS - start}.5ms] offset {at - (first + MINUTE_MS - 1)}.5ms" in expression
+    assert f"[{end - last}.5ms] offset {at - (end - 1)}.5ms" in expression
     assert f'"{BUCKET_LABEL}", "{first}"' in expression and f'"{BUCKET_LABEL}", "{last}"' in expression
 
 
@@ -109,13 +110,13 @@ def test_a_window_of_whole_buckets_is_one_range_query():
     expression, first, last, step = planned.whole
     assert (first, last, step) == (START, START + 11 * HOUR_MS, HOUR_MS)
     assert expression == ("avg(avg_over_time({__name__=~'cpu_(usage_user|usage_system|usage_idle|usage_nice|usage_iowait)'}"
-                          "[3600000ms] offset -3599999ms)) by (__name__, hostname)")
+                          "[3600s] offset -3599999.5ms)) by (__name__, hostname)")
 
 
 def test_several_hosts_are_selected_as_tsbs_does():
     planned = requests(DEVOPS["cpu-max-all-8"], execution("cpu-max-all-8", START, START + 8 * HOUR_MS, ("host_5", "host_9")))
     assert planned.whole[0].startswith("max(max_over_time({__name__=~'cpu_(usage_user|usage_system|")
-    assert "usage_guest_nice)', hostname=~'host_5|host_9'}[3600000ms]" in planned.whole[0]
+    assert "usage_guest_nice)', hostname=~'host_5|host_9'}[3600s]" in planned.whole[0]
 
 
 @pytest.mark.parametrize(("text", "size"), [("5.26 KB", 5_260), ("431.35 KB", 431_350), ("1.2 MB", 1_200_000), ("12 B", 12), ("Unknown", 0), ("", 0)])
