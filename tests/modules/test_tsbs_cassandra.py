@@ -18,7 +18,7 @@ import pytest
 from iotdb_bench.simulator.modules.cassandra import Module, storage
 from iotdb_bench.simulator.modules.cassandra.tsbs_iot_series import IotIndex
 from iotdb_bench.simulator.modules.cassandra.tsbs_series import DOUBLES, TABLE, SeriesIndex
-from iotdb_bench.simulator.spec import TSBS_START_MS, RunSpec
+from iotdb_bench.simulator.spec import TSBS_IOT_QUERIES, TSBS_START_MS, RunSpec
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
 from iotdb_bench.simulator.workload.tsbs.data import TsbsData
 from iotdb_bench.simulator.workload.tsbs.generator import TsbsGenerator
@@ -202,7 +202,9 @@ def test_devops_measurements_as_tsbs_loads_them_and_the_devops_types_over_its_cp
 # would take minutes here). Four trucks over 26 hours (two days) at 10-minute steps: a row per period,
 # so TSBS's null fields leave periods without a velocity or a status, and every tag is nulled in some row.
 IOT_STORY = TsbsData(shape="tsbs-iot", seed=1, hosts=4, start_ms=TSBS_START_MS, interval_ms=600_000, steps=26 * 6)
-IOT_STORY_INSERT = ["--schema", "tsbs-iot", "--devices", "4", "--time-range", "26h", "--interval", "10m", "-w", "2", "-r", "1", "--batch", "200"]
+# With a query client beside the workers: the 13 IoT types run while the trucks are written, then idle.
+IOT_STORY_INSERT = ["--schema", "tsbs-iot", "--devices", "4", "--time-range", "26h", "--interval", "10m", "-w", "2", "-r", "1", "--batch", "200",
+                    "--query-workers", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -210,6 +212,10 @@ def iot(tmp_path_factory):
     """(session, keyspace, a folder to run the CLI in) once the IoT story's data is inserted, in a keyspace of its own."""
     with inserted(tmp_path_factory, "tsbs_iot", IOT_STORY_INSERT) as (session, keyspace, folder, result):
         assert_iot_inserted(result, IOT_STORY)
+        # The mixed run's queries: a request per partition of the series being written, none failing.
+        mixed = result.results()["runs"][0]["report"]["queries_under_ingest"]
+        assert set(mixed) == set(TSBS_IOT_QUERIES)
+        assert all(not figures["errors"] and figures["idle"]["calls"] == 3 for figures in mixed.values()), mixed
         yield session, keyspace, folder
 
 
