@@ -49,6 +49,10 @@ class WorkerHooks:
 
 
 class Schema(Protocol):
+    # True where the counters count an insert before the database answers it: one read once the inserts
+    # stopped is final (otherwise the collector reads them again until two reads agree).
+    counters_final: bool
+
     def setup(self) -> None:
         """Insert only: prepare the tables: drop and create when `spec.clean`, create if missing otherwise."""
 

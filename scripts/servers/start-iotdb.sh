@@ -145,6 +145,10 @@ dn_pipe_receiver_file_dirs=$DATA_DIR/datanode/system/pipe/receiver
 # default): with 256 MiB, databases left by earlier runs (the iotdb-local target's, the contract
 # tests') took every region a new database needs ("no available DataRegionGroup").
 wal_buffer_size_in_byte=8388608
+# The ConfigNode samples the DataNode's load, with the data regions' sizes that SHOW REGIONS reports
+# (the module's storage figure), every 10th heartbeat: 10 s at the default 1,000 ms, which every
+# insert run of the test suite waited out after its FLUSH; every 2 s here.
+heartbeat_interval_in_ms=200
 EOF
     cat >"$CONF_DIR/logback.xml" <<'EOF'
 <configuration scan="false">
@@ -194,6 +198,17 @@ client_check() {
 cn_ready() { grep -qE "IoTDB-ConfigNode has successfully (started|restarted)" "$CN_LOG"; }
 dn_ready() { grep -q "IoTDB DataNode is set up successfully" "$DN_LOG"; }
 
+# A pair started with another configuration (an earlier version of this script) is restarted with this one.
+config_sum() { md5sum <"$CONF_DIR/iotdb-system.properties"; }
+if pid_alive "$DN_PIDFILE" && pid_alive "$CN_PIDFILE"; then
+    started_with=$(cat "$STATE_DIR/started-with" 2>/dev/null || true)
+    write_config
+    if [[ "$started_with" != "$(config_sum)" ]]; then
+        log "configuration changed: restarting IoTDB"
+        stop_pidfile "$DN_PIDFILE" "the IoTDB DataNode"
+        stop_pidfile "$CN_PIDFILE" "the IoTDB ConfigNode"
+    fi
+fi
 if pid_alive "$DN_PIDFILE" && pid_alive "$CN_PIDFILE"; then
     log "IoTDB already running (ConfigNode pid $(cat "$CN_PIDFILE"), DataNode pid $(cat "$DN_PIDFILE")): reusing it"
     with_lock "iotdb-$IOTDB_VERSION" fetch_jars
@@ -225,6 +240,7 @@ else
     SERVER_LOG="$DN_LOG"
     start_node "$DN_PIDFILE" "$DN_LOG" "$IOTDB_DATANODE_HEAP" "$IOTDB_DATANODE_DIRECT" org.apache.iotdb.db.service.DataNode
     wait_until "$IOTBENCH_TIMEOUT" "DataNode log line 'is set up successfully'" dn_ready
+    config_sum >"$STATE_DIR/started-with"
 fi
 
 CHECK_OUT=""

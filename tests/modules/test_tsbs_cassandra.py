@@ -30,7 +30,7 @@ from tests.modules.test_cassandra import HOST, PORT, live_session
 from tests.tsbs_story import (
     CPU_ONLY,
     DATA,
-    DEVOPS_STORY,
+    DEVOPS_STORY_60S,
     HOSTS,
     INSERT,
     TSBS_POINTS,
@@ -169,9 +169,10 @@ def flushed_size(module: Module, above: int) -> int:
 
 
 def test_devops_measurements_as_tsbs_loads_them_and_the_devops_types_over_its_cpu(cassandra):
-    """Last in the file: the devops story's insert replaces the cpu-only story's tables in the keyspace."""
+    """Last in the file: the devops story's insert replaces the cpu-only story's tables in the keyspace. The
+    story at 60 s steps (DEVOPS_STORY_60S): every series, window and query type of the 30 s one, half its points."""
     session, keyspace, folder, _ = cassandra
-    assert_inserted(run(folder)("insert", *DEVOPS_STORY.insert), DEVOPS_STORY)
+    assert_inserted(run(folder)("insert", *DEVOPS_STORY_60S.insert), DEVOPS_STORY_60S)
     assert {row.table_name for row in session.execute(
         "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))} >= {TABLE, DOUBLES}
     assert {(row.column_name, row.type) for row in session.execute(
@@ -185,17 +186,17 @@ def test_devops_measurements_as_tsbs_loads_them_and_the_devops_types_over_its_cp
         "mem#available_percent", "mem#buffered_percent", "mem#used_percent"]
     assert len(series[TABLE]) + len(series[DOUBLES]) == HOSTS * USE_CASES["tsbs-devops"].fields_per_step
     points = sum(session.execute(f"SELECT count(*) FROM {keyspace}.{table}", timeout=120).one()[0] for table in (TABLE, DOUBLES))
-    assert points == DEVOPS_STORY.tsbs_points
+    assert points == DEVOPS_STORY_60S.tsbs_points
     # The measurement's own tags after the host's, in TSBS's order: diskio's serial, nginx's port and server.
-    tags = ",".join(f"{name}={value}" for name, value in zip(("hostname", "region"), host_tags(DEVOPS_STORY.data.seed, 2, 1)[0]))
+    tags = ",".join(f"{name}={value}" for name, value in zip(("hostname", "region"), host_tags(DEVOPS_STORY_60S.data.seed, 2, 1)[0]))
     [diskio] = [name for name in series[TABLE] if name.startswith(f"diskio,{tags},") and "#reads#" in name]
     [nginx] = [name for name in series[TABLE] if name.startswith(f"nginx,{tags},") and "#accepts#" in name]
     assert diskio.split("#")[0].split(",")[-1].startswith("serial=") and [part.split("=")[0] for part in nginx.split("#")[0].split(",")[-2:]] == [
         "port", "server"]
     fractions = [row.value for row in session.execute(f"SELECT value FROM {keyspace}.{DOUBLES} LIMIT 200")]
     assert any(value != int(value) for value in fractions)
-    assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY)  # no --queries: the data's own
-    check_changed_rows_are_found(run(folder), change_usage_user(session, keyspace, DEVOPS_STORY), CHANGED_VALUE, story=DEVOPS_STORY)
+    assert_every_type_answers_ok(run(folder)("query", "-w", "2", "-r", "2"), story=DEVOPS_STORY_60S)  # no --queries: the data's own
+    check_changed_rows_are_found(run(folder), change_usage_user(session, keyspace, DEVOPS_STORY_60S), CHANGED_VALUE, story=DEVOPS_STORY_60S)
 
 
 # -- IoT: a smaller story than tests/tsbs_story.py's (Cassandra writes each value as a point: its 3.3 million

@@ -107,11 +107,11 @@ def server_side(state: RunState, module: DatabaseModule) -> ServerSide:
 def settled_counters(module: DatabaseModule) -> dict[str, int] | None:
     """Counters read until two reads agree: nothing is inserting, so a change means statistics of
     a session that just ended are still arriving (PostgreSQL publishes them as a backend exits).
-    The caller holds db_lock."""
+    Counters final when read (`counters_final`) are read once. The caller holds db_lock."""
     previous = None
     for _ in range(COUNTER_SETTLE_READS):
         counters = module.schema.server_counters()
-        if counters is None or counters == previous:
+        if counters is None or counters == previous or module.schema.counters_final:
             return counters
         previous = counters
         time.sleep(COUNTER_SETTLE_S)

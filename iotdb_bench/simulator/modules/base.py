@@ -130,6 +130,8 @@ class Part:
 class SchemaRole(Part, abc.ABC):
     """The `Schema` role (simulator/roles.py): what a module must write, and defaults for the rest."""
 
+    counters_final: bool = False  # server_counters() may lag the inserts answered: read until two reads agree
+
     @abc.abstractmethod
     def setup(self) -> None:
         """Prepare the schema: drop and create when `spec.clean`, create if missing otherwise."""
