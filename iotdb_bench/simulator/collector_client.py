@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from iotdb_bench.simulator.protocol import StartSignal, WorkerHello
+from iotdb_bench.simulator.protocol import RUN_HEADER, StartSignal, WorkerHello
 
 BARRIER_POLL_S = 0.02
 REGISTER_RETRY_S = 0.05
@@ -26,11 +26,6 @@ COLLECTOR_WAIT_S = 300.0
 NOT_YET_THERE = (404, 502, 503, 504)
 # What sending on a keep-alive connection the server has already closed looks like.
 STALE_CONNECTION = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, http.client.RemoteDisconnected)
-
-# Every request names its run: a collector refuses another run's (simulator/collector/service.py), so a
-# worker or CLI that reached the wrong collector (two local runs that drew one port, a worker of an
-# earlier release still running beside a new one) fails instead of mixing its figures into that run.
-RUN_HEADER = "X-Iotbench-Run"
 
 log = logging.getLogger("collector-client")
 

@@ -11,6 +11,10 @@ from iotdb_bench.simulator.checks.expected import Expected
 
 Phase = Literal["preparing", "waiting", "running", "done", "failed"]
 PHASES: tuple[Phase, ...] = ("preparing", "waiting", "running", "done", "failed")
+# The header every request names its run by: a collector refuses another run's (collector/service.py), so a
+# worker or CLI that reached the wrong collector (two local runs that drew one port, a worker of an earlier
+# release still running beside a new one) fails instead of mixing its figures into that run.
+RUN_HEADER = "X-Iotbench-Run"
 
 # Upper bounds of the latency buckets of the live figures, in seconds (the `le` bounds of the
 # collector's Prometheus histograms): 10 us to 1 minute, 1-2.5-5 per decade, and above that +Inf.

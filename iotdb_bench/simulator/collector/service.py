@@ -26,11 +26,10 @@ from iotdb_bench.simulator.collector.metrics import RunMetrics, serve_metrics
 from iotdb_bench.simulator.collector.report_assembly import assemble_report, settled_counters
 from iotdb_bench.simulator.collector.run_state import RunState
 from iotdb_bench.simulator.collector.visibility import VisibilityProbe
-from iotdb_bench.simulator.collector_client import RUN_HEADER
 from iotdb_bench.simulator.errors import described
 from iotdb_bench.simulator.measurement import conditions
 from iotdb_bench.simulator.modules import DatabaseModule, ModuleError, module_class
-from iotdb_bench.simulator.protocol import ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
+from iotdb_bench.simulator.protocol import RUN_HEADER, ProgressAnswer, StartSignal, Status, WorkerFailure, WorkerHello, WorkerProgress, WorkerResult
 from iotdb_bench.simulator.queries import text_check
 from iotdb_bench.simulator.report import RunReport
 from iotdb_bench.simulator.spec import RunSpec

@@ -24,7 +24,6 @@ from typing import Any
 from iotdb_bench.simulator.checks.answers import Answer
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_iot import (
-    DAY_MS,
     DRIVING_VELOCITY,
     HIGH_LOAD,
     LONG_DAILY_PERIODS,
@@ -33,9 +32,18 @@ from iotdb_bench.simulator.queries.tsbs_iot import (
     STATIONARY_VELOCITY,
     IotQuery,
 )
-from iotdb_bench.simulator.queries.tsbs_iot_periods import Period, breakdown_frequency, daily_activity, daily_sessions
+from iotdb_bench.simulator.queries.tsbs_iot_periods import (
+    Period,
+    breakdown_frequency,
+    daily_activity,
+    daily_driving_hours,
+    daily_sessions,
+    mean_load_shares,
+)
+from iotdb_bench.simulator.workload.tsbs.iot import DIAGNOSTICS as IOT_DIAGNOSTICS
+from iotdb_bench.simulator.workload.tsbs.iot import READINGS as IOT_READINGS
 
-READINGS, DIAGNOSTICS = "readings", "diagnostics"
+READINGS, DIAGNOSTICS = IOT_READINGS.name, IOT_DIAGNOSTICS.name  # the collections (indices) of the measurements
 Trucks = dict[str, dict[str, Any]]  # a truck's name -> its eight tags
 Figures = tuple[int, float, int]  # rows, and the sum and count of a field's values in them
 Rows = list[tuple[Any, ...]]
@@ -135,18 +143,8 @@ class IotOverDocuments(ABC):
 
     def _driving_duration(self) -> Rows:
         trucks = self.trucks()
-        answer = []
-        for name, periods in self.periods(READINGS, "velocity", Selection()).items():
-            if name not in trucks:
-                continue
-            days: dict[int, int] = {}
-            for period, _, total, count in periods:
-                if _driving(total, count):
-                    days[period - period % DAY_MS] = days.get(period - period % DAY_MS, 0) + 1
-            if days:
-                hours = [driving // 6 for driving in days.values()]  # TSBS divides integers
-                answer.append((trucks[name]["fleet"], name, trucks[name]["driver"], sum(hours) / len(hours)))
-        return answer
+        hours = {name: daily_driving_hours(periods) for name, periods in self.periods(READINGS, "velocity", Selection()).items() if name in trucks}
+        return [(trucks[name]["fleet"], name, trucks[name]["driver"], mean) for name, mean in hours.items() if mean is not None]
 
     def _driving_sessions(self) -> Rows:
         trucks = self.trucks()
@@ -155,14 +153,8 @@ class IotOverDocuments(ABC):
 
     def _load(self) -> Rows:
         trucks = self.trucks()
-        groups: dict[tuple[str, str, float], list[float]] = {}
-        for name, (_, total, count) in self.per_truck(DIAGNOSTICS, "current_load", Selection()).items():
-            if name in trucks:
-                tags = trucks[name]
-                shares = groups.setdefault((tags["fleet"], tags["model"], tags["load_capacity"]), [])
-                if count:
-                    shares.append(total / count / tags["load_capacity"])
-        return [(*group, sum(shares) / len(shares) if shares else None) for group, shares in groups.items()]
+        return mean_load_shares((trucks[name]["fleet"], trucks[name]["model"], trucks[name]["load_capacity"], total, count)
+                                for name, (_, total, count) in self.per_truck(DIAGNOSTICS, "current_load", Selection()).items() if name in trucks)
 
     def _activity(self) -> Rows:
         trucks = self.trucks()

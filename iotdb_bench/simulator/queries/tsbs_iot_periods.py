@@ -13,9 +13,32 @@ import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from iotdb_bench.simulator.queries.tsbs_iot import ACTIVE_STATUS, DAY_MS, PERIODS_PER_DAY, SESSION_VELOCITY
+from iotdb_bench.simulator.queries.tsbs_iot import ACTIVE_STATUS, DAY_MS, DRIVING_VELOCITY, PERIODS_PER_DAY, SESSION_VELOCITY
 
 Period = tuple[int, int, float, int]
+
+
+def daily_driving_hours(periods: Iterable[Period]) -> float | None:
+    """avg-daily-driving-duration of one truck: over the days it drove, the mean of its driving periods (mean
+    velocity above 1) // 6, TSBS's integer division; None: it never drove."""
+    days: dict[int, int] = {}
+    for period, _, total, count in periods:
+        if count and total > DRIVING_VELOCITY * count:
+            days[period - period % DAY_MS] = days.get(period - period % DAY_MS, 0) + 1
+    hours = [driving // 6 for driving in days.values()]
+    return sum(hours) / len(hours) if hours else None
+
+
+def mean_load_shares(trucks: Iterable[tuple[Any, Any, float | None, float, int]]) -> list[tuple[Any, ...]]:
+    """avg-load from each truck with diagnostics' (fleet, model, load capacity, sum and count of its current
+    loads): per fleet, model and capacity the mean over its trucks of their mean load / capacity (None: no
+    truck has a load and a capacity)."""
+    groups: dict[tuple[Any, Any, float | None], list[float]] = {}
+    for fleet, model, capacity, total, count in trucks:
+        shares = groups.setdefault((fleet, model, capacity), [])
+        if count and capacity:
+            shares.append(total / count / capacity)
+    return [(*group, sum(shares) / len(shares) if shares else None) for group, shares in groups.items()]
 
 
 def daily_sessions(periods: Sequence[Period]) -> list[tuple[int, float | None]]:

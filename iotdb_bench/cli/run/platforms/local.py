@@ -46,14 +46,14 @@ def free_port() -> int:
 
 
 def reserve_port() -> socket.socket:
-    """A socket bound to a port nobody has bound, held until the collector listens on that port: below
+    """A socket bound to a port nobody has bound, held by the caller until the collector listens on that port (or the run ends): below
     the kernel's range of ephemeral ports where it can, since any outgoing connection of the machine may
     take a port of that range as its own in the meantime (bind(0) answers from it). Bound without
     SO_REUSEADDR, so that another run's choice meanwhile is refused it (two runs started together drew
     the same port, and the second collector failed to bind), then marked reusable, so that the
     collector's server (which binds with SO_REUSEADDR) can bind it while it is held: it never listens."""
     low = _ephemeral_ports_start()
-    for port in random.sample(range(FIRST_CHOSEN_PORT, low), min(50, max(0, low - FIRST_CHOSEN_PORT))):
+    for port in [*random.sample(range(FIRST_CHOSEN_PORT, low), min(50, max(0, low - FIRST_CHOSEN_PORT))), 0]:  # 0: any the kernel gives
         reservation = socket.socket()
         try:
             reservation.bind(("127.0.0.1", port))
@@ -62,10 +62,7 @@ def reserve_port() -> socket.socket:
             continue
         reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         return reservation
-    reservation = socket.socket()
-    reservation.bind(("127.0.0.1", 0))
-    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    return reservation
+    raise OSError("no free port on 127.0.0.1 for the collector")
 
 
 def _ephemeral_ports_start() -> int:
@@ -198,7 +195,6 @@ class LocalPlatform:
 
                 http = CollectorClient(url, run_id=spec.run_id)
                 wait_for_collector(http, deadline, check_processes)
-                reservation.close()  # the collector listens on the port now
                 try:
                     report = follow_run(http, deadline, marking(on_status, sampler, spec.workers), check_processes,
                                         heartbeat_timeout=spec.heartbeat_timeout)

@@ -34,7 +34,6 @@ from iotdb_bench.simulator.modules.cassandra.tsbs_queries import fetch_all
 from iotdb_bench.simulator.modules.cassandra.tsbs_series import days_between
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_iot import (
-    DAY_MS,
     DRIVING_VELOCITY,
     HIGH_LOAD,
     LONG_DAILY_PERIODS,
@@ -44,7 +43,7 @@ from iotdb_bench.simulator.queries.tsbs_iot import (
     TEN_MINUTES_MS,
     IotQuery,
 )
-from iotdb_bench.simulator.queries.tsbs_iot_periods import Period, breakdown_frequency, daily_activity, daily_sessions
+from iotdb_bench.simulator.queries.tsbs_iot_periods import Period, breakdown_frequency, daily_activity, daily_driving_hours, daily_sessions, mean_load_shares
 from iotdb_bench.simulator.workload.tsbs.iot import FLEETS
 
 ALL_TIME = Window(-(1 << 62), 1 << 62)
@@ -199,13 +198,10 @@ class IotQueries:
     def _driving_duration(self, index: IotIndex, trucks: list[str]) -> list[tuple[Any, ...]]:
         answer = []
         for truck, periods in self._periods(index, trucks, "velocity").items():
-            days: dict[int, int] = {}
-            for period in _driving(periods, DRIVING_VELOCITY):
-                days[period - period % DAY_MS] = days.get(period - period % DAY_MS, 0) + 1
-            if days:
-                hours = [count // 6 for count in days.values()]
+            hours = daily_driving_hours((period, 0, total, count) for period, (total, count) in periods.items())
+            if hours is not None:
                 tags = index.tags[truck]
-                answer.append((tags.get("fleet"), truck, tags.get("driver"), sum(hours) / len(hours)))
+                answer.append((tags.get("fleet"), truck, tags.get("driver"), hours))
         return answer
 
     def _driving_sessions(self, index: IotIndex, trucks: list[str]) -> list[tuple[Any, ...]]:
@@ -218,16 +214,11 @@ class IotQueries:
     def _load(self, index: IotIndex, trucks: list[str]) -> list[tuple[Any, ...]]:
         """Per fleet, model and capacity, the mean over the trucks with diagnostics of their mean load's share of it."""
         totals = self._fetch("total", "current_load", self._of(index, trucks, "current_load"))
-        groups: dict[tuple[Any, ...], list[float]] = {}
-        for truck in trucks:
-            if not any(index.partitions(truck, field_name) for field_name in ("fuel_state", "current_load")):
-                continue  # no diagnostics row (each has one of the two)
-            tags, capacity = index.tags[truck], _number(index, truck, "load_capacity")
-            shares = groups.setdefault((tags.get("fleet"), tags.get("model"), capacity), [])
-            total, count = sum(row[0] for row in totals.get(truck, [])), sum(row[1] for row in totals.get(truck, []))
-            if count:
-                shares.append(total / count / capacity)
-        return [(*group, sum(shares) / len(shares) if shares else None) for group, shares in groups.items()]
+        return mean_load_shares((index.tags[truck].get("fleet"), index.tags[truck].get("model"), _number(index, truck, "load_capacity"),
+                                 sum(row[0] for row in totals.get(truck, [])), sum(row[1] for row in totals.get(truck, [])))
+                                for truck in trucks
+                                # a truck with a diagnostics row (each has fuel_state or current_load)
+                                if any(index.partitions(truck, field_name) for field_name in ("fuel_state", "current_load")))
 
     def _status_periods(self, index: IotIndex, trucks: list[str]) -> dict[str, list[Period]]:
         """Per truck its 10-minute periods with diagnostics: (start, rows, statuses' sum, statuses)."""

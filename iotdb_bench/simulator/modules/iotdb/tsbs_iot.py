@@ -31,7 +31,6 @@ from typing import Any
 from iotdb_bench.simulator.modules.iotdb.connection import literal
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_iot import (
-    DAY_MS,
     DRIVING_VELOCITY,
     HIGH_LOAD,
     LONG_DAILY_PERIODS,
@@ -41,7 +40,7 @@ from iotdb_bench.simulator.queries.tsbs_iot import (
     TEN_MINUTES_MS,
     IotQuery,
 )
-from iotdb_bench.simulator.queries.tsbs_iot_periods import breakdown_frequency, daily_activity, daily_sessions
+from iotdb_bench.simulator.queries.tsbs_iot_periods import breakdown_frequency, daily_activity, daily_driving_hours, daily_sessions, mean_load_shares
 from iotdb_bench.simulator.workload.tsbs.iot import DIAGNOSTICS, READINGS
 from iotdb_bench.simulator.workload.tsbs.usecases import Measurement
 
@@ -211,30 +210,16 @@ def _fuel_consumption(trucks: dict[str, Tags], moving: dict[str, list[Any]]) -> 
 
 def _load(trucks: dict[str, Tags], loads: dict[str, list[Any]], rows: dict[str, list[Any]]) -> list[Row]:
     """Per fleet, model and capacity, the mean over its trucks with rows of their mean load / capacity."""
-    groups: dict[tuple[Any, Any, float | None], list[float]] = {}
-    for device, tags in trucks.items():
-        if not rows.get(device, [0])[0]:
-            continue
-        capacity = _number(tags, "load_capacity")
-        shares = groups.setdefault((tags.get("fleet"), tags.get("model"), capacity), [])
-        total, count = loads.get(device, [None, 0])
-        if count and capacity:
-            shares.append(total / count / capacity)
-    return [(*group, sum(shares) / len(shares) if shares else None) for group, shares in groups.items()]
+    return mean_load_shares((tags.get("fleet"), tags.get("model"), _number(tags, "load_capacity"), *loads.get(device, [None, 0]))
+                            for device, tags in trucks.items() if rows.get(device, [0])[0])
 
 
 def _driving_duration(trucks: dict[str, Tags], stats: dict[str, list[tuple[int, list[Any]]]]) -> list[Row]:
     """Per truck the mean over its days of its driving periods // 6 (TSBS's integer division: whole hours)."""
     answer = []
     for device, found in stats.items():
-        if device not in trucks:
-            continue
-        days: dict[int, int] = {}
-        for period, (total, count) in found:
-            if count and total > DRIVING_VELOCITY * count:
-                days[period - period % DAY_MS] = days.get(period - period % DAY_MS, 0) + 1
-        if days:
-            tags = trucks[device]
-            hours = [periods // 6 for periods in days.values()]
-            answer.append((tags.get("fleet"), tags["name"], tags.get("driver"), sum(hours) / len(hours)))
+        tags = trucks.get(device)
+        hours = daily_driving_hours((period, 0, total, count) for period, (total, count) in found) if tags else None
+        if tags and hours is not None:
+            answer.append((tags.get("fleet"), tags["name"], tags.get("driver"), hours))
     return answer
