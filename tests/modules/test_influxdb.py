@@ -193,3 +193,20 @@ def test_a_refused_write_fails_with_the_servers_reason(influx):
     finally:
         module.close()
     assert refused.value.status == 404
+
+
+def test_a_run_querys_answer_is_decoded_after_its_call_and_an_error_is_raised_in_it(influx):
+    spec = RunSpec(run_id="decoded-later", task="query", target="influx", module="influxdb", workers=1,
+                   extra={"url": URL, "token": "-", "org": "-", "bucket": "bench/autogen"})
+    module = module_class("influxdb")(spec)
+    module.connect()
+    try:
+        connection = module.connection
+        received = connection.influxql_series_received('SELECT count(x) FROM "iotbench_nothing_here"; SHOW DATABASES')
+        # The timed call returned the answer undecoded; a statement that fails (InfluxDB answers 200
+        # with the error in the JSON) fails in the call, so a failed query is never timed as answered.
+        with pytest.raises(InfluxServerError, match="failed with 200: mixing aggregate and non-aggregate"):
+            connection.influxql_series_received('SELECT mean(x), x FROM "events"')
+    finally:
+        module.close()
+    assert received() == []  # decodes with the connection closed: the first statement's series (none)

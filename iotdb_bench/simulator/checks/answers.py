@@ -2,7 +2,10 @@
 
 Every module's query returns an `Answer`: the rows as the driver gave them and, where needed, how to
 turn them into the common form (plain tuples of str, int and float, timestamps as epoch
-milliseconds). The conversion runs after the timed call. The common form of each query:
+milliseconds). The conversion runs after the timed call. So does the driver's decoding into Python
+values where the driver holds the whole answer when the call returns (psycopg: `Rows` is then what
+decodes them): the timed call ends when the database's answer has arrived, as in TSBS's runners, which
+read the answer and decode none of it. The common form of each query:
 
     count-events                   (count,)
     temperature-min-max            (min, max)
@@ -34,15 +37,20 @@ Verdict = Literal["ok", "wrong", "not checked"]
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
+# A query's rows as fetched, or what decodes the answer the driver holds into them (called once, after the timed call).
+Rows = Sequence[Any] | Callable[[], Sequence[Any]]
+
+
 @dataclass
 class Answer:
-    """A query's rows as fetched, and the conversion to the common form (None: rows are tuples already)."""
+    """A query's rows, and the conversion to the common form (None: rows are tuples already)."""
 
-    rows: Sequence[Any]
+    rows: Rows
     convert: Callable[[Sequence[Any]], list[tuple]] | None = None
 
     def normalised(self) -> list[tuple]:
-        return self.convert(self.rows) if self.convert else [tuple(row) for row in self.rows]
+        rows = self.rows() if callable(self.rows) else self.rows
+        return self.convert(rows) if self.convert else [tuple(row) for row in rows]
 
 
 Query = Callable[[], Answer]

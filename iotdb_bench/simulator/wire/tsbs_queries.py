@@ -5,10 +5,9 @@ module's dialect (tsbs_sql.py, tsbs_iot_sql.py) and fetching its rows with the m
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
-from iotdb_bench.simulator.checks.answers import Query
+from iotdb_bench.simulator.checks.answers import Query, Rows
 from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.queries.tsbs_iot import IOT
@@ -17,7 +16,7 @@ from iotdb_bench.simulator.wire.tsbs_iot_sql import iot
 from iotdb_bench.simulator.wire.tsbs_sql import Dialect, answer, devops
 
 
-def tsbs_queries(spec: RunSpec, dialect: Dialect, fetch: Callable[[str], Sequence[Any]]) -> dict[str, Callable[[Parameters], Query]]:
+def tsbs_queries(spec: RunSpec, dialect: Dialect, fetch: Callable[[str], Rows]) -> dict[str, Callable[[Parameters], Query]]:
     if not spec.tsbs:
         return {}
     if default_queries(spec.shape) == TSBS_IOT_QUERIES:

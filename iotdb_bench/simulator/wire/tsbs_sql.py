@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iotdb_bench.simulator.checks.answers import Answer, epoch_ms, with_times
+from iotdb_bench.simulator.checks.answers import Answer, Rows, epoch_ms, with_times
 from iotdb_bench.simulator.queries.parameters import Parameters, Window, iso_ms
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
 from iotdb_bench.simulator.workload.tsbs import USE_CASES
@@ -175,7 +175,7 @@ def devops(query: DevopsQuery, parameters: Parameters, dialect: Dialect) -> tupl
 
 
 def answer(render: Callable[[Any, Parameters, Dialect], tuple[str, Callable[[Sequence[Any]], list[tuple]]]], query: Any, parameters: Parameters,
-           dialect: Dialect, fetch: Callable[[str], Sequence[Any]]) -> Callable[[], Answer]:
+           dialect: Dialect, fetch: Callable[[str], Rows]) -> Callable[[], Answer]:
     """The query of one execution: `render` makes its statement and conversion (`devops`, or
     tsbs_iot_sql.iot), `fetch` runs the statement and returns its rows."""
     statement, convert = render(query, parameters, dialect)

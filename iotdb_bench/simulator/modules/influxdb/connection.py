@@ -192,13 +192,21 @@ class InfluxConnection:
 
     def influxql_statements(self, statements: Sequence[str], bounded: bool = False) -> list[list[dict[str, Any]]]:
         """The series of each statement's answer, the statements sent in one request (as influxql_series)."""
+        return _series_of(self._series_answer(statements, bounded), len(statements))
+
+    def influxql_series_received(self, statement: str) -> Callable[[], list[dict[str, Any]]]:
+        """One of the run's queries (as influxql_series, bounded): its answer received whole, decoded from
+        JSON into its series when called, after the timed call (simulator/checks/answers.py)."""
+        answer = self._series_answer([statement], True)
+        return lambda: _series_of(answer, 1)[0]
+
+    def _series_answer(self, statements: Sequence[str], bounded: bool) -> bytes:
         limit = self.spec.query_timeout if bounded and self.spec.task == "query" else 0
         started = time.perf_counter()
-        results = self._influxql("; ".join(statements), self.database, limit or self.options.timeout, epoch="ms")
+        answer = self._influxql_answer("; ".join(statements), self.database, limit or self.options.timeout, epoch="ms")
         if limit and time.perf_counter() - started > limit:  # the client limits each wait for the socket, not the call
             raise InfluxServerError("InfluxQL query timed out")
-        answers: dict[int, list[dict[str, Any]]] = {result.get("statement_id", 0): result.get("series", []) for result in results}
-        return [answers.get(index, []) for index in range(len(statements))]
+        return answer
 
     def influxql_rows(self, statement: str) -> int:
         """The rows of a raw query's answer, counted as the server streams them (chunked JSON, one
@@ -221,6 +229,11 @@ class InfluxConnection:
         return rows
 
     def _influxql(self, statement: str, database: str | None, timeout: float, epoch: str | None = None) -> list[dict[str, Any]]:
+        return _results(self._influxql_answer(statement, database, timeout, epoch))
+
+    def _influxql_answer(self, statement: str, database: str | None, timeout: float, epoch: str | None = None) -> bytes:
+        """The answer's JSON, refused when its status or a statement's result is an error (decoded only
+        then: an answer without the text "error" holds no error)."""
         data = {"q": statement, **({"db": database} if database else {}), **({"epoch": epoch} if epoch else {})}
         try:
             # In the URL, as TSBS's runner sends it: the request goes out in one write (http.client writes
@@ -232,11 +245,17 @@ class InfluxConnection:
             raise InfluxServerError(f"{statement} {error}") from None
         if status == 401:
             raise ModuleError(f"InfluxDB at {self.address()} refused the credentials (401): token must be 'user:password'")
-        results = _results(answer)
-        errors = [r["error"] for r in results if "error" in r]
-        if status != 200 or errors:
-            raise InfluxServerError(f"{statement} failed with {status}: {'; '.join(errors) or answer.decode(errors='replace').strip()}")
-        return results
+        if status != 200 or b'"error"' in answer:
+            errors = [r["error"] for r in _results(answer) if "error" in r]
+            if status != 200 or errors:
+                raise InfluxServerError(f"{statement} failed with {status}: {'; '.join(errors) or answer.decode(errors='replace').strip()}")
+        return answer
+
+
+def _series_of(answer: bytes, statements: int) -> list[list[dict[str, Any]]]:
+    """The series of each statement's result in an answer of so many statements."""
+    found: dict[int, list[dict[str, Any]]] = {result.get("statement_id", 0): result.get("series", []) for result in _results(answer)}
+    return [found.get(index, []) for index in range(statements)]
 
 
 def _results(answer: bytes) -> list[dict[str, Any]]:

@@ -90,14 +90,14 @@ class InfluxReader(InfluxRole, ReaderRole):
 
         def bind(parameters: Parameters) -> Query:
             statement = tsbs_queries.statement(query, parameters)
-            return lambda: Answer(self.module.connection.influxql_series(statement, bounded=True), convert)
+            return lambda: Answer(self.module.connection.influxql_series_received(statement), convert)
 
         return bind
 
     def text_query(self, language: str, text: str) -> Query:
         """A query file's InfluxQL text through the 1.x query API, its series as rows (influxql_answers.py)."""
         convert = influxql_answers.conversion(text)
-        return lambda: Answer(self.module.connection.influxql_series(text, bounded=True), convert)
+        return lambda: Answer(self.module.connection.influxql_series_received(text), convert)
 
     def check_text(self, language: str, text: str) -> None:
         self.module.connection.influxql_series(f"EXPLAIN {text}")  # parsed and planned, nothing read

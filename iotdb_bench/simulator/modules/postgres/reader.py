@@ -17,6 +17,7 @@ from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.spec import QUERY_VARIANTS
 from iotdb_bench.simulator.wire import sql as sql_common
 from iotdb_bench.simulator.wire import tsbs_sql
+from iotdb_bench.simulator.wire.pg_values import received
 from iotdb_bench.simulator.wire.tsbs_queries import tsbs_queries
 from iotdb_bench.simulator.workload.events import EventBatch
 
@@ -63,25 +64,29 @@ class PostgresReader(PostgresRole, ReaderRole):
     def parameterised_queries(self) -> dict[str, Callable[[Parameters], Query]]:
         """TSBS's query types of the data's use case over TSBS's layout (simulator/wire/tsbs_sql.py,
         tsbs_iot_sql.py), in this module's dialect."""
-        return tsbs_queries(self.spec, self.tsbs_dialect, self._fetch)
+        return tsbs_queries(self.spec, self.tsbs_dialect, self._received)
 
     def text_query(self, language: str, text: str) -> Query:
-        return lambda: Answer(self._fetch(text))
+        return lambda: Answer(self._received(text))
 
     def check_text(self, language: str, text: str) -> None:
-        self._fetch(f"EXPLAIN {text}")  # plans the statement, runs none of it
+        self._received(f"EXPLAIN {text}")()  # plans the statement, runs none of it
 
     def _query(self, name: str, statement: str) -> Query:
-        return lambda: sql_common.answer(name, self._fetch(statement))
+        return lambda: sql_common.answer(name, self._received(statement))
 
-    def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
-        """Every row of a statement, leaving no transaction open."""
+    def _received(self, statement: str) -> Callable[[], list[tuple[Any, ...]]]:
+        """A statement's answer, leaving no transaction open; decoded into rows when called."""
         conn = self.module.conn
-        with conn.cursor() as cursor:
-            rows = cursor.execute(statement).fetchall()
+        cursor = conn.cursor()
+        try:
+            cursor.execute(statement)
+        except BaseException:
+            cursor.close()
+            raise
         if not conn.autocommit:
             conn.commit()
-        return rows
+        return received(cursor)
 
     def scan_reads_whole_table(self) -> bool:
         return sql_common.scan_reads_whole_table(self.options.primary_key_constraint, self.options.create_indices)

@@ -20,6 +20,7 @@ from iotdb_bench.simulator.queries.parameters import Parameters
 from iotdb_bench.simulator.queries.tsbs_devops import DEVOPS
 from iotdb_bench.simulator.queries.tsbs_iot import IOT
 from iotdb_bench.simulator.spec import TSBS_IOT_QUERIES, default_queries
+from iotdb_bench.simulator.wire.pg_values import received
 from iotdb_bench.simulator.workload.events import EventBatch
 
 
@@ -59,11 +60,12 @@ class QuestdbReader(QuestdbRole, ReaderRole):
         if not self.spec.tsbs:
             return {}
         if default_queries(self.spec.shape) == TSBS_IOT_QUERIES:
-            return {name: functools.partial(tsbs.answer, tsbs_iot.iot, query, literal=_literal, fetch=self._fetch) for name, query in IOT.items()}
-        return {name: functools.partial(tsbs.answer, tsbs.devops, query, literal=_literal, fetch=self._fetch) for name, query in DEVOPS.items()}
+            return {name: functools.partial(tsbs.answer, tsbs_iot.iot, query, literal=_literal, fetch=self._received) for name, query in IOT.items()}
+        return {name: functools.partial(tsbs.answer, tsbs.devops, query, literal=_literal, fetch=self._received) for name, query in DEVOPS.items()}
 
-    def _fetch(self, statement: str) -> list[tuple[Any, ...]]:
-        return self.module.conn.execute(statement).fetchall()
+    def _received(self, statement: str) -> Callable[[], list[tuple[Any, ...]]]:
+        """A statement's answer, decoded into rows when called."""
+        return received(self.module.conn.execute(statement))
 
     def _downsample_table(self) -> str:
         """The table the downsample device writes to (a device always writes to the same table)."""
@@ -83,7 +85,7 @@ class QuestdbReader(QuestdbRole, ReaderRole):
         self.module.conn.execute(f"EXPLAIN {text}").fetchall()  # plans the statement, runs none of it
 
     def _query(self, statement: str, times: tuple[int, ...] = ()) -> Query:
-        return lambda: Answer(self._fetch(statement), with_times(*times) if times else None)
+        return lambda: Answer(self._received(statement), with_times(*times) if times else None)
 
     def scan_devices(self) -> list[str]:
         statement = " UNION ".join(f"SELECT DISTINCT device_id FROM {table}" for table in self.spec.table_names)

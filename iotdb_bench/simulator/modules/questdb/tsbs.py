@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from iotdb_bench.simulator.checks.answers import Answer, epoch_ms, with_times
+from iotdb_bench.simulator.checks.answers import Answer, Rows, epoch_ms, with_times
 from iotdb_bench.simulator.modules.questdb.ilp import NANOS_PER_MS
 from iotdb_bench.simulator.queries.parameters import Parameters, Window
 from iotdb_bench.simulator.queries.tsbs_devops import HIGH_CPU_THRESHOLD, LATEST_MINUTES, DevopsQuery
@@ -137,7 +137,7 @@ def devops(query: DevopsQuery, parameters: Parameters, literal: Callable[[int], 
 
 
 def answer(render: Render[QueryType], query: QueryType, parameters: Parameters, literal: Callable[[int], str],
-           fetch: Callable[[str], Sequence[Any]]) -> Callable[[], Answer]:
+           fetch: Callable[[str], Rows]) -> Callable[[], Answer]:
     """The query of one execution: `render` (devops, or tsbs_iot.py's iot) makes its statement, `fetch` runs it and returns its rows."""
     statement, convert = render(query, parameters, literal)
     return lambda: Answer(fetch(statement), convert)
