@@ -83,6 +83,17 @@ def test_the_evicted_worker_is_named_before_the_one_its_failed_job_deleted(tmp_p
     assert found._judge([]) == "worker 1 (pod w-1) was evicted (a node drain or the eviction API) on node node-a"
 
 
+def test_of_two_workers_deleted_in_the_same_second_the_one_that_has_ended_is_named(tmp_path):
+    """deletionTimestamps are whole seconds: the user's deletion of worker 1 and its Job's deletion of
+    worker 0 can carry the same one (CI once named worker 0). Worker 1 has ended, which is what failed
+    the Job; worker 0 still runs."""
+    worker_0 = pod("w-0", "worker", "0", deleted=True)
+    worker_1 = pod("w-1", "worker", "1", deleted=True, terminated=143)
+    worker_1.metadata.deletion_timestamp = worker_0.metadata.deletion_timestamp = deletion_at(0.0, 30).replace(microsecond=0)
+    found = watch(tmp_path, pod("c-1", "collector"), worker_0, worker_1)
+    assert found._judge([]) == "worker 1 (pod w-1) was deleted (on node node-a)"
+
+
 def test_of_two_deleted_workers_the_one_deleted_first_is_named_not_the_one_its_failed_job_deleted(tmp_path):
     """A user deletes worker 1; its Job fails and deletes worker 0 a second later. Both are terminating
     when the CLI looks: worker 1 is the cause (CI once named worker 0, the first by index)."""

@@ -454,19 +454,21 @@ class PodWatch:
         since, self._judged_version = self._judged_version, self._listed_version
         # A pod that fails takes the others with it (its Job fails and deletes its other pods): the
         # one with a cause (evicted, preempted, crashed) is named before those merely deleted, and of
-        # those, the one whose deletion was asked for first (a gone pod without history: first).
+        # those, the one whose deletion was asked for first (a gone pod without history: first). The
+        # times are whole seconds: in the same second, a pod whose container has ended goes before one
+        # still running (the Job deletes the others only once a pod has ended).
         last_states = self._last_states(set(gone), since)
-        plainly_deleted: list[tuple[float, str]] = []
+        plainly_deleted: list[tuple[tuple[float, bool], str]] = []
         for uid, label in gone.items():
             last = last_states.get(uid)
             problem = self._pod_problem(last) if last is not None else None
             if problem and not _plainly_deleted(last):
                 return problem
-            plainly_deleted.append((_deletion_asked_at(last), problem or f"{label} was deleted"))
+            plainly_deleted.append(((_deletion_asked_at(last), _still_running(last)), problem or f"{label} was deleted"))
         for pod in sorted(self.pods, key=_pod_order):
             problem = self._pod_problem(pod)
             if problem and _plainly_deleted(pod):
-                plainly_deleted.append((_deletion_asked_at(pod), problem))
+                plainly_deleted.append(((_deletion_asked_at(pod), _still_running(pod)), problem))
             elif problem:
                 return problem
         if plainly_deleted:
@@ -689,6 +691,13 @@ def _deletion_asked_at(pod: V1Pod | None) -> float:
     if pod is None or pod.metadata.deletion_timestamp is None:
         return float("-inf")
     return pod.metadata.deletion_timestamp.timestamp() - (pod.metadata.deletion_grace_period_seconds or 0)
+
+
+def _still_running(pod: V1Pod | None) -> bool:
+    """A container of the pod is still running (False when not known)."""
+    if pod is None or pod.status is None:
+        return False
+    return any(container.state is not None and container.state.running is not None for container in pod.status.container_statuses or [])
 
 
 def _disruption(pod: V1Pod) -> str:
