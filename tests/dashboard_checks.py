@@ -21,6 +21,7 @@ from tests.scraper import DashboardQuery, Scraper, dashboard_queries
 
 STEADY_RATE_INTERVAL_S = 4  # Grafana's $__rate_interval at a 1 s scrape interval: 4 x the interval
 RATE_TOLERANCE = 0.05
+FINAL_STEP_S = 0.25  # the steps of `Answers.final`: a quarter of the scrape interval
 IMPLIED = ("__name__", "run_id", "job", "instance", "namespace", "pod", "container", "endpoint")  # labels every series of the run has alike
 BOUNDS = (0.0, *LATENCY_BUCKETS_S, float("inf"))
 
@@ -58,8 +59,11 @@ class Answers:
 
     def final(self, query) -> dict[str, float]:
         """Each series' value at the last scrape, by its labels' values (joined by ','), with
-        $__rate_interval reaching back over the whole run."""
-        series = self.scraper.query_range(query.promql(self.run_id, self.whole_run), self.began, self.ended)
+        $__rate_interval reaching back over the whole run. Steps of a quarter of the 1 s scrape
+        interval: the final scrape's samples hold until the staleness marker of the next (failed)
+        scrape, less than a second later when that scrape came late, and a 1 s step could miss them
+        (CI once read the phase `running` so)."""
+        series = self.scraper.query_range(query.promql(self.run_id, self.whole_run), self.began, self.ended, step_s=FINAL_STEP_S)
         last = max((points[-1][0] for points in series.values() if points), default=None)
         return {",".join(value for name, value in labels if name not in IMPLIED): points[-1][1]
                 for labels, points in series.items() if points and points[-1][0] == last}
