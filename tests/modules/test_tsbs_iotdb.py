@@ -55,7 +55,8 @@ DATABASE = f"iotbench_tsbs_{os.getpid()}"
 OPTIONS = ["--extra-option", f"database={DATABASE}", "--extra-option", "data_region_groups=1"]
 CHANGED_TO = 101  # usage_user of the changed rows: a whole number (INT32) above any walk's 100
 # The DataNode's folder of the server of scripts/servers/start-iotdb.sh, when it runs here.
-DATA_DIR = Path(os.environ.get("IOTDB_DATA_DIR", "/tmp/iotbench-servers/iotdb-6667/data/datanode"))
+# Where scripts/servers/start-iotdb.sh keeps the data (its IOTBENCH_STATE: scripts/cold-ci.sh moves it).
+DATA_DIR = Path(os.environ.get("IOTDB_DATA_DIR") or Path(os.environ.get("IOTBENCH_STATE", "/tmp/iotbench-servers")) / "iotdb-6667/data/datanode")
 
 
 @pytest.fixture(scope="module")
