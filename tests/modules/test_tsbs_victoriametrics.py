@@ -121,10 +121,12 @@ def test_the_types_metricsql_cannot_express_are_refused_in_one_line(victoriametr
 
 
 def test_storage_is_victoriametrics_own_accounting_of_everything_it_holds(victoriametrics):
-    """The size is possible: positive, grown by the run's data, not more than the server's data folder."""
+    """The size is possible: positive, not more than the server's data folder. It grows by the run's data
+    on a new server; one that still merges away data deleted before the run can shrink meanwhile (CI
+    once: 70.5 MB before, 63.1 MB after), and then the report gives no growth per event."""
     _, report = victoriametrics
     before, after = report["server"]["storage_bytes_at_start"], report["server"]["storage_bytes"]
-    assert 0 < before < after
+    assert before > 0 and after > 0
     # Background merges change the parts after a run: the module's figure and the folder are compared now.
     module = module_class("victoriametrics")(RunSpec(run_id="storage", task="insert", target="vm", module="victoriametrics", workers=1,
                                                      extra={"url": URL}))

@@ -139,7 +139,9 @@ def _storage(out: ResourceFigures, report: RunReport, figures: InsertRunFigures)
         return
     if verification is not None and verification.counted:
         out.storage_bytes_per_event = server.storage_bytes / verification.counted
-    if server.storage_bytes_at_start is not None and figures.events:
+    # A store that shrank during the run (its background merges dropped data deleted before it) says
+    # nothing of what the run's events take: no growth figure rather than a negative one.
+    if server.storage_bytes_at_start is not None and figures.events and server.storage_bytes >= server.storage_bytes_at_start:
         out.storage_growth_per_event = (server.storage_bytes - server.storage_bytes_at_start) / figures.events
 
 
