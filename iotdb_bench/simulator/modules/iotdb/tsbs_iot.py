@@ -219,7 +219,9 @@ def _driving_duration(trucks: dict[str, Tags], stats: dict[str, list[tuple[int, 
     answer = []
     for device, found in stats.items():
         tags = trucks.get(device)
-        hours = daily_driving_hours((period, 0, total, count) for period, (total, count) in found) if tags else None
-        if tags and hours is not None:
+        if tags is None:
+            continue
+        hours = daily_driving_hours((period, 0, total, count) for period, (total, count) in found)
+        if hours is not None:
             answer.append((tags.get("fleet"), tags["name"], tags.get("driver"), hours))
     return answer
